@@ -1,0 +1,26 @@
+// Shared by binding files: type conversions between Python and the engine.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "core/tensor.h"
+
+namespace lucid::bindings {
+
+namespace py = pybind11;
+
+// Dtypes and devices cross the boundary as their names ("float32", "gpu").
+inline DType dtype_arg(const std::string& name) { return dtype_from_name(name); }
+inline Device device_arg(const std::string& name) { return device_from_name(name); }
+
+// One init function per op family; module.cpp calls them all.
+void init_tensor(py::module_& m);
+void init_elementwise(py::module_& m);
+void init_reduction(py::module_& m);
+void init_shape(py::module_& m);
+void init_linalg(py::module_& m);
+void init_nn(py::module_& m);
+void init_quantization(py::module_& m);
+
+}  // namespace lucid::bindings

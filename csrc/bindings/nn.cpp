@@ -1,0 +1,7 @@
+#include "bindings/common.h"
+
+namespace lucid::bindings {
+
+void init_nn(py::module_& m) { (void)m; }
+
+}  // namespace lucid::bindings

@@ -1,0 +1,22 @@
+// Typed exceptions thrown anywhere in the engine; bindings/module.cpp maps
+// them onto Python's ValueError / TypeError / IndexError / RuntimeError.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace lucid {
+
+struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
+struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
+// Environment problems: no GPU, MLX failures, allocation failures.
+struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+// check(cond, "add(): argument 'other' ...") — the message names the function
+// and the argument, so both streams raise the same words.
+template <class E = ValueError>
+inline void check(bool cond, const std::string& msg) {
+  if (!cond) throw E(msg);
+}
+
+}  // namespace lucid

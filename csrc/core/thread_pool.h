@@ -1,0 +1,20 @@
+// The CPU stream's shared thread pool. Kernels call parallel_for over an
+// index range; small ranges (below `grain`) run inline on the caller.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace lucid {
+
+void set_num_threads(int n);  // ValueError unless n >= 1
+int get_num_threads();
+
+// Calls fn(begin, end) over disjoint chunks covering [0, n). Chunks are at
+// least `grain` long; the call returns when every chunk has run. Exceptions
+// thrown by fn are rethrown on the caller (the first one wins).
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// A grain that keeps per-chunk work worthwhile for memory-bound loops.
+constexpr int64_t kElementwiseGrain = 1 << 16;
+
+}  // namespace lucid

@@ -1,0 +1,34 @@
+// The GPU stream's view of a tensor: an MLX array plus the helpers every
+// gpu/ kernel file needs. Only gpu/ translation units include this header.
+#pragma once
+#include <mlx/mlx.h>
+
+#include "core/tensor.h"
+#include "gpu/device_info.h"
+
+namespace lucid {
+
+namespace mx = mlx::core;
+
+struct GpuArray {
+  mx::array array;
+};
+
+namespace gpu {
+
+// The MLX device the GPU stream runs on: the real GPU (Metal / CUDA), or
+// MLX's CPU backend when LUCID_MLX_DEVICE=cpu. RuntimeError when neither.
+mx::Device device();
+mx::StreamOrDevice stream();  // pass to every MLX call
+
+mx::Dtype to_mx(DType t);
+DType from_mx(mx::Dtype t);
+mx::Shape to_mx_shape(const Shape& s);
+
+const mx::array& array_of(const Tensor& t);  // RuntimeError if t is not a GPU tensor
+Tensor wrap(mx::array a);                    // a new GPU tensor holding `a`
+// Replaces the array a GPU tensor holds (in-place ops rebind, MLX arrays are values).
+void rebind(const Tensor& t, mx::array a);
+
+}  // namespace gpu
+}  // namespace lucid

@@ -1,0 +1,244 @@
+"""Tensor creation. Values that need computing (ranges, random numbers) are
+made on the host with numpy and then moved, so a seed or a range gives the
+same values on both streams."""
+from __future__ import annotations
+
+import builtins
+import math
+import threading
+
+import numpy as np
+
+from . import _C
+from ._device import as_device
+from ._dtype import as_dtype, float32, int64
+from ._tensor import Tensor
+
+_DEFAULT_FLOAT = "float32"
+
+
+def _shape_arg(size, fn: str) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"{fn}(): argument 'size' must be a sequence of ints, got {size!r}")
+        if s < 0:
+            raise ValueError(f"{fn}(): argument 'size' must have non-negative dimensions, got {tuple(size)}")
+        out.append(builtins.int(s))
+    return tuple(out)
+
+
+def _finish(impl, requires_grad: bool) -> Tensor:
+    t = Tensor(impl)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _np_default_dtype(arr: np.ndarray):
+    if arr.dtype == np.float64:
+        return np.float32
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 and arr.dtype.kind == "u":
+        return np.int64
+    return None
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors).
+
+    Python floats become float32, ints int64, bools bool (as in PyTorch).
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4]]).dtype
+    lucid.int64
+    """
+    dev = as_device(device) if device is not None else None
+    if isinstance(data, Tensor):
+        t = data.detach().to(device=dev or data.device.type, dtype=dtype, copy=True)
+        return _finish(t._impl, requires_grad)
+    arr = np.asarray(data)
+    if arr.dtype == object:
+        raise TypeError("tensor(): argument 'data' must be numbers or nested sequences of numbers of equal length")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"tensor(): unsupported data of numpy dtype {arr.dtype}")
+    if dtype is not None:
+        dt = as_dtype(dtype)
+        if dt.name == "bfloat16":
+            impl = _C.astype(_C.from_numpy(np.ascontiguousarray(arr, dtype=np.float32)), "bfloat16")
+        else:
+            impl = _C.from_numpy(np.array(arr, dtype=dt.name, copy=True, order="C"))
+    else:
+        target = _np_default_dtype(arr)
+        if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
+            target = np.int64
+        impl = _C.from_numpy(np.array(arr, dtype=target or arr.dtype, copy=True, order="C"))
+    if dev is not None and dev != "cpu":
+        impl = _C.to_device(impl, dev)
+    return _finish(impl, requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with ``array`` (no copy when its strides allow).
+
+    >>> import lucid, numpy as np
+    >>> a = np.arange(3, dtype=np.float32)
+    >>> t = lucid.from_numpy(a); a[0] = 7
+    >>> t.tolist()
+    [7.0, 1.0, 2.0]
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): argument 'array' must be a numpy.ndarray, got {type(array).__name__}")
+    return Tensor(_C.from_numpy(array))
+
+
+def _filled(size, value, dtype, device, requires_grad, fn, default=_DEFAULT_FLOAT):
+    shape = _shape_arg(size, fn)
+    dt = as_dtype(dtype).name if dtype is not None else default
+    dev = as_device(device or "cpu")
+    return _finish(_C.full(shape, builtins.float(value), dt, dev), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros: ``lucid.zeros(2, 3)`` or ``lucid.zeros((2, 3))``."""
+    return _filled(size, 0, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones."""
+    return _filled(size, 1, dtype, device, requires_grad, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor (zeros on the GPU stream)."""
+    shape = _shape_arg(size, "empty")
+    dt = as_dtype(dtype).name if dtype is not None else _DEFAULT_FLOAT
+    return _finish(_C.empty(shape, dt, as_device(device or "cpu")), requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with ``fill_value``; its dtype follows the value (bool, int64 or float32)."""
+    if dtype is None:
+        dtype = "bool" if isinstance(fill_value, bool) else "int64" if isinstance(fill_value, int) else "float32"
+    return _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device, requires_grad, "full")
+
+
+def _like(x, dtype, device):
+    return (dtype if dtype is not None else x.dtype), (device if device is not None else x.device.type)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def _from_host(arr: np.ndarray, dtype, device, requires_grad, default=None) -> Tensor:
+    t = tensor(arr, dtype=dtype if dtype is not None else default, device=device)
+    return _finish(t._impl, requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``[start, end)`` in steps of ``step``; int64 for integer arguments, else float32.
+
+    >>> import lucid
+    >>> lucid.arange(5).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange(): argument 'step' must be non-zero")
+    all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    default = "int64" if all_int else "float32"
+    arr = np.arange(start, end, step, dtype=np.int64 if all_int else np.float64)
+    return _from_host(arr, dtype, device, requires_grad, default)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"linspace(): argument 'steps' must be a non-negative int, got {steps!r}")
+    return _from_host(np.linspace(start, end, steps), dtype, device, requires_grad, "float32")
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The ``n x m`` identity matrix."""
+    if not isinstance(n, int) or n < 0 or (m is not None and (not isinstance(m, int) or m < 0)):
+        raise ValueError(f"eye(): arguments 'n' and 'm' must be non-negative ints, got {n!r}, {m!r}")
+    return _from_host(np.eye(n, m), dtype, device, requires_grad, "float32")
+
+
+# ----- random numbers ------------------------------------------------------
+# One counter-based generator (numpy's Philox) on the host: a seed gives the
+# same values whichever stream the tensor then lives on.
+_rng_lock = threading.Lock()
+_rng = np.random.Generator(np.random.Philox(0))
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds lucid's generator; ``rand``/``randn``/``randint`` then repeat exactly on either stream."""
+    global _rng
+    if not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"manual_seed(): argument 'seed' must be an int, got {type(seed).__name__}")
+    with _rng_lock:
+        _rng = np.random.Generator(np.random.Philox(builtins.int(seed) & (2**64 - 1)))
+
+
+def _generator():
+    return _rng
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    shape = _shape_arg(size, "rand")
+    with _rng_lock:
+        arr = _rng.random(shape, dtype=np.float32)
+    return _from_host(arr, dtype, device, requires_grad, "float32")
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples."""
+    shape = _shape_arg(size, "randn")
+    with _rng_lock:
+        arr = _rng.standard_normal(shape, dtype=np.float32)
+    return _from_host(arr, dtype, device, requires_grad, "float32")
+
+
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    """Integers uniform in ``[low, high)`` (``randint(high, size=...)`` starts at 0); int64 by default."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint(): expected low < high, got low={low}, high={high}")
+    shape = _shape_arg((size,) if isinstance(size, int) else tuple(size), "randint")
+    with _rng_lock:
+        arr = _rng.integers(low, high, size=shape, dtype=np.int64)
+    return _from_host(arr, dtype, device, False, "int64")
+
+
+def rand_like(input, dtype=None, device=None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return rand(input.shape, dtype=dt, device=dev)
+
+
+def randn_like(input, dtype=None, device=None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return randn(input.shape, dtype=dt, device=dev)

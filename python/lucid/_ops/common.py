@@ -1,0 +1,86 @@
+"""Helpers shared by the op wrappers: argument conversion and gradient shapes."""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import _C
+from .._dtype import as_dtype
+
+
+def wrap(impl, requires_grad: bool = False):
+    from .._tensor import Tensor
+
+    return Tensor(impl, requires_grad)
+
+
+def is_tensor(x) -> bool:
+    from .._tensor import Tensor
+
+    return isinstance(x, Tensor)
+
+
+def scalar_dtype(value, like) -> str:
+    """The dtype a Python scalar takes next to tensor `like` (PyTorch's weak scalars):
+    it keeps `like`'s dtype unless its kind is higher (bool < int < float)."""
+    ld = like.dtype
+    if isinstance(value, (bool, np.bool_)):
+        return ld.name
+    if isinstance(value, numbers.Integral):
+        return "int64" if ld.name == "bool" else ld.name
+    if isinstance(value, numbers.Real):
+        return ld.name if ld.is_floating_point else "float32"
+    raise TypeError(f"expected a tensor or a real number, got {type(value).__name__}")
+
+
+def as_tensor(x, like, argument: str = "other"):
+    """Tensors pass through; Python / numpy numbers become 0-d tensors on `like`'s device."""
+    if is_tensor(x):
+        return x
+    if isinstance(x, (numbers.Real, np.bool_, np.number)) and not isinstance(x, np.ndarray):
+        return wrap(_C.full((), builtins.float(x), scalar_dtype(x, like), like._impl.device))
+    if isinstance(x, (list, tuple, np.ndarray)):
+        from .._creation import tensor
+
+        return tensor(x, device=like.device)
+    raise TypeError(f"argument '{argument}' must be a tensor or a number, got {type(x).__name__}")
+
+
+def wrap_dim(dim, ndim: int, fn: str, argument: str = "dim") -> int:
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{fn}(): argument '{argument}' must be an int, got {type(dim).__name__}")
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"{fn}(): argument '{argument}' is out of range: expected in [{lo}, {hi}], got {dim}")
+    return builtins.int(dim) % builtins.max(ndim, 1)
+
+
+def dims_arg(dim, axis, ndim: int, fn: str):
+    """Accepts PyTorch's ``dim=`` or numpy's ``axis=`` (int, tuple or None) -> sorted tuple or None."""
+    if dim is not None and axis is not None:
+        raise TypeError(f"{fn}(): pass 'dim' or 'axis', not both")
+    d = dim if dim is not None else axis
+    if d is None:
+        return None
+    ds = (d,) if isinstance(d, (int, np.integer)) else tuple(d)
+    out = sorted({wrap_dim(x, ndim, fn) for x in ds})
+    if len(out) != len(ds):
+        raise ValueError(f"{fn}(): argument 'dim' repeats an axis: {d}")
+    return tuple(out)
+
+
+def sum_to_shape(grad, shape: tuple):
+    """Reduces a broadcast gradient back to `shape` (the input's shape)."""
+    if grad.shape == tuple(shape):
+        return grad
+    from . import reduction, shape as shape_ops
+
+    lead = grad.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
+    )
+    if dims:
+        grad = reduction.sum(grad, dim=dims, keepdim=True)
+    return shape_ops.reshape(grad, tuple(shape))

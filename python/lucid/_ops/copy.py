@@ -1,0 +1,103 @@
+"""Device transfers, dtype casts and in-place assignment (csrc/ops/copy.cpp)."""
+from __future__ import annotations
+
+from .. import _C
+from .._device import as_device
+from .._dtype import as_dtype
+from ..autograd import Function, is_grad_enabled
+from .common import is_tensor, wrap
+
+__all__ = ["to", "clone", "contiguous", "assign_", "copy_"]
+TENSOR_METHODS = ["contiguous", "clone", "copy_"]
+
+
+class _To(Function):
+    @staticmethod
+    def forward(ctx, x, dtype, device, copy):
+        ctx.src = (x.dtype, x._impl.device)
+        impl = x._impl
+        moved = False
+        if device is not None and device != impl.device:
+            impl = _C.to_device(impl, device)
+            moved = True
+        if dtype is not None and dtype.name != impl.dtype:
+            impl = _C.astype(impl, dtype.name)
+            moved = True
+        if copy and not moved:
+            impl = _C.clone(impl)
+        return wrap(impl)
+
+    @staticmethod
+    def backward(ctx, g):
+        dtype, dev = ctx.src
+        return to(g, dtype=dtype if dtype.is_floating_point else None, device=dev), None, None, None
+
+
+def to(x, dtype=None, device=None, copy=False):
+    """Moves / casts ``x``; returns ``x`` itself when nothing changes (unless ``copy``)."""
+    dt = None if dtype is None else as_dtype(dtype)
+    dev = None if device is None else as_device(device)
+    if (dt is None or dt == x.dtype) and (dev is None or dev == x._impl.device) and not copy:
+        return x
+    return _To.apply(x, dt, dev, copy)
+
+
+class _Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(_C.clone(x._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def clone(x):
+    """A copy with its own memory; differentiable."""
+    return _Clone.apply(x)
+
+
+def contiguous(x):
+    """``x`` if already contiguous, else a contiguous copy (values and graph unchanged)."""
+    if x.is_contiguous():
+        return x
+    return _Clone.apply(x)
+
+
+def assign_(target, value):
+    """Writes ``value`` into ``target`` (the in-place operators use this).
+
+    Without autograd involvement the bytes are written in place, so views of
+    ``target`` on the CPU stream see the change. When the graph is recorded,
+    ``target`` is rebound to the new value instead, so tensors saved for
+    backward keep their old values.
+    """
+    from .._tensor import Tensor
+
+    if not is_tensor(value):
+        raise TypeError(f"in-place op: expected a tensor value, got {type(value).__name__}")
+    if value.dtype.is_floating_point and not target.dtype.is_floating_point:
+        raise TypeError(f"in-place op: result type {value.dtype} cannot be cast to the tensor's {target.dtype}")
+    if is_grad_enabled() and (target.requires_grad or value.requires_grad):
+        if target.requires_grad and target.grad_fn is None:
+            raise RuntimeError("in-place op: a leaf tensor that requires grad cannot be modified in place; "
+                               "use lucid.no_grad() or an out-of-place op")
+        if value.dtype != target.dtype or value.shape != target.shape:
+            raise ValueError("in-place op: the result must keep the tensor's shape and dtype")
+        object.__setattr__(target, "_impl", value._impl)
+        target.grad_fn, target._output_nr = value.grad_fn, value._output_nr
+        Tensor.__setattr__(target, "requires_grad", value.requires_grad)
+        return target
+    _C.copy_(target._impl, value._impl)
+    return target
+
+
+def copy_(target, src):
+    """Copies ``src`` (broadcast and cast) into ``target`` in place."""
+    from .common import as_tensor
+
+    src = as_tensor(src, target, "src")
+    if src._impl.device != target._impl.device:
+        src = to(src, device=target._impl.device)
+    _C.copy_(target._impl, src._impl)
+    return target

@@ -1,0 +1,281 @@
+"""``lucid.Tensor``: a C++ tensor handle plus autograd state.
+
+Math methods delegate to the functions in ``lucid._ops`` (one module per op
+family, mirroring ``csrc/ops``), so every op has exactly one Python
+implementation shared by ``lucid.add(a, b)`` and ``a + b``.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _C
+from ._device import as_device, device
+from ._dtype import as_dtype, dtype
+
+
+class Tensor:
+    """An n-dimensional array on the ``"cpu"`` or ``"gpu"`` stream.
+
+    >>> import lucid
+    >>> t = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> t.shape, t.dtype, t.device
+    ((2, 2), lucid.float32, device(type='cpu'))
+    >>> (t * 2).tolist()
+    [[2.0, 4.0], [6.0, 8.0]]
+    """
+
+    __slots__ = ("_impl", "requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
+    __array_priority__ = 1000  # numpy defers binary operators to us
+
+    def __init__(self, impl, requires_grad: bool = False):
+        if not isinstance(impl, _C.Tensor):
+            raise TypeError("lucid.Tensor(...) wraps an engine tensor; create tensors with lucid.tensor(data)")
+        self._impl = impl
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._retain_grad = False
+
+    # ----- metadata -------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._impl.shape
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        from ._ops.common import wrap_dim
+
+        return self.shape[wrap_dim(dim, self.ndim, "size")]
+
+    @property
+    def dtype(self) -> dtype:
+        return as_dtype(self._impl.dtype)
+
+    @property
+    def device(self) -> device:
+        return device(self._impl.device)
+
+    @property
+    def ndim(self) -> int:
+        return self._impl.ndim
+
+    def dim(self) -> int:
+        return self._impl.ndim
+
+    def numel(self) -> int:
+        return self._impl.numel()
+
+    def is_contiguous(self) -> bool:
+        return self._impl.is_contiguous()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.ndim)))
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # ----- conversion -----------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A numpy array; shares memory on the CPU stream. bfloat16 widens to float32 (exact)."""
+        if self.requires_grad and self.grad_fn is not None:
+            pass  # reading values of a graph node is fine; numpy sees no graph
+        t = self._impl if self._impl.device == "cpu" else _C.to_device(self._impl, "cpu")
+        if t.dtype == "bfloat16":
+            t = _C.astype(t, "float32")
+        return _C.to_numpy(t)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._impl.device != "cpu":
+            raise RuntimeError("__dlpack__: DLPack export is available on the CPU stream; call .to('cpu') first")
+        return self.numpy().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item(): expected a tensor with one element, got shape {self.shape}")
+        return self.numpy().reshape(-1)[0].item()
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise ValueError(f"bool(): the truth value of a tensor with {self.numel()} elements is ambiguous")
+        return builtins.bool(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only one-element integer tensors can be used as an index")
+        return builtins.int(self.item())
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        extras = []
+        if self.device.type != "cpu":
+            extras.append(f"device='{self.device.type}'")
+        if self.dtype not in (_default_float(), _int64()) or self.numel() == 0:
+            extras.append(f"dtype={self.dtype!r}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    # ----- devices, dtypes, evaluation -------------------------------------
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``; differentiable."""
+        for a in args:
+            if isinstance(a, (str,)) or type(a).__name__ == "device":
+                device = a
+            else:
+                dtype = a
+        from ._ops import copy as _copy
+
+        return _copy.to(self, dtype=dtype, device=device, copy=copy)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def gpu(self):
+        return self.to("gpu")
+
+    def float(self):
+        return self.to(dtype=as_dtype("float32"))
+
+    def half(self):
+        return self.to(dtype=as_dtype("float16"))
+
+    def bfloat16(self):
+        return self.to(dtype=as_dtype("bfloat16"))
+
+    def int(self):
+        return self.to(dtype=as_dtype("int32"))
+
+    def long(self):
+        return self.to(dtype=as_dtype("int64"))
+
+    def bool(self):
+        return self.to(dtype=as_dtype("bool"))
+
+    def type(self, dtype=None):
+        return self.dtype if dtype is None else self.to(dtype=dtype)
+
+    def eval(self):
+        """Evaluates a lazy GPU tensor now; returns self."""
+        _C.eval(self._impl)
+        return self
+
+    # ----- autograd -------------------------------------------------------
+    def detach(self):
+        return Tensor(self._impl)
+
+    def detach_(self):
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True):
+        if requires_grad and not self.dtype.is_floating_point:
+            raise TypeError(f"requires_grad_(): only floating-point tensors can require grad, got {self.dtype}")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self):
+        self._retain_grad = True
+
+    def backward(self, gradient=None, retain_graph: bool = False):
+        from . import autograd
+
+        autograd.backward(self, gradient, retain_graph=retain_graph)
+
+    def __setattr__(self, name, value):
+        if name == "requires_grad" and value and hasattr(self, "_impl") and not self.dtype.is_floating_point:
+            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
+        object.__setattr__(self, name, value)
+
+
+def _default_float():
+    return as_dtype("float32")
+
+
+def _int64():
+    return as_dtype("int64")
+
+
+def _install_methods():
+    """Tensor methods and operators, each a one-line delegation to lucid._ops."""
+    from . import _ops as F
+
+    def method(name):
+        fn = getattr(F, name)
+
+        def m(self, *args, **kwargs):
+            return fn(self, *args, **kwargs)
+
+        m.__name__ = name
+        m.__doc__ = f"Method form of :func:`lucid.{name}`."
+        return m
+
+    for name in F.TENSOR_METHODS:
+        setattr(Tensor, name, method(name))
+
+    def binary(fn, reflected=False):
+        if reflected:
+            return lambda self, other: fn(other, self)
+        return lambda self, other: fn(self, other)
+
+    def inplace(fn):
+        def op(self, other):
+            return F.assign_(self, fn(self, other))
+
+        return op
+
+    ops = {"add": F.add, "sub": F.sub, "mul": F.mul, "truediv": F.div}
+    ops.update({k: getattr(F, v) for k, v in
+                {"pow": "pow", "matmul": "matmul", "and": "logical_and", "or": "logical_or",
+                 "xor": "logical_xor", "floordiv": "floor_divide", "mod": "remainder"}.items() if hasattr(F, v)})
+    for name, fn in ops.items():
+        setattr(Tensor, f"__{name}__", binary(fn))
+        setattr(Tensor, f"__r{name}__", binary(fn, reflected=True))
+        setattr(Tensor, f"__i{name}__", inplace(fn))
+    for name, fname in {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}.items():
+        if hasattr(F, fname):
+            setattr(Tensor, f"__{name}__", binary(getattr(F, fname)))
+    Tensor.__hash__ = object.__hash__
+    Tensor.__neg__ = lambda self: F.neg(self)
+    Tensor.__pos__ = lambda self: self
+    if hasattr(F, "abs"):
+        Tensor.__abs__ = lambda self: F.abs(self)
+    if hasattr(F, "logical_not"):
+        Tensor.__invert__ = lambda self: F.logical_not(self)
+    if hasattr(F, "getitem"):
+        Tensor.__getitem__ = lambda self, idx: F.getitem(self, idx)
+        Tensor.__setitem__ = lambda self, idx, value: F.setitem(self, idx, value)

@@ -1,0 +1,90 @@
+"""The backward pass: a topological walk over recorded Nodes.
+
+Gradients are summed per (node, output) and pushed to each node's inputs;
+leaves (tensors that require grad and have no grad_fn) accumulate into
+``.grad``. The walk runs under ``no_grad``: lucid computes first-order
+gradients only (no ``create_graph``).
+"""
+from __future__ import annotations
+
+from .grad_mode import no_grad
+
+
+def _topological_order(roots):
+    order, seen = [], set()
+    stack = [(n, False) for n in roots if n is not None]
+    while stack:
+        node, processed = stack.pop()
+        if processed:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for t in node.inputs:
+            if t is not None and t.grad_fn is not None and id(t.grad_fn) not in seen:
+                stack.append((t.grad_fn, False))
+    order.reverse()  # roots first
+    return order
+
+
+def _accumulate(store, key, grad):
+    prev = store.get(key)
+    store[key] = grad if prev is None else prev + grad
+
+
+def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
+    """Propagates ``grad_outputs`` from ``outputs``. With ``inputs`` given,
+    returns their gradients instead of accumulating into ``.grad``."""
+    from .._tensor import Tensor
+
+    wanted = None if inputs is None else {id(t): t for t in inputs}
+    results: dict[int, Tensor] = {}
+    node_grads: dict[tuple[int, int], Tensor] = {}
+    with no_grad():
+        for out, g in zip(outputs, grad_outputs):
+            if not out.requires_grad:
+                raise RuntimeError("backward(): a tensor that does not require grad has no graph to walk")
+            if out.grad_fn is None:
+                _deliver(out, g, wanted, results)
+            else:
+                _accumulate(node_grads, (id(out.grad_fn), out._output_nr), g)
+        for node in _topological_order([o.grad_fn for o in outputs]):
+            grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
+            if all(g is None for g in grads):
+                continue
+            in_grads = node.function.backward(node.ctx, *grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if len(in_grads) < len(node.inputs):
+                raise RuntimeError(
+                    f"{node.name()}: backward returned {len(in_grads)} gradients for "
+                    f"{len(node.inputs)} forward arguments"
+                )
+            for t, g in zip(node.inputs, in_grads):
+                if t is None or g is None:
+                    continue
+                if g.shape != t.shape:
+                    raise RuntimeError(
+                        f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
+                    )
+                if t._retain_grad and t.grad_fn is not None:
+                    t.grad = g if t.grad is None else t.grad + g
+                if t.grad_fn is None or (wanted is not None and id(t) in wanted):
+                    _deliver(t, g, wanted, results)
+                if t.grad_fn is not None:
+                    _accumulate(node_grads, (id(t.grad_fn), t._output_nr), g)
+            if not retain_graph:
+                node.ctx._released = True
+                node.ctx._saved = ()
+    return results
+
+
+def _deliver(t, g, wanted, results):
+    if wanted is not None:
+        if id(t) in wanted:
+            _accumulate(results, id(t), g)
+        return
+    if t.grad_fn is None:
+        t.grad = g.detach() if t.grad is None else t.grad + g

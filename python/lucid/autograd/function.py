@@ -1,0 +1,103 @@
+"""``Function``: a differentiable operation with a forward and a backward.
+
+Every differentiable lucid op is a Function whose backward is written with
+lucid ops, so gradients run on the stream that holds the data. Calling
+``F.apply(*args)`` runs ``forward`` without recording, then, if any input
+requires grad, attaches one graph ``Node`` to the outputs.
+"""
+from __future__ import annotations
+
+from .grad_mode import is_grad_enabled, no_grad
+
+
+class FunctionCtx:
+    """The ``ctx`` handed to ``forward`` and ``backward``."""
+
+    def __init__(self):
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved: tuple = ()
+        self._non_differentiable: set[int] = set()
+        self._released = False
+
+    def save_for_backward(self, *tensors) -> None:
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(
+                "saved_tensors: the graph was already freed by a backward pass; "
+                "call backward(retain_graph=True) to go through it twice"
+            )
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_differentiable.update(id(t) for t in tensors)
+
+
+class Node:
+    """One recorded call: the Function, its ctx, and the forward's inputs."""
+
+    __slots__ = ("function", "ctx", "inputs", "num_outputs", "__weakref__")
+
+    def __init__(self, function, ctx, inputs, num_outputs):
+        self.function = function
+        self.ctx = ctx
+        self.inputs = inputs  # per forward argument: a Tensor that requires grad, else None
+        self.num_outputs = num_outputs
+
+    def name(self) -> str:
+        return self.function.__name__ + "Backward"
+
+    def __repr__(self):
+        return f"<{self.name()}>"
+
+
+class Function:
+    """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``.
+
+    ``backward`` returns one gradient (or None) per argument of ``forward``.
+
+    >>> import lucid
+    >>> class Square(lucid.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * 2 * x
+    >>> x = lucid.tensor([3.0], requires_grad=True)
+    >>> Square.apply(x).sum().backward()
+    >>> x.grad.tolist()
+    [6.0]
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("Function subclasses must implement forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("Function subclasses must implement backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+
+        ctx = FunctionCtx()
+        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.needs_input_grad = needs
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not (is_grad_enabled() and any(needs)):
+            return out
+        outputs = out if isinstance(out, tuple) else (out,)
+        node = Node(cls, ctx, tuple(a if n else None for a, n in zip(args, needs)), len(outputs))
+        for i, o in enumerate(outputs):
+            if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.dtype.is_floating_point:
+                o.requires_grad = True
+                o.grad_fn = node
+                o._output_nr = i
+        return out
