@@ -323,7 +323,11 @@ def test_load_state_dict_casts_dtype_and_device(device):
 def test_deepcopy(device):
     net = Net(device)
     net.tied = net.first.w  # a plain alias of a parameter must follow the copy
+    net.extra = [lucid.ones(2, device=device)]  # tensors in plain attributes are copied too
+    net.first.w.grad = lucid.ones(3, device=device)
     twin = copy.deepcopy(net)
+    assert twin.extra[0] is not net.extra[0] and to_np(twin.extra[0]).tolist() == [1.0, 1.0]
+    assert twin.first.w.grad is not net.first.w.grad and to_np(twin.first.w.grad).tolist() == [1.0] * 3
     assert twin is not net and twin.first is not net.first
     for (n1, p1), (n2, p2) in zip(net.named_parameters(), twin.named_parameters()):
         assert n1 == n2 and p1 is not p2 and isinstance(p2, nn.Parameter) and p2.requires_grad
@@ -338,6 +342,9 @@ def test_deepcopy(device):
     p = nn.Parameter(lucid.ones(2, device=device))
     q = copy.deepcopy(p)
     assert isinstance(q, nn.Parameter) and q is not p and to_np(q).tolist() == [1.0, 1.0]
+    assert q.requires_grad and q.is_leaf and q.device.type == device
+    with pytest.raises(RuntimeError, match="only leaf tensors"):
+        copy.deepcopy(p * 2)
 
 
 def test_repr_tree():

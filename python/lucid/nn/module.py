@@ -476,22 +476,10 @@ class Module:
 
     # ----- copying -----------------------------------------------------------------
     def __deepcopy__(self, memo):
-        """Deep copy with fresh tensor values; Parameters stay Parameters, sharing is preserved."""
+        """Deep copy: every tensor gets its own values (``Tensor.__deepcopy__``);
+        Parameters stay Parameters and tensors shared inside the tree stay shared."""
         if id(self) in memo:
             return memo[id(self)]
-        from .._ops.copy import clone
-
-        # Pre-seed the memo with copies of every tensor the tree holds, so plain
-        # attributes that alias them (tied weights) follow along.
-        with no_grad():
-            for t in itertools.chain(self.parameters(), self.buffers()):
-                if id(t) not in memo:
-                    if isinstance(t, Parameter):
-                        memo[id(t)] = copy.deepcopy(t, memo)
-                    else:
-                        c = clone(t.detach())
-                        c.requires_grad = t.requires_grad
-                        memo[id(t)] = c
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         for key, value in self.__dict__.items():

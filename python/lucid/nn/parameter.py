@@ -55,22 +55,3 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
-
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        from .._ops.copy import clone
-        from ..autograd import no_grad
-
-        with no_grad():
-            copied = type(self).__new__(type(self))
-            Parameter.__init__(copied, clone(Tensor(self._impl)), self.requires_grad)
-        memo[id(self)] = copied
-        if self.grad is not None:
-            with no_grad():
-                copied.grad = clone(self.grad)
-        import copy
-
-        for key, value in self.__dict__.items():
-            copied.__dict__[key] = copy.deepcopy(value, memo)
-        return copied

@@ -191,6 +191,8 @@ class Optimizer:
         new_groups = []
         for saved, own in zip(saved_groups, self.param_groups):
             g = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
+            for k, v in own.items():  # options missing from an older state dict keep their current value
+                g.setdefault(k, v)
             g["params"] = own["params"]
             self._check_group(g)
             new_groups.append(g)
