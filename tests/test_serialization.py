@@ -160,3 +160,6 @@ def test_errors_and_atomic_write(tmp_path):
         lucid.save({}, 3)
     with pytest.raises(ValueError, match="device"):
         lucid.load(path, device="tpu")
+    assert lucid.load(path, map_location="gpu")["ok"].device.type == "gpu"
+    with pytest.raises(TypeError, match="not both"):
+        lucid.load(path, device="cpu", map_location="gpu")

@@ -131,9 +131,10 @@ def save(obj, path) -> None:
         raise
 
 
-def load(path, device=None):
+def load(path, device=None, *, map_location=None):
     """Reads a file written by ``save`` and returns the same structure, with every
-    tensor on ``device`` (``"cpu"`` by default, or ``"gpu"``).
+    tensor on ``device`` (``"cpu"`` by default, or ``"gpu"``; PyTorch's spelling
+    ``map_location=`` is accepted too).
 
     A safetensors file from another tool (no lucid structure) loads as a flat
     ``dict`` of name -> tensor. Errors: FileNotFoundError, ValueError for a
@@ -144,6 +145,10 @@ def load(path, device=None):
 
     from ._device import as_device
 
+    if map_location is not None:
+        if device is not None:
+            raise TypeError("load(): pass 'device' or 'map_location', not both")
+        device = map_location
     dev = as_device("cpu" if device is None else device)
     path = os.fspath(path)
     if not os.path.exists(path):
