@@ -384,6 +384,10 @@ def test_sequential():
         nn.Sequential(a, 3)
     named = nn.Sequential(OrderedDict([("enc", a), ("dec", b)]))
     assert named.enc is a and list(named.state_dict())[0] == "enc.w"
+    named[1] = c  # replacing keeps the name
+    assert named.dec is c and named[-1] is c
+    del named[0]  # deleting renumbers, as in PyTorch
+    assert [n for n, _ in named.named_children()] == ["0"]
     x = lucid.tensor([1.0, 1.0, 1.0])
     np.testing.assert_allclose(to_np(nn.Sequential(a, a)(x)), [1.0, 4.0, 9.0])
     assert to_np(nn.Sequential()(x)).tolist() == [1.0, 1.0, 1.0]

@@ -36,7 +36,8 @@ class _IndexedContainer(Module):
         return list(self._modules.values())
 
     def _reset(self, modules) -> None:
-        # Renumber from scratch so names stay "0".."n-1" after inserts/deletes.
+        # Renumber from scratch so names are "0".."n-1" after inserts/deletes
+        # (PyTorch does the same, also for a Sequential built from an OrderedDict).
         self._modules.clear()
         for i, m in enumerate(modules):
             self.add_module(str(i), m)
@@ -54,10 +55,10 @@ class _IndexedContainer(Module):
         return items[_index(f"{type(self).__name__}[]", idx, len(items))]
 
     def __setitem__(self, idx, module) -> None:
+        """Replaces the child at position ``idx``; it keeps that child's name."""
         _check_module(f"{type(self).__name__}[]=", module)
-        items = self._items()
-        items[_index(f"{type(self).__name__}[]=", idx, len(items))] = module
-        self._reset(items)
+        names = list(self._modules)
+        self._modules[names[_index(f"{type(self).__name__}[]=", idx, len(names))]] = module
 
     def __delitem__(self, idx) -> None:
         items = self._items()
@@ -134,14 +135,6 @@ class Sequential(_IndexedContainer):
             for i, m in enumerate(modules):
                 _check_module("Sequential()", m)
                 self.add_module(str(i), m)
-
-    def _reset(self, modules) -> None:
-        names = list(self._modules)
-        if all(n.isdigit() for n in names):
-            super()._reset(modules)
-        else:  # named children (built from an OrderedDict) keep their names where possible
-            raise NotImplementedError("Sequential: positional edits of a Sequential with named children "
-                                      "are not supported; rebuild it from an OrderedDict")
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
