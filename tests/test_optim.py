@@ -163,6 +163,19 @@ def test_optimizer_follows_module_to_gpu():
     np.testing.assert_allclose(to_np(m.w), [0.5, 1.5])
 
 
+def test_momentum_state_follows_module_moved_after_steps():
+    m = nn.Module()
+    m.w = nn.Parameter(lucid.tensor([1.0, 2.0]))
+    opt = optim.SGD(m.parameters(), lr=0.5, momentum=0.5)
+    m.w.grad = lucid.tensor([1.0, 1.0])
+    opt.step()  # w = [0.5, 1.5], buf = [1, 1]
+    m.to("gpu")
+    m.w.grad = lucid.tensor([1.0, 1.0], device="gpu")
+    opt.step()  # buf = 0.5 * 1 + 1 = 1.5; w -= 0.75
+    assert opt.state[m.w]["momentum_buffer"].device.type == "gpu"
+    np.testing.assert_allclose(to_np(m.w), [-0.25, 0.75])
+
+
 def test_closure_and_zero_grad():
     p = nn.Parameter(lucid.tensor([2.0]))
     opt = optim.SGD([p], lr=0.25)

@@ -84,7 +84,7 @@ class Adam(Optimizer):
                             param = param * (1 - lr * wd)
                         else:
                             g = g + param * wd
-                    state = self.state[p]
+                    state = self._state_for(p)
                     if not state:
                         from .._creation import zeros_like
 

@@ -129,6 +129,15 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _state_for(self, p) -> dict:
+        """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
+        moved with ``Module.to`` after some steps keeps training with the same optimizer."""
+        state = self.state[p]
+        for key, value in state.items():
+            if isinstance(value, Tensor) and value.device != p.device:
+                state[key] = value.to(device=p.device)
+        return state
+
     @staticmethod
     def _eval(tensors) -> None:
         """Evaluates lazy GPU results once per step, so MLX graphs don't grow across steps."""

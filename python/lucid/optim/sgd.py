@@ -61,7 +61,7 @@ class SGD(Optimizer):
                     if wd != 0:
                         g = g + p.detach() * wd
                     if momentum != 0:
-                        state = self.state[p]
+                        state = self._state_for(p)
                         buf = state.get("momentum_buffer")
                         buf = g.clone() if buf is None else buf * momentum + g * (1 - dampening)
                         state["momentum_buffer"] = buf
