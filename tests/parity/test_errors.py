@@ -26,7 +26,7 @@ CASES = {
     "zp off grid": (ValueError, "argument 'zero_point' must lie in \\[0, 255\\] \\(quint8\\), got 256",
                     lambda d: Q.quantize(t([1.0], d), 0.1, 256, Q.quint8)),
     "zp off qint4 grid": (ValueError, "argument 'zero_point' must lie in \\[-8, 7\\]",
-                          lambda d: Q.quantize(t([1.0], d), 0.1, t([0, 8], d), Q.qint4, ch_axis=0)),
+                          lambda d: Q.quantize(t([1.0, 2.0], d), 0.1, t([0, 8], d), Q.qint4, ch_axis=0)),
     "per-channel length": (ValueError, "argument 'scale' must have shape \\(4,\\) for per-channel",
                            lambda d: Q.quantize(t(np.zeros((4, 2), np.float32), d), t([0.1, 0.2, 0.3], d), 0,
                                                 Q.qint8, ch_axis=0)),
