@@ -1,4 +1,5 @@
 // fake_quantize forward (values + STE mask in one pass) and its backward.
+#include <bit>
 #include <limits>
 #include <type_traits>
 
@@ -14,46 +15,49 @@ namespace {
 // estimator: pass where the pre-clamp value v lies in [lo, hi] (NaN and
 // +-inf fail both comparisons). d = q - z is formed in integers exactly as
 // dequantize does: int32 when the grid is narrower than 2^31 (Wide = false),
-// int64 otherwise. NaN inputs give NaN outputs.
+// int64 otherwise. A NaN input gives the canonical quiet NaN 0x7fc00000 (so
+// no NaN payload can differ between streams); it is OR-ed in as bits because
+// a second float select keeps GCC from vectorizing the loop.
 template <bool Wide>
-inline float fake_quantize_value(float x, float s, int32_t z, float lo, float hi, bool& pass) {
+inline float fake_quantize_value(float x, float s, int32_t z, float lo, float hi, uint8_t& pass) {
   using D = std::conditional_t<Wide, int64_t, int32_t>;
   float zf = static_cast<float>(z);
   float t = x / s;
   float v = std::nearbyint(t) + zf;
-  pass = (v >= lo) & (v <= hi);
+  pass = static_cast<uint8_t>(v >= lo) & static_cast<uint8_t>(v <= hi);
   float c = v < lo ? lo : v;
   c = c > hi ? hi : c;
-  c = c != c ? zf : c;
+  c = t != t ? zf : c;  // y = (z - z) * s = +0 here, so the OR below yields exactly 0x7fc00000
   D d = static_cast<D>(static_cast<int32_t>(c)) - static_cast<D>(z);
   float y = static_cast<float>(d) * s;
-  return t != t ? t : y;
+  uint32_t nan_bits = (0u - static_cast<uint32_t>(t != t)) & 0x7fc00000u;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(y) | nan_bits);
 }
 
 template <bool Wide, class T>
-LUCID_QUANT_CLONES void fq_run(const T* x, T* y, bool* m, int64_t n, float s, int32_t z, float lo, float hi) {
+LUCID_QUANT_CLONES void fq_run(const T* x, T* y, uint8_t* m, int64_t n, float s, int32_t z, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i) {
-    bool pass;
+    uint8_t pass;
     y[i] = T(fake_quantize_value<Wide>(widen(x[i]), s, z, lo, hi, pass));
     m[i] = pass;
   }
 }
 
 template <bool Wide, class T>
-LUCID_QUANT_CLONES void fq_elem(const T* x, T* y, bool* m, int64_t n, const float* s, const int32_t* z, float lo,
+LUCID_QUANT_CLONES void fq_elem(const T* x, T* y, uint8_t* m, int64_t n, const float* s, const int32_t* z, float lo,
                                 float hi) {
   for (int64_t i = 0; i < n; ++i) {
-    bool pass;
+    uint8_t pass;
     y[i] = T(fake_quantize_value<Wide>(widen(x[i]), s[i], z[i], lo, hi, pass));
     m[i] = pass;
   }
 }
 
 template <bool Wide, class T>
-LUCID_NO_VECTORIZE void fq_scalar(const T* x, T* y, bool* m, int64_t n, const float* s, const int32_t* z,
+LUCID_NO_VECTORIZE void fq_scalar(const T* x, T* y, uint8_t* m, int64_t n, const float* s, const int32_t* z,
                                   int64_t step, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i) {
-    bool pass;
+    uint8_t pass;
     y[i] = T(fake_quantize_value<Wide>(widen(x[i]), s[i * step], z[i * step], lo, hi, pass));
     m[i] = pass;
   }
@@ -75,7 +79,7 @@ void fake_quantize_impl(const Tensor& x, const Tensor& y, const Tensor& mask, co
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    bool* pm = mask.data<bool>();
+    uint8_t* pm = static_cast<uint8_t*>(mask.raw_data());
     if (reference) {
       for_each_segment(
           seg, false,
@@ -99,9 +103,11 @@ void fake_quantize_any(const Tensor& x, const Tensor& y, const Tensor& mask, con
     fake_quantize_impl<true>(x, y, mask, seg, scale, zp, b, reference);
 }
 
-template <class T>
-LUCID_QUANT_CLONES void masked_run(const T* dy, const bool* m, T* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = m[i] ? dy[i] : T(0.0f);
+// dx = mask ? dy : +0 on the raw bits (U is T's width as an unsigned
+// integer), which vectorizes for every float type.
+template <class U>
+LUCID_QUANT_CLONES void masked_run(const U* dy, const uint8_t* m, U* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = static_cast<U>(dy[i] & static_cast<U>(0u - static_cast<uint32_t>(m[i] & 1u)));
 }
 
 }  // namespace
@@ -117,14 +123,13 @@ void fake_quantize_reference(const Tensor& x, const Tensor& y, const Tensor& mas
 }
 
 void masked_grad(const Tensor& dy, const Tensor& mask, const Tensor& dx) {
-  dispatch_float(dy.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* pdy = dy.data<T>();
-    const bool* pm = mask.data<bool>();
-    T* pdx = dx.data<T>();
+  const uint8_t* pm = static_cast<const uint8_t*>(mask.raw_data());
+  auto run = [&](auto* pdy, auto* pdx) {
     parallel_for(dx.numel(), kElementwiseGrain,
                  [&](int64_t lo, int64_t hi) { masked_run(pdy + lo, pm + lo, pdx + lo, hi - lo); });
-  });
+  };
+  if (itemsize(dy.dtype()) == 4) run(static_cast<const uint32_t*>(dy.raw_data()), static_cast<uint32_t*>(dx.raw_data()));
+  else run(static_cast<const uint16_t*>(dy.raw_data()), static_cast<uint16_t*>(dx.raw_data()));
 }
 
 }  // namespace lucid::cpu

@@ -1,5 +1,7 @@
 #include "gpu/quantization.h"
 
+#include <limits>
+
 #include "core/errors.h"
 #include "gpu/array.h"
 
@@ -30,6 +32,14 @@ Quantized quantize_float(const mx::array& x, const mx::array& sc, const mx::arra
   // does not depend on how clip treats NaN.
   c = mx::where(mx::isnan(t, s), mx::broadcast_to(zf, c.shape(), s), c, s);
   return {t, v, c};
+}
+
+// 0x7fc00000 (float32), 0x7e00 (float16), 0x7fc0 (bfloat16).
+mx::array canonical_nan(DType dt) {
+  auto s = stream();
+  if (dt == DType::Float16) return mx::view(mx::array(static_cast<uint16_t>(0x7e00), mx::uint16), mx::float16, s);
+  if (dt == DType::BFloat16) return mx::view(mx::array(static_cast<uint16_t>(0x7fc0), mx::uint16), mx::bfloat16, s);
+  return mx::view(mx::array(static_cast<uint32_t>(0x7fc00000u), mx::uint32), mx::float32, s);
 }
 
 }  // namespace
@@ -70,8 +80,12 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, co
   mx::Dtype diff = wide ? mx::int64 : mx::int32;
   mx::array d = mx::subtract(mx::astype(mx::astype(r.c, mx::int32, s), diff, s), mx::astype(zi, diff, s), s);
   mx::array y = mx::multiply(mx::astype(d, mx::float32, s), sc, s);
-  y = mx::where(mx::isnan(r.t, s), r.t, y, s);  // NaN propagates
-  return {wrap(mx::reshape(mx::astype(y, to_mx(x.dtype()), s), shape, s)), wrap(mx::reshape(mask, shape, s))};
+  // NaN propagates as the canonical quiet NaN of the output type, as on the
+  // CPU stream. It is selected after the narrowing cast and built from its
+  // bits: MLX's CPU backend narrows a float32 NaN to float16 as 0x7d00.
+  y = mx::astype(y, to_mx(x.dtype()), s);
+  y = mx::where(mx::isnan(r.t, s), canonical_nan(x.dtype()), y, s);
+  return {wrap(mx::reshape(y, shape, s)), wrap(mx::reshape(mask, shape, s))};
 }
 
 Tensor masked_grad(const Tensor& dy, const Tensor& mask) {

@@ -135,9 +135,9 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   const float* v = h.data<float>();
   std::vector<float> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < h.numel(); ++i)
-    check(std::isfinite(v[i]) && v[i] > 0.0f,
-          arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
-              (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
+    if (!(std::isfinite(v[i]) && v[i] > 0.0f))  // message built only on failure: scales can be many
+      throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
+                       (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
   for (int64_t i = 0; i < count; ++i) out[i] = v[h.numel() == 1 ? 0 : i];
   return out;
 }
@@ -151,10 +151,10 @@ std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Ten
     Tensor h = host_values(z, DType::Float32);
     const float* v = h.data<float>();
     for (int64_t i = 0; i < h.numel(); ++i) {
-      check(std::isfinite(v[i]) && std::nearbyint(v[i]) == v[i],
-            arg(fn, name) + " must hold integer values, got " + fmt(v[i]) +
-                (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
-      check(v[i] >= -9.2e18f && v[i] <= 9.2e18f, arg(fn, name) + " is out of range, got " + fmt(v[i]));
+      if (!(std::isfinite(v[i]) && std::nearbyint(v[i]) == v[i]))
+        throw ValueError(arg(fn, name) + " must hold integer values, got " + fmt(v[i]) +
+                         (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
+      if (!(v[i] >= -9.2e18f && v[i] <= 9.2e18f)) throw ValueError(arg(fn, name) + " is out of range, got " + fmt(v[i]));
       vals[i] = static_cast<int64_t>(v[i]);
     }
   } else {
@@ -162,8 +162,8 @@ std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Ten
     for (int64_t i = 0; i < h.numel(); ++i) vals[i] = h.data<int64_t>()[i];
   }
   for (size_t i = 0; i < vals.size(); ++i)
-    check(vals[i] >= qmin && vals[i] <= qmax,
-          arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" + grid +
+    if (!(vals[i] >= qmin && vals[i] <= qmax))
+      throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" + grid +
               "), got " + std::to_string(vals[i]) + (vals.size() > 1 ? " at index " + std::to_string(i) : std::string()));
   std::vector<int32_t> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(vals[vals.size() == 1 ? 0 : i]);
@@ -409,7 +409,8 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
     bias_q.resize(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) {
       float b = hb.data<float>()[n];
-      check(std::isfinite(b), arg(fn, "bias") + " must be finite, got " + fmt(b) + " at index " + std::to_string(n));
+      if (!std::isfinite(b))
+        throw ValueError(arg(fn, "bias") + " must be finite, got " + fmt(b) + " at index " + std::to_string(n));
       float r = std::nearbyint(b / sxw[n]);
       r = r < i32.lo ? i32.lo : (r > i32.hi ? i32.hi : r);  // saturate into int32
       bias_q[n] = static_cast<int32_t>(r);

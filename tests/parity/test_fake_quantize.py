@@ -55,6 +55,17 @@ def test_nan_propagates_and_gets_no_gradient(device):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: d.name)
+def test_nan_payloads_become_the_canonical_nan(dtype):
+    # Quiet NaNs with payloads and both signs: the output NaN is the same bytes on both streams.
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFFFFFFF, 0x7F800001], np.uint32)
+    x = bits.view(F32)
+    outs = [to_np(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype).to(dev), 0.1, 3, 0, 255)) for dev in ("cpu", "gpu")]
+    assert_bytes_equal(outs[0], outs[1], "cpu vs gpu")
+    canonical = lucid.tensor(np.array([0x7FC00000] * 5, np.uint32).view(F32)).to(dtype=dtype)
+    assert_bytes_equal(outs[0], to_np(canonical), "canonical NaN")
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: d.name)
 def test_half_dtypes_forward_backward(device, dtype, rng):
     x32 = (rng.standard_normal(300) * 10).astype(F32)
     t, exact = as_float_dtype(x32, dtype)
