@@ -31,17 +31,24 @@ namespace lucid::cpu {
 // Calls run(begin, len, p) for rows sharing parameter p, or
 // elem(begin, len, p) where element j uses parameter p + j, over chunks of
 // the flat index space handed out by the thread pool (rows may be split).
+// The row's parameter index is advanced incrementally: divisions per row
+// would cost more than quantizing a short group.
 template <class Run, class Elem>
 void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& elem) {
   if (seg.n == 0) return;
   auto body = [&](int64_t lo, int64_t hi) {
+    int64_t r = lo / seg.row_len, off = lo - r * seg.row_len;
+    int64_t q = r / seg.period, m = r % seg.period;  // r = q * period + m
+    int64_t gq = m / seg.group, gm = m % seg.group;  // m = gq * group + gm
     for (int64_t i = lo; i < hi;) {
-      int64_t r = i / seg.row_len, off = i - r * seg.row_len;
       int64_t len = std::min(seg.row_len - off, hi - i);
-      int64_t p = seg.param_index(r);
+      int64_t p = (q * seg.group_stride + gq) * seg.param_mul;
       if (seg.per_element) elem(i, len, p + off);
       else run(i, len, p);
       i += len;
+      off = 0;
+      if (++gm == seg.group) gm = 0, ++gq;
+      if (++m == seg.period) m = 0, gq = 0, gm = 0, ++q;
     }
   };
   if (threaded) parallel_for(seg.n, kElementwiseGrain, body);
