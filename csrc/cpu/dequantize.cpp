@@ -20,12 +20,22 @@ inline T dequantize_value(Q q, float s, int32_t z) {
 }
 
 template <class Q, class T>
-LUCID_QUANT_CLONES void dequantize_run(const Q* q, T* y, int64_t n, float s, int32_t z) {
+LUCID_QUANT_CLONES void dequantize_run(const Q* __restrict q, T* __restrict y, int64_t n, float s, int32_t z) {
   for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value<Q, T>(q[i], s, z);
 }
 
 template <class Q, class T>
-LUCID_QUANT_CLONES void dequantize_elem(const Q* q, T* y, int64_t n, const float* s, const int32_t* z) {
+LUCID_QUANT_CLONES void dequantize_groups(const Q* __restrict q, T* __restrict y, int64_t rows, int64_t len,
+                                          const float* __restrict s, const int32_t* __restrict z) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float sr = s[r];
+    int32_t zr = z[r];
+    for (int64_t i = 0; i < len; ++i) y[r * len + i] = dequantize_value<Q, T>(q[r * len + i], sr, zr);
+  }
+}
+
+template <class Q, class T>
+LUCID_QUANT_CLONES void dequantize_elem(const Q* __restrict q, T* __restrict y, int64_t n, const float* __restrict s, const int32_t* __restrict z) {
   for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value<Q, T>(q[i], s[i], z[i]);
 }
 
@@ -57,7 +67,10 @@ void dequantize(const Tensor& q, const Tensor& out, const QSegments& seg, const 
   dispatch_dequantize(q, out, [&](const auto* pq, auto* py) {
     for_each_segment(
         seg, true, [&](int64_t i, int64_t len, int64_t p) { dequantize_run(pq + i, py + i, len, scale[p], zp[p]); },
-        [&](int64_t i, int64_t len, int64_t p) { dequantize_elem(pq + i, py + i, len, scale + p, zp + p); });
+        [&](int64_t i, int64_t len, int64_t p) { dequantize_elem(pq + i, py + i, len, scale + p, zp + p); },
+        [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
+          dequantize_groups(pq + i, py + i, rows, len, scale + p, zp + p);
+        });
   });
 }
 

@@ -35,7 +35,7 @@ inline float fake_quantize_value(float x, float s, int32_t z, float lo, float hi
 }
 
 template <bool Wide, class T>
-LUCID_QUANT_CLONES void fq_run(const T* x, T* y, uint8_t* m, int64_t n, float s, int32_t z, float lo, float hi) {
+LUCID_QUANT_CLONES void fq_run(const T* __restrict x, T* __restrict y, uint8_t* __restrict m, int64_t n, float s, int32_t z, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i) {
     uint8_t pass;
     y[i] = T(fake_quantize_value<Wide>(widen(x[i]), s, z, lo, hi, pass));
@@ -44,12 +44,27 @@ LUCID_QUANT_CLONES void fq_run(const T* x, T* y, uint8_t* m, int64_t n, float s,
 }
 
 template <bool Wide, class T>
-LUCID_QUANT_CLONES void fq_elem(const T* x, T* y, uint8_t* m, int64_t n, const float* s, const int32_t* z, float lo,
+LUCID_QUANT_CLONES void fq_elem(const T* __restrict x, T* __restrict y, uint8_t* __restrict m, int64_t n, const float* __restrict s, const int32_t* __restrict z, float lo,
                                 float hi) {
   for (int64_t i = 0; i < n; ++i) {
     uint8_t pass;
     y[i] = T(fake_quantize_value<Wide>(widen(x[i]), s[i], z[i], lo, hi, pass));
     m[i] = pass;
+  }
+}
+
+template <bool Wide, class T>
+LUCID_QUANT_CLONES void fq_groups(const T* __restrict x, T* __restrict y, uint8_t* __restrict m, int64_t rows,
+                                  int64_t len, const float* __restrict s, const int32_t* __restrict z, float lo,
+                                  float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float sr = s[r];
+    int32_t zr = z[r];
+    for (int64_t i = 0; i < len; ++i) {
+      uint8_t pass;
+      y[r * len + i] = T(fake_quantize_value<Wide>(widen(x[r * len + i]), sr, zr, lo, hi, pass));
+      m[r * len + i] = pass;
+    }
   }
 }
 
@@ -89,7 +104,10 @@ void fake_quantize_impl(const Tensor& x, const Tensor& y, const Tensor& mask, co
       for_each_segment(
           seg, true,
           [&](int64_t i, int64_t n, int64_t p) { fq_run<Wide>(px + i, py + i, pm + i, n, scale[p], zp[p], b.lo, b.hi); },
-          [&](int64_t i, int64_t n, int64_t p) { fq_elem<Wide>(px + i, py + i, pm + i, n, scale + p, zp + p, b.lo, b.hi); });
+          [&](int64_t i, int64_t n, int64_t p) { fq_elem<Wide>(px + i, py + i, pm + i, n, scale + p, zp + p, b.lo, b.hi); },
+          [&](int64_t i, int64_t rows, int64_t n, int64_t p) {
+            fq_groups<Wide>(px + i, py + i, pm + i, rows, n, scale + p, zp + p, b.lo, b.hi);
+          });
     }
   });
 }
@@ -106,7 +124,7 @@ void fake_quantize_any(const Tensor& x, const Tensor& y, const Tensor& mask, con
 // dx = mask ? dy : +0 on the raw bits (U is T's width as an unsigned
 // integer), which vectorizes for every float type.
 template <class U>
-LUCID_QUANT_CLONES void masked_run(const U* dy, const uint8_t* m, U* dx, int64_t n) {
+LUCID_QUANT_CLONES void masked_run(const U* __restrict dy, const uint8_t* __restrict m, U* __restrict dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] = static_cast<U>(dy[i] & static_cast<U>(0u - static_cast<uint32_t>(m[i] & 1u)));
 }
 

@@ -12,14 +12,28 @@ namespace {
 // One (scale, zero_point) for the whole run: per-tensor, per-channel rows and
 // per-group runs all land here.
 template <class T, class Q>
-LUCID_QUANT_CLONES void quantize_run(const T* x, Q* q, int64_t n, float s, float zf, float lo, float hi) {
+LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int64_t n, float s, float zf, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i)
     q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s, zf, lo, hi)));
 }
 
+// Consecutive runs of `len` elements, run k using parameter k: per-group
+// quantization along the last axis, in one call.
+template <class T, class Q>
+LUCID_QUANT_CLONES void quantize_groups(const T* __restrict x, Q* __restrict q, int64_t rows, int64_t len,
+                                        const float* __restrict s, const int32_t* __restrict z, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float sr = s[r], zr = static_cast<float>(z[r]);
+    const T* xr = x + r * len;
+    Q* qr = q + r * len;
+    for (int64_t i = 0; i < len; ++i)
+      qr[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(xr[i]), sr, zr, lo, hi)));
+  }
+}
+
 // A parameter per element: per-channel along the last axis.
 template <class T, class Q>
-LUCID_QUANT_CLONES void quantize_elem(const T* x, Q* q, int64_t n, const float* s, const int32_t* z, float lo,
+LUCID_QUANT_CLONES void quantize_elem(const T* __restrict x, Q* __restrict q, int64_t n, const float* __restrict s, const int32_t* __restrict z, float lo,
                                       float hi) {
   for (int64_t i = 0; i < n; ++i)
     q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s[i], static_cast<float>(z[i]), lo, hi)));
@@ -62,7 +76,10 @@ void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const fl
         [&](int64_t i, int64_t len, int64_t p) {
           quantize_run(px + i, pq + i, len, scale[p], static_cast<float>(zp[p]), b.lo, b.hi);
         },
-        [&](int64_t i, int64_t len, int64_t p) { quantize_elem(px + i, pq + i, len, scale + p, zp + p, b.lo, b.hi); });
+        [&](int64_t i, int64_t len, int64_t p) { quantize_elem(px + i, pq + i, len, scale + p, zp + p, b.lo, b.hi); },
+        [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
+          quantize_groups(px + i, pq + i, rows, len, scale + p, zp + p, b.lo, b.hi);
+        });
   });
 }
 

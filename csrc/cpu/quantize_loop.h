@@ -32,12 +32,30 @@ namespace lucid::cpu {
 // elem(begin, len, p) where element j uses parameter p + j, over chunks of
 // the flat index space handed out by the thread pool (rows may be split).
 // The row's parameter index is advanced incrementally: divisions per row
-// would cost more than quantizing a short group.
-template <class Run, class Elem>
-void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& elem) {
+// would cost more than quantizing a short group. When row r simply uses
+// parameter r (per-group runs along the last axis), whole rows go to
+// groups(begin, rows, row_len, p_first) in one call instead.
+template <class Run, class Elem, class Groups>
+void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& elem, Groups&& groups) {
   if (seg.n == 0) return;
+  bool row_is_param = !seg.per_element && seg.period == 1 && seg.group == 1 && seg.group_stride == 1 &&
+                      seg.param_mul == 1;
   auto body = [&](int64_t lo, int64_t hi) {
     int64_t r = lo / seg.row_len, off = lo - r * seg.row_len;
+    if (row_is_param) {
+      int64_t i = lo;
+      if (off) {  // finish the row the chunk starts inside
+        int64_t len = std::min(seg.row_len - off, hi - i);
+        run(i, len, r++);
+        i += len;
+      }
+      int64_t rows = (hi - i) / seg.row_len;
+      if (rows) groups(i, rows, seg.row_len, r);
+      i += rows * seg.row_len;
+      r += rows;
+      if (i < hi) run(i, hi - i, r);
+      return;
+    }
     int64_t q = r / seg.period, m = r % seg.period;  // r = q * period + m
     int64_t gq = m / seg.group, gm = m % seg.group;  // m = gq * group + gm
     for (int64_t i = lo; i < hi;) {
@@ -53,6 +71,14 @@ void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& ele
   };
   if (threaded) parallel_for(seg.n, kElementwiseGrain, body);
   else body(0, seg.n);
+}
+
+// Without a batched kernel, groups are runs.
+template <class Run, class Elem>
+void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& elem) {
+  for_each_segment(seg, threaded, run, elem, [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
+    for (int64_t k = 0; k < rows; ++k) run(i + k * len, len, p + k);
+  });
 }
 
 // Float widening of a stored element (half types convert exactly).

@@ -133,41 +133,47 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   check<TypeError>(s.dtype() != DType::Bool, arg(fn, name) + " must be a floating tensor or a positive number, got bool");
   Tensor h = host_values(s, DType::Float32);
   const float* v = h.data<float>();
-  std::vector<float> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < h.numel(); ++i)
+  const int64_t n = h.numel();
+  for (int64_t i = 0; i < n; ++i)
     if (!(std::isfinite(v[i]) && v[i] > 0.0f))  // message built only on failure: scales can be many
       throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
-                       (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
-  for (int64_t i = 0; i < count; ++i) out[i] = v[h.numel() == 1 ? 0 : i];
-  return out;
+                       (n > 1 ? " at index " + std::to_string(i) : std::string()));
+  if (n == count) return std::vector<float>(v, v + n);
+  return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
 
 std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
                                      int64_t qmax, const std::string& grid) {
   check<TypeError>(z.dtype() != DType::Bool, arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
-  std::vector<int64_t> vals(static_cast<size_t>(z.numel()));
+  const int64_t n = z.numel();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  auto fail_range = [&](int64_t i, int64_t v) {
+    throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
+                     grid + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
+  };
   if (is_floating(z.dtype())) {
     // Users write lucid.zeros(C): accepted when every value is integral.
     Tensor h = host_values(z, DType::Float32);
     const float* v = h.data<float>();
-    for (int64_t i = 0; i < h.numel(); ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       if (!(std::isfinite(v[i]) && std::nearbyint(v[i]) == v[i]))
         throw ValueError(arg(fn, name) + " must hold integer values, got " + fmt(v[i]) +
-                         (h.numel() > 1 ? " at index " + std::to_string(i) : std::string()));
-      if (!(v[i] >= -9.2e18f && v[i] <= 9.2e18f)) throw ValueError(arg(fn, name) + " is out of range, got " + fmt(v[i]));
-      vals[i] = static_cast<int64_t>(v[i]);
+                         (n > 1 ? " at index " + std::to_string(i) : std::string()));
+      // Compared in double: float(qmax) may round above qmax.
+      if (!(static_cast<double>(v[i]) >= qmin && static_cast<double>(v[i]) <= qmax))
+        fail_range(i, v[i] >= 9.2e18f ? INT64_MAX : (v[i] <= -9.2e18f ? INT64_MIN : static_cast<int64_t>(v[i])));
+      out[i] = static_cast<int32_t>(v[i]);
     }
   } else {
     Tensor h = host_values(z, DType::Int64);
-    for (int64_t i = 0; i < h.numel(); ++i) vals[i] = h.data<int64_t>()[i];
+    const int64_t* v = h.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(v[i] >= qmin && v[i] <= qmax)) fail_range(i, v[i]);
+      out[i] = static_cast<int32_t>(v[i]);
+    }
   }
-  for (size_t i = 0; i < vals.size(); ++i)
-    if (!(vals[i] >= qmin && vals[i] <= qmax))
-      throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" + grid +
-              "), got " + std::to_string(vals[i]) + (vals.size() > 1 ? " at index " + std::to_string(i) : std::string()));
-  std::vector<int32_t> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(vals[vals.size() == 1 ? 0 : i]);
-  return out;
+  if (n == count) return out;
+  return std::vector<int32_t>(static_cast<size_t>(count), out[0]);
 }
 
 Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const Tensor& zp, const Layout& L,
