@@ -101,3 +101,20 @@ def test_streams_bit_identical(rng):
                      to_np(Q.qmatmul(*args, out_scale=0.3, out_zp=100))))
     assert_bytes_equal(outs[0][0], outs[1][0], "float out")
     assert_bytes_equal(outs[0][1], outs[1][1], "quantized out")
+
+
+@pytest.mark.parametrize("M,K,N", [(0, 4, 3), (3, 4, 0), (0, 0, 0)])
+def test_empty_shapes(device, M, K, N):
+    x = lucid.tensor(np.zeros((M, K), np.uint8), device=device)
+    w = lucid.tensor(np.zeros((N, K), np.int8), device=device)
+    y = Q.qmatmul(x, 0.5, 0, w, 0.5, 0)
+    assert y.shape == (M, N) and y.dtype == lucid.float32
+    q = Q.qmatmul(x, 0.5, 0, w, 0.5, 0, out_scale=1.0, out_zp=3)
+    assert q.shape == (M, N) and q.dtype == lucid.uint8
+
+
+def test_bias_only_when_k_is_zero(device):
+    x = lucid.tensor(np.zeros((2, 0), np.int8), device=device)
+    w = lucid.tensor(np.zeros((3, 0), np.int8), device=device)
+    y = Q.qmatmul(x, 0.5, 0, w, 0.25, 0, bias=lucid.tensor([0.125, -0.25, 1.0], device=device))
+    assert to_np(y).tolist() == [[0.125, -0.25, 1.0]] * 2
