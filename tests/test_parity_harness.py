@@ -278,6 +278,19 @@ def test_run_cases_injected_mismatch_is_caught():
     assert "index (0,)" in report.rows[1].first_mismatch
 
 
+def test_run_cases_reports_a_raising_case_and_carries_on():
+    def only_on_cpu(t):
+        if t.device.type == "gpu":
+            raise RuntimeError("no kernel")
+        return t
+
+    cases = [Case("odd", "float32", "-", "odd", only_on_cpu, (lucid.ones(3),))] + _cases()
+    report = run_cases(cases)
+    assert not report.ok and report.errors == 1 and report.mismatches == 0
+    assert "raised RuntimeError: no kernel" in report.rows[0].first_mismatch
+    assert report.rows[1].elements == 999  # later cases still ran
+
+
 # ---------------------------------------------------------------- the command
 
 

@@ -85,9 +85,10 @@ def main(argv=None) -> int:
     print(format_table(report.rows))
     for row in report.rows:
         if row.first_mismatch:
-            print(f"\nMISMATCH in {row.op} {row.qdtype} {row.scheme}: {row.first_mismatch}")
+            kind = "ERROR" if row.errors and not row.mismatches else "MISMATCH"
+            print(f"\n{kind} in {row.op} {row.qdtype} {row.scheme}: {row.first_mismatch}")
     print(f"\n{len(cases)} cases, {sum(r.elements for r in report.rows):,} elements, "
-          f"{report.mismatches:,} mismatches, {seconds:.1f} s")
+          f"{report.mismatches:,} mismatches, {report.errors} errors, {seconds:.1f} s")
     print(f"fingerprint cpu: {report.fingerprint_cpu}  ({report.fingerprint_cases} battery cases)")
     print(f"fingerprint gpu: {report.fingerprint_gpu}")
     verdict = "PASS: both streams bit-identical" if report.ok else "FAIL: the streams differ"
@@ -95,7 +96,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"mode": mode, "gpu_backend": lucid.gpu.backend(), "threads": lucid.get_num_threads(),
-                       "note": note, "seconds": seconds, "ok": report.ok, "mismatches": report.mismatches,
+                       "note": note, "seconds": seconds, "ok": report.ok,
+                       "mismatches": report.mismatches, "errors": report.errors,
                        "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
                        "fingerprint_cases": report.fingerprint_cases,
                        "rows": [r.as_dict() for r in report.rows]}, f, indent=1)

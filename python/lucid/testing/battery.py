@@ -175,11 +175,16 @@ def _fake_quantize_cases(name: str):
     Q = _q()
     qmin, qmax = adv.grid(name)
 
-    def forward(x, s, z, axis=None):
+    def forward(x, s, z, axis=None, group=None):
+        if group:
+            return Q.fake_quantize(x, s, z, qmin, qmax, group_size=group, axis=-1)
         return Q.fake_quantize(x, s, z, qmin, qmax, ch_axis=axis)
 
-    def backward(x, dy, s, z, axis=None):
-        y = Q.fake_quantize(x, s, z, qmin, qmax, ch_axis=axis)
+    def backward(x, dy, s, z, axis=None, group=None):
+        if group:
+            y = Q.fake_quantize(x, s, z, qmin, qmax, group_size=group, axis=-1)
+        else:
+            y = Q.fake_quantize(x, s, z, qmin, qmax, ch_axis=axis)
         y.backward(dy)
         return x.grad
 
@@ -194,6 +199,12 @@ def _fake_quantize_cases(name: str):
                (_t(x), _t(scales), _t(zps), 1))
     yield Case("fake_quantize_grad", name, "per-channel", f"fq_grad/{name}/channel", backward,
                (_t(x, requires_grad=True), _t(dy), _t(scales), _t(zps), 1))
+    xg, sg, zg = _group_tensor(name, 7, 5)
+    dy = _grad_seed(xg.shape, SEED + 1)
+    yield Case("fake_quantize", name, "per-group", f"fq/{name}/group", forward,
+               (_t(xg), _t(sg), _t(zg), None, GROUP_SIZE))
+    yield Case("fake_quantize_grad", name, "per-group", f"fq_grad/{name}/group", backward,
+               (_t(xg, requires_grad=True), _t(dy), _t(sg), _t(zg), None, GROUP_SIZE))
 
 
 # ---------------------------------------------------------------- qparams, int4 packing, qmatmul
@@ -208,8 +219,10 @@ def _minmax_pairs(seed: int) -> tuple:
     rng = np.random.default_rng(seed)
     powers = np.array(["1e-6", "1e-5", "1e-4", "1e-3", "1e-2", "0.1", "1", "10", "100", "1e3", "1e4", "1e5"], F32)
     r = adv.bell(rng, 0.0, 1.0, 400).reshape(2, 200) * powers[rng.integers(0, 12, (2, 200))]
-    return (np.concatenate([mins.ravel(), np.minimum(r[0], r[1])]).astype(F32),
-            np.concatenate([maxs.ravel(), np.maximum(r[0], r[1])]).astype(F32))
+    mins = np.concatenate([mins.ravel(), np.minimum(r[0], r[1])]).astype(F32)
+    maxs = np.concatenate([maxs.ravel(), np.maximum(r[0], r[1])]).astype(F32)
+    valid = mins <= maxs  # observers never produce min > max; calculate_qparams rejects it
+    return mins[valid], maxs[valid]
 
 
 def _qparams_cases(name: str):

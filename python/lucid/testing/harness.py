@@ -49,6 +49,7 @@ class Row:
     cases: int = 0
     elements: int = 0
     mismatches: int = 0
+    errors: int = 0  # cases that raised instead of returning
     cpu_seconds: float = 0.0
     gpu_seconds: float = 0.0
     first_mismatch: str = ""
@@ -60,7 +61,7 @@ class Row:
 
     def as_dict(self) -> dict:
         return {"op": self.op, "qdtype": self.qdtype, "scheme": self.scheme, "cases": self.cases,
-                "elements": self.elements, "mismatches": self.mismatches,
+                "elements": self.elements, "mismatches": self.mismatches, "errors": self.errors,
                 "cpu_seconds": self.cpu_seconds, "gpu_seconds": self.gpu_seconds,
                 "cpu_elements_per_s": self.throughput("cpu"), "gpu_elements_per_s": self.throughput("gpu"),
                 "first_mismatch": self.first_mismatch}
@@ -78,8 +79,12 @@ class Report:
         return sum(r.mismatches for r in self.rows)
 
     @property
+    def errors(self) -> int:
+        return sum(r.errors for r in self.rows)
+
+    @property
     def ok(self) -> bool:
-        return self.mismatches == 0 and self.fingerprint_cpu == self.fingerprint_gpu
+        return self.mismatches == 0 and self.errors == 0 and self.fingerprint_cpu == self.fingerprint_gpu
 
 
 def _hash_outputs(h, label: str, arrays) -> None:
@@ -123,10 +128,19 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
         fn = case.fn
         if inject is not None and case.op == inject:
             fn, inject = _corrupt_gpu(fn), None
-        result = compare_streams(fn, *case.args)
         key = (case.op, case.qdtype, case.scheme)
         row = rows.setdefault(key, Row(*key))
         row.cases += 1
+        try:
+            result = compare_streams(fn, *case.args)
+        except Exception as e:  # noqa: BLE001  a raising case is a failure to report, not a crash
+            row.errors += 1
+            row.first_mismatch = row.first_mismatch or f"{case.label}: raised {type(e).__name__}: {e}"
+            if case.fingerprint:  # the digests must not match a run where this case worked
+                h_cpu.update(b"error:" + case.label.encode())
+                h_gpu.update(b"error:" + case.label.encode())
+                n_fp += 1
+            continue
         row.elements += result.elements
         row.mismatches += result.mismatches
         row.cpu_seconds += result.cpu_seconds
@@ -144,10 +158,10 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
 
 def format_table(rows) -> str:
     """The table the parity command prints: one line per (op, qdtype, scheme)."""
-    head = ("op", "qdtype", "scheme", "elements", "mismatches", "cpu Melem/s", "gpu Melem/s")
-    lines = [[r.op, r.qdtype, r.scheme, f"{r.elements:,}", f"{r.mismatches:,}",
+    head = ("op", "qdtype", "scheme", "elements", "mismatches", "errors", "cpu Melem/s", "gpu Melem/s")
+    lines = [[r.op, r.qdtype, r.scheme, f"{r.elements:,}", f"{r.mismatches:,}", f"{r.errors}",
               f"{r.throughput('cpu') / 1e6:.1f}", f"{r.throughput('gpu') / 1e6:.1f}"] for r in rows]
-    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) if lines else len(head[i]) for i in range(7)]
+    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) if lines else len(head[i]) for i in range(len(head))]
     fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
     out = [fmt(head), fmt(["-" * w for w in widths])]
     out += [fmt(line) for line in lines]
