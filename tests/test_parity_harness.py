@@ -291,18 +291,68 @@ def test_run_cases_reports_a_raising_case_and_carries_on():
     assert report.rows[1].elements == 999  # later cases still ran
 
 
+# ---------------------------------------------------------------- the battery catches wrong kernels
+
+
+def _gpu_variant(s, z, qdtype, variant):
+    """quantize on the CPU stream; on the GPU stream a numpy kernel with one deliberate deviation."""
+    import lucid.quantization as Q
+
+    qmin, qmax = adv.grid(qdtype)
+
+    def fn(x):
+        if x.device.type == "cpu":
+            return Q.quantize(x, s, z, getattr(Q, qdtype))
+        v = x.to("cpu").numpy()
+        with np.errstate(all="ignore"):
+            if variant == "reciprocal":
+                t = v * (F32(1) / F32(s))
+                r = np.rint(t)
+            else:  # round half away from zero
+                t = v / F32(s)
+                t64 = t.astype(np.float64)  # exact: only the tie rule differs
+                r = np.trunc(t64 + np.copysign(0.5, t64)).astype(F32)
+            codes = np.where(np.isnan(v), z, np.clip(r + F32(z), qmin, qmax))
+        return lucid.tensor(codes.astype(np.uint8 if qdtype == "quint8" else np.int8), device="gpu")
+
+    return fn
+
+
+def test_battery_catches_a_reciprocal_kernel():
+    s, z, q = 0.00214854861, 0, "qint8"
+    b = adv.battery(s, z, q)
+    r = compare_streams(_gpu_variant(s, z, q, "reciprocal"), lucid.tensor(b.values))
+    differ = np.flatnonzero(r.cpu[0] != r.gpu[0])
+    name, start, stop = next(k for k in b.kinds if k[0] == "division_traps")
+    traps = b.values[start:stop]
+    inside = np.abs(np.rint(traps / F32(s))) <= 126  # both roundings on the grid: the clamp hides nothing
+    assert inside.sum() > 10 and set((start + np.flatnonzero(inside)).tolist()) <= set(differ.tolist())
+    assert r.mismatches == differ.size > 0
+
+
+def test_battery_catches_round_half_away_from_zero():
+    s, z, q = 0.0371, 77, "quint8"
+    b = adv.battery(s, z, q)
+    r = compare_streams(_gpu_variant(s, z, q, "half_away"), lucid.tensor(b.values))
+    differ = np.flatnonzero(r.cpu[0] != r.gpu[0])
+    t = b.values[differ] / F32(s)
+    assert differ.size > 0 and np.all(t - np.floor(t) == 0.5)  # every difference is an exact tie
+    assert "ties" in {b.kind_of(i) for i in differ} and "differs at index" in r.message
+
+
+@pytest.mark.parametrize("s,z,q", [g for g in GRIDS if g[2] != "qint32"])
+def test_cpu_quantize_matches_the_reference_on_the_battery(s, z, q):
+    import lucid.quantization as Q
+
+    b = adv.battery(s, z, q)
+    codes = Q.quantize(lucid.tensor(b.values), s, z, getattr(Q, q)).numpy().astype(np.int64)
+    assert np.array_equal(codes, ref_quantize(b.values, s, z, q))
+
+
 # ---------------------------------------------------------------- the command
 
 
-def _needs_quantization():
-    try:
-        import lucid.quantization  # noqa: F401
-    except ImportError:
-        pytest.skip("lucid.quantization has not landed on this branch yet")
-
-
 def _run_cli(tmp_path, *extra, env_extra=None):
-    _needs_quantization()
     out = tmp_path / "parity.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     env.pop("LUCID_MLX_DEVICE", None)  # the command chooses: a GPU if present, else MLX's CPU backend

@@ -14,6 +14,8 @@ data.
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from . import adversarial as adv
@@ -54,7 +56,8 @@ def qdtype(name: str):
 def _t(arr, dtype=None, requires_grad=False):
     from .. import tensor
 
-    return tensor(np.ascontiguousarray(arr), dtype=dtype, requires_grad=requires_grad)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values become ±inf in float16, on purpose
+        return tensor(np.ascontiguousarray(arr), dtype=dtype, requires_grad=requires_grad)
 
 
 def _batteries(name: str):
@@ -315,26 +318,63 @@ def fixed_cases() -> list:
     return cases
 
 
-def random_cases(n: int) -> list:
-    """Seeded random float32 tensors of ``n`` elements per grid, per-tensor quantize/dequantize/fake_quantize.
+def random_cases(n: int) -> Iterator[Case]:
+    """Seeded random tensors of about ``n`` elements for every primitive, grid and scheme (a generator).
 
-    Checked on both streams but not fingerprinted (their size depends on the mode).
+    Checked on both streams but not fingerprinted (their size depends on the
+    mode). They measure throughput and catch what only large tensors reach:
+    the thread pool's chunk boundaries and vector loops over long runs.
     """
     if n <= 0:
-        return []
+        return
     Q = _q()
-    cases = []
+    rng = np.random.default_rng(SEED + 7)
+    cols = 4 * GROUP_SIZE + 1  # per-channel rows of odd length; per-group rows hold 4 groups
+    rows = max(1, n // cols)
     for name in QDTYPES:
-        s, z = GRID_PARAMS[name][0]
-        qd = qdtype(name)
+        (s, z), qd = GRID_PARAMS[name][0], qdtype(name)
         qmin, qmax = adv.grid(name)
         x = adv.random_values(s, z, name, n, seed=SEED + 99)
-        codes = np.random.default_rng(SEED).integers(qmin, qmax + 1, n).astype(STORAGE[name])
-        cases.append(Case("quantize", name, "per-tensor", f"random/q/{name}",
-                          lambda x, s=s, z=z, qd=qd: Q.quantize(x, s, z, qd), (_t(x),), fingerprint=False))
-        cases.append(Case("dequantize", name, "per-tensor", f"random/dq/{name}",
-                          lambda q, s=s, z=z: Q.dequantize(q, s, z), (_t(codes),), fingerprint=False))
-        cases.append(Case("fake_quantize", name, "per-tensor", f"random/fq/{name}",
-                          lambda x, s=s, z=z, a=qmin, b=qmax: Q.fake_quantize(x, s, z, a, b), (_t(x),),
-                          fingerprint=False))
-    return cases
+        codes = rng.integers(qmin, qmax + 1, n).astype(STORAGE[name])
+        dy = _grad_seed(x.shape, SEED + 5)
+        cases = []  # built per grid and yielded, so only one grid's tensors are alive at a time
+        add = lambda op, scheme, fn, *args: cases.append(  # noqa: E731
+            Case(op, name, scheme, f"random/{op}/{name}/{scheme}", fn, args, fingerprint=False))
+        add("quantize", "per-tensor", lambda x, s=s, z=z, qd=qd: Q.quantize(x, s, z, qd), _t(x))
+        add("dequantize", "per-tensor", lambda q, s=s, z=z: Q.dequantize(q, s, z), _t(codes))
+        add("fake_quantize", "per-tensor", lambda x, s=s, z=z, a=qmin, b=qmax: Q.fake_quantize(x, s, z, a, b), _t(x))
+
+        def grad(x, dy, s=s, z=z, a=qmin, b=qmax):
+            Q.fake_quantize(x, s, z, a, b).backward(dy)
+            return x.grad
+
+        add("fake_quantize_grad", "per-tensor", grad, _t(x, requires_grad=True), _t(dy))
+        # Per channel along the last axis (cols channels) and per group along it.
+        x2 = np.resize(x, (rows, cols))
+        sc = adv.uniform(rng, float(s) / 2, float(s) * 2, cols)
+        zc = np.full(cols, z, np.int32)
+        add("quantize", "per-channel", lambda x, sc, zc, qd=qd: Q.quantize(x, sc, zc, qd, ch_axis=1),
+            _t(x2), _t(sc), _t(zc))
+        add("dequantize", "per-channel", lambda q, sc, zc: Q.dequantize(q, sc, zc, ch_axis=1),
+            _t(np.resize(codes, (rows, cols))), _t(sc), _t(zc))
+        x3 = np.resize(x, (rows, 4 * GROUP_SIZE))
+        sg = adv.uniform(rng, float(s) / 2, float(s) * 2, rows * 4).reshape(rows, 4)
+        zg = np.full((rows, 4), z, np.int32)
+        add("quantize", "per-group", lambda x, sg, zg, qd=qd: Q.quantize(x, sg, zg, qd, group_size=GROUP_SIZE),
+            _t(x3), _t(sg), _t(zg))
+        yield from cases
+    for name, signed in (("qint4", True), ("quint4", False)):
+        qmin, qmax = adv.grid(name)
+        codes = rng.integers(qmin, qmax + 1, (max(1, n // 1025), 1025)).astype(STORAGE[name])
+        packed = rng.integers(0, 256, (codes.shape[0], 513)).astype(np.uint8)
+        yield (Case("pack_int4", name, "axis -1", f"random/pack/{name}", lambda c: Q.pack_int4(c),
+                          (_t(codes),), fingerprint=False))
+        yield (Case("unpack_int4", name, "axis -1", f"random/unpack/{name}",
+                          lambda p, signed=signed: Q.unpack_int4(p, 1025, signed), (_t(packed),), fingerprint=False))
+    k = 1023
+    m = max(1, min(512, n // (64 * k) + 1))
+    xq = rng.integers(0, 256, (m, k)).astype(np.uint8)
+    wq = rng.integers(-128, 128, (257, k)).astype(np.int8)
+    yield (Case("qmatmul", "quint8x qint8w -> quint8", "per-tensor", "random/qmatmul",
+                      lambda a, b: Q.qmatmul(a, 0.02, 128, b, 0.003, 0, out_scale=0.5, out_zp=128),
+                      (_t(xq), _t(wq)), fingerprint=False))

@@ -73,6 +73,7 @@ class Report:
     fingerprint_cpu: str = ""
     fingerprint_gpu: str = ""
     fingerprint_cases: int = 0
+    cases: int = 0
 
     @property
     def mismatches(self) -> int:
@@ -115,7 +116,7 @@ def _corrupt_gpu(fn):
 
 
 def run_cases(cases, *, inject: str | None = None, progress: Callable | None = None) -> Report:
-    """Runs every case on both streams; returns the table rows and both fingerprints.
+    """Runs every case (any iterable) on both streams; returns the table rows and both fingerprints.
 
     ``inject`` names an op whose first case gets a corrupted GPU output, to
     prove the harness notices (used by the tests only). ``progress`` is
@@ -123,8 +124,9 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
     """
     rows: dict = {}
     h_cpu, h_gpu = hashlib.sha256(), hashlib.sha256()
-    n_fp = 0
+    n_fp = n_cases = 0
     for case in cases:
+        n_cases += 1
         fn = case.fn
         if inject is not None and case.op == inject:
             fn, inject = _corrupt_gpu(fn), None
@@ -153,7 +155,7 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
             n_fp += 1
         if progress is not None:
             progress(case, result)
-    return Report(list(rows.values()), h_cpu.hexdigest()[:16], h_gpu.hexdigest()[:16], n_fp)
+    return Report(list(rows.values()), h_cpu.hexdigest()[:16], h_gpu.hexdigest()[:16], n_fp, n_cases)
 
 
 def format_table(rows) -> str:
