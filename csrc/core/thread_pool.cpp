@@ -85,12 +85,12 @@ class Pool {
     }
   }
 
-  void worker_loop() {
-    uint64_t seen = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      seen = generation_;
-    }
+  // `seen` is the generation current when the worker was created. Reading it
+  // from inside the new thread instead would race with the first run(): if
+  // that run bumped the generation before the thread got scheduled, the worker
+  // would take the new job for an old one and sleep, and run() would wait
+  // for it forever.
+  void worker_loop(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -104,9 +104,12 @@ class Pool {
     }
   }
 
+  // Called from the constructor or from resize() under run_mutex_, so no run()
+  // can change generation_ meanwhile.
   void start_workers() {
     stop_ = false;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    const uint64_t current = generation_;
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, current] { worker_loop(current); });
   }
 
   void stop_workers() {
