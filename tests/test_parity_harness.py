@@ -406,3 +406,16 @@ def test_cli_falls_back_to_mlx_cpu_without_a_gpu(quick_run):
         pytest.skip("this host has a GPU; the GPU stream ran on it")
     assert "MLX's CPU backend (LUCID_MLX_DEVICE=cpu set for this run)" in proc.stdout
     assert data["note"]
+
+
+def test_cli_rejects_a_bad_thread_count():
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--threads", "0"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 2 and "--threads" in proc.stderr and "must be >= 1" in proc.stderr
+
+
+def test_importing_the_command_runs_nothing():
+    proc = subprocess.run([sys.executable, "-c", "import lucid.parity"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), timeout=120)
+    assert proc.returncode == 0 and proc.stdout == ""

@@ -289,19 +289,24 @@ def _qmatmul_cases():
             for scheme, (sw, zw) in (("per-tensor", (0.00214854861, 0)), ("per-channel", per_channel_w)):
                 sw_arr = np.broadcast_to(np.asarray(sw, F32), (n,))
                 bias_scale = (sx * sw_arr).astype(F32)
-                # Biases on exact ties of their own quantization, then random ones.
-                ties = np.resize(adv.exact_ties(bias_scale[0], 0, "qint32", limit=64), n)
-                bias = np.where(np.arange(n) % 2 == 0, ties, adv.bell(rng, 0.0, 1.0, n)).astype(F32)
+                # Even columns: a bias exactly on a tie of its own quantization rint(b / fl(sx * sw[n]));
+                # odd columns: random.
+                bias = adv.bell(rng, 0.0, 1.0, n)
+                for j in range(0, n, 2):
+                    ties = adv.exact_ties(bias_scale[j], 0, "qint8")
+                    bias[j] = ties[(j * 7 + m) % ties.size]
                 w_args = (_t(sw), _t(zw)) if scheme == "per-channel" else (sw, zw)
-                for out_name in ("float32", x_name):
-                    def fn(xq, wq, bias, sw_, zw_, out_name=out_name):
-                        if out_name == "float32":
+                # Output scales: a generic one, and twice fl(sx * sw[0]), which makes the requantization
+                # multiplier 0.5, so every odd accumulator lands on an exact tie.
+                for out_name, out_scale in (("float32", None), (x_name, 0.05), (x_name, float(2 * bias_scale[0]))):
+                    def fn(xq, wq, bias, sw_, zw_, out_name=out_name, out_scale=out_scale):
+                        if out_scale is None:
                             return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias)
-                        return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias, out_scale=0.05,
+                        return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias, out_scale=out_scale,
                                          out_zp=zx, out_qdtype=qdtype(out_name))
 
                     yield Case("qmatmul", f"{x_name}x qint8w -> {out_name}", scheme,
-                               f"qmatmul/{x_name}/{m}x{k}x{n}/{scheme}/{out_name}", fn,
+                               f"qmatmul/{x_name}/{m}x{k}x{n}/{scheme}/{out_name}/{out_scale}", fn,
                                (_t(xq), _t(wq), _t(bias), *w_args))
 
 
