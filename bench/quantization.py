@@ -113,7 +113,8 @@ def main(argv=None) -> int:
         lucid.set_num_threads(threads)
         for name, nbytes, fn, setup in _lucid_cases(x_np):
             t = _best(fn, args.repeat, setup)
-            results.append({"op": name, "threads": threads, "seconds": t, "bytes": nbytes, "gb_per_s": nbytes / t / 1e9})
+            results.append({"op": name, "threads": threads, "seconds": t, "bytes": nbytes,
+                            "gb_per_s": nbytes / t / 1e9})
     lucid.set_num_threads(all_threads)
     for r in results:
         r["vs_astype"] = r["bytes"] / r["seconds"] / base

@@ -267,9 +267,12 @@ def _int4_cases():
             packed_shape = list(shape)
             packed_shape[axis] = (length + 1) // 2
             packed = rng.integers(0, 256, packed_shape).astype(np.uint8)
-            packed.reshape(-1)[: min(packed.size, 256)] = np.arange(256)[: packed.size]
-            fn = lambda p, length=length, signed=signed, axis=axis: Q.unpack_int4(p, length, signed, axis=axis)  # noqa: E731
-            yield Case("unpack_int4", name, f"axis {axis}", f"unpack/{name}/{shape}/{axis}", fn, (_t(packed),))
+            packed.reshape(-1)[: min(packed.size, 256)] = np.arange(256)[: packed.size]  # every byte value
+
+            def unpack(p, length=length, signed=signed, axis=axis):
+                return Q.unpack_int4(p, length, signed, axis=axis)
+
+            yield Case("unpack_int4", name, f"axis {axis}", f"unpack/{name}/{shape}/{axis}", unpack, (_t(packed),))
 
 
 def _qmatmul_cases():
