@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "core/errors.h"
 
 namespace lucid {
@@ -11,8 +15,19 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
   auto s = std::make_shared<Storage>();
   size_t padded = ((nbytes + 63) / 64) * 64;
   if (padded == 0) padded = 64;
-  void* p = std::aligned_alloc(64, padded);
+  // Buffers of 32 MiB and more are always fresh mmaps in glibc (its largest
+  // mmap threshold), so every such output pays a page fault per 4 KiB, which
+  // costs more than the memory-bound kernel that fills it. Those are 2 MiB
+  // aligned and advised onto transparent huge pages, as numpy does. Smaller
+  // buffers stay with malloc, which recycles freed heap memory without faults.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  bool huge = padded >= (size_t{32} << 20);
+  if (huge) padded = (padded + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(huge ? kHugePage : 64, padded);
   if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+#if defined(MADV_HUGEPAGE)
+  if (huge) madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
   s->data = p;
   s->nbytes = nbytes;
   s->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
