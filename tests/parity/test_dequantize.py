@@ -115,3 +115,11 @@ def test_half_rounding_streams_identical(dtype, scale, rng):
     assert_bytes_equal(a, b, "dequantize")
     fa, fb = (bits(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype).to(d), scale, 3, -128, 127)) for d in ("cpu", "gpu"))
     assert_bytes_equal(fa, fb, "fake_quantize")
+
+
+def test_non_contiguous_codes(device, rng):
+    q = rng.integers(0, 256, (6, 4)).astype(np.uint8)
+    t = lucid.from_numpy(q.T).to(device)
+    got = to_np(Q.dequantize(t, lucid.tensor(np.array([0.5, 0.25, 2.0, 1.0], F32), device=device), 7, ch_axis=0))
+    s = np.array([0.5, 0.25, 2.0, 1.0], F32).reshape(4, 1)
+    assert_bytes_equal(got, ref_dequantize(q.T, np.broadcast_to(s, (4, 6)), 7))
