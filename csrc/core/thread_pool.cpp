@@ -85,12 +85,10 @@ class Pool {
     }
   }
 
-  void worker_loop() {
-    uint64_t seen = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      seen = generation_;
-    }
+  // `seen` is the generation when the worker was created (no job runs then):
+  // reading it from inside the new thread would race with the first job,
+  // which a late-starting worker would then skip while run() waits for it.
+  void worker_loop(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -106,7 +104,8 @@ class Pool {
 
   void start_workers() {
     stop_ = false;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    uint64_t gen = generation_;
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, gen] { worker_loop(gen); });
   }
 
   void stop_workers() {
