@@ -30,10 +30,13 @@ class _Plan:
 
     ``starts/steps/lengths`` slice every input axis (ints are length-1
     slices); ``shape`` is the basic result's shape (ints dropped, None added);
-    ``advanced`` is None or (position in ``shape``, kind, tensor, axes it covers).
+    ``advanced`` is None or (position in ``shape``, tensor, axes it covers,
+    first input axis). ``to_front``: numpy's rule that when ints (which count
+    as advanced indices next to a tensor) are not adjacent to the tensor
+    index, the tensor's result axes go first.
     """
 
-    __slots__ = ("starts", "steps", "lengths", "shape", "advanced")
+    __slots__ = ("starts", "steps", "lengths", "shape", "advanced", "to_front")
 
 
 def _is_int(v) -> bool:
@@ -47,6 +50,8 @@ def _as_index_tensor(item, device):
         t = item
     else:
         arr = np.asarray(item)
+        if arr.size == 0 and arr.dtype.kind == "f":  # [] is an empty integer index, as in numpy
+            arr = arr.astype(np.int64)
         if arr.dtype.kind not in "biu":
             raise IndexError(f"getitem(): a list or array index must hold ints or bools, got dtype {arr.dtype}")
         t = tensor(arr.astype(np.int64) if arr.dtype.kind in "iu" else arr)
@@ -90,6 +95,9 @@ def _plan(x, idx, fn: str) -> _Plan:
 
     plan = _Plan()
     plan.starts, plan.steps, plan.lengths, plan.shape, plan.advanced = [], [], [], [], None
+    advanced_at = [k for k, p in enumerate(parsed) if is_tensor(p) or isinstance(p, int)]
+    plan.to_front = (any(is_tensor(p) for p in parsed)
+                     and advanced_at != list(range(advanced_at[0], advanced_at[-1] + 1)))
     axis = 0
     for p in parsed:
         if p is None:
@@ -177,14 +185,20 @@ def getitem(x, idx):
     pos, t, k, _ = plan.advanced
     if t.dtype.name == "bool":
         # Merge the masked axes into one, then select the True positions.
-        flat = out.reshape(list(out.shape[:pos]) + [-1] + list(out.shape[pos + k:])) if out.numel() else \
-            out.reshape(list(out.shape[:pos]) + [int(np.prod(out.shape[pos:pos + k]))] + list(out.shape[pos + k:]))
+        merged = int(np.prod(out.shape[pos:pos + k]))
+        flat = out.reshape(list(out.shape[:pos]) + [merged] + list(out.shape[pos + k:]))
         from .._creation import tensor
 
         where = np.flatnonzero(t.to("cpu").numpy()).astype(np.int64)
-        return index_select(flat, pos, tensor(where, device=x.device))
-    picked = _index_select(out, pos, t.reshape(-1), wrap_negative=True)
-    return picked.reshape(list(out.shape[:pos]) + list(t.shape) + list(out.shape[pos + 1:]))
+        result, n = index_select(flat, pos, tensor(where, device=x.device)), 1
+    else:
+        picked = _index_select(out, pos, t.reshape(-1), wrap_negative=True)
+        result = picked.reshape(list(out.shape[:pos]) + list(t.shape) + list(out.shape[pos + 1:]))
+        n = t.ndim
+    if plan.to_front and pos:
+        order = list(range(pos, pos + n)) + [i for i in range(result.ndim) if not pos <= i < pos + n]
+        result = result.permute(order)
+    return result
 
 
 # ----- writing ---------------------------------------------------------------
@@ -261,12 +275,9 @@ def setitem(x, idx, value):
                                "lucid.no_grad() or build a new tensor")
         from .._tensor import Tensor
 
-        # The graph node must point at x's *current* node, not at x itself,
-        # which is about to become the node's own output.
-        before = Tensor(x._impl)
-        object.__setattr__(before, "requires_grad", x.requires_grad)
-        before.grad_fn, before._output_nr = x.grad_fn, x._output_nr
-        new = _SetItem.apply(before, v, plan)
+        # The node records x's current producer (Node.edges), so consumers of
+        # x's old value keep their gradient path after x is rebound here.
+        new = _SetItem.apply(x, v, plan)
         object.__setattr__(x, "_impl", new._impl)
         x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
         Tensor.__setattr__(x, "requires_grad", new.requires_grad)
