@@ -164,6 +164,48 @@ def test_setitem_scalar_and_tensor(device, rng, idx):
     check(x, a)
 
 
+ADVANCED_SET = [([2, 0],), (slice(None), [1, -1]), ([[0], [2]], slice(1, 3)), (1, slice(None), [0, 4]),
+                ([0, 2], slice(None), 2), (Ellipsis, [3]), ([],)]
+
+
+@pytest.mark.parametrize("idx", ADVANCED_SET, ids=[repr(i) for i in ADVANCED_SET])
+def test_setitem_integer_tensor(device, rng, idx):
+    x, a = make(rng, (3, 4, 5), device=device)
+    a = a.copy()
+    v = rng.standard_normal(a[idx].shape).astype(np.float32)
+    x[idx] = lucid.tensor(v, device=device)
+    a[idx] = v
+    check(x, a)
+    x[idx] = -1.0
+    a[idx] = -1.0
+    check(x, a)
+
+
+def test_setitem_mask(device, rng):
+    x, a = make(rng, (3, 4), "int32", device)
+    a = a.copy()
+    m = a > 0
+    x[lucid.tensor(m, device=device)] = 0
+    a[m] = 0
+    check(x, a)
+    rows = np.array([True, False, True])
+    x[lucid.tensor(rows, device=device), 1:] = lucid.tensor([7, 8, 9], device=device)
+    a[rows, 1:] = [7, 8, 9]
+    check(x, a)
+    cols = a[0] < 5
+    v = rng.integers(-9, 9, size=(3, int(cols.sum())))
+    x[:, lucid.tensor(cols, device=device)] = lucid.tensor(v, dtype=lucid.int32, device=device)
+    a[:, cols] = v
+    check(x, a)
+
+
+def test_setitem_mask_keeps_cpu_views():
+    x = lucid.zeros(2, 3)
+    row = x[1]
+    x[lucid.tensor([False, True])] = 4.0
+    assert row.tolist() == [4.0, 4.0, 4.0]  # written in place on the CPU stream
+
+
 def test_setitem_broadcast_and_cast(device, rng):
     x, a = make(rng, (3, 4), "int32", device)
     a = a.copy()
@@ -216,11 +258,13 @@ def test_setitem_errors(device):
         x[0] = lucid.zeros(3, device=device)
     with pytest.raises(IndexError, match="out of bounds for dimension 1"):
         x[0, 4] = 1.0
-    with pytest.raises(NotImplementedError, match="reading only"):
-        x[lucid.tensor([0, 1], device=device)] = 1.0
+    with pytest.raises(IndexError, match=r"setitem\(\).*holds 3"):
+        x[lucid.tensor([0, 3], device=device)] = 1.0
+    with pytest.raises(ValueError, match=r"setitem\(\).*cannot be broadcast"):
+        x[lucid.tensor([0, 1], device=device)] = lucid.zeros(3, 4, device=device)
     with pytest.raises(TypeError):
         x[0] = "a"
-    x[0] = lucid.ones(4, device="cpu" if device == "gpu" else "gpu")  # moved to x's device, as PyTorch refuses
+    x[0] = lucid.ones(4, device="cpu" if device == "gpu" else "gpu")  # the value is moved to x's device
     assert to_np(x)[0].tolist() == [1.0] * 4
 
 
@@ -269,6 +313,36 @@ def test_scatter_add(device, rng, dtype, dim):
         ref[tuple(tgt)] += s[pos]
     tol = {"float16": 1e-2, "bfloat16": 5e-2}.get(dtype, 1e-5)
     np.testing.assert_allclose(to_np(got).astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_and_index_copy(device, rng, dtype):
+    base, b = make(rng, (4, 5), dtype, device)
+    src, s = make(rng, (3, 6), dtype, device)
+    # Distinct targets per column (a permutation's rows), so the result is defined on both streams.
+    idx = np.stack([rng.permutation(4)[:3] for _ in range(5)], 1)
+    got = lucid.scatter(base, 0, lucid.tensor(idx, device=device), src)
+    ref = b.copy()
+    for i, j in itertools.product(range(3), range(5)):
+        ref[idx[i, j], j] = s[i, j]
+    check(got, ref)
+    check(base.scatter(1, lucid.tensor([[4], [0]], device=device), 1), _scatter_scalar(b, dtype))
+    rows = np.array([3, 0, 2])
+    got = lucid.index_copy(base, 0, lucid.tensor(rows, device=device), src[:, :5])
+    ref = b.copy()
+    ref[rows] = s[:, :5]
+    check(got, ref)
+
+
+def _scatter_scalar(b, dtype):
+    ref = b.copy()
+    ref[0, 4] = ref[1, 0] = 1
+    return ref
+
+
+def test_scatter_repeats_keep_last_on_cpu():
+    got = lucid.scatter(lucid.zeros(3), 0, lucid.tensor([1, 1, 1]), lucid.tensor([1.0, 2.0, 3.0]))
+    assert got.tolist() == [0.0, 3.0, 0.0]
 
 
 def test_scatter_add_integer_wraps(device):
@@ -391,6 +465,43 @@ def test_grad_gather_scatter_index(device, rng):
     assert gradcheck(lambda t: t.index_select(1, lucid.tensor([3, 0, 3], device=device)), (x,))
     assert gradcheck(lambda t, s: lucid.scatter_add(t, 1, idx[:, :3], s), (x, src))
     assert gradcheck(lambda t, s: lucid.index_add(t, 1, lucid.tensor([0, 0, 2, 1, 3], device=device), s), (x, src))
+
+
+def test_grad_scatter_index_copy(device, rng):
+    x = _leaf(rng, (4, 3), device)
+    src = _leaf(rng, (2, 3), device)
+    idx = lucid.tensor([[3, 0, 1], [1, 2, 0]], device=device)
+    assert gradcheck(lambda t, s: lucid.scatter(t, 0, idx, s), (x, src))
+    rows = lucid.tensor([2, 0], device=device)
+    assert gradcheck(lambda t, s: lucid.index_copy(t, 0, rows, s), (x, src))
+
+
+@pytest.mark.parametrize("idx", [([2, 0],), (slice(None), [1, -1]), ([0, 2], slice(None), 1)])
+def test_grad_setitem_advanced(device, rng, idx):
+    x = _leaf(rng, (3, 4, 2), device)
+    shape = np.zeros((3, 4, 2))[idx].shape
+    v = _leaf(rng, shape, device)
+
+    def f(t, w):
+        y = t * 1.0
+        y[idx] = w * 2.0
+        return y
+
+    assert gradcheck(f, (x, v))
+
+
+def test_grad_setitem_mask(device, rng):
+    x = _leaf(rng, (3, 4), device)
+    mask = rng.standard_normal((3, 4)) > 0
+    v = _leaf(rng, (int(mask.sum()),), device)
+    m = lucid.tensor(mask, device=device)
+
+    def f(t, w):
+        y = t * 1.0
+        y[m] = w
+        return y
+
+    assert gradcheck(f, (x, v))
 
 
 def test_grad_setitem(device, rng):
