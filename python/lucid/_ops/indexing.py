@@ -68,6 +68,12 @@ def _as_index_tensor(item, device):
 
 
 def _plan(x, idx, fn: str) -> _Plan:
+    from .._tensor import Tensor
+
+    def is_tensor(v):  # the shared helper imports per call; this loop is hot
+        return isinstance(v, Tensor)
+
+    shape, ndim = x.shape, x.ndim  # properties build a new tuple per access
     items = list(idx) if isinstance(idx, tuple) else [idx]
     if builtins.sum(1 for it in items if it is Ellipsis) > 1:
         raise IndexError(f"{fn}(): an index can only have a single ellipsis ('...')")
@@ -90,13 +96,13 @@ def _plan(x, idx, fn: str) -> _Plan:
         else:
             raise IndexError(f"{fn}(): unsupported index type {type(it).__name__}; expected int, slice, None, "
                              "Ellipsis, or an integer / boolean tensor")
-    if consumed > x.ndim:
-        raise IndexError(f"{fn}(): too many indices for a tensor of dimension {x.ndim} ({consumed} given)")
+    if consumed > ndim:
+        raise IndexError(f"{fn}(): too many indices for a tensor of dimension {ndim} ({consumed} given)")
     if Ellipsis in [p for p in parsed if not is_tensor(p)]:
         k = next(i for i, p in enumerate(parsed) if p is Ellipsis)
-        parsed[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+        parsed[k:k + 1] = [slice(None)] * (ndim - consumed)
     else:
-        parsed += [slice(None)] * (x.ndim - consumed)
+        parsed += [slice(None)] * (ndim - consumed)
 
     plan = _Plan()
     plan.starts, plan.steps, plan.lengths, plan.shape, plan.advanced = [], [], [], [], None
@@ -113,7 +119,7 @@ def _plan(x, idx, fn: str) -> _Plan:
                 raise NotImplementedError(f"{fn}(): only one integer-tensor or boolean-mask index is supported per "
                                           "indexing expression; index in two steps")
             k = p.ndim if p.dtype.name == "bool" else 1
-            covered = x.shape[axis:axis + k]
+            covered = shape[axis:axis + k]
             if p.dtype.name == "bool" and p.shape != tuple(covered):
                 raise IndexError(f"{fn}(): boolean mask of shape {p.shape} does not match the indexed axes "
                                  f"{axis}..{axis + k - 1} of shape {tuple(covered)}")
@@ -125,7 +131,7 @@ def _plan(x, idx, fn: str) -> _Plan:
                 plan.shape.append(size)
             axis += k
             continue
-        size = x.shape[axis]
+        size = shape[axis]
         if isinstance(p, slice):
             start, stop, step = p.indices(size) if p.step != 0 else (0, 0, 0)
             if step == 0:
@@ -184,7 +190,10 @@ def getitem(x, idx):
     [1, 9]
     """
     plan = _plan(x, idx, "getitem")
-    out = _BasicIndex.apply(x, plan)
+    if x.requires_grad and is_grad_enabled():
+        out = _BasicIndex.apply(x, plan)
+    else:  # no graph to record: skip Function's overhead
+        out = wrap(_C.reshape(_C.slice(x._impl, plan.starts, plan.steps, plan.lengths), plan.shape))
     if plan.advanced is None:
         return out
     pos, t, k, _ = plan.advanced

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from .. import _C
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from .common import is_tensor, sum_to_shape, wrap, wrap_dim
 
 __all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "permute",
@@ -40,6 +40,11 @@ def _sizes(args, fn: str, argument: str = "shape") -> list:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return [_int(a, fn, argument) for a in args]
+
+
+def _recording(x) -> bool:
+    """Whether autograd records an op on x (else the view ops skip Function's overhead)."""
+    return x.requires_grad and is_grad_enabled()
 
 
 def _check_tensor(x, fn: str, argument: str = "input"):
@@ -75,6 +80,8 @@ def reshape(input, *shape):
     sizes = _sizes(shape, "reshape")
     if tuple(sizes) == input.shape:
         return input
+    if not _recording(input):
+        return wrap(_C.reshape(input._impl, sizes))
     return _Reshape.apply(input, sizes, False)
 
 
@@ -206,6 +213,8 @@ def permute(input, *dims):
         raise ValueError(f"permute(): argument 'dims' repeats an axis: {tuple(dims)}")
     if ds == list(range(input.ndim)):
         return input
+    if not _recording(input):
+        return wrap(_C.permute(input._impl, ds))
     return _Permute.apply(input, ds)
 
 
@@ -273,6 +282,8 @@ def expand(input, *sizes):
     s = _sizes(sizes, "expand", "size")
     if tuple(s) == input.shape:
         return input
+    if not _recording(input):
+        return wrap(_C.expand(input._impl, s))
     return _Expand.apply(input, s)
 
 
