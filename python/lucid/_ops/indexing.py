@@ -530,7 +530,8 @@ class _Scatter(Function):
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
-            gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, zeros(index.shape, dtype=g.dtype, device=g.device)._impl))
+            blank = zeros(index.shape, dtype=g.dtype, device=g.device)
+            gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, blank._impl))
         if ctx.needs_input_grad[3]:
             picked = gather(g, ctx.dim, index)
             gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)

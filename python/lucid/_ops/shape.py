@@ -112,8 +112,8 @@ def reshape_as(input, other):
 
 def squeeze(input, dim=None):
     """Removes axes of size 1: all of them, or those in ``dim`` (int or tuple);
-    a named axis whose size is not 1 is left alone (as in PyTorch). A view on
-    the CPU stream.
+    a named axis whose size is not 1 is left alone (as in PyTorch).
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(1, 3, 1).squeeze().shape
@@ -130,7 +130,8 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
-    """Inserts an axis of size 1 at ``dim`` (in ``[-ndim-1, ndim]``). A view on the CPU stream.
+    """Inserts an axis of size 1 at ``dim`` (in ``[-ndim-1, ndim]``).
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(3).unsqueeze(-1).shape
@@ -197,7 +198,8 @@ class _Permute(Function):
 
 
 def permute(input, *dims):
-    """Reorders axes: output axis ``i`` is input axis ``dims[i]``. A view on the CPU stream.
+    """Reorders axes: output axis ``i`` is input axis ``dims[i]``.
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(2, 3, 4).permute(2, 0, 1).shape
@@ -219,7 +221,7 @@ def permute(input, *dims):
 
 
 def transpose(input, dim0, dim1):
-    """Swaps two axes. A view on the CPU stream.
+    """Swaps two axes. CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.tensor([[1, 2, 3]]).transpose(0, 1).tolist()
@@ -360,7 +362,7 @@ def stack(tensors, dim=0):
 def split(input, split_size_or_sections, dim=0):
     """Splits along ``dim`` into pieces of ``split_size`` (the last may be
     smaller) or of the listed sizes (which must add up to the axis size).
-    Each piece is a view on the CPU stream.
+    Each piece is a view on the CPU stream and a new array on the GPU stream.
 
     >>> import lucid
     >>> [p.tolist() for p in lucid.arange(5).split(2)]
