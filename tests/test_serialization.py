@@ -146,6 +146,8 @@ def test_errors_and_atomic_write(tmp_path):
     lucid.save({"ok": lucid.ones(1)}, path)
     with pytest.raises(TypeError, match=r"save\(\): cannot store a object at 'bad'"):
         lucid.save({"bad": object()}, path)
+    with pytest.raises(TypeError, match=r"cannot store a Small at '<root>'.*save its state_dict\(\) instead"):
+        lucid.save(Small(), path)
     with pytest.raises(TypeError, match="dict keys"):
         lucid.save({(1, 2): 3}, path)
     # the failed saves left the earlier file intact, and no temporary files behind
