@@ -439,3 +439,32 @@ def test_adam_resume_through_lucid_save_matches_uninterrupted_run(tmp_path):
         r.grad = lucid.tensor(quadratic_grad(to_np(r)), device="gpu")
         opt_r.step()
     np.testing.assert_allclose(to_np(r), to_np(p), rtol=1e-6, atol=1e-7)
+
+
+class _Line(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(lucid.zeros(1))
+        self.b = nn.Parameter(lucid.zeros(1))
+
+    def forward(self, x):
+        return x * self.w + self.b
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.Adam, dict(lr=0.1)),
+                                         (optim.AdamW, dict(lr=0.1, weight_decay=0.0))])
+def test_training_loop_fits_a_line(device, opt_cls, kw):
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(-1, 1, 64).astype(np.float32)
+    x, y = lucid.tensor(xs, device=device), lucid.tensor(3 * xs - 0.5, device=device)
+    model = _Line().to(device)
+    opt = opt_cls(model.parameters(), **kw)
+    sched = lr_scheduler.StepLR(opt, step_size=100, gamma=0.5)
+    for _ in range(300):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        sched.step()
+    assert loss.item() < 1e-4
+    np.testing.assert_allclose([model.w.item(), model.b.item()], [3.0, -0.5], atol=1e-2)
