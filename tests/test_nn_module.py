@@ -172,6 +172,14 @@ def test_train_eval_apply_requires_grad():
     with pytest.raises(TypeError, match="mode"):
         net.train("yes")
 
+    class Frozen(Affine):
+        def train(self, mode=True):  # e.g. a layer that always stays in eval mode
+            return super().train(False)
+
+    outer = nn.Sequential(Frozen())
+    outer.train()
+    assert outer.training and not outer[0].training
+
 
 def test_zero_grad(device):
     m = Affine(device=device)

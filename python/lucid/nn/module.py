@@ -333,8 +333,9 @@ class Module:
         """Sets training mode on this module and all descendants; returns self."""
         if not isinstance(mode, bool):
             raise TypeError(f"train(): argument 'mode' must be a bool, got {type(mode).__name__}")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for child in self.children():  # recursive calls, so a child's own train() override runs
+            child.train(mode)
         return self
 
     def eval(self):
