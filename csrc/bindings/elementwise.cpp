@@ -4,12 +4,23 @@
 namespace lucid::bindings {
 
 void init_elementwise(py::module_& m) {
-  m.def("neg", &ops::neg);
-  m.def("exp", &ops::exp);
-  m.def("add", &ops::add);
-  m.def("sub", &ops::sub);
-  m.def("mul", &ops::mul);
-  m.def("div", &ops::div);
+  for (auto [name, f] : std::initializer_list<std::pair<const char*, Tensor (*)(const Tensor&)>>{
+           {"neg", &ops::neg}, {"abs", &ops::abs}, {"sign", &ops::sign}, {"relu", &ops::relu},
+           {"exp", &ops::exp}, {"log", &ops::log}, {"sqrt", &ops::sqrt}, {"rsqrt", &ops::rsqrt},
+           {"sin", &ops::sin}, {"cos", &ops::cos}, {"tanh", &ops::tanh}, {"sigmoid", &ops::sigmoid},
+           {"erf", &ops::erf}, {"floor", &ops::floor}, {"ceil", &ops::ceil}, {"round", &ops::round},
+           {"isnan", &ops::isnan}, {"isinf", &ops::isinf}, {"isfinite", &ops::isfinite},
+           {"logical_not", &ops::logical_not}})
+    m.def(name, f);
+  m.def("gelu", &ops::gelu);
+  for (auto [name, f] : std::initializer_list<std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)>>{
+           {"add", &ops::add}, {"sub", &ops::sub}, {"mul", &ops::mul}, {"div", &ops::div},
+           {"pow", &ops::pow}, {"maximum", &ops::maximum}, {"minimum", &ops::minimum},
+           {"eq", &ops::eq}, {"ne", &ops::ne}, {"lt", &ops::lt}, {"le", &ops::le}, {"gt", &ops::gt},
+           {"ge", &ops::ge}, {"logical_and", &ops::logical_and}, {"logical_or", &ops::logical_or},
+           {"logical_xor", &ops::logical_xor}})
+    m.def(name, f);
+  m.def("where", &ops::where);
 }
 
 }  // namespace lucid::bindings

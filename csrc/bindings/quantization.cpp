@@ -1,7 +1,57 @@
+// lucid.quantization primitives (csrc/ops/quantization.cpp). Scalars arrive
+// from Python already as 0-d tensors; grids cross as names ("qint8").
 #include "bindings/common.h"
+#include "ops/quantization.h"
 
 namespace lucid::bindings {
 
-void init_quantization(py::module_& m) { (void)m; }
+namespace {
+ops::QAxes axes_arg(std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis) {
+  ops::QAxes a;
+  a.ch_axis = ch_axis;
+  a.group_size = group_size;
+  a.axis = axis;
+  return a;
+}
+Tensor optional_tensor(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+}  // namespace
+
+void init_quantization(py::module_& m) {
+  auto quantize = [](bool reference) {
+    return [reference](const Tensor& x, const Tensor& scale, const Tensor& zp, const std::string& qdtype,
+                       std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis) {
+      return ops::quantize(x, scale, zp, qdtype, axes_arg(ch_axis, group_size, axis), reference);
+    };
+  };
+  auto dequantize = [](bool reference) {
+    return [reference](const Tensor& q, const Tensor& scale, const Tensor& zp, std::optional<int64_t> ch_axis,
+                       int64_t group_size, int64_t axis, const std::string& dtype) {
+      return ops::dequantize(q, scale, zp, axes_arg(ch_axis, group_size, axis), dtype_arg(dtype), reference);
+    };
+  };
+  auto fake_quantize = [](bool reference) {
+    return [reference](const Tensor& x, const Tensor& scale, const Tensor& zp, int64_t quant_min, int64_t quant_max,
+                       std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis) {
+      return ops::fake_quantize(x, scale, zp, quant_min, quant_max, axes_arg(ch_axis, group_size, axis), reference);
+    };
+  };
+  m.def("quantize", quantize(false));
+  m.def("dequantize", dequantize(false));
+  m.def("fake_quantize", fake_quantize(false));
+  // Scalar reference kernels of the CPU stream, for tests.
+  m.def("quantize_reference", quantize(true));
+  m.def("dequantize_reference", dequantize(true));
+  m.def("fake_quantize_reference", fake_quantize(true));
+  m.def("fake_quantize_backward", &ops::fake_quantize_backward);
+  m.def("pack_int4", &ops::pack_int4);
+  m.def("unpack_int4", &ops::unpack_int4);
+  m.def("qmatmul", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq,
+                      const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
+                      const std::optional<Tensor>& out_scale, const std::optional<Tensor>& out_zp,
+                      const std::string& out_qdtype) {
+    return ops::qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, optional_tensor(bias), optional_tensor(out_scale),
+                        optional_tensor(out_zp), out_qdtype);
+  });
+}
 
 }  // namespace lucid::bindings

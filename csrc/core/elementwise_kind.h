@@ -4,7 +4,21 @@
 
 namespace lucid {
 
-enum class UnaryOp { Neg, Exp };
-enum class BinaryOp { Add, Sub, Mul, Div };
+// y = op(x), same dtype in and out (ops/ chooses that dtype).
+enum class UnaryOp {
+  Neg, Abs, Sign, Relu,                     // numeric, keep the dtype
+  Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh,    // floating only
+  Sigmoid, Erf, Gelu, GeluTanh,
+  Floor, Ceil, Round,                       // floating only (integers: identity in ops/)
+};
+
+// bool = op(x) over a floating x.
+enum class PredicateOp { IsNan, IsInf, IsFinite };
+
+// y = op(a, b), a, b and y share one dtype.
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+
+// bool = op(a, b), a and b share one dtype; the logical ones test `!= 0`.
+enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
 
 }  // namespace lucid

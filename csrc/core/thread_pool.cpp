@@ -13,6 +13,10 @@
 namespace lucid {
 namespace {
 
+// Set while a thread runs a chunk: a nested parallel_for then runs inline
+// instead of waiting for a pool that is busy with its caller.
+thread_local bool t_inside_job = false;
+
 // Workers sleep on a condition variable; each parallel_for publishes one job
 // and every thread (caller included) pulls chunks from an atomic counter.
 class Pool {
@@ -33,7 +37,7 @@ class Pool {
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     int64_t max_chunks = (n + grain - 1) / grain;
-    if (num_threads_ <= 1 || max_chunks <= 1) {
+    if (num_threads_ <= 1 || max_chunks <= 1 || t_inside_job) {
       fn(0, n);
       return;
     }
@@ -70,12 +74,14 @@ class Pool {
       int64_t begin = next_.fetch_add(job_chunk_);
       if (begin >= job_n_) return;
       int64_t end = std::min(job_n_, begin + job_chunk_);
+      t_inside_job = true;
       try {
         (*job_)(begin, end);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) error_ = std::current_exception();
       }
+      t_inside_job = false;
     }
   }
 

@@ -46,7 +46,7 @@ void copy_into(const Tensor& src, const Tensor& dst) {
       loop.run([&](auto off, int64_t len, auto st) {
         const S* sp = s + off[0];
         D* dp = d + off[1];
-        for (int64_t i = 0; i < len; ++i) dp[i] = convert<D>(sp[i * st[0]]);
+        for (int64_t i = 0; i < len; ++i) dp[i * st[1]] = convert<D>(sp[i * st[0]]);
       });
     });
   });

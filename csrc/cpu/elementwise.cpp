@@ -1,75 +1,17 @@
+// CPU-stream unary elementwise kernels and predicates (isnan, ...).
 #include "cpu/elementwise.h"
 
-#include <cmath>
-
-#include "core/dispatch.h"
-#include "core/strided.h"
-#include "core/thread_pool.h"
+#include "core/errors.h"
+#include "cpu/elementwise_functors.h"
+#include "cpu/elementwise_loops.h"
 
 namespace lucid::cpu {
 
 namespace {
 
-// Scalar definitions, one per op, in the compute type C (float for halves).
-template <class C>
-C apply(UnaryOp op, C x) {
-  switch (op) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return static_cast<C>(std::exp(x));
-  }
-  return x;
-}
-
-// Each binary op is a functor so the contiguous loop below is a plain,
-// vectorizable `out[i] = f(a[i], b[i])`.
-struct AddF { template <class C> C operator()(C a, C b) const { return a + b; } };
-struct SubF { template <class C> C operator()(C a, C b) const { return a - b; } };
-struct MulF { template <class C> C operator()(C a, C b) const { return a * b; } };
-struct DivF { template <class C> C operator()(C a, C b) const { return a / b; } };
-
-template <class T, class F>
-void binary_typed(F f, const Tensor& a, const Tensor& b, const Tensor& out) {
-  using C = compute_t<T>;
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  int64_t n = out.numel();
-  if (n == 0) return;
-  auto store = [](C v) { if constexpr (is_half_v<T>) return T(v); else return v; };
-  bool a_full = a.shape() == out.shape() && a.is_contiguous();
-  bool b_full = b.shape() == out.shape() && b.is_contiguous();
-  if (a_full && b_full) {
-    parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = store(f(static_cast<C>(pa[i]), static_cast<C>(pb[i])));
-    });
-    return;
-  }
-  if (a_full && b.numel() == 1) {  // tensor-scalar, the other common case
-    C vb = static_cast<C>(pb[0]);
-    parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = store(f(static_cast<C>(pa[i]), vb));
-    });
-    return;
-  }
-  StridedLoop<3> loop{out.shape(),
-                      {broadcast_strides(a.shape(), a.strides(), out.shape()),
-                       broadcast_strides(b.shape(), b.strides(), out.shape()), out.strides()}};
-  loop.run([&](auto off, int64_t len, auto st) {
-    const T* xa = pa + off[0];
-    const T* xb = pb + off[1];
-    T* xo = po + off[2];
-    for (int64_t i = 0; i < len; ++i)
-      xo[i] = store(f(static_cast<C>(xa[i * st[0]]), static_cast<C>(xb[i * st[1]])));
-  });
-}
-
-template <class F>
-void binary_any(F f, const Tensor& a, const Tensor& b, const Tensor& out) {
-  dispatch(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw TypeError("internal: boolean arithmetic kernel");
-    else binary_typed<T>(f, a, b, out);
-  });
+template <class T, class O, class F>
+void run(F f, const Tensor& x, const Tensor& out) {
+  unary_contiguous<T, O>(f, x.data<T>(), out.data<O>(), out.numel());
 }
 
 }  // namespace
@@ -80,24 +22,50 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
     if constexpr (std::is_same_v<T, bool>) {
       throw TypeError("internal: boolean unary kernel");
     } else {
-      using C = compute_t<T>;
-      Tensor xc = x;  // ops layer passes contiguous inputs
-      const T* px = xc.data<T>();
-      T* po = out.data<T>();
-      parallel_for(out.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) po[i] = T(apply<C>(op, static_cast<C>(px[i])));
-      });
+      switch (op) {
+        case UnaryOp::Neg: return run<T, T>(fn::Neg{}, x, out);
+        case UnaryOp::Abs: return run<T, T>(fn::Abs{}, x, out);
+        case UnaryOp::Sign: return run<T, T>(fn::Sign{}, x, out);
+        case UnaryOp::Relu: return run<T, T>(fn::Relu{}, x, out);
+        default: break;
+      }
+      if constexpr (!std::is_integral_v<T>) {
+        switch (op) {
+          case UnaryOp::Exp: return run<T, T>(fn::Exp{}, x, out);
+          case UnaryOp::Log: return run<T, T>(fn::Log{}, x, out);
+          case UnaryOp::Sqrt: return run<T, T>(fn::Sqrt{}, x, out);
+          case UnaryOp::Rsqrt: return run<T, T>(fn::Rsqrt{}, x, out);
+          case UnaryOp::Sin: return run<T, T>(fn::Sin{}, x, out);
+          case UnaryOp::Cos: return run<T, T>(fn::Cos{}, x, out);
+          case UnaryOp::Tanh: return run<T, T>(fn::Tanh{}, x, out);
+          case UnaryOp::Sigmoid: return run<T, T>(fn::Sigmoid{}, x, out);
+          case UnaryOp::Erf: return run<T, T>(fn::Erf{}, x, out);
+          case UnaryOp::Gelu: return run<T, T>(fn::Gelu{}, x, out);
+          case UnaryOp::GeluTanh: return run<T, T>(fn::GeluTanh{}, x, out);
+          case UnaryOp::Floor: return run<T, T>(fn::Floor{}, x, out);
+          case UnaryOp::Ceil: return run<T, T>(fn::Ceil{}, x, out);
+          case UnaryOp::Round: return run<T, T>(fn::Round{}, x, out);
+          default: break;
+        }
+      }
+      throw TypeError("internal: unary kernel for this dtype does not exist");
     }
   });
 }
 
-void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  switch (op) {
-    case BinaryOp::Add: return binary_any(AddF{}, a, b, out);
-    case BinaryOp::Sub: return binary_any(SubF{}, a, b, out);
-    case BinaryOp::Mul: return binary_any(MulF{}, a, b, out);
-    case BinaryOp::Div: return binary_any(DivF{}, a, b, out);
-  }
+void predicate(PredicateOp op, const Tensor& x, const Tensor& out) {
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      throw TypeError("internal: predicate kernel on an integer dtype");
+    } else {
+      switch (op) {
+        case PredicateOp::IsNan: return run<T, bool>(fn::IsNan{}, x, out);
+        case PredicateOp::IsInf: return run<T, bool>(fn::IsInf{}, x, out);
+        case PredicateOp::IsFinite: return run<T, bool>(fn::IsFinite{}, x, out);
+      }
+    }
+  });
 }
 
 }  // namespace lucid::cpu

@@ -5,14 +5,92 @@
 
 namespace lucid::gpu {
 
+namespace {
+
+bool is_half(mx::Dtype t) { return t == mx::float16 || t == mx::bfloat16; }
+
+// The op in MLX on an array already in its compute dtype.
+mx::array unary_mx(UnaryOp op, const mx::array& x, mx::StreamOrDevice s) {
+  auto scalar = [&](double v) { return mx::array(static_cast<float>(v), x.dtype()); };
+  switch (op) {
+    case UnaryOp::Neg: return mx::negative(x, s);
+    case UnaryOp::Abs: return mx::abs(x, s);
+    case UnaryOp::Sign:  // MLX gives sign(NaN) = 0; lucid keeps NaN (numpy), as the CPU stream does
+      if (mx::issubdtype(x.dtype(), mx::floating)) return mx::where(mx::isnan(x, s), x, mx::sign(x, s), s);
+      return mx::sign(x, s);
+    case UnaryOp::Relu: {  // relu(NaN) = NaN, relu(-0) = +0, like the CPU stream
+      mx::array zero = mx::zeros({}, x.dtype(), s);
+      return mx::where(mx::logical_not(mx::less_equal(x, zero, s), s), x, zero, s);
+    }
+    case UnaryOp::Exp: return mx::exp(x, s);
+    case UnaryOp::Log: return mx::log(x, s);
+    case UnaryOp::Sqrt: return mx::sqrt(x, s);
+    case UnaryOp::Rsqrt: return mx::rsqrt(x, s);
+    case UnaryOp::Sin: return mx::sin(x, s);
+    case UnaryOp::Cos: return mx::cos(x, s);
+    case UnaryOp::Tanh: return mx::tanh(x, s);
+    case UnaryOp::Sigmoid: return mx::sigmoid(x, s);
+    case UnaryOp::Erf: return mx::erf(x, s);
+    case UnaryOp::Gelu: {  // 0.5 x (1 + erf(x / sqrt 2))
+      mx::array e = mx::erf(mx::multiply(x, scalar(0.70710678118654752440), s), s);
+      return mx::multiply(mx::multiply(scalar(0.5), x, s), mx::add(scalar(1.0), e, s), s);
+    }
+    case UnaryOp::GeluTanh: {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      mx::array x3 = mx::multiply(mx::multiply(x, x, s), x, s);
+      mx::array inner = mx::multiply(scalar(0.79788456080286535588),
+                                     mx::add(x, mx::multiply(scalar(0.044715), x3, s), s), s);
+      return mx::multiply(mx::multiply(scalar(0.5), x, s), mx::add(scalar(1.0), mx::tanh(inner, s), s), s);
+    }
+    case UnaryOp::Floor: return mx::floor(x, s);
+    case UnaryOp::Ceil: return mx::ceil(x, s);
+    case UnaryOp::Round: return mx::round(x, 0, s);  // half to even
+  }
+  throw RuntimeError("internal: unknown unary op");
+}
+
+bool computes_in_float(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu:
+    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round:
+      return false;  // exact in any dtype
+    default:
+      return true;
+  }
+}
+
+// Integer a ** b with b < 0 gives the truncated 1 / a^|b| (see
+// cpu/elementwise_functors.h); MLX's integer power needs b >= 0.
+mx::array integer_pow(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  mx::array zero = mx::zeros({}, a.dtype(), s);
+  mx::array one = mx::ones({}, a.dtype(), s);
+  if (!mx::issubdtype(a.dtype(), mx::signedinteger)) return mx::power(a, b, s);
+  mx::array minus_one = mx::negative(one, s);
+  mx::array positive = mx::power(a, mx::maximum(b, zero, s), s);
+  mx::array odd = mx::not_equal(mx::bitwise_and(b, one, s), zero, s);
+  mx::array negative = mx::where(mx::equal(a, one, s), one,
+                                 mx::where(mx::equal(a, minus_one, s), mx::where(odd, minus_one, one, s), zero, s), s);
+  return mx::where(mx::less(b, zero, s), negative, positive, s);
+}
+
+}  // namespace
+
 Tensor unary(UnaryOp op, const Tensor& x) {
   const mx::array& a = array_of(x);
   auto s = stream();
+  if (is_half(a.dtype()) && computes_in_float(op))
+    return wrap(mx::astype(unary_mx(op, mx::astype(a, mx::float32, s), s), a.dtype(), s));
+  return wrap(unary_mx(op, a, s));
+}
+
+Tensor predicate(PredicateOp op, const Tensor& x) {
+  const mx::array& a = array_of(x);
+  auto s = stream();
   switch (op) {
-    case UnaryOp::Neg: return wrap(mx::negative(a, s));
-    case UnaryOp::Exp: return wrap(mx::exp(a, s));
+    case PredicateOp::IsNan: return wrap(mx::isnan(a, s));
+    case PredicateOp::IsInf: return wrap(mx::isinf(a, s));
+    case PredicateOp::IsFinite: return wrap(mx::isfinite(a, s));
   }
-  throw RuntimeError("internal: unknown unary op");
+  throw RuntimeError("internal: unknown predicate");
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, DType out_dtype) {
@@ -25,8 +103,42 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, DType out_dtype) {
     case BinaryOp::Sub: return wrap(mx::subtract(x, y, s));
     case BinaryOp::Mul: return wrap(mx::multiply(x, y, s));
     case BinaryOp::Div: return wrap(mx::divide(x, y, s));
+    case BinaryOp::Pow:
+      if (mx::issubdtype(dt, mx::integer)) return wrap(integer_pow(x, y, s));
+      if (is_half(dt))  // like the CPU stream: pow in float32, one rounding
+        return wrap(mx::astype(mx::power(mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s), dt, s));
+      return wrap(mx::power(x, y, s));
+    case BinaryOp::Maximum: return wrap(mx::maximum(x, y, s));  // propagates NaN
+    case BinaryOp::Minimum: return wrap(mx::minimum(x, y, s));
   }
   throw RuntimeError("internal: unknown binary op");
+}
+
+Tensor compare(CompareOp op, const Tensor& a, const Tensor& b, DType compute_dtype) {
+  auto s = stream();
+  mx::Dtype dt = to_mx(compute_dtype);
+  mx::array x = mx::astype(array_of(a), dt, s);
+  mx::array y = mx::astype(array_of(b), dt, s);
+  auto truth = [&](const mx::array& v) { return mx::astype(v, mx::bool_, s); };  // v != 0
+  switch (op) {
+    case CompareOp::Eq: return wrap(mx::equal(x, y, s));
+    case CompareOp::Ne: return wrap(mx::not_equal(x, y, s));
+    case CompareOp::Lt: return wrap(mx::less(x, y, s));
+    case CompareOp::Le: return wrap(mx::less_equal(x, y, s));
+    case CompareOp::Gt: return wrap(mx::greater(x, y, s));
+    case CompareOp::Ge: return wrap(mx::greater_equal(x, y, s));
+    case CompareOp::LogicalAnd: return wrap(mx::logical_and(truth(x), truth(y), s));
+    case CompareOp::LogicalOr: return wrap(mx::logical_or(truth(x), truth(y), s));
+    case CompareOp::LogicalXor: return wrap(mx::not_equal(truth(x), truth(y), s));
+  }
+  throw RuntimeError("internal: unknown comparison");
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, DType out_dtype) {
+  auto s = stream();
+  mx::Dtype dt = to_mx(out_dtype);
+  return wrap(mx::where(mx::astype(array_of(cond), mx::bool_, s), mx::astype(array_of(a), dt, s),
+                        mx::astype(array_of(b), dt, s), s));
 }
 
 }  // namespace lucid::gpu

@@ -22,6 +22,9 @@ bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
 _install_methods()
 
+from .serialization import load, save  # noqa: E402
+from . import nn, optim  # noqa: E402,F401
+
 
 def set_num_threads(n: int) -> None:
     """Sets the CPU stream's thread pool size (``n >= 1``)."""

@@ -7,6 +7,7 @@ implementation shared by ``lucid.add(a, b)`` and ``a + b``.
 from __future__ import annotations
 
 import builtins
+import copy
 
 import numpy as np
 
@@ -215,6 +216,23 @@ class Tensor:
         from . import autograd
 
         autograd.backward(self, gradient, retain_graph=retain_graph)
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: a new leaf with its own copy of the values, on the same
+        device, with the same dtype, ``requires_grad`` and (copied) ``.grad``."""
+        if self.grad_fn is not None:
+            raise RuntimeError("deepcopy: only leaf tensors (no grad_fn) can be deep-copied; detach() first")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self).__new__(type(self))
+        Tensor.__init__(new, _C.clone(self._impl), self.requires_grad)
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        if hasattr(self, "__dict__"):  # subclasses (nn.Parameter) may carry attributes
+            for key, value in self.__dict__.items():
+                new.__dict__[key] = copy.deepcopy(value, memo)
+        return new
 
     def __setattr__(self, name, value):
         if name == "requires_grad" and value and hasattr(self, "_impl") and not self.dtype.is_floating_point:

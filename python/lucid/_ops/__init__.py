@@ -8,7 +8,7 @@ from .copy import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 
 _FAMILIES = [copy, elementwise]
-for _optional in ("reduction", "shape", "linalg", "nn"):
+for _optional in ("reduction", "shape", "indexing", "linalg", "nn"):
     try:
         _FAMILIES.append(__import__(f"{__name__}.{_optional}", fromlist=["*"]))
     except ModuleNotFoundError as _e:  # family not written yet

@@ -1,43 +1,103 @@
-"""Elementwise ops (csrc/ops/elementwise.cpp) with their gradients."""
+"""Elementwise ops (csrc/ops/elementwise.cpp) with their gradients.
+
+Dtype rules (enforced in C++, identical on both streams):
+
+* ``exp log sqrt rsqrt sin cos tanh sigmoid erf gelu`` promote integer and
+  bool inputs to float32;
+* ``neg abs sign relu`` keep numeric dtypes and raise TypeError on bool;
+  ``floor ceil round`` are the identity on integers;
+* binary ops broadcast and promote like numpy (Python scalars are weak, as in
+  PyTorch: ``int_tensor * 2`` stays integer, ``int_tensor * 2.5`` is float32);
+  integer arithmetic wraps around (two's complement);
+* ``isnan isinf isfinite``, comparisons and ``logical_*`` return bool.
+
+Every backward is written with lucid ops, so gradients run on the stream that
+holds the data.
+"""
 from __future__ import annotations
+
+import math
 
 from .. import _C
 from ..autograd import Function
 from .common import as_tensor, is_tensor, sum_to_shape, wrap
 
-__all__ = ["add", "sub", "mul", "div", "neg", "exp"]
-TENSOR_METHODS = __all__
+__all__ = [
+    "add", "sub", "mul", "div", "true_divide", "pow", "maximum", "minimum",
+    "neg", "negative", "abs", "absolute", "sign", "relu",
+    "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "gelu",
+    "floor", "ceil", "round",
+    "isnan", "isinf", "isfinite", "logical_not",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+    "where", "clamp", "clip",
+]
+_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clip_", "neg_", "abs_", "sign_", "relu_",
+            "exp_", "log_", "sqrt_", "rsqrt_", "sin_", "cos_", "tanh_", "sigmoid_", "floor_", "ceil_", "round_"]
+__all__ += _INPLACE
+# where(condition, input, other) takes the condition first, so it is no method.
+TENSOR_METHODS = [n for n in __all__ if n != "where"]
 
+
+# ----- helpers -----------------------------------------------------------------
 
 def _binary_args(a, b):
     if not is_tensor(a):
+        if not is_tensor(b):
+            raise TypeError(f"expected at least one tensor argument, got {type(a).__name__} and {type(b).__name__}")
         a = as_tensor(a, b, "input")
     b = as_tensor(b, a, "other")
     return a, b
 
 
+def _check_tensor(fn, x, argument="input"):
+    if not is_tensor(x):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
+    return x
+
+
+def _grad_for(g, like_shape, like_dtype):
+    """A broadcast gradient reduced to an input's shape and cast to its dtype."""
+    g = sum_to_shape(g, like_shape)
+    return g if g.dtype == like_dtype else g.to(like_dtype)
+
+
+def _zeros_like(g):
+    return wrap(_C.full(g.shape, 0.0, g.dtype.name, g._impl.device))
+
+
+def _masked(mask, g):
+    """``g`` where ``mask`` holds, else 0 (not ``g * mask``: that would keep NaN*0)."""
+    return where(mask, g, 0)
+
+
+# ----- binary arithmetic ------------------------------------------------------------
+
 class _Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (a.shape, b.shape)
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.add(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
-        sa, sb = ctx.shapes
-        return sum_to_shape(g, sa), sum_to_shape(g, sb)
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(g, sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(g, sb, db) if ctx.needs_input_grad[1] else None
+        return ga, gb
 
 
 class _Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (a.shape, b.shape)
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.sub(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
-        sa, sb = ctx.shapes
-        return sum_to_shape(g, sa), sum_to_shape(neg(g), sb)
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(g, sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(neg(g), sb, db) if ctx.needs_input_grad[1] else None
+        return ga, gb
 
 
 class _Mul(Function):
@@ -49,8 +109,8 @@ class _Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = sum_to_shape(mul(g, b), a.shape) if ctx.needs_input_grad[0] else None
-        gb = sum_to_shape(mul(g, a), b.shape) if ctx.needs_input_grad[1] else None
+        ga = _grad_for(mul(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(mul(g, a), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -63,36 +123,56 @@ class _Div(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = sum_to_shape(div(g, b), a.shape) if ctx.needs_input_grad[0] else None
-        gb = sum_to_shape(neg(div(mul(g, a), mul(b, b))), b.shape) if ctx.needs_input_grad[1] else None
+        ga = _grad_for(div(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
-class _Neg(Function):
+class _Pow(Function):
     @staticmethod
-    def forward(ctx, x):
-        return wrap(_C.neg(x._impl))
-
-    @staticmethod
-    def backward(ctx, g):
-        return neg(g)
-
-
-class _Exp(Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = wrap(_C.exp(x._impl))
-        ctx.save_for_backward(y)
+    def forward(ctx, a, b):
+        y = wrap(_C.pow(a._impl, b._impl))
+        ctx.save_for_backward(a, b, y)
         return y
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return mul(g, y)
+        a, b, y = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:  # b * a^(b-1); exactly 0 where b == 0 (also at a == 0)
+            d = mul(b, pow(a, sub(b, 1)))
+            ga = _grad_for(_masked(ne(b, 0), mul(g, d)), a.shape, a.dtype)
+        if ctx.needs_input_grad[1]:  # a^b log a; 0 at a == 0, b >= 0 (the limit), NaN for a < 0
+            d = mul(y, log(a))
+            gb = _grad_for(_masked(logical_not(logical_and(eq(a, 0), ge(b, 0))), mul(g, d)), b.shape, b.dtype)
+        return ga, gb
+
+
+class _MaxMin(Function):
+    """maximum / minimum; a tie sends half the gradient to each input (PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b, is_max):
+        ctx.save_for_backward(a, b)
+        ctx.is_max = is_max
+        return wrap((_C.maximum if is_max else _C.minimum)(a._impl, b._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        a_wins = gt(a, b) if ctx.is_max else lt(a, b)
+        b_wins = lt(a, b) if ctx.is_max else gt(a, b)
+        half = mul(g, 0.5)
+        tie = eq(a, b)
+        ga = _grad_for(where(tie, half, _masked(a_wins, g)), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(where(tie, half, _masked(b_wins, g)), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
 
 
 def add(input, other, alpha=1):
     """``input + alpha * other`` with broadcasting and numpy-like promotion.
+
+    Raises ValueError for shapes that do not broadcast or tensors on two devices.
 
     >>> import lucid
     >>> lucid.add(lucid.tensor([1.0, 2.0]), 1).tolist()
@@ -105,7 +185,12 @@ def add(input, other, alpha=1):
 
 
 def sub(input, other, alpha=1):
-    """``input - alpha * other``."""
+    """``input - alpha * other``; TypeError for two bool tensors.
+
+    >>> import lucid
+    >>> lucid.sub(lucid.tensor([5, 7]), lucid.tensor([1, 2]), alpha=2).tolist()
+    [3, 3]
+    """
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -113,20 +198,547 @@ def sub(input, other, alpha=1):
 
 
 def mul(input, other):
-    """``input * other``."""
+    """``input * other`` (integers wrap on overflow; bool * bool is logical and).
+
+    >>> import lucid
+    >>> lucid.mul(lucid.tensor([1, 2, 3]), 2).tolist()
+    [2, 4, 6]
+    """
     return _Mul.apply(*_binary_args(input, other))
 
 
 def div(input, other):
-    """True division: integer inputs give float32."""
+    """True division ``input / other``: integer inputs give float32.
+
+    >>> import lucid
+    >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
+    [0.5, 1.5]
+    """
     return _Div.apply(*_binary_args(input, other))
 
 
+true_divide = div
+
+
+def pow(input, exponent):  # noqa: A001
+    """``input ** exponent`` with broadcasting.
+
+    Integer powers wrap on overflow; a negative integer exponent gives the
+    truncated ``1 / input**|exponent|`` (1 for 1, +-1 for -1, else 0).
+    Gradient: ``b a^(b-1)`` for the base, ``a^b log a`` for the exponent.
+
+    >>> import lucid
+    >>> lucid.pow(lucid.tensor([1.0, 2.0, 3.0]), 2).tolist()
+    [1.0, 4.0, 9.0]
+    >>> (2 ** lucid.tensor([0, 3])).tolist()
+    [1, 8]
+    """
+    return _Pow.apply(*_binary_args(input, exponent))
+
+
+def maximum(input, other):
+    """Elementwise maximum; NaN in either input gives NaN (PyTorch semantics).
+
+    >>> import lucid
+    >>> lucid.maximum(lucid.tensor([1.0, 5.0]), lucid.tensor([3.0, 2.0])).tolist()
+    [3.0, 5.0]
+    """
+    a, b = _binary_args(input, other)
+    return _MaxMin.apply(a, b, True)
+
+
+def minimum(input, other):
+    """Elementwise minimum; NaN in either input gives NaN.
+
+    >>> import lucid
+    >>> lucid.minimum(lucid.tensor([1.0, 5.0]), 2.0).tolist()
+    [1.0, 2.0]
+    """
+    a, b = _binary_args(input, other)
+    return _MaxMin.apply(a, b, False)
+
+
+# ----- unary ----------------------------------------------------------------------
+
+class _Unary(Function):
+    """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx."""
+
+    @staticmethod
+    def forward(ctx, x, name):
+        y = wrap(getattr(_C, name)(x._impl))
+        ctx.name = name
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        if ctx.name == "neg":
+            return neg(g), None
+        if ctx.name == "relu":  # relu'(0) = 0
+            return _masked(gt(x, 0), g), None
+        d = _DERIVATIVE[ctx.name]
+        if d is None:  # piecewise constant: the gradient is 0 wherever it exists
+            return _zeros_like(g), None
+        return mul(g, d(x, y)), None
+
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+_DERIVATIVE = {
+    "abs": lambda x, y: sign(x),  # 0 at 0, as in PyTorch
+    "sign": None, "floor": None, "ceil": None, "round": None,
+    "exp": lambda x, y: y,
+    "log": lambda x, y: div(1.0, x),
+    "sqrt": lambda x, y: div(0.5, y),
+    "rsqrt": lambda x, y: mul(-0.5, mul(y, mul(y, y))),
+    "sin": lambda x, y: cos(x),
+    "cos": lambda x, y: neg(sin(x)),
+    "tanh": lambda x, y: sub(1.0, mul(y, y)),
+    "sigmoid": lambda x, y: mul(y, sub(1.0, y)),
+    "erf": lambda x, y: mul(_TWO_OVER_SQRT_PI, exp(neg(mul(x, x)))),
+}
+
+
+def _unary(name, x):
+    _check_tensor(name, x)
+    return _Unary.apply(x, name)
+
+
 def neg(input):
-    """``-input``."""
-    return _Neg.apply(input)
+    """``-input``; integers wrap (``-(-128)`` is -128 in int8); TypeError for bool.
+
+    >>> import lucid
+    >>> lucid.neg(lucid.tensor([1.0, -2.0])).tolist()
+    [-1.0, 2.0]
+    """
+    return _unary("neg", input)
+
+
+negative = neg
+
+
+def abs(input):  # noqa: A001
+    """``|input|``; keeps the dtype, TypeError for bool. Gradient ``sign(x)`` (0 at 0).
+
+    >>> import lucid
+    >>> lucid.abs(lucid.tensor([-3, 2])).tolist()
+    [3, 2]
+    """
+    return _unary("abs", input)
+
+
+absolute = abs
+
+
+def sign(input):
+    """-1, 0 or 1 in the input's dtype; NaN stays NaN. Gradient 0.
+
+    >>> import lucid
+    >>> lucid.sign(lucid.tensor([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    return _unary("sign", input)
+
+
+def relu(input):
+    """``max(input, 0)`` keeping the dtype; NaN stays NaN; gradient 0 at 0.
+
+    >>> import lucid
+    >>> lucid.relu(lucid.tensor([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.0, 2.0]
+    """
+    return _unary("relu", input)
 
 
 def exp(input):
-    """``e ** input``; integer inputs promote to float32."""
-    return _Exp.apply(input)
+    """``e ** input``; integer inputs promote to float32.
+
+    >>> import lucid
+    >>> lucid.exp(lucid.tensor([0.0])).tolist()
+    [1.0]
+    """
+    return _unary("exp", input)
+
+
+def log(input):
+    """Natural logarithm (``-inf`` at 0, NaN below); integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.log(lucid.tensor([1.0])).tolist()
+    [0.0]
+    """
+    return _unary("log", input)
+
+
+def sqrt(input):
+    """Square root (NaN below 0); integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.sqrt(lucid.tensor([4, 9])).tolist()
+    [2.0, 3.0]
+    """
+    return _unary("sqrt", input)
+
+
+def rsqrt(input):
+    """``1 / sqrt(input)``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.rsqrt(lucid.tensor([4.0])).tolist()
+    [0.5]
+    """
+    return _unary("rsqrt", input)
+
+
+def sin(input):
+    """Sine (radians); integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.sin(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("sin", input)
+
+
+def cos(input):
+    """Cosine (radians); integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.cos(lucid.tensor([0.0])).tolist()
+    [1.0]
+    """
+    return _unary("cos", input)
+
+
+def tanh(input):
+    """Hyperbolic tangent; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.tanh(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("tanh", input)
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-input))``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.sigmoid(lucid.tensor([0.0])).tolist()
+    [0.5]
+    """
+    return _unary("sigmoid", input)
+
+
+def erf(input):
+    """The error function; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.erf(lucid.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _unary("erf", input)
+
+
+class _Gelu(Function):
+    @staticmethod
+    def forward(ctx, x, approximate):
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        return wrap(_C.gelu(x._impl, approximate))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "none":  # Phi(x) + x phi(x)
+            cdf = mul(0.5, add(1.0, erf(mul(x, 1.0 / math.sqrt(2.0)))))
+            pdf = mul(_INV_SQRT_2PI, exp(mul(-0.5, mul(x, x))))
+            d = add(cdf, mul(x, pdf))
+        else:  # y = 0.5 x (1 + t), t = tanh(k (x + c x^3))
+            k, c = math.sqrt(2.0 / math.pi), 0.044715
+            x2 = mul(x, x)
+            t = tanh(mul(k, add(x, mul(c, mul(x2, x)))))
+            du = mul(k, add(1.0, mul(3.0 * c, x2)))
+            d = add(mul(0.5, add(1.0, t)), mul(mul(0.5, x), mul(sub(1.0, mul(t, t)), du)))
+        return mul(g, d), None
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the normal CDF, via erf).
+
+    ``approximate='tanh'`` uses ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+    ValueError for any other ``approximate``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.gelu(lucid.tensor([0.0, 10.0])).tolist()
+    [0.0, 10.0]
+    """
+    _check_tensor("gelu", input)
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be a str, got {type(approximate).__name__}")
+    return _Gelu.apply(input, approximate)
+
+
+def floor(input):
+    """Largest integer <= input; the identity on integer dtypes. Gradient 0.
+
+    >>> import lucid
+    >>> lucid.floor(lucid.tensor([-0.5, 1.5])).tolist()
+    [-1.0, 1.0]
+    """
+    return _unary("floor", input)
+
+
+def ceil(input):
+    """Smallest integer >= input; the identity on integer dtypes. Gradient 0.
+
+    >>> import lucid
+    >>> lucid.ceil(lucid.tensor([-0.5, 1.5])).tolist()
+    [-0.0, 2.0]
+    """
+    return _unary("ceil", input)
+
+
+def round(input, decimals=0):  # noqa: A001
+    """Rounds half to even (``round(2.5) == 2``); the identity on integers.
+
+    With ``decimals`` (floats only) it rounds ``input * 10**decimals`` and scales back.
+
+    >>> import lucid
+    >>> lucid.round(lucid.tensor([0.5, 1.5, 2.5, -0.5])).tolist()
+    [0.0, 2.0, 2.0, -0.0]
+    """
+    if not isinstance(decimals, int) or isinstance(decimals, bool):
+        raise TypeError(f"round(): argument 'decimals' must be an int, got {type(decimals).__name__}")
+    if decimals == 0 or not (is_tensor(input) and input.dtype.is_floating_point):
+        return _unary("round", input)
+    scale = 10.0 ** decimals
+    return div(_unary("round", mul(input, scale)), scale)
+
+
+# ----- predicates and comparisons (bool results, no gradient) -----------------------
+
+def isnan(input):
+    """True where ``input`` is NaN (always False for integers).
+
+    >>> import lucid
+    >>> lucid.isnan(lucid.tensor([1.0, float("nan")])).tolist()
+    [False, True]
+    """
+    return wrap(_C.isnan(_check_tensor("isnan", input)._impl))
+
+
+def isinf(input):
+    """True where ``input`` is +-inf.
+
+    >>> import lucid
+    >>> lucid.isinf(lucid.tensor([1.0, float("-inf")])).tolist()
+    [False, True]
+    """
+    return wrap(_C.isinf(_check_tensor("isinf", input)._impl))
+
+
+def isfinite(input):
+    """True where ``input`` is neither inf nor NaN.
+
+    >>> import lucid
+    >>> lucid.isfinite(lucid.tensor([1.0, float("inf")])).tolist()
+    [True, False]
+    """
+    return wrap(_C.isfinite(_check_tensor("isfinite", input)._impl))
+
+
+def logical_not(input):
+    """True where ``input == 0`` (any dtype; NaN counts as true, so gives False).
+
+    >>> import lucid
+    >>> lucid.logical_not(lucid.tensor([0, 3])).tolist()
+    [True, False]
+    """
+    return wrap(_C.logical_not(_check_tensor("logical_not", input)._impl))
+
+
+def _comparison(name, doc):
+    cfun = getattr(_C, name)
+
+    def op(input, other):
+        a, b = _binary_args(input, other)
+        return wrap(cfun(a._impl, b._impl))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+eq = _comparison("eq", """``input == other`` elementwise, as bool (broadcasting, promotion).
+
+    >>> import lucid
+    >>> lucid.eq(lucid.tensor([1, 2]), 2).tolist()
+    [False, True]
+    """)
+ne = _comparison("ne", """``input != other`` elementwise, as bool (NaN != NaN is True).
+
+    >>> import lucid
+    >>> lucid.ne(lucid.tensor([1, 2]), 2).tolist()
+    [True, False]
+    """)
+lt = _comparison("lt", """``input < other`` elementwise, as bool.
+
+    >>> import lucid
+    >>> lucid.lt(lucid.tensor([1, 2]), 2).tolist()
+    [True, False]
+    """)
+le = _comparison("le", """``input <= other`` elementwise, as bool.
+
+    >>> import lucid
+    >>> lucid.le(lucid.tensor([1, 3]), 2).tolist()
+    [True, False]
+    """)
+gt = _comparison("gt", """``input > other`` elementwise, as bool.
+
+    >>> import lucid
+    >>> lucid.gt(lucid.tensor([1, 3]), 2).tolist()
+    [False, True]
+    """)
+ge = _comparison("ge", """``input >= other`` elementwise, as bool.
+
+    >>> import lucid
+    >>> lucid.ge(lucid.tensor([1, 2]), 2).tolist()
+    [False, True]
+    """)
+logical_and = _comparison("logical_and", """``(input != 0) and (other != 0)`` elementwise.
+
+    >>> import lucid
+    >>> lucid.logical_and(lucid.tensor([0, 1, 2]), lucid.tensor([1, 1, 0])).tolist()
+    [False, True, False]
+    """)
+logical_or = _comparison("logical_or", """``(input != 0) or (other != 0)`` elementwise.
+
+    >>> import lucid
+    >>> lucid.logical_or(lucid.tensor([0, 0, 2]), lucid.tensor([0, 1, 0])).tolist()
+    [False, True, True]
+    """)
+logical_xor = _comparison("logical_xor", """``(input != 0) != (other != 0)`` elementwise.
+
+    >>> import lucid
+    >>> lucid.logical_xor(lucid.tensor([0, 1, 2]), lucid.tensor([1, 1, 0])).tolist()
+    [True, False, True]
+    """)
+
+
+# ----- where, clamp ---------------------------------------------------------------
+
+class _Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.save_for_backward(cond)
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
+        return wrap(_C.where(cond._impl, a._impl, b._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        (cond,) = ctx.saved_tensors
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(where(cond, g, 0), sa, da) if ctx.needs_input_grad[1] else None
+        gb = _grad_for(where(cond, 0, g), sb, db) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+def _default_scalar_tensor(value, like):
+    from .._creation import tensor
+
+    if isinstance(value, bool):
+        return tensor(value, device=like.device)
+    return tensor(value, dtype="int64" if isinstance(value, int) else "float32", device=like.device)
+
+
+def where(condition, input, other):
+    """``input`` where ``condition`` is true (nonzero), else ``other``; all three broadcast.
+
+    The result dtype promotes ``input`` and ``other``; the gradient goes to each by the mask.
+
+    >>> import lucid
+    >>> c = lucid.tensor([True, False, True])
+    >>> lucid.where(c, lucid.tensor([1.0, 2.0, 3.0]), 0.0).tolist()
+    [1.0, 0.0, 3.0]
+    """
+    _check_tensor("where", condition, "condition")
+    if not is_tensor(input) and not is_tensor(other):
+        input = _default_scalar_tensor(input, condition)
+    if is_tensor(input):
+        other = as_tensor(other, input, "other")
+    else:
+        input = as_tensor(input, other, "input")
+    return _Where.apply(condition, input, other)
+
+
+class _Clamp(Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        y = x._impl
+        if lo is not None:
+            y = _C.maximum(y, lo._impl)
+        if hi is not None:
+            y = _C.minimum(y, hi._impl)
+        ctx.save_for_backward(x, lo, hi)
+        return wrap(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.saved_tensors
+        inside = None  # min <= x <= max: the gradient passes to x
+        if lo is not None:
+            inside = ge(x, lo)
+        if hi is not None:
+            inside = le(x, hi) if inside is None else logical_and(inside, le(x, hi))
+        gx = _grad_for(_masked(inside, g), x.shape, x.dtype) if ctx.needs_input_grad[0] else None
+        glo = ghi = None
+        if lo is not None and ctx.needs_input_grad[1]:
+            took_lo = lt(x, lo) if hi is None else logical_and(lt(x, lo), le(lo, hi))
+            glo = _grad_for(_masked(took_lo, g), lo.shape, lo.dtype)
+        if hi is not None and ctx.needs_input_grad[2]:
+            above = gt(x if lo is None else maximum(x, lo).detach(), hi)
+            ghi = _grad_for(_masked(above, g), hi.shape, hi.dtype)
+        return gx, glo, ghi
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    """``minimum(maximum(input, min), max)``: bounds are numbers or tensors (broadcast).
+
+    At least one bound is required (ValueError otherwise). If ``min > max`` the
+    result is ``max``. NaN stays NaN. The gradient passes to ``input`` where
+    ``min <= input <= max``. ``clip`` is the same function.
+
+    >>> import lucid
+    >>> lucid.clamp(lucid.tensor([-2.0, 0.5, 3.0]), min=-1, max=1).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    _check_tensor("clamp", input)
+    if min is None and max is None:
+        raise ValueError("clamp(): at least one of 'min' and 'max' must be given")
+    lo = None if min is None else as_tensor(min, input, "min")
+    hi = None if max is None else as_tensor(max, input, "max")
+    return _Clamp.apply(input, lo, hi)
+
+
+clip = clamp
+
+
+# ----- in-place variants (x.add_(y) ...) -----------------------------------------------
+
+def _make_inplace(fn):
+    def op(input, *args, **kwargs):
+        from .copy import assign_
+
+        return assign_(input, fn(input, *args, **kwargs))
+
+    op.__name__ = op.__qualname__ = fn.__name__ + "_"
+    op.__doc__ = f"In-place :func:`{fn.__name__}`: writes the result into ``input`` and returns it."
+    return op
+
+
+for _name in _INPLACE:
+    globals()[_name] = _make_inplace(globals()[_name[:-1]])
+del _name

@@ -9,6 +9,6 @@ from . import init  # noqa: F401
 try:
     from . import functional  # noqa: F401
     from .layers import *  # noqa: F401,F403
-except ModuleNotFoundError as _e:  # pragma: no cover - development only
+except ImportError as _e:  # pragma: no cover - development only (a missing submodule raises ImportError)
     if not (_e.name or "").startswith("lucid.nn"):
         raise

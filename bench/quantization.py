@@ -1,0 +1,125 @@
+"""Quantization primitives on the CPU stream: time and effective bandwidth, against numpy.
+
+For 16M float32 elements (a 4096 x 4096 tensor), single-threaded and with
+every thread of the pool, prints each primitive's best time over a few runs
+and its effective bandwidth, (bytes read + bytes written) / time, counting
+only the tensors the operation must touch:
+
+  quantize            x float32 in, codes int8 out                    5 B/element
+  dequantize          codes int8 in, float32 out                      5 B/element
+  fake_quantize fwd   x in, y out (float32), 1-byte STE mask saved     9 B/element
+  fake_quantize bwd   dy in, saved mask in, dx out                    9 B/element
+
+The baseline is the machine's own float32 -> int8 conversion, numpy's
+``x.astype(np.int8)`` over the same data (5 B/element), and next to it the
+numpy composite ``np.clip(np.rint(x / s) + z, qmin, qmax).astype(np.int8)``
+(numpy is single-threaded in both). The last column is each bandwidth
+divided by astype's.
+
+Usage: python bench/quantization.py [--json PATH] [--repeat N] [--size N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import numpy as np
+
+os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")  # only the CPU stream is timed; keeps imports quiet
+
+import lucid  # noqa: E402
+from lucid import quantization as Q  # noqa: E402
+
+ROWS, COLS = 4096, 4096
+SCALE, ZP = 0.0173, 3
+GROUP = 128
+
+
+def _best(fn, repeat: int, setup=None) -> float:
+    """Best wall time of ``fn()`` over ``repeat`` runs (after one warm-up); ``setup()`` runs untimed before each."""
+    times = []
+    for i in range(repeat + 1):
+        state = setup() if setup else None
+        start = time.perf_counter()
+        fn(state) if setup else fn()
+        elapsed = time.perf_counter() - start
+        if i:
+            times.append(elapsed)
+    return min(times)
+
+
+def _lucid_cases(x_np: np.ndarray):
+    x = lucid.tensor(x_np)
+    n = x_np.size
+    rows = x_np.shape[0]
+    s_ch = lucid.tensor(np.full(rows, SCALE, np.float32) * np.linspace(1, 2, rows, dtype=np.float32))
+    z_ch = lucid.tensor(np.full(rows, ZP, np.int32))
+    s_g = lucid.tensor(np.full((rows, COLS // GROUP), SCALE, np.float32))
+    z_g = lucid.tensor(np.full((rows, COLS // GROUP), ZP, np.int32))
+    codes = Q.quantize(x, SCALE, ZP, Q.qint8)
+    dy = lucid.tensor(np.random.default_rng(1).standard_normal(x_np.shape).astype(np.float32))
+
+    def backward_setup():
+        xr = lucid.tensor(x_np, requires_grad=True)
+        return xr, Q.fake_quantize(xr, SCALE, ZP, -128, 127)
+
+    return [
+        ("quantize per-tensor", 5 * n, lambda: Q.quantize(x, SCALE, ZP, Q.qint8), None),
+        ("quantize per-channel", 5 * n, lambda: Q.quantize(x, s_ch, z_ch, Q.qint8, ch_axis=0), None),
+        ("quantize per-group", 5 * n, lambda: Q.quantize(x, s_g, z_g, Q.qint8, group_size=GROUP, axis=-1), None),
+        ("dequantize per-tensor", 5 * n, lambda: Q.dequantize(codes, SCALE, ZP), None),
+        ("fake_quantize forward", 9 * n, lambda: Q.fake_quantize(x, SCALE, ZP, -128, 127), None),
+        ("fake_quantize backward", 9 * n, lambda state: state[1].backward(dy), backward_setup),
+    ]
+
+
+def _numpy_cases(x_np: np.ndarray):
+    n = x_np.size
+    s, z = np.float32(SCALE), np.float32(ZP)
+    return [
+        ("numpy astype int8 (baseline)", 5 * n, lambda: x_np.astype(np.int8), None),
+        ("numpy clip(rint(x/s)+z).astype", 5 * n,
+         lambda: np.clip(np.rint(x_np / s) + z, -128, 127).astype(np.int8), None),
+    ]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--size", type=int, default=ROWS * COLS, help="elements (a multiple of 4096)")
+    args = p.parse_args(argv)
+    rows = args.size // COLS
+    # Values within int8 range after scaling, so astype's conversion is defined.
+    x_np = (np.random.default_rng(0).standard_normal((rows, COLS)) * 0.6).astype(np.float32)
+    all_threads = lucid.get_num_threads()
+    results = []
+    base = None
+    for name, nbytes, fn, setup in _numpy_cases(x_np):
+        t = _best(fn, args.repeat, setup)
+        base = base or nbytes / t
+        results.append({"op": name, "threads": 1, "seconds": t, "bytes": nbytes, "gb_per_s": nbytes / t / 1e9})
+    for threads in sorted({1, all_threads}):
+        lucid.set_num_threads(threads)
+        for name, nbytes, fn, setup in _lucid_cases(x_np):
+            t = _best(fn, args.repeat, setup)
+            results.append({"op": name, "threads": threads, "seconds": t, "bytes": nbytes, "gb_per_s": nbytes / t / 1e9})
+    lucid.set_num_threads(all_threads)
+    for r in results:
+        r["vs_astype"] = r["bytes"] / r["seconds"] / base
+    print(f"lucid quantization, CPU stream, {x_np.size:,} float32 elements, {platform.machine()} "
+          f"{platform.system()}, {os.cpu_count()} cores, best of {args.repeat}")
+    print(f"{'op':34s} {'threads':>7s} {'ms':>9s} {'GB/s':>8s} {'vs astype':>10s}")
+    for r in results:
+        print(f"{r['op']:34s} {r['threads']:7d} {r['seconds'] * 1e3:9.2f} {r['gb_per_s']:8.2f} {r['vs_astype']:10.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"elements": int(x_np.size), "machine": platform.machine(), "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+// dequantize: integer codes -> float32 / float16 / bfloat16.
+// d = q - z exactly in integers (int64 for 32-bit codes); y = fl(float(d) * s).
+#include <type_traits>
+
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "cpu/quantize_loop.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// Codes up to 16 bits differ from z by less than 2^31: int32 arithmetic is exact.
+template <class Q> using diff_t = std::conditional_t<(sizeof(Q) >= 4), int64_t, int32_t>;
+
+template <class Q, class T>
+inline T dequantize_value(Q q, float s, int32_t z) {
+  diff_t<Q> d = static_cast<diff_t<Q>>(q) - static_cast<diff_t<Q>>(z);
+  return T(static_cast<float>(d) * s);
+}
+
+template <class Q, class T>
+LUCID_QUANT_CLONES void dequantize_run(const Q* __restrict q, T* __restrict y, int64_t n, float s, int32_t z) {
+  for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value<Q, T>(q[i], s, z);
+}
+
+template <class Q, class T>
+LUCID_QUANT_CLONES void dequantize_groups(const Q* __restrict q, T* __restrict y, int64_t rows, int64_t len,
+                                          const float* __restrict s, const int32_t* __restrict z) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float sr = s[r];
+    int32_t zr = z[r];
+    for (int64_t i = 0; i < len; ++i) y[r * len + i] = dequantize_value<Q, T>(q[r * len + i], sr, zr);
+  }
+}
+
+template <class Q, class T>
+LUCID_QUANT_CLONES void dequantize_elem(const Q* __restrict q, T* __restrict y, int64_t n, const float* __restrict s, const int32_t* __restrict z) {
+  for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value<Q, T>(q[i], s[i], z[i]);
+}
+
+template <class Q, class T>
+LUCID_NO_VECTORIZE void dequantize_scalar(const Q* q, T* y, int64_t n, const float* s, const int32_t* z,
+                                          int64_t step) {
+  for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value<Q, T>(q[i], s[i * step], z[i * step]);
+}
+
+template <class F>
+void dispatch_dequantize(const Tensor& q, const Tensor& out, F&& f) {
+  dispatch(q.dtype(), [&](auto qt) {
+    using Q = typename decltype(qt)::type;
+    if constexpr (std::is_integral_v<Q> && !std::is_same_v<Q, bool>) {
+      dispatch(out.dtype(), [&](auto yt) {
+        using T = typename decltype(yt)::type;
+        if constexpr (std::is_same_v<T, float> || is_half_v<T>) f(q.data<Q>(), out.data<T>());
+        else throw TypeError("internal: dequantize output must be floating");
+      });
+    } else {
+      throw TypeError("internal: dequantize input must be integer codes");
+    }
+  });
+}
+
+}  // namespace
+
+void dequantize(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp) {
+  dispatch_dequantize(q, out, [&](const auto* pq, auto* py) {
+    for_each_segment(
+        seg, true, [&](int64_t i, int64_t len, int64_t p) { dequantize_run(pq + i, py + i, len, scale[p], zp[p]); },
+        [&](int64_t i, int64_t len, int64_t p) { dequantize_elem(pq + i, py + i, len, scale + p, zp + p); },
+        [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
+          dequantize_groups(pq + i, py + i, rows, len, scale + p, zp + p);
+        });
+  });
+}
+
+void dequantize_reference(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale,
+                          const int32_t* zp) {
+  dispatch_dequantize(q, out, [&](const auto* pq, auto* py) {
+    for_each_segment(
+        seg, false,
+        [&](int64_t i, int64_t len, int64_t p) { dequantize_scalar(pq + i, py + i, len, scale + p, zp + p, 0); },
+        [&](int64_t i, int64_t len, int64_t p) { dequantize_scalar(pq + i, py + i, len, scale + p, zp + p, 1); });
+  });
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,96 @@
+// quantize: float32 / float16 / bfloat16 -> int8 / uint8 / int32 codes.
+#include <type_traits>
+
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "cpu/quantize_loop.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// One (scale, zero_point) for the whole run: per-tensor, per-channel rows and
+// per-group runs all land here.
+template <class T, class Q>
+LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int64_t n, float s, float zf, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i)
+    q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s, zf, lo, hi)));
+}
+
+// Consecutive runs of `len` elements, run k using parameter k: per-group
+// quantization along the last axis, in one call.
+template <class T, class Q>
+LUCID_QUANT_CLONES void quantize_groups(const T* __restrict x, Q* __restrict q, int64_t rows, int64_t len,
+                                        const float* __restrict s, const int32_t* __restrict z, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float sr = s[r], zr = static_cast<float>(z[r]);
+    const T* xr = x + r * len;
+    Q* qr = q + r * len;
+    for (int64_t i = 0; i < len; ++i)
+      qr[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(xr[i]), sr, zr, lo, hi)));
+  }
+}
+
+// A parameter per element: per-channel along the last axis.
+template <class T, class Q>
+LUCID_QUANT_CLONES void quantize_elem(const T* __restrict x, Q* __restrict q, int64_t n, const float* __restrict s, const int32_t* __restrict z, float lo,
+                                      float hi) {
+  for (int64_t i = 0; i < n; ++i)
+    q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s[i], static_cast<float>(z[i]), lo, hi)));
+}
+
+template <class T, class Q>
+LUCID_NO_VECTORIZE void quantize_scalar(const T* x, Q* q, int64_t n, const float* s, const int32_t* z,
+                                        int64_t s_step, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = quantize_value(widen(x[i]), s[i * s_step], static_cast<float>(z[i * s_step]), lo, hi);
+    q[i] = static_cast<Q>(static_cast<int32_t>(v));
+  }
+}
+
+template <class F>
+void dispatch_quantize(const Tensor& x, const Tensor& out, F&& f) {
+  dispatch(x.dtype(), [&](auto xt) {
+    using T = typename decltype(xt)::type;
+    if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
+      dispatch(out.dtype(), [&](auto qt) {
+        using Q = typename decltype(qt)::type;
+        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int32_t>)
+          f(x.data<T>(), out.data<Q>());
+        else
+          throw TypeError("internal: quantize storage must be int8, uint8 or int32");
+      });
+    } else {
+      throw TypeError("internal: quantize input must be floating");
+    }
+  });
+}
+
+}  // namespace
+
+void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp,
+              QBounds b) {
+  dispatch_quantize(x, out, [&](const auto* px, auto* pq) {
+    for_each_segment(
+        seg, true,
+        [&](int64_t i, int64_t len, int64_t p) {
+          quantize_run(px + i, pq + i, len, scale[p], static_cast<float>(zp[p]), b.lo, b.hi);
+        },
+        [&](int64_t i, int64_t len, int64_t p) { quantize_elem(px + i, pq + i, len, scale + p, zp + p, b.lo, b.hi); },
+        [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
+          quantize_groups(px + i, pq + i, rows, len, scale + p, zp + p, b.lo, b.hi);
+        });
+  });
+}
+
+void quantize_reference(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale,
+                        const int32_t* zp, QBounds b) {
+  dispatch_quantize(x, out, [&](const auto* px, auto* pq) {
+    for_each_segment(
+        seg, false,
+        [&](int64_t i, int64_t len, int64_t p) { quantize_scalar(px + i, pq + i, len, scale + p, zp + p, 0, b.lo, b.hi); },
+        [&](int64_t i, int64_t len, int64_t p) { quantize_scalar(px + i, pq + i, len, scale + p, zp + p, 1, b.lo, b.hi); });
+  });
+}
+
+}  // namespace lucid::cpu

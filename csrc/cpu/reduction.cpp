@@ -1,0 +1,446 @@
+#include "cpu/reduction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/convert.h"
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/thread_pool.h"
+#include "cpu/copy.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Layout: every reduction runs over a contiguous buffer viewed as
+// (outer, red, inner): out[o, i] = op over r of x[o, r, i]. make_layout finds
+// that view without copying when it can (contiguous input, or a strided view
+// whose memory order keeps the kept axes in order, e.g. a transpose), and
+// otherwise copies x once, kept axes first.
+
+struct Layout {
+  Tensor x;  // contiguous
+  int64_t outer = 1, red = 1, inner = 1;
+};
+
+Tensor permuted_view(const Tensor& x, const std::vector<int>& perm) {
+  Shape s;
+  Strides st;
+  for (int p : perm) {
+    s.push_back(x.shape()[p]);
+    st.push_back(x.strides()[p]);
+  }
+  return Tensor::view_cpu(x.impl().storage, s, st, x.offset(), x.dtype());
+}
+
+Tensor materialize(const Tensor& v) {
+  if (v.is_contiguous()) return v;
+  Tensor out = Tensor::empty_cpu(v.shape(), v.dtype());
+  copy_into(v, out);
+  return out;
+}
+
+// Coalesces (size, reduced?) runs of a contiguous view; size-1 axes vanish.
+bool fits_three_levels(const Shape& shape, const std::vector<bool>& is_red, Layout& L) {
+  std::vector<std::pair<int64_t, bool>> runs;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!runs.empty() && runs.back().second == is_red[d]) runs.back().first *= shape[d];
+    else runs.push_back({shape[d], is_red[d]});
+  }
+  L.outer = L.red = L.inner = 1;
+  size_t k = 0;
+  if (k < runs.size() && !runs[k].second) L.outer = runs[k++].first;
+  if (k < runs.size() && runs[k].second) L.red = runs[k++].first;
+  if (k < runs.size() && !runs[k].second) L.inner = runs[k++].first;
+  return k == runs.size();
+}
+
+Layout make_layout(const Tensor& x, const std::vector<int>& axes) {
+  int nd = x.ndim();
+  std::vector<bool> is_red(nd, false);
+  for (int a : axes) is_red[a] = true;
+  Layout L;
+  // Memory order of the axes (largest stride first). If the kept axes stay
+  // in their logical order, reading x in memory order changes nothing about
+  // where each output element goes.
+  std::vector<int> perm(nd);
+  for (int d = 0; d < nd; ++d) perm[d] = d;
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
+    if (x.shape()[a] == 1 || x.shape()[b] == 1) return false;
+    return x.strides()[a] > x.strides()[b];
+  });
+  int last_kept = -1;
+  bool kept_in_order = true;
+  for (int p : perm) {
+    if (is_red[p] || x.shape()[p] == 1) continue;
+    kept_in_order = kept_in_order && p > last_kept;
+    last_kept = p;
+  }
+  if (kept_in_order) {
+    Tensor v = permuted_view(x, perm);
+    std::vector<bool> red_p(nd);
+    for (int d = 0; d < nd; ++d) red_p[d] = is_red[perm[d]];
+    if (v.is_contiguous() && fits_three_levels(v.shape(), red_p, L)) {
+      L.x = v;
+      return L;
+    }
+  }
+  if (fits_three_levels(x.shape(), is_red, L)) {
+    L.x = materialize(x);
+    return L;
+  }
+  // General pattern (e.g. reduce axes 0 and 2 of a 3-D tensor): one copy
+  // with the kept axes first turns it into (outer, red).
+  std::vector<int> kept_first;
+  for (int d = 0; d < nd; ++d) if (!is_red[d]) kept_first.push_back(d);
+  for (int d = 0; d < nd; ++d) if (is_red[d]) kept_first.push_back(d);
+  L.x = materialize(permuted_view(x, kept_first));
+  std::vector<bool> red_k(nd);
+  for (int d = 0; d < nd; ++d) red_k[d] = is_red[kept_first[d]];
+  fits_three_levels(L.x.shape(), red_k, L);
+  return L;
+}
+
+// ---------------------------------------------------------------------------
+// Reducers. A reducer combines elements in lane accumulators of type A (kept
+// in vector registers), then folds finished blocks into a wide total W:
+// float sums accumulate float32 lanes over short blocks and add blocks in
+// double, so the error stays near numpy's pairwise sum.
+
+template <class T> constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
+
+template <class T>
+struct SumR {
+  using A = std::conditional_t<is_float_v<T>, float, uint64_t>;  // integers wrap like int64
+  using W = std::conditional_t<is_float_v<T>, double, uint64_t>;
+  using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
+  static A init() { return A(0); }
+  static A load(T v) {
+    if constexpr (is_float_v<T>) return static_cast<float>(v);
+    else return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+  static A step(A a, A b) { return a + b; }
+  static W winit() { return W(0); }
+  static W wstep(W w, A a) { return w + static_cast<W>(a); }
+  static W wcomb(W a, W b) { return a + b; }
+};
+
+template <class T>
+struct ProdR {
+  using A = std::conditional_t<is_float_v<T>, float, uint64_t>;
+  using W = std::conditional_t<is_float_v<T>, double, uint64_t>;
+  using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
+  static A init() { return A(1); }
+  static A load(T v) { return SumR<T>::load(v); }
+  static A step(A a, A b) { return a * b; }
+  static W winit() { return W(1); }
+  static W wstep(W w, A a) { return w * static_cast<W>(a); }
+  static W wcomb(W a, W b) { return a * b; }
+};
+
+// Max / Min: a NaN wins and stays (v != v picks it up, and once the lane
+// holds NaN no comparison replaces it).
+template <class T, bool kMax>
+struct ExtremeR {
+  using A = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
+  using W = A;
+  using Out = T;
+  static A init() {
+    if constexpr (std::is_floating_point_v<A>) return kMax ? -INFINITY : INFINITY;
+    else return kMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+  }
+  static A load(T v) { return static_cast<A>(v); }
+  static A step(A a, A v) {
+    if constexpr (std::is_floating_point_v<A>) {
+      if constexpr (kMax) return (v > a || v != v) ? v : a;
+      else return (v < a || v != v) ? v : a;
+    } else {
+      if constexpr (kMax) return v > a ? v : a;
+      else return v < a ? v : a;
+    }
+  }
+  static W winit() { return init(); }
+  static W wstep(W w, A a) { return step(w, a); }
+  static W wcomb(W a, W b) { return step(a, b); }
+};
+
+template <class T, bool kAll>
+struct LogicR {
+  using A = uint8_t;
+  using W = uint8_t;
+  using Out = bool;
+  static A init() { return kAll ? 1 : 0; }
+  static A load(T v) { return static_cast<compute_t<T>>(v) != 0 ? 1 : 0; }  // NaN counts as true
+  static A step(A a, A b) { return kAll ? (a & b) : (a | b); }
+  static W winit() { return init(); }
+  static W wstep(W w, A a) { return step(w, a); }
+  static W wcomb(W a, W b) { return step(a, b); }
+};
+
+constexpr int kLanes = 32;            // independent accumulators: 4 AVX registers of float
+constexpr int64_t kFlush = 2048;      // elements per lane block before folding into W
+constexpr int64_t kTask = 1 << 16;    // elements per parallel task of a long row
+constexpr int kCols = 256;            // output columns per task when reducing an outer axis
+constexpr int64_t kRowsPerFlush = 128;
+
+// One contiguous run x[0, n) -> W.
+template <class R, class T>
+typename R::W reduce_run(const T* x, int64_t n) {
+  using A = typename R::A;
+  typename R::W total = R::winit();
+  for (int64_t b = 0; b < n; b += kFlush) {
+    int64_t e = std::min(n, b + kFlush);
+    A acc[kLanes];
+    for (int j = 0; j < kLanes; ++j) acc[j] = R::init();
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) acc[j] = R::step(acc[j], R::load(x[i + j]));
+    for (; i < e; ++i) acc[0] = R::step(acc[0], R::load(x[i]));
+    for (int w = kLanes / 2; w > 0; w /= 2)  // pairwise fold of the lanes
+      for (int j = 0; j < w; ++j) acc[j] = R::step(acc[j], acc[j + w]);
+    total = R::wstep(total, acc[0]);
+  }
+  return total;
+}
+
+// Columns [0, cnt) of a (red, inner) slab starting at x -> out[0, cnt).
+template <class R, class T>
+void reduce_cols(const T* x, int64_t red, int64_t inner, int64_t cnt, typename R::Out* out) {
+  using A = typename R::A;
+  using W = typename R::W;
+  A acc[kCols];
+  W wide[kCols];
+  for (int64_t i = 0; i < cnt; ++i) wide[i] = R::winit();
+  for (int64_t r0 = 0; r0 < red; r0 += kRowsPerFlush) {
+    int64_t r1 = std::min(red, r0 + kRowsPerFlush);
+    for (int64_t i = 0; i < cnt; ++i) acc[i] = R::init();
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* row = x + r * inner;
+      for (int64_t i = 0; i < cnt; ++i) acc[i] = R::step(acc[i], R::load(row[i]));
+    }
+    for (int64_t i = 0; i < cnt; ++i) wide[i] = R::wstep(wide[i], acc[i]);
+  }
+  for (int64_t i = 0; i < cnt; ++i) out[i] = convert<typename R::Out>(wide[i]);
+}
+
+template <class R, class T>
+void reduce_layout(const Layout& L, const Tensor& out_t) {
+  using Out = typename R::Out;
+  using W = typename R::W;
+  const T* x = L.x.numel() ? L.x.template data<T>() : nullptr;
+  Out* out = out_t.data<Out>();
+  int64_t outer = L.outer, red = L.red, inner = L.inner;
+  if (outer * inner == 0) return;
+  if (inner == 1) {
+    int64_t tasks_per_row = std::max<int64_t>(1, (red + kTask - 1) / kTask);
+    if (tasks_per_row == 1) {
+      int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red, 1));
+      parallel_for(outer, grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t o = lo; o < hi; ++o) out[o] = convert<Out>(reduce_run<R>(x + o * red, red));
+      });
+      return;
+    }
+    // Long rows: fixed-size tasks (so the result does not depend on the
+    // thread count), partials folded in order.
+    std::vector<W> part(outer * tasks_per_row);
+    parallel_for(outer * tasks_per_row, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        int64_t o = t / tasks_per_row, b = (t % tasks_per_row) * kTask;
+        part[t] = reduce_run<R>(x + o * red + b, std::min(kTask, red - b));
+      }
+    });
+    for (int64_t o = 0; o < outer; ++o) {
+      W w = part[o * tasks_per_row];
+      for (int64_t b = 1; b < tasks_per_row; ++b) w = R::wcomb(w, part[o * tasks_per_row + b]);
+      out[o] = convert<Out>(w);
+    }
+    return;
+  }
+  int64_t col_tasks = (inner + kCols - 1) / kCols;
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red * kCols, 1));
+  parallel_for(outer * col_tasks, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / col_tasks, c = (t % col_tasks) * kCols;
+      reduce_cols<R>(x ? x + o * red * inner + c : nullptr, red, inner, std::min<int64_t>(kCols, inner - c),
+                     out + o * inner + c);
+    }
+  });
+}
+
+template <class T>
+void reduce_typed(ReduceOp op, const Layout& L, const Tensor& out) {
+  switch (op) {
+    case ReduceOp::Sum: return reduce_layout<SumR<T>, T>(L, out);
+    case ReduceOp::Prod: return reduce_layout<ProdR<T>, T>(L, out);
+    case ReduceOp::Max: return reduce_layout<ExtremeR<T, true>, T>(L, out);
+    case ReduceOp::Min: return reduce_layout<ExtremeR<T, false>, T>(L, out);
+    case ReduceOp::All: return reduce_layout<LogicR<T, true>, T>(L, out);
+    case ReduceOp::Any: return reduce_layout<LogicR<T, false>, T>(L, out);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Arg-extreme: first index of the max (min); a NaN beats everything and the
+// first NaN wins.
+
+template <class C, bool kMax>
+inline bool better(C v, C best) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (best != best) return false;
+    if (v != v) return true;
+  }
+  return kMax ? v > best : v < best;
+}
+
+template <class T, bool kMax>
+void arg_typed(const Layout& L, const Tensor& idx_t, const Tensor* val_t) {
+  using C = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
+  const T* x = L.x.data<T>();
+  int64_t* idx = idx_t.data<int64_t>();
+  T* val = val_t ? val_t->data<T>() : nullptr;
+  int64_t red = L.red, inner = L.inner;
+  int64_t col_tasks = (inner + kCols - 1) / kCols;
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red * std::min<int64_t>(inner, kCols), 1));
+  parallel_for(L.outer * col_tasks, grain, [&](int64_t lo, int64_t hi) {
+    C best[kCols];
+    int64_t arg[kCols];
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / col_tasks, c = (t % col_tasks) * kCols;
+      int64_t cnt = std::min<int64_t>(kCols, inner - c);
+      const T* slab = x + o * red * inner + c;
+      for (int64_t i = 0; i < cnt; ++i) {
+        best[i] = static_cast<C>(slab[i]);
+        arg[i] = 0;
+      }
+      for (int64_t r = 1; r < red; ++r) {
+        const T* row = slab + r * inner;
+        for (int64_t i = 0; i < cnt; ++i) {
+          C v = static_cast<C>(row[i]);
+          if (better<C, kMax>(v, best[i])) {
+            best[i] = v;
+            arg[i] = r;
+          }
+        }
+      }
+      for (int64_t i = 0; i < cnt; ++i) {
+        idx[o * inner + c + i] = arg[i];
+        if (val) val[o * inner + c + i] = slab[arg[i] * inner + i];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out) {
+  Layout L = make_layout(x, axes);
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_typed<T>(op, L, out);
+  });
+}
+
+void arg_reduce(bool is_max, const Tensor& x, int axis, const Tensor& indices, const Tensor* values) {
+  Layout L;
+  L.x = materialize(x);
+  if (axis < 0) {
+    L.red = x.numel();
+  } else {
+    for (int d = 0; d < axis; ++d) L.outer *= x.shape()[d];
+    L.red = x.shape()[axis];
+    for (int d = axis + 1; d < x.ndim(); ++d) L.inner *= x.shape()[d];
+  }
+  if (L.outer * L.inner == 0) return;
+  check<RuntimeError>(L.red > 0, "internal: arg_reduce over an empty axis");
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (is_max) arg_typed<T, true>(L, indices, values);
+    else arg_typed<T, false>(L, indices, values);
+  });
+}
+
+void equal_mask(const Tensor& x, const Tensor& v, const Tensor& mask) {
+  Tensor xc = materialize(x), vc = materialize(v);
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_float_v<T>) {
+      throw TypeError("internal: equal_mask expects a floating tensor");
+    } else {
+      const T* px = xc.data<T>();
+      const T* pv = vc.data<T>();
+      T* pm = mask.data<T>();
+      parallel_for(x.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+          float a = static_cast<float>(px[i]), b = static_cast<float>(pv[i]);
+          pm[i] = T((a == b || (a != a && b != b)) ? 1.0f : 0.0f);
+        }
+      });
+    }
+  });
+}
+
+void prod_of_others(const Tensor& x, const std::vector<int>& axes, const Tensor& out) {
+  int nd = x.ndim();
+  std::vector<bool> is_red(nd, false);
+  for (int a : axes) is_red[a] = true;
+  std::vector<int> perm;
+  for (int d = 0; d < nd; ++d) if (!is_red[d]) perm.push_back(d);
+  for (int d = 0; d < nd; ++d) if (is_red[d]) perm.push_back(d);
+  Tensor xp = materialize(permuted_view(x, perm));
+  Tensor op = Tensor::empty_cpu(xp.shape(), x.dtype());
+  int64_t red = 1;
+  for (int a : axes) red *= x.shape()[a];
+  int64_t rows = red == 0 ? 0 : x.numel() / red;
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_float_v<T>) {
+      throw TypeError("internal: prod_of_others expects a floating tensor");
+    } else {
+      const T* px = xp.numel() ? xp.data<T>() : nullptr;
+      T* po = op.numel() ? op.data<T>() : nullptr;
+      parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red, 1)), [&](int64_t lo, int64_t hi) {
+        for (int64_t row = lo; row < hi; ++row) {
+          const T* a = px + row * red;
+          T* o = po + row * red;
+          float prefix = 1.0f;  // product of a[0, r)
+          for (int64_t r = 0; r < red; ++r) {
+            o[r] = T(prefix);
+            prefix *= static_cast<float>(a[r]);
+          }
+          float suffix = 1.0f;  // product of a(r, red)
+          for (int64_t r = red - 1; r >= 0; --r) {
+            o[r] = T(static_cast<float>(o[r]) * suffix);
+            suffix *= static_cast<float>(a[r]);
+          }
+        }
+      });
+    }
+  });
+  // Write back in x's axis order: out viewed through the same permutation.
+  copy_into(op, permuted_view(out, perm));
+}
+
+void scatter_along(const Tensor& g, const Tensor& indices, int axis, const Tensor& out) {
+  Tensor gc = materialize(g), ic = materialize(indices);
+  int64_t outer = 1, inner = 1, n = out.shape()[axis];
+  for (int d = 0; d < axis; ++d) outer *= out.shape()[d];
+  for (int d = axis + 1; d < out.ndim(); ++d) inner *= out.shape()[d];
+  if (outer * inner == 0) return;
+  const int64_t* pi = ic.data<int64_t>();
+  for (int64_t k = 0; k < outer * inner; ++k)
+    check<RuntimeError>(pi[k] >= 0 && pi[k] < n, "internal: scatter_along index out of range");
+  dispatch(g.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pg = gc.data<T>();
+    T* po = out.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) po[(o * n + pi[o * inner + i]) * inner + i] = pg[o * inner + i];
+  });
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,67 @@
+#include "gpu/indexing.h"
+
+#include "gpu/array.h"
+
+namespace lucid::gpu {
+
+std::pair<int64_t, int64_t> index_bounds(const Tensor& index) {
+  auto s = stream();
+  const mx::array& a = array_of(index);
+  mx::array lo = mx::astype(mx::min(a, false, s), mx::int64, s);
+  mx::array hi = mx::astype(mx::max(a, false, s), mx::int64, s);
+  mx::eval({lo, hi});
+  return {lo.item<int64_t>(), hi.item<int64_t>()};
+}
+
+Tensor wrap_negative(const Tensor& index, int64_t size) {
+  auto s = stream();
+  const mx::array& a = array_of(index);
+  mx::array zero(int64_t{0}), n(size);
+  return wrap(mx::where(mx::less(a, zero, s), mx::add(a, n, s), a, s));
+}
+
+namespace {
+
+// The part of `a` that an index of shape `like` touches off `axis`
+// (PyTorch lets the index be smaller than the input on the other axes).
+mx::array leading_block(const mx::array& a, const Shape& like, int axis) {
+  mx::Shape start(a.ndim(), 0), stop = a.shape();
+  bool whole = true;
+  for (int d = 0; d < static_cast<int>(a.ndim()); ++d)
+    if (d != axis && stop[d] != like[d]) {
+      stop[d] = static_cast<int32_t>(like[d]);
+      whole = false;
+    }
+  return whole ? a : mx::slice(a, start, stop, stream());
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& x, int axis, const Tensor& index) {
+  auto s = stream();
+  const mx::array& a = array_of(x);
+  if (a.ndim() == 0) return wrap(mx::broadcast_to(a, to_mx_shape(index.shape()), s));  // every index is 0
+  return wrap(mx::take_along_axis(leading_block(a, index.shape(), axis), array_of(index), axis, s));
+}
+
+Tensor scatter_add(const Tensor& self, int axis, const Tensor& index, const Tensor& src) {
+  auto s = stream();
+  const mx::array& a = array_of(self);
+  if (index.numel() == 0) return wrap(a);
+  if (a.ndim() == 0) return wrap(mx::add(a, mx::sum(array_of(src), false, s), s));
+  mx::array idx = array_of(index);
+  mx::array vals = leading_block(array_of(src), index.shape(), -1);
+  Shape block_shape = index.shape();
+  block_shape[axis] = self.shape()[axis];
+  mx::array block = leading_block(a, block_shape, axis);
+  mx::array added = mx::scatter_add_axis(block, idx, vals, axis, s);
+  if (block.shape() == a.shape()) return wrap(added);
+  mx::Shape zeros(a.ndim(), 0);
+  return wrap(mx::slice_update(a, added, zeros, added.shape(), s));
+}
+
+Tensor index_select(const Tensor& x, int axis, const Tensor& index) {
+  return wrap(mx::take(array_of(x), array_of(index), axis, stream()));
+}
+
+}  // namespace lucid::gpu

@@ -1,0 +1,466 @@
+#include "ops/quantization.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "core/errors.h"
+#include "cpu/quantization.h"
+#include "gpu/quantization.h"
+#include "gpu/transfer.h"
+#include "ops/copy.h"
+
+namespace lucid::ops {
+
+namespace {
+
+struct Grid {
+  int64_t qmin, qmax;
+  DType storage;
+  std::string name;
+};
+
+Grid grid_of(const std::string& name, const char* fn) {
+  if (name == "qint8") return {-128, 127, DType::Int8, name};
+  if (name == "quint8") return {0, 255, DType::UInt8, name};
+  if (name == "qint4") return {-8, 7, DType::Int8, name};
+  if (name == "quint4") return {0, 15, DType::UInt8, name};
+  if (name == "qint32") return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), DType::Int32, name};
+  throw TypeError(std::string(fn) + "(): argument 'qdtype' must be one of qint8, quint8, qint4, quint4, qint32, got '" +
+                  name + "'");
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+std::string arg(const char* fn, const char* name) { return std::string(fn) + "(): argument '" + name + "'"; }
+
+bool is_float_input(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
+
+// A small tensor's values on the host, as float32 (floats) or int64 (integers).
+Tensor host_values(const Tensor& t, DType as) {
+  Tensor h = t.device() == Device::CPU ? t : to_device(t, Device::CPU);
+  return contiguous(h.dtype() == as ? h : astype(h, as));
+}
+
+// ------------------------------------------------------------- layouts ----
+
+struct Layout {
+  cpu::QSegments seg;
+  Shape x_view, p_view;
+  Shape p_shape;  // the parameter shape a full-size scale must have
+  int64_t count = 1;
+  const char* mode = "per-tensor";
+};
+
+Layout make_layout(const char* fn, const Shape& xs, const QAxes& axes) {
+  Layout L;
+  int nd = static_cast<int>(xs.size());
+  int64_t n = numel(xs);
+  if (axes.ch_axis && axes.group_size != 0)
+    throw ValueError(std::string(fn) + "(): pass either 'ch_axis' (per-channel) or 'group_size' (per-group), not both");
+  auto wrap_axis = [&](int64_t a, const char* name) {
+    check(nd > 0 && a >= -nd && a < nd, arg(fn, name) + " is out of range for a " + std::to_string(nd) +
+                                            "-d input: expected an axis in [" + std::to_string(-nd) + ", " +
+                                            std::to_string(nd - 1) + "], got " + std::to_string(a));
+    return static_cast<int>(a < 0 ? a + nd : a);
+  };
+  auto split = [&](int a, int64_t& outer, int64_t& len, int64_t& inner) {
+    outer = 1, inner = 1, len = xs[a];
+    for (int i = 0; i < a; ++i) outer *= xs[i];
+    for (int i = a + 1; i < nd; ++i) inner *= xs[i];
+  };
+  if (axes.ch_axis) {
+    int a = wrap_axis(*axes.ch_axis, "ch_axis");
+    int64_t outer, len, inner;
+    split(a, outer, len, inner);
+    L.seg = cpu::QSegments::per_channel(outer, len, inner);
+    L.x_view = {outer, len, inner};
+    L.p_view = {1, len, 1};
+    L.p_shape = {len};
+    L.count = len;
+    L.mode = "per-channel";
+  } else if (axes.group_size != 0) {
+    check(axes.group_size > 0, arg(fn, "group_size") + " must be a positive int, got " + std::to_string(axes.group_size));
+    int a = wrap_axis(axes.axis, "axis");
+    int64_t outer, len, inner, g = axes.group_size;
+    split(a, outer, len, inner);
+    check(len % g == 0, arg(fn, "group_size") + " (" + std::to_string(g) + ") must divide the size of axis " +
+                            std::to_string(a) + " (" + std::to_string(len) + ")");
+    L.seg = cpu::QSegments::per_group(outer, len, inner, g);
+    L.x_view = {outer, len / g, g, inner};
+    L.p_view = {outer, len / g, 1, inner};
+    L.p_shape = xs;
+    L.p_shape[a] = len / g;
+    L.count = outer * (len / g) * inner;
+    L.mode = "per-group";
+  } else {
+    L.seg = cpu::QSegments::per_tensor(n);
+    L.x_view = xs;
+    L.p_view = {};
+    L.count = 1;
+  }
+  return L;
+}
+
+// Checks a parameter tensor's shape against the layout: one element always
+// broadcasts; otherwise it must match the per-channel length / group shape.
+void check_param_shape(const char* fn, const char* name, const Tensor& p, const Layout& L) {
+  if (p.numel() == 1) return;
+  if (L.count == 1 && L.p_shape.empty())
+    throw ValueError(arg(fn, name) + " must be a number or a one-element tensor for per-tensor quantization "
+                     "(pass ch_axis= or group_size= for more), got shape " + shape_str(p.shape()));
+  bool ok = L.p_shape.size() == 1 ? (p.ndim() == 1 && p.size(0) == L.p_shape[0]) : p.shape() == L.p_shape;
+  if (!ok)
+    throw ValueError(arg(fn, name) + " must have shape " + shape_str(L.p_shape) + " for " + L.mode +
+                     " quantization of an input of this shape, got shape " + shape_str(p.shape()));
+}
+
+// ---------------------------------------------------------- parameters ----
+
+struct Params {
+  std::vector<float> scale;
+  std::vector<int32_t> zp;
+};
+
+std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
+  check<TypeError>(s.dtype() != DType::Bool, arg(fn, name) + " must be a floating tensor or a positive number, got bool");
+  Tensor h = host_values(s, DType::Float32);
+  const float* v = h.data<float>();
+  const int64_t n = h.numel();
+  for (int64_t i = 0; i < n; ++i)
+    if (!(std::isfinite(v[i]) && v[i] > 0.0f))  // message built only on failure: scales can be many
+      throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
+                       (n > 1 ? " at index " + std::to_string(i) : std::string()));
+  if (n == count) return std::vector<float>(v, v + n);
+  return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
+}
+
+std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
+                                     int64_t qmax, const std::string& grid) {
+  check<TypeError>(z.dtype() != DType::Bool, arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
+  const int64_t n = z.numel();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  auto fail_range = [&](int64_t i, int64_t v) {
+    throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
+                     grid + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
+  };
+  if (is_floating(z.dtype())) {
+    // Users write lucid.zeros(C): accepted when every value is integral.
+    Tensor h = host_values(z, DType::Float32);
+    const float* v = h.data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(std::isfinite(v[i]) && std::nearbyint(v[i]) == v[i]))
+        throw ValueError(arg(fn, name) + " must hold integer values, got " + fmt(v[i]) +
+                         (n > 1 ? " at index " + std::to_string(i) : std::string()));
+      // Compared in double: float(qmax) may round above qmax.
+      if (!(static_cast<double>(v[i]) >= qmin && static_cast<double>(v[i]) <= qmax))
+        fail_range(i, v[i] >= 9.2e18f ? INT64_MAX : (v[i] <= -9.2e18f ? INT64_MIN : static_cast<int64_t>(v[i])));
+      out[i] = static_cast<int32_t>(v[i]);
+    }
+  } else {
+    Tensor h = host_values(z, DType::Int64);
+    const int64_t* v = h.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(v[i] >= qmin && v[i] <= qmax)) fail_range(i, v[i]);
+      out[i] = static_cast<int32_t>(v[i]);
+    }
+  }
+  if (n == count) return out;
+  return std::vector<int32_t>(static_cast<size_t>(count), out[0]);
+}
+
+Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const Tensor& zp, const Layout& L,
+                   int64_t qmin, int64_t qmax, const std::string& grid) {
+  common_device(fn, {&x, &scale, &zp});
+  check_param_shape(fn, "scale", scale, L);
+  check_param_shape(fn, "zero_point", zp, L);
+  return {read_scale(fn, "scale", scale, L.count), read_zero_point(fn, "zero_point", zp, L.count, qmin, qmax, grid)};
+}
+
+template <class T>
+Tensor host_tensor(const std::vector<T>& v, DType dt) {
+  Tensor t = Tensor::empty_cpu({static_cast<int64_t>(v.size())}, dt);
+  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
+  return t;
+}
+
+template <class T>
+Tensor gpu_tensor(const std::vector<T>& v, DType dt) { return gpu::upload(host_tensor(v, dt)); }
+
+void check_float_input(const char* fn, const char* name, const Tensor& x) {
+  check<TypeError>(is_float_input(x.dtype()), arg(fn, name) + " must be a floating tensor (float32, float16 or "
+                                                "bfloat16), got " + dtype_name(x.dtype()));
+}
+
+int64_t codes_min(DType t) {
+  switch (t) {
+    case DType::UInt8: return 0;
+    case DType::Int8: return -128;
+    case DType::Int16: return -32768;
+    default: return std::numeric_limits<int32_t>::min();
+  }
+}
+int64_t codes_max(DType t) {
+  switch (t) {
+    case DType::UInt8: return 255;
+    case DType::Int8: return 127;
+    case DType::Int16: return 32767;
+    default: return std::numeric_limits<int32_t>::max();
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------- quantize ----
+
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                const QAxes& axes, bool reference) {
+  const char* fn = "quantize";
+  Grid g = grid_of(qdtype, fn);
+  common_device(fn, {&x});
+  check_float_input(fn, "x", x);
+  Layout L = make_layout(fn, x.shape(), axes);
+  Params p = read_params(fn, x, scale, zero_point, L, g.qmin, g.qmax, g.name);
+  cpu::QBounds b = cpu::QBounds::of(g.qmin, g.qmax);
+  if (x.device() == Device::GPU) {
+    check(!reference, "quantize(): the reference kernel runs on the CPU stream only");
+    return gpu::quantize(x, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view, L.p_view,
+                         b.lo, b.hi, g.storage);
+  }
+  Tensor xc = contiguous(x);
+  Tensor out = Tensor::empty_cpu(x.shape(), g.storage);
+  if (reference) cpu::quantize_reference(xc, out, L.seg, p.scale.data(), p.zp.data(), b);
+  else cpu::quantize(xc, out, L.seg, p.scale.data(), p.zp.data(), b);
+  return out;
+}
+
+Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
+                  bool reference) {
+  const char* fn = "dequantize";
+  common_device(fn, {&q});
+  check<TypeError>(is_integral(q.dtype()),
+                   arg(fn, "q") + " must hold integer codes (int8, uint8, int16, int32 or int64), got " +
+                       dtype_name(q.dtype()));
+  check<TypeError>(is_float_input(dtype), arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " +
+                                              dtype_name(dtype));
+  Layout L = make_layout(fn, q.shape(), axes);
+  Params p = read_params(fn, q, scale, zero_point, L, codes_min(q.dtype()), codes_max(q.dtype()),
+                         std::string("the range of ") + dtype_name(q.dtype()) + " codes");
+  if (q.device() == Device::GPU) {
+    check(!reference, "dequantize(): the reference kernel runs on the CPU stream only");
+    return gpu::dequantize(q, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
+                           L.p_view, dtype);
+  }
+  Tensor qc = contiguous(q);
+  Tensor out = Tensor::empty_cpu(q.shape(), dtype);
+  if (reference) cpu::dequantize_reference(qc, out, L.seg, p.scale.data(), p.zp.data());
+  else cpu::dequantize(qc, out, L.seg, p.scale.data(), p.zp.data());
+  return out;
+}
+
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                        int64_t quant_min, int64_t quant_max, const QAxes& axes, bool reference) {
+  const char* fn = "fake_quantize";
+  common_device(fn, {&x});
+  check_float_input(fn, "x", x);
+  constexpr int64_t i32min = std::numeric_limits<int32_t>::min(), i32max = std::numeric_limits<int32_t>::max();
+  check(quant_min >= i32min && quant_min <= i32max, arg(fn, "quant_min") + " must fit in int32, got " + std::to_string(quant_min));
+  check(quant_max >= i32min && quant_max <= i32max, arg(fn, "quant_max") + " must fit in int32, got " + std::to_string(quant_max));
+  check(quant_min <= quant_max, std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
+                                    ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
+  Layout L = make_layout(fn, x.shape(), axes);
+  Params p = read_params(fn, x, scale, zero_point, L, quant_min, quant_max, "[quant_min, quant_max]");
+  bool wide = quant_max - quant_min > i32max;
+  if (x.device() == Device::GPU) {
+    check(!reference, "fake_quantize(): the reference kernel runs on the CPU stream only");
+    cpu::QBounds b = cpu::QBounds::of(quant_min, quant_max);
+    return gpu::fake_quantize(x, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
+                              L.p_view, b.lo, b.hi, wide);
+  }
+  Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty_cpu(x.shape(), x.dtype());
+  Tensor mask = Tensor::empty_cpu(x.shape(), DType::Bool);
+  if (reference) cpu::fake_quantize_reference(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
+  else cpu::fake_quantize(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
+  return {y, mask};
+}
+
+Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask) {
+  const char* fn = "fake_quantize_backward";
+  common_device(fn, {&dy, &mask});
+  check_float_input(fn, "grad", dy);
+  check<TypeError>(mask.dtype() == DType::Bool, arg(fn, "mask") + " must be bool, got " + dtype_name(mask.dtype()));
+  check(dy.shape() == mask.shape(), arg(fn, "grad") + " has shape " + shape_str(dy.shape()) +
+                                        " but the mask has shape " + shape_str(mask.shape()));
+  if (dy.device() == Device::GPU) return gpu::masked_grad(dy, mask);
+  Tensor g = contiguous(dy), m = contiguous(mask);
+  Tensor dx = Tensor::empty_cpu(dy.shape(), dy.dtype());
+  cpu::masked_grad(g, m, dx);
+  return dx;
+}
+
+// ----------------------------------------------------------------- int4 ----
+
+namespace {
+void split_axis(const Shape& s, int a, int64_t& outer, int64_t& len, int64_t& inner) {
+  outer = 1, inner = 1, len = s[a];
+  for (int i = 0; i < a; ++i) outer *= s[i];
+  for (size_t i = a + 1; i < s.size(); ++i) inner *= s[i];
+}
+int int4_axis(const char* fn, const Tensor& t, int64_t axis) {
+  int nd = t.ndim();
+  check(nd > 0, arg(fn, t.dtype() == DType::UInt8 && std::string(fn) == "unpack_int4" ? "packed" : "codes") +
+                    " must have at least one dimension, got a 0-d tensor");
+  check(axis >= -nd && axis < nd, arg(fn, "axis") + " is out of range for a " + std::to_string(nd) +
+                                      "-d input: expected an axis in [" + std::to_string(-nd) + ", " +
+                                      std::to_string(nd - 1) + "], got " + std::to_string(axis));
+  return static_cast<int>(axis < 0 ? axis + nd : axis);
+}
+}  // namespace
+
+Tensor pack_int4(const Tensor& codes, int64_t axis) {
+  const char* fn = "pack_int4";
+  common_device(fn, {&codes});
+  check<TypeError>(codes.dtype() == DType::Int8 || codes.dtype() == DType::UInt8,
+                   arg(fn, "codes") + " must hold int8 (qint4) or uint8 (quint4) codes, got " + dtype_name(codes.dtype()));
+  int a = int4_axis(fn, codes, axis);
+  int64_t outer, len, inner;
+  split_axis(codes.shape(), a, outer, len, inner);
+  Shape out_shape = codes.shape();
+  out_shape[a] = (len + 1) / 2;
+  if (codes.device() == Device::GPU) return gpu::pack_int4(codes, outer, len, inner, out_shape);
+  Tensor c = contiguous(codes);
+  Tensor out = Tensor::empty_cpu(out_shape, DType::UInt8);
+  cpu::pack_int4(c, out, outer, len, inner);
+  return out;
+}
+
+Tensor unpack_int4(const Tensor& packed, int64_t length, bool is_signed, int64_t axis) {
+  const char* fn = "unpack_int4";
+  common_device(fn, {&packed});
+  check<TypeError>(packed.dtype() == DType::UInt8,
+                   arg(fn, "packed") + " must be a uint8 tensor from pack_int4, got " + dtype_name(packed.dtype()));
+  int a = int4_axis(fn, packed, axis);
+  int64_t outer, half, inner;
+  split_axis(packed.shape(), a, outer, half, inner);
+  check(length >= 0 && (length + 1) / 2 == half,
+        arg(fn, "length") + " must be " + std::to_string(2 * half - 1) + " or " + std::to_string(2 * half) +
+            " for " + std::to_string(half) + " packed bytes along axis " + std::to_string(a) + ", got " +
+            std::to_string(length));
+  Shape out_shape = packed.shape();
+  out_shape[a] = length;
+  DType dt = is_signed ? DType::Int8 : DType::UInt8;
+  if (packed.device() == Device::GPU) return gpu::unpack_int4(packed, outer, length, inner, dt, out_shape);
+  Tensor p = contiguous(packed);
+  Tensor out = Tensor::empty_cpu(out_shape, dt);
+  cpu::unpack_int4(p, out, outer, length, inner);
+  return out;
+}
+
+// -------------------------------------------------------------- qmatmul ----
+
+Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
+               const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
+               const std::string& out_qdtype) {
+  const char* fn = "qmatmul";
+  common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
+  if (bias.defined()) common_device(fn, {&xq, &bias});
+  if (out_scale.defined()) common_device(fn, {&xq, &out_scale, &out_zp});
+  check<TypeError>(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8,
+                   arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
+  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  check(xq.ndim() >= 1, arg(fn, "xq") + " must have shape (..., K), got a 0-d tensor");
+  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  int64_t K = xq.shape().back(), N = wq.size(0);
+  check(wq.size(1) == K, std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) +
+                             " has K = " + std::to_string(K) + " but 'wq' " + shape_str(wq.shape()) +
+                             " has K = " + std::to_string(wq.size(1)) + "; expected wq of shape (N, " +
+                             std::to_string(K) + ")");
+  // |x - zx| <= 255 and |w - zw| <= 255, so K terms stay below 2^31 when
+  // K * 255 * 255 < 2^31.
+  constexpr int64_t kMaxK = ((int64_t{1} << 31) - 1) / (255 * 255);
+  check(K <= kMaxK, std::string(fn) + "(): K = " + std::to_string(K) + " is too large for exact int32 accumulation "
+                        "(K * 255 * 255 must stay below 2^31, so K <= " + std::to_string(kMaxK) + ")");
+  Grid xg = xq.dtype() == DType::UInt8 ? grid_of("quint8", fn) : grid_of("qint8", fn);
+  check(x_scale.numel() == 1, arg(fn, "x_scale") + " must be a number or a one-element tensor, got shape " + shape_str(x_scale.shape()));
+  check(x_zp.numel() == 1, arg(fn, "x_zp") + " must be an int or a one-element tensor, got shape " + shape_str(x_zp.shape()));
+  float sx = read_scale(fn, "x_scale", x_scale, 1)[0];
+  int32_t zx = read_zero_point(fn, "x_zp", x_zp, 1, xg.qmin, xg.qmax, xg.name)[0];
+  auto per_n = [&](const Tensor& t, const char* name) {
+    check(t.numel() == 1 || (t.ndim() == 1 && t.size(0) == N),
+          arg(fn, name) + " must be a number or have shape (" + std::to_string(N) + ",) (one per output channel), got shape " +
+              shape_str(t.shape()));
+  };
+  per_n(w_scale, "w_scale");
+  per_n(w_zp, "w_zp");
+  std::vector<float> sw = read_scale(fn, "w_scale", w_scale, N);
+  std::vector<int32_t> zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8");
+  // Combined scales fl(sx * sw[n]), computed once on the host for both streams.
+  std::vector<float> sxw(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) sxw[n] = sx * sw[n];
+  std::vector<int32_t> bias_q;
+  if (bias.defined()) {
+    check<TypeError>(is_floating(bias.dtype()), arg(fn, "bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
+    check(bias.ndim() == 1 && bias.size(0) == N, arg(fn, "bias") + " must have shape (" + std::to_string(N) + ",), got " +
+                                                     shape_str(bias.shape()));
+    Tensor hb = host_values(bias, DType::Float32);
+    cpu::QBounds i32 = cpu::QBounds::of(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    bias_q.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      float b = hb.data<float>()[n];
+      if (!std::isfinite(b))
+        throw ValueError(arg(fn, "bias") + " must be finite, got " + fmt(b) + " at index " + std::to_string(n));
+      float r = std::nearbyint(b / sxw[n]);
+      r = r < i32.lo ? i32.lo : (r > i32.hi ? i32.hi : r);  // saturate into int32
+      bias_q[n] = static_cast<int32_t>(r);
+    }
+  }
+  Shape out_shape = xq.shape();
+  out_shape.back() = N;
+  bool quantized_out = out_scale.defined();
+  if (!quantized_out)
+    check(!out_zp.defined() && out_qdtype.empty(),
+          std::string(fn) + "(): 'out_zp' and 'out_qdtype' need 'out_scale' (without it the output is float32)");
+  Grid og = quantized_out ? grid_of(out_qdtype.empty() ? xg.name : out_qdtype, fn) : xg;
+  std::vector<float> mult;
+  int32_t zy = 0;
+  if (quantized_out) {
+    check(out_scale.numel() == 1, arg(fn, "out_scale") + " must be a number or a one-element tensor, got shape " +
+                                      shape_str(out_scale.shape()));
+    float sy = read_scale(fn, "out_scale", out_scale, 1)[0];
+    if (out_zp.defined()) {
+      check(out_zp.numel() == 1, arg(fn, "out_zp") + " must be an int or a one-element tensor, got shape " +
+                                     shape_str(out_zp.shape()));
+      zy = read_zero_point(fn, "out_zp", out_zp, 1, og.qmin, og.qmax, og.name)[0];
+    }
+    mult.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) mult[n] = sxw[n] / sy;
+  }
+  cpu::QBounds ob = cpu::QBounds::of(og.qmin, og.qmax);
+  if (xq.device() == Device::GPU) {
+    Tensor acc = gpu::qmatmul_accumulate(xq, zx, wq, gpu_tensor(zw, DType::Int32),
+                                         bias.defined() ? gpu_tensor(bias_q, DType::Int32) : Tensor());
+    if (!quantized_out) return gpu::qmatmul_to_float(acc, gpu_tensor(sxw, DType::Float32));
+    return gpu::qmatmul_requantize(acc, gpu_tensor(mult, DType::Float32), zy, ob.lo, ob.hi, og.storage);
+  }
+  Tensor xc = contiguous(xq), wc = contiguous(wq);
+  Tensor acc = Tensor::empty_cpu(out_shape, DType::Int32);
+  cpu::qmatmul_accumulate(xc, zx, wc, zw.data(), bias.defined() ? bias_q.data() : nullptr, acc);
+  if (!quantized_out) {
+    Tensor out = Tensor::empty_cpu(out_shape, DType::Float32);
+    cpu::qmatmul_to_float(acc, sxw.data(), out);
+    return out;
+  }
+  Tensor out = Tensor::empty_cpu(out_shape, og.storage);
+  cpu::qmatmul_requantize(acc, mult.data(), zy, ob, out);
+  return out;
+}
+
+}  // namespace lucid::ops

@@ -1,0 +1,45 @@
+// lucid.quantization primitives: the one place that validates their
+// arguments (so both streams raise the same words) and turns them into the
+// canonical parameters the cpu:: and gpu:: kernels take. Formulas:
+// docs/numerics.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/tensor.h"
+
+namespace lucid::ops {
+
+// Where the parameters apply: per-tensor (neither), per-channel (ch_axis) or
+// per-group (group_size > 0 along `axis`).
+struct QAxes {
+  std::optional<int64_t> ch_axis;
+  int64_t group_size = 0;
+  int64_t axis = -1;
+};
+
+// `qdtype` is a grid name: qint8, quint8, qint4, quint4, qint32.
+// `reference` runs the scalar CPU kernel (tests compare it with the fast one).
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                const QAxes& axes, bool reference = false);
+Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
+                  bool reference = false);
+// Returns (y, mask): y = dequantize(quantize(x)) in x's dtype, mask the bool
+// STE pass-through mask.
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                        int64_t quant_min, int64_t quant_max, const QAxes& axes,
+                                        bool reference = false);
+// dx = where(mask, dy, 0), fused.
+Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
+
+Tensor pack_int4(const Tensor& codes, int64_t axis);
+Tensor unpack_int4(const Tensor& packed, int64_t length, bool is_signed, int64_t axis);
+
+// Integer matmul; float32 output when out_scale is undefined, otherwise codes
+// of `out_qdtype`.
+Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
+               const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
+               const std::string& out_qdtype);
+
+}  // namespace lucid::ops

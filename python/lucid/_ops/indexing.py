@@ -1,0 +1,450 @@
+"""Indexing (csrc/ops/shape.cpp slices, csrc/ops/indexing.cpp gathers):
+``x[idx]``, ``x[idx] = v``, gather, index_select, scatter_add, index_add.
+
+Basic indices (ints, slices, None, Ellipsis) give views on the CPU stream
+(negative slice steps copy: storage strides are non-negative) and new arrays
+on the GPU stream, where MLX arrays are values: writing into ``x[1:]`` is
+seen through ``x`` on the CPU stream only, while ``x[1:] = v`` itself updates
+``x`` on both streams. One integer tensor (or list) or one boolean mask may
+appear among the basic indices; those reads copy.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import _C
+from ..autograd import Function, is_grad_enabled
+from .common import as_tensor, is_tensor, sum_to_shape, wrap, wrap_dim
+
+__all__ = ["getitem", "setitem", "gather", "scatter_add", "index_select", "index_add", "take_along_dim"]
+TENSOR_METHODS = ["gather", "scatter_add", "index_select", "index_add", "take_along_dim"]
+
+
+# ----- parsing an index -------------------------------------------------------
+
+class _Plan:
+    """What ``x[idx]`` means, worked out from the shapes alone.
+
+    ``starts/steps/lengths`` slice every input axis (ints are length-1
+    slices); ``shape`` is the basic result's shape (ints dropped, None added);
+    ``advanced`` is None or (position in ``shape``, kind, tensor, axes it covers).
+    """
+
+    __slots__ = ("starts", "steps", "lengths", "shape", "advanced")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _as_index_tensor(item, device):
+    from .._creation import tensor
+
+    if is_tensor(item):
+        t = item
+    else:
+        arr = np.asarray(item)
+        if arr.dtype.kind not in "biu":
+            raise IndexError(f"getitem(): a list or array index must hold ints or bools, got dtype {arr.dtype}")
+        t = tensor(arr.astype(np.int64) if arr.dtype.kind in "iu" else arr)
+    if t.dtype.is_floating_point:
+        raise IndexError(f"getitem(): tensors used as indices must be integer or bool, got {t.dtype}")
+    if t._impl.device != device:
+        t = t.to(device)
+    return t
+
+
+def _plan(x, idx, fn: str) -> _Plan:
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    if builtins.sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError(f"{fn}(): an index can only have a single ellipsis ('...')")
+    parsed = []
+    consumed = 0
+    for it in items:
+        if it is None or it is Ellipsis or isinstance(it, slice):
+            parsed.append(it)
+            consumed += isinstance(it, slice)
+        elif _is_int(it) or (is_tensor(it) and it.ndim == 0 and not it.dtype.is_floating_point
+                             and it.dtype.name != "bool"):
+            parsed.append(builtins.int(it))
+            consumed += 1
+        elif isinstance(it, (bool, np.bool_)):
+            raise IndexError(f"{fn}(): a bool index is not supported; use a boolean tensor mask")
+        elif is_tensor(it) or isinstance(it, (list, np.ndarray)):
+            t = _as_index_tensor(it, x._impl.device)
+            parsed.append(t)
+            consumed += t.ndim if t.dtype.name == "bool" else 1
+        else:
+            raise IndexError(f"{fn}(): unsupported index type {type(it).__name__}; expected int, slice, None, "
+                             "Ellipsis, or an integer / boolean tensor")
+    if consumed > x.ndim:
+        raise IndexError(f"{fn}(): too many indices for a tensor of dimension {x.ndim} ({consumed} given)")
+    if Ellipsis in [p for p in parsed if not is_tensor(p)]:
+        k = next(i for i, p in enumerate(parsed) if p is Ellipsis)
+        parsed[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+    else:
+        parsed += [slice(None)] * (x.ndim - consumed)
+
+    plan = _Plan()
+    plan.starts, plan.steps, plan.lengths, plan.shape, plan.advanced = [], [], [], [], None
+    axis = 0
+    for p in parsed:
+        if p is None:
+            plan.shape.append(1)
+            continue
+        if is_tensor(p):
+            if plan.advanced is not None:
+                raise NotImplementedError(f"{fn}(): only one integer-tensor or boolean-mask index is supported per "
+                                          "indexing expression; index in two steps")
+            k = p.ndim if p.dtype.name == "bool" else 1
+            covered = x.shape[axis:axis + k]
+            if p.dtype.name == "bool" and p.shape != tuple(covered):
+                raise IndexError(f"{fn}(): boolean mask of shape {p.shape} does not match the indexed axes "
+                                 f"{axis}..{axis + k - 1} of shape {tuple(covered)}")
+            plan.advanced = (len(plan.shape), p, k, axis)
+            for size in covered:
+                plan.starts.append(0)
+                plan.steps.append(1)
+                plan.lengths.append(size)
+                plan.shape.append(size)
+            axis += k
+            continue
+        size = x.shape[axis]
+        if isinstance(p, slice):
+            start, stop, step = p.indices(size) if p.step != 0 else (0, 0, 0)
+            if step == 0:
+                raise ValueError(f"{fn}(): slice step cannot be zero")
+            n = len(range(start, stop, step))
+            plan.starts.append(start if n else 0)
+            plan.steps.append(step)
+            plan.lengths.append(n)
+            plan.shape.append(n)
+        else:
+            if not -size <= p < size:
+                raise IndexError(f"{fn}(): index {p} is out of bounds for dimension {axis} with size {size}")
+            plan.starts.append(p % size)
+            plan.steps.append(1)
+            plan.lengths.append(1)
+        axis += 1
+    return plan
+
+
+# ----- reading ---------------------------------------------------------------
+
+class _BasicIndex(Function):
+    @staticmethod
+    def forward(ctx, x, plan):
+        ctx.in_shape, ctx.plan = x.shape, plan
+        ctx.dtype, ctx.device = x.dtype, x._impl.device
+        sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
+        return wrap(_C.reshape(sliced, plan.shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros
+
+        out = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        p = ctx.plan
+        _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
+        return out, None
+
+
+def getitem(x, idx):
+    """``x[idx]`` for ints, slices (any step), None, Ellipsis, plus at most one
+    integer tensor / list (negative entries count from the end) or one boolean
+    mask covering consecutive axes.
+
+    Out-of-range ints raise IndexError naming the dimension and its size.
+    CPU stream: basic indices give a view sharing memory (negative steps
+    copy); GPU stream: always a new array. Differentiable.
+
+    >>> import lucid
+    >>> x = lucid.arange(12).reshape(3, 4)
+    >>> x[1].tolist(), x[:, ::2].tolist(), x[..., None].shape
+    ([4, 5, 6, 7], [[0, 2], [4, 6], [8, 10]], (3, 4, 1))
+    >>> x[lucid.tensor([2, 0])].tolist()
+    [[8, 9, 10, 11], [0, 1, 2, 3]]
+    >>> x[lucid.tensor([True, False, True]), 1].tolist()
+    [1, 9]
+    """
+    plan = _plan(x, idx, "getitem")
+    out = _BasicIndex.apply(x, plan)
+    if plan.advanced is None:
+        return out
+    pos, t, k, _ = plan.advanced
+    if t.dtype.name == "bool":
+        # Merge the masked axes into one, then select the True positions.
+        flat = out.reshape(list(out.shape[:pos]) + [-1] + list(out.shape[pos + k:])) if out.numel() else \
+            out.reshape(list(out.shape[:pos]) + [int(np.prod(out.shape[pos:pos + k]))] + list(out.shape[pos + k:]))
+        from .._creation import tensor
+
+        where = np.flatnonzero(t.to("cpu").numpy()).astype(np.int64)
+        return index_select(flat, pos, tensor(where, device=x.device))
+    picked = _index_select(out, pos, t.reshape(-1), wrap_negative=True)
+    return picked.reshape(list(out.shape[:pos]) + list(t.shape) + list(out.shape[pos + 1:]))
+
+
+# ----- writing ---------------------------------------------------------------
+
+def _value_for(plan, value, x, fn):
+    """``value`` as a tensor of x's dtype and device, shaped like the slices."""
+    v = as_tensor(value, x, "value")
+    if v._impl.device != x._impl.device:
+        v = v.to(x.device)
+    while v.ndim > len(plan.shape) and v.shape[0] == 1:
+        v = v.reshape(v.shape[1:])
+    target = tuple(plan.shape)
+    try:
+        ok = np.broadcast_shapes(v.shape, target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{fn}(): value of shape {v.shape} cannot be broadcast to the indexed shape {target}")
+    if v.dtype != x.dtype:
+        if v.dtype.is_floating_point and not x.dtype.is_floating_point and v.requires_grad:
+            raise TypeError(f"{fn}(): cannot write a float value that requires grad into a {x.dtype} tensor")
+        v = v.to(x.dtype)
+    return v.expand(target).reshape(plan.lengths)
+
+
+class _SetItem(Function):
+    """Out-of-place x with the slice replaced: used when autograd records."""
+
+    @staticmethod
+    def forward(ctx, x, value, plan):
+        ctx.plan = plan
+        out = _C.clone(x._impl)
+        _C.slice_assign(out, plan.starts, plan.steps, plan.lengths, value._impl)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.plan
+        gx = gv = None
+        if ctx.needs_input_grad[0]:
+            gx = wrap(_C.clone(g._impl))
+            zero = _C.full((), 0.0, g.dtype.name, g._impl.device)
+            _C.slice_assign(gx._impl, p.starts, p.steps, p.lengths, zero)
+        if ctx.needs_input_grad[1]:
+            gv = wrap(_C.slice(g._impl, p.starts, p.steps, p.lengths))
+        return gx, gv, None
+
+
+def setitem(x, idx, value):
+    """``x[idx] = value`` for basic indices (ints, slices, None, Ellipsis);
+    ``value`` is a tensor (broadcast, cast to x's dtype) or a number.
+
+    CPU stream: writes the bytes in place, so views of ``x`` see them. GPU
+    stream: ``x`` is rebound to an updated array (other GPU tensors taken from
+    ``x`` earlier keep their values). When autograd records (``x`` or
+    ``value`` requires grad), ``x`` is rebound to a new graph node instead of
+    written in place, so earlier views do not see the write; a leaf that
+    requires grad cannot be modified (RuntimeError), as in PyTorch.
+
+    >>> import lucid
+    >>> x = lucid.zeros(2, 3)
+    >>> x[0, 1:] = 7.0
+    >>> x.tolist()
+    [[0.0, 7.0, 7.0], [0.0, 0.0, 0.0]]
+    """
+    plan = _plan(x, idx, "setitem")
+    if plan.advanced is not None:
+        raise NotImplementedError("setitem(): integer-tensor and boolean-mask indices are supported for reading "
+                                  "only; write through basic indices or use index_add / scatter_add")
+    v = _value_for(plan, value, x, "setitem")
+    if is_grad_enabled() and (x.requires_grad or v.requires_grad):
+        if x.requires_grad and x.grad_fn is None:
+            raise RuntimeError("setitem(): a leaf tensor that requires grad cannot be modified in place; use "
+                               "lucid.no_grad() or build a new tensor")
+        from .._tensor import Tensor
+
+        # The graph node must point at x's *current* node, not at x itself,
+        # which is about to become the node's own output.
+        before = Tensor(x._impl)
+        object.__setattr__(before, "requires_grad", x.requires_grad)
+        before.grad_fn, before._output_nr = x.grad_fn, x._output_nr
+        new = _SetItem.apply(before, v, plan)
+        object.__setattr__(x, "_impl", new._impl)
+        x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
+        Tensor.__setattr__(x, "requires_grad", new.requires_grad)
+        return x
+    _C.slice_assign(x._impl, plan.starts, plan.steps, plan.lengths, v._impl)
+    return x
+
+
+# ----- gathers and scatters ----------------------------------------------------
+
+def _index_arg(index, x, fn: str):
+    if not is_tensor(index):
+        raise TypeError(f"{fn}(): argument 'index' must be an integer tensor, got {type(index).__name__}")
+    if index.dtype.is_floating_point or index.dtype.name == "bool":
+        raise TypeError(f"{fn}(): argument 'index' must be an integer tensor, got {index.dtype}")
+    if index._impl.device != x._impl.device:
+        raise ValueError(f"{fn}(): argument 'index' is on '{index._impl.device}', the input on "
+                         f"'{x._impl.device}'; move one with .to()")
+    return index
+
+
+def _dim_arg(dim, x, fn):
+    return wrap_dim(dim, x.ndim, fn)
+
+
+class _Gather(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_shape, ctx.dim = x.shape, dim
+        ctx.save_for_backward(index)
+        return wrap(_C.gather(x._impl, dim, index._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros
+
+        (index,) = ctx.saved_tensors
+        base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        return wrap(_C.scatter_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
+
+
+def gather(input, dim, index):
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (``input[i][index[i][j]]``
+    for ``dim=1``, and so on). ``index`` is an integer tensor with ``input``'s
+    number of dims, no larger than ``input`` on the other axes; ``out`` has its
+    shape. Values outside ``[0, input.size(dim))`` raise IndexError (checked on
+    both streams before reading). Gradient: scatter-added into zeros.
+
+    >>> import lucid
+    >>> x = lucid.tensor([[1, 2], [3, 4]])
+    >>> lucid.gather(x, 1, lucid.tensor([[0, 0], [1, 0]])).tolist()
+    [[1, 1], [4, 3]]
+    """
+    d = _dim_arg(dim, input, "gather")
+    return _Gather.apply(input, d, _index_arg(index, input, "gather"))
+
+
+def take_along_dim(input, indices, dim):
+    """numpy's take_along_axis: :func:`gather` with ``indices`` broadcast against ``input``.
+
+    >>> import lucid
+    >>> lucid.take_along_dim(lucid.tensor([[10, 30, 20]]), lucid.tensor([[1]]), 1).tolist()
+    [[30]]
+    """
+    d = _dim_arg(dim, input, "take_along_dim")
+    index = _index_arg(indices, input, "take_along_dim")
+    if index.ndim != input.ndim:
+        raise ValueError(f"take_along_dim(): argument 'indices' must have the input's {input.ndim} dims, "
+                         f"got shape {index.shape}")
+    try:
+        shape = np.broadcast_shapes(tuple(s if i != d else 1 for i, s in enumerate(input.shape)),
+                                    tuple(s if i != d else 1 for i, s in enumerate(index.shape)))
+    except ValueError:
+        raise ValueError(f"take_along_dim(): shapes {input.shape} and {index.shape} do not broadcast "
+                         f"off dim {d}") from None
+    x = input.expand([s if i != d else input.shape[d] for i, s in enumerate(shape)])
+    index = index.expand([s if i != d else index.shape[d] for i, s in enumerate(shape)])
+    return gather(x, d, index)
+
+
+class _ScatterAdd(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return wrap(_C.scatter_add(x._impl, dim, index._impl, src._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        gsrc = None
+        if ctx.needs_input_grad[3]:
+            from .._creation import zeros
+
+            # Only src's leading block (index's shape) was read.
+            picked = gather(g, ctx.dim, index)
+            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
+        return g, None, None, gsrc
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src[i][j]`` added at ``[index[i][j]][j]``
+    (``dim=0``); repeated indices accumulate. ``index`` has ``input``'s dims and
+    is no larger than ``src`` (anywhere) or ``input`` (off ``dim``); ``src``
+    has ``input``'s dtype. Out-of-range indices raise IndexError.
+
+    >>> import lucid
+    >>> lucid.scatter_add(lucid.zeros(3), 0, lucid.tensor([0, 2, 0]), lucid.tensor([1.0, 2.0, 3.0])).tolist()
+    [4.0, 0.0, 2.0]
+    """
+    d = _dim_arg(dim, input, "scatter_add")
+    src = as_tensor(src, input, "src")
+    return _ScatterAdd.apply(input, d, _index_arg(index, input, "scatter_add"), src)
+
+
+class _IndexSelect(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_shape, ctx.dim = x.shape, dim
+        ctx.save_for_backward(index)
+        return wrap(_C.index_select(x._impl, dim, index._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros
+
+        (index,) = ctx.saved_tensors
+        base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        return wrap(_C.index_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
+
+
+def index_select(input, dim, index):
+    """The slices of ``input`` at positions ``index`` (1-d integer tensor,
+    values in ``[0, size)``) along ``dim``; output's ``dim`` has ``len(index)``.
+    Gradient: index-added into zeros.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4], [5, 6]]).index_select(0, lucid.tensor([2, 0])).tolist()
+    [[5, 6], [1, 2]]
+    """
+    d = _dim_arg(dim, input, "index_select")
+    return _IndexSelect.apply(input, d, _index_arg(index, input, "index_select"))
+
+
+def _index_select(x, dim, index, wrap_negative=False):
+    if wrap_negative:
+        index = wrap(_C.wrap_index(index._impl, x.shape[dim], dim, "getitem"))
+    return _IndexSelect.apply(x, dim, index)
+
+
+class _IndexAdd(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        return wrap(_C.index_add(x._impl, dim, index._impl, src._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        gsrc = index_select(g, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return g, None, None, gsrc
+
+
+def index_add(input, dim, index, source, alpha=1):
+    """A copy of ``input`` with ``alpha * source``'s slices added at rows
+    ``index`` (1-d) along ``dim``; repeated indices accumulate. ``source`` has
+    ``input``'s shape except ``len(index)`` on ``dim``, and its dtype.
+
+    >>> import lucid
+    >>> lucid.index_add(lucid.zeros(3), 0, lucid.tensor([2, 2]), lucid.tensor([1.0, 5.0])).tolist()
+    [0.0, 0.0, 6.0]
+    """
+    d = _dim_arg(dim, input, "index_add")
+    source = as_tensor(source, input, "source")
+    if alpha != 1:
+        from .elementwise import mul
+
+        source = mul(source, alpha)
+    return _IndexAdd.apply(input, d, _index_arg(index, input, "index_add"), source)

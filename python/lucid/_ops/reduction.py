@@ -1,0 +1,332 @@
+"""Reductions (csrc/ops/reduction.cpp) with their gradients.
+
+Every reduction takes PyTorch's ``dim=`` (int, tuple or None for all axes)
+and ``keepdim=``, or numpy's ``axis=``. Dtype rules: ``sum``/``prod`` of
+integers or bool give int64; float16/bfloat16 accumulate in float32 and
+round once; ``mean``/``var`` of integers or bool give float32 (lucid has no
+float64). ``max``/``min``/``amax``/``amin`` propagate NaN. Empty reductions:
+sum 0, prod 1, mean/var nan, all True, any False; max/min/argmax over an
+empty dim raise ValueError.
+
+Gradients: ``amax``/``amin`` and ``max``/``min`` without a dim split the
+gradient equally among tied extremes; ``max``/``min`` with a dim send it to
+the returned index only (the first extreme). ``prod``'s gradient is the
+product of the other elements, exact when some elements are zero.
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+
+from .. import _C
+from ..autograd import Function
+from .common import dims_arg, is_tensor, wrap, wrap_dim
+
+__all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any"]
+TENSOR_METHODS = list(__all__)
+
+values_indices = collections.namedtuple("values_indices", ["values", "indices"])
+values_indices.__doc__ = "The (values, indices) result of max/min with a dim, as PyTorch's return_types."
+min_max = collections.namedtuple("min_max", ["min", "max"])
+min_max.__doc__ = "The (min, max) result of aminmax."
+
+
+def _reduced_count(shape, dims) -> int:
+    n = 1
+    for d in range(len(shape)) if dims is None else dims:
+        n *= shape[d]
+    return n
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    from .._dtype import as_dtype
+
+    return as_dtype(dtype).name
+
+
+def _unreduce(g, shape, dims):
+    """g (the reduced shape) broadcast back to the input's shape."""
+    return wrap(_C.broadcast_reduced(g._impl, tuple(shape), dims))
+
+
+class _Sum(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        ctx.shape, ctx.dims, ctx.in_dtype = x.shape, dims, x.dtype
+        return wrap(_C.sum(x._impl, dims, keepdim, dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        gx = _unreduce(g, ctx.shape, ctx.dims)
+        return (gx if gx.dtype == ctx.in_dtype else gx.to(ctx.in_dtype)), None, None, None
+
+
+class _Mean(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        ctx.shape, ctx.dims = x.shape, dims
+        return wrap(_C.mean(x._impl, dims, keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        n = _reduced_count(ctx.shape, ctx.dims)
+        return _unreduce(g, ctx.shape, ctx.dims) / builtins.max(n, 1), None, None
+
+
+class _Var(Function):
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.correction = dims, correction
+        return wrap(_C.var(x._impl, dims, correction, keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        # d var / d x_i = 2 (x_i - mean) / (n - correction)
+        (x,) = ctx.saved_tensors
+        denom = _reduced_count(x.shape, ctx.dims) - ctx.correction
+        scale = 2.0 / denom if denom > 0 else float("nan")
+        centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
+        return _unreduce(g, x.shape, ctx.dims) * centered * scale, None, None, None
+
+
+class _Prod(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        ctx.save_for_backward(x)
+        ctx.dims = dims
+        return wrap(_C.prod(x._impl, dims, keepdim, dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        others = wrap(_C.prod_of_others(x._impl, ctx.dims))
+        gx = _unreduce(g, x.shape, ctx.dims)
+        if gx.dtype != x.dtype:
+            gx = gx.to(x.dtype)
+        return gx * others, None, None, None
+
+
+class _Extreme(Function):
+    """amax / amin (and max / min without a dim): ties share the gradient equally."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, is_max):
+        out = wrap((_C.amax if is_max else _C.amin)(x._impl, dims, keepdim))
+        ctx.save_for_backward(x, out)
+        ctx.dims = dims
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        mask = wrap(_C.equal_mask(x._impl, out._impl, ctx.dims))
+        count = wrap(_C.sum(mask._impl, ctx.dims, True, None))
+        return _unreduce(g, x.shape, ctx.dims) * mask / count, None, None, None
+
+
+class _ExtremeDim(Function):
+    """max / min with a dim: the gradient goes to the returned index."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, is_max):
+        values, indices = (_C.max_dim if is_max else _C.min_dim)(x._impl, dim, keepdim)
+        values, indices = wrap(values), wrap(indices)
+        ctx.save_for_backward(indices)
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g_values, g_indices):
+        if g_values is None:
+            return None, None, None, None
+        (indices,) = ctx.saved_tensors
+        return wrap(_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim)), None, None, None
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
+    """Sum of the elements over ``dim`` (all axes when None).
+
+    Integers and bool sum to int64; float16/bfloat16 accumulate in float32
+    and round once. ``dtype`` casts the input first (PyTorch). An empty
+    reduction gives 0. Raises IndexError for a ``dim`` out of range.
+
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> lucid.sum(x).item(), x.sum(dim=0).tolist(), x.sum(1, keepdim=True).tolist()
+    (10.0, [4.0, 6.0], [[3.0], [7.0]])
+    """
+    dims = dims_arg(dim, axis, input.ndim, "sum")
+    return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Arithmetic mean over ``dim``; integer inputs give float32 (an empty reduction gives nan).
+
+    >>> import lucid
+    >>> lucid.mean(lucid.tensor([[1.0, 2.0], [3.0, 5.0]]), dim=1).tolist()
+    [1.5, 4.0]
+    """
+    dims = dims_arg(dim, axis, input.ndim, "mean")
+    if dtype is not None:
+        input = input.to(dtype)
+    return _Mean.apply(input, dims, bool(keepdim))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """Variance ``sum((x - mean)^2) / max(n - correction, 0)`` over ``dim``.
+
+    ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False``
+    means ``correction=0``. Integer inputs give float32. Computed in float32
+    with two passes (mean first), so large offsets do not cancel.
+
+    >>> import lucid
+    >>> lucid.var(lucid.tensor([1.0, 2.0, 3.0, 4.0])).item()
+    1.6666666269302368
+    >>> lucid.var(lucid.tensor([1.0, 2.0, 3.0, 4.0]), correction=0).item()
+    1.25
+    """
+    if isinstance(dim, builtins.bool) and unbiased is None:  # var(x, False): PyTorch's (input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError("var(): pass 'unbiased' or 'correction', not both")
+    corr = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+    dims = dims_arg(dim, axis, input.ndim, "var")
+    return _Var.apply(input, dims, float(corr), bool(keepdim))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Product of the elements over ``dim``; integers and bool give int64 (wrapping), empty gives 1.
+
+    >>> import lucid
+    >>> lucid.prod(lucid.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0).tolist()
+    [3.0, 8.0]
+    """
+    dims = dims_arg(dim, axis, input.ndim, "prod")
+    return _Prod.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+
+
+def amax(input, dim=None, keepdim=False, *, axis=None):
+    """Maximum over ``dim`` (all axes when None); NaN propagates. Ties share the gradient.
+
+    >>> import lucid
+    >>> lucid.amax(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0).tolist()
+    [3.0, 5.0]
+    """
+    return _Extreme.apply(input, dims_arg(dim, axis, input.ndim, "amax"), bool(keepdim), True)
+
+
+def amin(input, dim=None, keepdim=False, *, axis=None):
+    """Minimum over ``dim`` (all axes when None); NaN propagates. Ties share the gradient.
+
+    >>> import lucid
+    >>> lucid.amin(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1).tolist()
+    [1.0, 2.0]
+    """
+    return _Extreme.apply(input, dims_arg(dim, axis, input.ndim, "amin"), bool(keepdim), False)
+
+
+def aminmax(input, *, dim=None, keepdim=False, axis=None):
+    """``(min, max)`` over ``dim`` as a named tuple (fields ``min`` and ``max``).
+
+    >>> import lucid
+    >>> r = lucid.aminmax(lucid.tensor([3.0, -1.0, 2.0]))
+    >>> r.min.item(), r.max.item()
+    (-1.0, 3.0)
+    """
+    dims = dims_arg(dim, axis, input.ndim, "aminmax")
+    return min_max(_Extreme.apply(input, dims, bool(keepdim), False), _Extreme.apply(input, dims, bool(keepdim), True))
+
+
+def _max_min(name, is_max, input, dim, keepdim, axis):
+    if is_tensor(dim):  # max(a, b): the elementwise form
+        from . import elementwise
+
+        other = getattr(elementwise, "maximum" if is_max else "minimum", None)
+        if other is None:
+            raise NotImplementedError(f"{name}(input, other): elementwise form needs lucid.{'maximum' if is_max else 'minimum'}")
+        return other(input, dim)
+    if dim is None and axis is None:
+        return _Extreme.apply(input, None, bool(keepdim), is_max)
+    d = dim if dim is not None else axis
+    if not isinstance(d, int) and not hasattr(d, "__index__"):
+        raise TypeError(f"{name}(): argument 'dim' must be an int, got {type(d).__name__}")
+    d = wrap_dim(d, input.ndim, name)
+    return values_indices(*_ExtremeDim.apply(input, d, bool(keepdim), is_max))
+
+
+def max(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    """Without ``dim``: the maximum as a 0-d tensor (NaN propagates). With an
+    int ``dim``: the named tuple ``(values, indices)``, indices int64 of the
+    first maximum. ``max(a, b)`` is the elementwise maximum.
+
+    >>> import lucid
+    >>> x = lucid.tensor([[1.0, 7.0], [7.0, 2.0]])
+    >>> x.max().item()
+    7.0
+    >>> r = x.max(dim=1)
+    >>> r.values.tolist(), r.indices.tolist()
+    ([7.0, 7.0], [1, 0])
+    """
+    return _max_min("max", True, input, dim, keepdim, axis)
+
+
+def min(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    """Like :func:`max`, for the minimum.
+
+    >>> import lucid
+    >>> lucid.min(lucid.tensor([[4.0, 1.0], [0.5, 3.0]]), dim=0).indices.tolist()
+    [1, 0]
+    """
+    return _max_min("min", False, input, dim, keepdim, axis)
+
+
+def _arg(name, fn, input, dim, keepdim, axis):
+    d = dim if dim is not None else axis
+    if d is not None:
+        d = wrap_dim(d, input.ndim, name)
+    return wrap(fn(input._impl, d, bool(keepdim)))
+
+
+def argmax(input, dim=None, keepdim=False, *, axis=None):
+    """Index (int64) of the first maximum along ``dim``, or of the flattened
+    input when ``dim`` is None. A NaN counts as the maximum (the first NaN wins).
+
+    >>> import lucid
+    >>> lucid.argmax(lucid.tensor([[1.0, 9.0], [9.0, 9.0]]), dim=1).tolist()
+    [1, 0]
+    """
+    return _arg("argmax", _C.argmax, input, dim, keepdim, axis)
+
+
+def argmin(input, dim=None, keepdim=False, *, axis=None):
+    """Index (int64) of the first minimum; like :func:`argmax`.
+
+    >>> import lucid
+    >>> lucid.argmin(lucid.tensor([3.0, 1.0, 1.0])).item()
+    1
+    """
+    return _arg("argmin", _C.argmin, input, dim, keepdim, axis)
+
+
+def all(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    """True where every element over ``dim`` is non-zero (bool; empty gives True).
+
+    >>> import lucid
+    >>> lucid.all(lucid.tensor([[1, 0], [2, 3]]), dim=1).tolist()
+    [False, True]
+    """
+    return wrap(_C.all(input._impl, dims_arg(dim, axis, input.ndim, "all"), bool(keepdim)))
+
+
+def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
+    """True where some element over ``dim`` is non-zero (bool; empty gives False).
+
+    >>> import lucid
+    >>> lucid.any(lucid.tensor([[0.0, 0.0], [0.0, 1.0]]), dim=1).tolist()
+    [False, True]
+    """
+    return wrap(_C.any(input._impl, dims_arg(dim, axis, input.ndim, "any"), bool(keepdim)))

@@ -1,0 +1,508 @@
+"""Shape ops (csrc/ops/shape.cpp): reshape, permute, expand, joining, splitting, padding.
+
+Views: on the CPU stream ``view``, ``reshape`` (when the strides allow),
+``squeeze``, ``unsqueeze``, ``flatten`` (when the strides allow),
+``transpose``, ``permute``, ``expand``, ``split``/``chunk`` and basic
+indexing return tensors that share the input's storage, so a write through
+one is visible in the other (as in numpy and PyTorch). On the GPU stream MLX
+arrays are values: the same ops return new arrays and writes never propagate
+between them.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import _C
+from ..autograd import Function
+from .common import is_tensor, sum_to_shape, wrap, wrap_dim
+
+__all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "permute",
+           "movedim", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "cat", "concat",
+           "concatenate", "stack", "split", "chunk", "unbind", "pad", "flip"]
+TENSOR_METHODS = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes",
+                  "permute", "movedim", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "split",
+                  "chunk", "unbind", "flip"]
+
+
+def _int(v, fn: str, argument: str) -> int:
+    if is_tensor(v):
+        v = v.__index__()
+    if not isinstance(v, (numbers.Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument '{argument}' must be an int, got {type(v).__name__}")
+    return builtins.int(v)
+
+
+def _sizes(args, fn: str, argument: str = "shape") -> list:
+    """``f(x, 2, 3)`` and ``f(x, (2, 3))`` both give [2, 3]."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return [_int(a, fn, argument) for a in args]
+
+
+def _check_tensor(x, fn: str, argument: str = "input"):
+    if not is_tensor(x):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
+
+
+# ----- reshaping ------------------------------------------------------------
+
+class _Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape, must_view):
+        ctx.in_shape = x.shape
+        return wrap((_C.view if must_view else _C.reshape)(x._impl, shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        return reshape(g, ctx.in_shape), None, None
+
+
+def reshape(input, *shape):
+    """Same elements in a new shape (row-major order); one size may be -1.
+
+    CPU stream: a view sharing memory when the strides allow, a copy
+    otherwise. GPU stream: a new array.
+    Raises ValueError when the element counts differ.
+
+    >>> import lucid
+    >>> lucid.arange(6).reshape(2, -1).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    _check_tensor(input, "reshape")
+    sizes = _sizes(shape, "reshape")
+    if tuple(sizes) == input.shape:
+        return input
+    return _Reshape.apply(input, sizes, False)
+
+
+def view(input, *shape):
+    """Like :func:`reshape` but never copies on the CPU stream: ValueError when
+    the input's strides cannot be viewed in ``shape`` (call ``contiguous()``).
+
+    >>> import lucid
+    >>> x = lucid.zeros(2, 3)
+    >>> v = x.view(6)
+    >>> v[0] = 5.0  # writes through to x on the CPU stream
+    >>> x[0, 0].item()
+    5.0
+    """
+    _check_tensor(input, "view")
+    return _Reshape.apply(input, _sizes(shape, "view"), True)
+
+
+def view_as(input, other):
+    """``input.view(other.shape)``."""
+    return view(input, other.shape)
+
+
+def reshape_as(input, other):
+    """``input.reshape(other.shape)``."""
+    return reshape(input, other.shape)
+
+
+def squeeze(input, dim=None):
+    """Removes axes of size 1: all of them, or those in ``dim`` (int or tuple);
+    a named axis whose size is not 1 is left alone (as in PyTorch). A view on
+    the CPU stream.
+
+    >>> import lucid
+    >>> lucid.zeros(1, 3, 1).squeeze().shape
+    (3,)
+    """
+    _check_tensor(input, "squeeze")
+    if dim is None:
+        drop = {i for i, s in enumerate(input.shape) if s == 1}
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        drop = {wrap_dim(d, input.ndim, "squeeze") for d in dims}
+        drop = {d for d in drop if input.ndim > 0 and input.shape[d] == 1}
+    return reshape(input, [s for i, s in enumerate(input.shape) if i not in drop])
+
+
+def unsqueeze(input, dim):
+    """Inserts an axis of size 1 at ``dim`` (in ``[-ndim-1, ndim]``). A view on the CPU stream.
+
+    >>> import lucid
+    >>> lucid.zeros(3).unsqueeze(-1).shape
+    (3, 1)
+    """
+    _check_tensor(input, "unsqueeze")
+    d = wrap_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = list(input.shape)
+    shape.insert(d, 1)
+    return reshape(input, shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merges axes ``start_dim..end_dim`` into one; a 0-d input becomes 1-d.
+
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).flatten(1).shape
+    (2, 12)
+    """
+    _check_tensor(input, "flatten")
+    if input.ndim == 0:
+        return reshape(input, [1])
+    s = wrap_dim(start_dim, input.ndim, "flatten", "start_dim")
+    e = wrap_dim(end_dim, input.ndim, "flatten", "end_dim")
+    if s > e:
+        raise ValueError(f"flatten(): argument 'start_dim' ({start_dim}) must not come after 'end_dim' ({end_dim})")
+    shape = list(input.shape)
+    return reshape(input, shape[:s] + [int(np.prod(shape[s:e + 1]))] + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    """Splits axis ``dim`` into ``sizes`` (one may be -1).
+
+    >>> import lucid
+    >>> lucid.zeros(2, 12).unflatten(1, (3, 4)).shape
+    (2, 3, 4)
+    """
+    _check_tensor(input, "unflatten")
+    d = wrap_dim(dim, input.ndim, "unflatten")
+    sizes = _sizes((sizes,), "unflatten", "sizes")
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if sizes.count(-1) == 1 and known:
+        sizes[sizes.index(-1)] = input.shape[d] // known
+    if int(np.prod(sizes)) != input.shape[d] or sizes.count(-1):
+        raise ValueError(f"unflatten(): sizes {tuple(sizes)} do not multiply to axis {d}'s size {input.shape[d]}")
+    shape = list(input.shape)
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+# ----- axis order -----------------------------------------------------------
+
+class _Permute(Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return wrap(_C.permute(x._impl, dims))
+
+    @staticmethod
+    def backward(ctx, g):
+        inverse = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inverse[d] = i
+        return permute(g, inverse), None
+
+
+def permute(input, *dims):
+    """Reorders axes: output axis ``i`` is input axis ``dims[i]``. A view on the CPU stream.
+
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).permute(2, 0, 1).shape
+    (4, 2, 3)
+    """
+    _check_tensor(input, "permute")
+    ds = _sizes(dims, "permute", "dims")
+    if len(ds) != input.ndim:
+        raise ValueError(f"permute(): argument 'dims' must name each of the input's {input.ndim} axes once, "
+                         f"got {tuple(ds)}")
+    ds = [wrap_dim(d, input.ndim, "permute", "dims") for d in ds]
+    if len(set(ds)) != len(ds):
+        raise ValueError(f"permute(): argument 'dims' repeats an axis: {tuple(dims)}")
+    if ds == list(range(input.ndim)):
+        return input
+    return _Permute.apply(input, ds)
+
+
+def transpose(input, dim0, dim1):
+    """Swaps two axes. A view on the CPU stream.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3]]).transpose(0, 1).tolist()
+    [[1], [2], [3]]
+    """
+    _check_tensor(input, "transpose")
+    if input.ndim == 0:
+        wrap_dim(dim0, 0, "transpose", "dim0")
+        wrap_dim(dim1, 0, "transpose", "dim1")
+        return input
+    a = wrap_dim(dim0, input.ndim, "transpose", "dim0")
+    b = wrap_dim(dim1, input.ndim, "transpose", "dim1")
+    order = list(range(input.ndim))
+    order[a], order[b] = order[b], order[a]
+    return permute(input, order)
+
+
+swapaxes = transpose
+
+
+def movedim(input, source, destination):
+    """Moves axis ``source`` to position ``destination`` (ints), keeping the others' order.
+
+    >>> import lucid
+    >>> lucid.zeros(2, 3, 4).movedim(0, -1).shape
+    (3, 4, 2)
+    """
+    _check_tensor(input, "movedim")
+    s = wrap_dim(source, input.ndim, "movedim", "source")
+    d = wrap_dim(destination, input.ndim, "movedim", "destination")
+    order = [i for i in range(input.ndim) if i != s]
+    order.insert(d, s)
+    return permute(input, order)
+
+
+# ----- broadcasting ---------------------------------------------------------
+
+class _Expand(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return wrap(_C.expand(x._impl, shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        return sum_to_shape(g, ctx.in_shape), None
+
+
+def expand(input, *sizes):
+    """Broadcasts size-1 axes (and new leading axes) to ``sizes``; -1 keeps an axis.
+
+    CPU stream: a view with stride 0 on the broadcast axes (its elements
+    alias each other, so do not write through it). Gradient: summed back.
+
+    >>> import lucid
+    >>> lucid.tensor([[1], [2]]).expand(2, 3).tolist()
+    [[1, 1, 1], [2, 2, 2]]
+    """
+    _check_tensor(input, "expand")
+    s = _sizes(sizes, "expand", "size")
+    if tuple(s) == input.shape:
+        return input
+    return _Expand.apply(input, s)
+
+
+def broadcast_to(input, shape):
+    """numpy's name for :func:`expand` (``shape`` must not contain -1 on new axes)."""
+    return expand(input, shape)
+
+
+def expand_as(input, other):
+    """``input.expand(other.shape)``."""
+    return expand(input, other.shape)
+
+
+# ----- joining and splitting -------------------------------------------------
+
+class _Cat(Function):
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        ctx.sizes = [t.shape[dim] for t in tensors]
+        return wrap(_C.cat([t._impl for t in tensors], dim))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+
+def _tensor_list(tensors, fn: str) -> list:
+    if is_tensor(tensors) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' must be a list or tuple of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise ValueError(f"{fn}(): argument 'tensors' must be a non-empty sequence of tensors")
+    for k, t in enumerate(tensors):
+        if not is_tensor(t):
+            raise TypeError(f"{fn}(): argument 'tensors' item {k} must be a tensor, got {type(t).__name__}")
+    return list(tensors)
+
+
+def cat(tensors, dim=0):
+    """Joins tensors along an existing axis ``dim``. All must share dtype,
+    device and every other axis's size (ValueError naming the item otherwise).
+
+    >>> import lucid
+    >>> lucid.cat([lucid.tensor([1, 2]), lucid.tensor([3])]).tolist()
+    [1, 2, 3]
+    """
+    ts = _tensor_list(tensors, "cat")
+    if ts[0].ndim == 0:
+        raise ValueError("cat(): argument 'tensors' item 0 is 0-d; zero-dimensional tensors cannot be "
+                         "concatenated (use stack)")
+    d = wrap_dim(dim, ts[0].ndim, "cat")
+    return _Cat.apply(d, *ts)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Joins same-shaped tensors along a new axis ``dim`` (in ``[-ndim-1, ndim]``).
+
+    >>> import lucid
+    >>> lucid.stack([lucid.tensor([1, 2]), lucid.tensor([3, 4])], dim=1).tolist()
+    [[1, 3], [2, 4]]
+    """
+    ts = _tensor_list(tensors, "stack")
+    d = wrap_dim(dim, ts[0].ndim + 1, "stack")
+    for k, t in enumerate(ts):
+        if t.shape != ts[0].shape:
+            raise ValueError(f"stack(): argument 'tensors' item {k} has shape {t.shape}, item 0 has {ts[0].shape}; "
+                             "stack needs equal shapes")
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+def split(input, split_size_or_sections, dim=0):
+    """Splits along ``dim`` into pieces of ``split_size`` (the last may be
+    smaller) or of the listed sizes (which must add up to the axis size).
+    Each piece is a view on the CPU stream.
+
+    >>> import lucid
+    >>> [p.tolist() for p in lucid.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [p.tolist() for p in lucid.arange(5).split([1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    _check_tensor(input, "split")
+    if input.ndim == 0:
+        raise ValueError("split(): cannot split a 0-d tensor")
+    d = wrap_dim(dim, input.ndim, "split")
+    n = input.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [_int(s, "split", "split_size_or_sections") for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ValueError(f"split(): argument 'split_size_or_sections' {tuple(sizes)} must be non-negative and "
+                             f"add up to axis {d}'s size {n}")
+    else:
+        size = _int(split_size_or_sections, "split", "split_size_or_sections")
+        if size <= 0 and not (size == 0 and n == 0):
+            raise ValueError(f"split(): argument 'split_size_or_sections' must be positive, got {size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
+    return _pieces(input, sizes, d)
+
+
+def _pieces(input, sizes, d):
+    from .indexing import getitem
+
+    out, start = [], 0
+    for s in sizes:
+        out.append(getitem(input, (slice(None),) * d + (slice(start, start + s),)))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    """Splits into ``chunks`` pieces of ``ceil(size / chunks)`` (fewer pieces
+    when the axis is short, as in PyTorch).
+
+    >>> import lucid
+    >>> [p.tolist() for p in lucid.arange(5).chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    _check_tensor(input, "chunk")
+    c = _int(chunks, "chunk", "chunks")
+    if c <= 0:
+        raise ValueError(f"chunk(): argument 'chunks' must be positive, got {c}")
+    if input.ndim == 0:
+        raise ValueError("chunk(): cannot split a 0-d tensor")
+    d = wrap_dim(dim, input.ndim, "chunk")
+    n = input.shape[d]
+    size = -(-n // c)
+    return split(input, size if size else 1, d) if n else _pieces(input, [0], d)
+
+
+def unbind(input, dim=0):
+    """The slices along ``dim`` as a tuple, each without that axis.
+
+    >>> import lucid
+    >>> [t.tolist() for t in lucid.tensor([[1, 2], [3, 4]]).unbind(1)]
+    [[1, 3], [2, 4]]
+    """
+    from .indexing import getitem
+
+    _check_tensor(input, "unbind")
+    d = wrap_dim(dim, input.ndim, "unbind")
+    return tuple(getitem(input, (slice(None),) * d + (i,)) for i in range(input.shape[d]))
+
+
+# ----- padding and flipping ---------------------------------------------------
+
+def flip(input, dims):
+    """Reverses the order of elements along ``dims`` (int or tuple). A copy on both streams.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4]]).flip(1).tolist()
+    [[2, 1], [4, 3]]
+    """
+    from .indexing import getitem
+
+    _check_tensor(input, "flip")
+    ds = dims if isinstance(dims, (tuple, list)) else (dims,)
+    ds = {wrap_dim(d, input.ndim, "flip", "dims") for d in ds}
+    if input.ndim == 0:
+        return getitem(input, ())
+    return getitem(input, tuple(slice(None, None, -1) if i in ds else slice(None) for i in range(input.ndim)))
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode="constant", value=0):
+    """Pads the last ``len(pad) // 2`` axes, PyTorch's order: ``pad = (left of
+    the last axis, right of the last axis, left of the one before, ...)``.
+    Negative amounts crop (constant mode). Modes: ``"constant"`` (fill with
+    ``value``), ``"reflect"`` (mirror without the edge; amount < size),
+    ``"replicate"`` (repeat the edge), ``"circular"`` (wrap; amount <= size).
+    Differentiable in ``input``.
+
+    >>> import lucid
+    >>> lucid.pad(lucid.tensor([[1, 2]]), (1, 2), value=9).tolist()
+    [[9, 1, 2, 9, 9]]
+    >>> lucid.pad(lucid.tensor([1.0, 2.0, 3.0]), (2, 1), mode="reflect").tolist()
+    [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
+    """
+    from .indexing import getitem, index_select, setitem
+
+    _check_tensor(input, "pad")
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2:
+        raise ValueError(f"pad(): argument 'pad' must be a tuple of even length, got {pad!r}")
+    amounts = [_int(p, "pad", "pad") for p in pad]
+    if len(amounts) // 2 > input.ndim:
+        raise ValueError(f"pad(): argument 'pad' of length {len(amounts)} pads more axes than the input's {input.ndim}")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad(): argument 'mode' must be one of {_PAD_MODES}, got {mode!r}")
+    # (axis, before, after), last axis first as given.
+    spec = [(input.ndim - 1 - i, amounts[2 * i], amounts[2 * i + 1]) for i in range(len(amounts) // 2)]
+    if mode == "constant":
+        shape = list(input.shape)
+        src = [slice(None)] * input.ndim
+        dst = [slice(None)] * input.ndim
+        for ax, lo, hi in spec:
+            n = input.shape[ax]
+            shape[ax] = n + lo + hi
+            if shape[ax] < 0:
+                raise ValueError(f"pad(): padding {(lo, hi)} leaves axis {ax} of size {n} with a negative size")
+            src[ax] = slice(max(-lo, 0), n - max(-hi, 0))
+            dst[ax] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+        from .._creation import full
+
+        out = full(shape, value, dtype=input.dtype, device=input.device)
+        return setitem(out, tuple(dst), getitem(input, tuple(src)))
+    out = input
+    for ax, lo, hi in spec:
+        n = out.shape[ax]
+        if lo < 0 or hi < 0:
+            raise ValueError(f"pad(): negative padding is only supported in constant mode, got {(lo, hi)}")
+        if n == 0 and (lo or hi):
+            raise ValueError(f"pad(): mode '{mode}' cannot pad axis {ax} of size 0")
+        if mode == "reflect" and max(lo, hi) >= n:
+            raise ValueError(f"pad(): reflect padding {(lo, hi)} must be smaller than axis {ax}'s size {n}")
+        if mode == "circular" and max(lo, hi) > n:
+            raise ValueError(f"pad(): circular padding {(lo, hi)} must not exceed axis {ax}'s size {n}")
+        pos = np.arange(-lo, n + hi)
+        if mode == "reflect":
+            period = 2 * (n - 1) if n > 1 else 1
+            pos = np.abs(pos) % period
+            pos = np.where(pos >= n, period - pos, pos)
+        elif mode == "replicate":
+            pos = np.clip(pos, 0, n - 1)
+        else:
+            pos = pos % n
+        from .._creation import tensor
+
+        out = index_select(out, ax, tensor(pos.astype(np.int64), device=input.device))
+    return out

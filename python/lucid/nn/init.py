@@ -1,0 +1,165 @@
+"""Parameter initialisation (``lucid.nn.init``), with PyTorch's formulas.
+
+Every function fills its tensor in place under ``no_grad`` and returns it.
+Random values come from lucid's generator (``lucid.rand`` / ``lucid.randn``,
+drawn on the host in float32), so after ``lucid.manual_seed(s)`` a layer gets
+the same initial weights on the CPU and the GPU stream.
+
+Fans of a weight of shape ``(out, in, *kernel)``: ``fan_in = in * prod(kernel)``,
+``fan_out = out * prod(kernel)``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from .._tensor import Tensor
+from ..autograd import no_grad
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+
+_LINEAR_LIKE = ("linear", "identity", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for an activation: 1 (linear, conv, sigmoid), 5/3 (tanh),
+    sqrt(2) (relu), sqrt(2 / (1 + slope^2)) (leaky_relu, slope ``param``, default 0.01), 3/4 (selu).
+
+    >>> from lucid.nn import init
+    >>> round(init.calculate_gain("relu"), 6), init.calculate_gain("leaky_relu", 1)
+    (1.414214, 1.0)
+    """
+    if nonlinearity in _LINEAR_LIKE:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, numbers.Real) and not isinstance(param, bool):
+            slope = float(param)
+        else:
+            raise ValueError(f"calculate_gain(): negative_slope {param!r} is not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    raise ValueError(f"calculate_gain(): unsupported nonlinearity {nonlinearity!r}")
+
+
+def _check_tensor(fn: str, tensor) -> None:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: argument 'tensor' must be a lucid.Tensor, got {type(tensor).__name__}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    """``(fan_in, fan_out)`` of a weight with at least 2 dimensions (ValueError otherwise)."""
+    if tensor.ndim < 2:
+        raise ValueError("fan in and fan out cannot be computed for a tensor with fewer than 2 dimensions, "
+                         f"got shape {tuple(tensor.shape)}")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+calculate_fan_in_and_fan_out = _calculate_fan_in_and_fan_out
+
+
+def _fan(fn: str, tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{fn}: argument 'mode' must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _fill_from(tensor, sample_fn):
+    """Writes ``sample_fn(shape, device)`` (a float32 tensor) into ``tensor`` in place."""
+    with no_grad():
+        if tensor.numel() > 0:
+            tensor.copy_(sample_fn(tensor.shape, tensor.device.type))
+    return tensor
+
+
+def uniform_(tensor, a: float = 0.0, b: float = 1.0):
+    """Fills ``tensor`` with samples of U(a, b).
+
+    >>> import lucid
+    >>> t = lucid.nn.init.uniform_(lucid.empty(1000), -2.0, 2.0)
+    >>> bool(t.numpy().min() >= -2.0 and t.numpy().max() < 2.0)
+    True
+    """
+    _check_tensor("uniform_()", tensor)
+    if not a <= b:
+        raise ValueError(f"uniform_(): expected a <= b, got a={a}, b={b}")
+    from .._creation import rand
+
+    return _fill_from(tensor, lambda shape, dev: rand(shape, device=dev) * (b - a) + a)
+
+
+def normal_(tensor, mean: float = 0.0, std: float = 1.0):
+    """Fills ``tensor`` with samples of N(mean, std^2)."""
+    _check_tensor("normal_()", tensor)
+    if std < 0:
+        raise ValueError(f"normal_(): argument 'std' must be non-negative, got {std}")
+    from .._creation import randn
+
+    return _fill_from(tensor, lambda shape, dev: randn(shape, device=dev) * std + mean)
+
+
+def constant_(tensor, val: float):
+    """Fills ``tensor`` with ``val``."""
+    _check_tensor("constant_()", tensor)
+    with no_grad():
+        tensor.copy_(val)
+    return tensor
+
+
+def zeros_(tensor):
+    """Fills ``tensor`` with 0."""
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    """Fills ``tensor`` with 1."""
+    return constant_(tensor, 1.0)
+
+
+def xavier_uniform_(tensor, gain: float = 1.0):
+    """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
+    _check_tensor("xavier_uniform_()", tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor, gain: float = 1.0):
+    """N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    _check_tensor("xavier_normal_()", tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+    """U(-bound, bound) with ``bound = gain * sqrt(3 / fan)``, ``gain = calculate_gain(nonlinearity, a)``
+    (He et al., 2015). Linear and Conv layers call it with ``a = sqrt(5)``, which gives
+    ``bound = 1 / sqrt(fan_in)``.
+
+    >>> import math, lucid
+    >>> w = lucid.nn.init.kaiming_uniform_(lucid.empty(64, 16), a=math.sqrt(5))
+    >>> bool(abs(w.numpy()).max() <= 1 / math.sqrt(16))
+    True
+    """
+    _check_tensor("kaiming_uniform_()", tensor)
+    fan = _fan("kaiming_uniform_()", tensor, mode)
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan) if fan > 0 else 0.0
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+    """N(0, std^2) with ``std = gain / sqrt(fan)``."""
+    _check_tensor("kaiming_normal_()", tensor)
+    fan = _fan("kaiming_normal_()", tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan > 0 else 0.0
+    return normal_(tensor, 0.0, std)

@@ -1,0 +1,7 @@
+"""Optimizers (``lucid.optim``) and learning-rate schedules (``lucid.optim.lr_scheduler``)."""
+from . import lr_scheduler  # noqa: F401
+from .adam import Adam, AdamW  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
+from .sgd import SGD  # noqa: F401
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]

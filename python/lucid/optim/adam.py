@@ -1,0 +1,131 @@
+"""Adam and AdamW (Kingma & Ba, 2015; Loshchilov & Hutter, 2019)."""
+from __future__ import annotations
+
+import math
+
+from ..autograd import no_grad
+from .optimizer import Optimizer, check_number
+
+__all__ = ["Adam", "AdamW"]
+
+
+def _op(name: str):
+    from .. import _ops
+
+    fn = getattr(_ops, name, None)
+    if fn is None:
+        raise NotImplementedError(f"Adam: lucid.{name} is not available in this build")
+    return fn
+
+
+class Adam(Optimizer):
+    """Adam, with PyTorch's update (parameter ``p``, gradient ``g``, step ``t`` from 1)::
+
+        g = -g if maximize
+        g = g + weight_decay * p                  (Adam: L2 penalty in the gradient)
+        p = p * (1 - lr * weight_decay)           (AdamW instead: decoupled decay)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_hat = max(v_hat, v) if amsgrad else v   (running maximum)
+        denom = sqrt(v_hat) / sqrt(1 - beta2**t) + eps
+        p = p - (lr / (1 - beta1**t)) * m / denom
+
+    State per parameter: ``step`` (int), ``exp_avg``, ``exp_avg_sq`` (and
+    ``max_exp_avg_sq`` with amsgrad). Errors: ValueError naming the option for
+    a negative lr / eps / weight_decay or betas outside [0, 1).
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0]))
+    >>> opt = lucid.optim.Adam([w], lr=0.1)
+    >>> w.grad = lucid.tensor([3.0])
+    >>> opt.step()   # the first Adam step moves by lr * sign(g) (up to eps)
+    >>> round(w.item(), 5)
+    0.9
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict) -> None:
+        name = self._name()
+        check_number(name, "lr", group["lr"], low=0.0)
+        check_number(name, "eps", group["eps"], low=0.0)
+        check_number(name, "weight_decay", group["weight_decay"], low=0.0)
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{name}: invalid betas {betas!r}: expected a pair (beta1, beta2)")
+        check_number(name, "beta parameter at index 0", betas[0], low=0.0, high=1.0)
+        check_number(name, "beta parameter at index 1", betas[1], low=0.0, high=1.0)
+        group["betas"] = tuple(betas)
+
+    def step(self, closure=None):
+        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
+        loss = self._run_closure(closure)
+        sqrt, maximum = _op("sqrt"), None
+        touched = []
+        with no_grad():
+            for group in self.param_groups:
+                lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad.detach()
+                    if group["maximize"]:
+                        g = -g
+                    param = p.detach()
+                    if wd != 0:
+                        if self._decoupled:
+                            param = param * (1 - lr * wd)
+                        else:
+                            g = g + param * wd
+                    state = self._state_for(p)
+                    if not state:
+                        from .._creation import zeros_like
+
+                        state["step"] = 0
+                        state["exp_avg"] = zeros_like(param)
+                        state["exp_avg_sq"] = zeros_like(param)
+                        if group["amsgrad"]:
+                            state["max_exp_avg_sq"] = zeros_like(param)
+                    state["step"] += 1
+                    t = state["step"]
+                    m = state["exp_avg"] * beta1 + g * (1 - beta1)
+                    v = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
+                    state["exp_avg"], state["exp_avg_sq"] = m, v
+                    if group["amsgrad"]:
+                        maximum = maximum or _op("maximum")
+                        v = maximum(state["max_exp_avg_sq"], v)
+                        state["max_exp_avg_sq"] = v
+                    denom = sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+                    p.copy_(param - m / denom * (lr / (1 - beta1 ** t)))
+                    touched.extend(x for x in state.values() if hasattr(x, "eval"))
+                    touched.append(p)
+        self._eval(touched)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the
+    Adam step); ``weight_decay`` defaults to 0.01. Same options and errors as Adam.
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0]))
+    >>> opt = lucid.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> w.grad = lucid.tensor([3.0])
+    >>> opt.step()   # 1 * (1 - 0.1 * 0.5) - 0.1
+    >>> round(w.item(), 5)
+    0.85
+    """
+
+    _decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         maximize=maximize)

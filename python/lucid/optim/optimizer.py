@@ -1,0 +1,225 @@
+"""``Optimizer``: the base class shared by SGD, Adam and AdamW.
+
+An optimizer holds ``param_groups`` (a list of dicts: ``"params"`` plus the
+hyper-parameters of that group) and ``state`` (per-parameter buffers such as
+momentum, keyed by the Parameter object). Updates run under ``no_grad`` with
+lucid ops on whichever stream each parameter lives, and write into the
+parameter in place, so the Parameter object (and anything holding it) stays
+valid.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from collections import defaultdict
+
+from .._tensor import Tensor
+from ..autograd import enable_grad, no_grad
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    """Marks a hyper-parameter without a default (``lr`` of SGD)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+def check_number(opt: str, name: str, value, low=None, high=None, low_inclusive=True, high_inclusive=False):
+    """Raises a ValueError naming ``opt`` and ``name`` unless ``value`` is a real number in range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise ValueError(f"{opt}: invalid {name} {value!r}: expected a real number")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        bound = "[" if low_inclusive else "("
+        raise ValueError(f"{opt}: invalid {name} {value!r}: must be in {bound}{low}, {'inf' if high is None else high}"
+                         f"{']' if high_inclusive else ')'}")
+    if high is not None and (value > high or (value == high and not high_inclusive)):
+        raise ValueError(f"{opt}: invalid {name} {value!r}: must be in {'[' if low_inclusive else '('}{low}, {high}"
+                         f"{']' if high_inclusive else ')'}")
+
+
+class Optimizer:
+    """Base class. Subclasses pass their defaults to ``__init__``, check a group in
+    ``_check_group`` and implement ``step``.
+
+    ``params``: an iterable of Parameters, or of dicts ``{"params": [...], **options}``
+    (one param group each; missing options take the defaults).
+    """
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = dict(defaults)
+        self.state: dict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError(f"{self._name()}: 'params' must be an iterable of Parameters or dicts, "
+                            "got a single Tensor (wrap it in a list)")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{self._name()}: got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def _name(self) -> str:
+        return type(self).__name__
+
+    def _check_group(self, group: dict) -> None:
+        """Validates a group's hyper-parameters (subclasses override)."""
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Adds a group of parameters with its own options (defaults fill the rest)."""
+        name = self._name()
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{name}.add_param_group(): expected a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        if "params" not in group:
+            raise ValueError(f"{name}.add_param_group(): the group has no 'params' entry")
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(f"{name}: parameters must be an ordered collection, not a set")
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{name}: can only optimize lucid Tensors, got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"{name}: can't optimize a non-leaf Tensor")
+            if not p.dtype.is_floating_point:
+                raise TypeError(f"{name}: can only optimize floating-point tensors, got {p.dtype}")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError(f"{name}: a parameter appears twice in one group")
+        group["params"] = params
+        for key, default in self.defaults.items():
+            if key not in group:
+                if default is required:
+                    raise ValueError(f"{name}: parameter group didn't specify a value of required option '{key}'")
+                group[key] = default
+        self._check_group(group)
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in existing for p in params):
+            raise ValueError(f"{name}: some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears ``.grad`` of every optimized parameter (None, or zeros in place)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad.copy_(0.0)
+
+    def step(self, closure=None):
+        raise NotImplementedError(f"{self._name()} does not implement step()")
+
+    def _run_closure(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def _state_for(self, p) -> dict:
+        """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
+        moved with ``Module.to`` after some steps keeps training with the same optimizer."""
+        state = self.state[p]
+        for key, value in state.items():
+            if isinstance(value, Tensor) and value.device != p.device:
+                state[key] = value.to(device=p.device)
+        return state
+
+    @staticmethod
+    def _eval(tensors) -> None:
+        """Evaluates lazy GPU results once per step, so MLX graphs don't grow across steps."""
+        for t in tensors:
+            if t is not None and t.device.type == "gpu":
+                t.eval()
+
+    # ----- state dict ---------------------------------------------------------
+    def state_dict(self) -> dict:
+        """``{"state": {index: {name: value}}, "param_groups": [{options..., "params": [indices]}]}``.
+
+        Parameters are referred to by their position across all groups, as in
+        PyTorch. State tensors are shared with the optimizer (not copied).
+        """
+        index, groups = {}, []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in g["params"]]
+            groups.append(packed)
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p in self.state and self.state[p]:
+                    state[index[id(p)]] = dict(self.state[p])
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restores options and per-parameter state saved by ``state_dict()``.
+
+        The group structure (number of groups, parameters per group) must match;
+        state tensors are copied and moved / cast to each parameter's device and
+        floating dtype. Nothing changes when validation fails.
+        """
+        name = self._name()
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError(f"{name}.load_state_dict(): expected a dict with 'state' and 'param_groups'")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"{name}.load_state_dict(): loaded state dict has {len(saved_groups)} parameter "
+                             f"groups, the optimizer has {len(self.param_groups)}")
+        for i, (saved, own) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError(f"{name}.load_state_dict(): group {i} has {len(saved['params'])} parameters "
+                                 f"in the state dict, {len(own['params'])} in the optimizer")
+        id_map = {}
+        for saved, own in zip(saved_groups, self.param_groups):
+            for idx, p in zip(saved["params"], own["params"]):
+                id_map[idx] = p
+        new_state = defaultdict(dict)
+        with no_grad():
+            for key, values in state_dict["state"].items():
+                # Keys may come back as strings from formats without int keys.
+                k = int(key) if isinstance(key, str) and key.lstrip("-").isdigit() else key
+                if k not in id_map:
+                    raise ValueError(f"{name}.load_state_dict(): state for unknown parameter index {key!r}")
+                p = id_map[k]
+                new_state[p] = {sk: self._cast_state(sv, p) for sk, sv in values.items()}
+        new_groups = []
+        for saved, own in zip(saved_groups, self.param_groups):
+            g = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
+            for k, v in own.items():  # options missing from an older state dict keep their current value
+                g.setdefault(k, v)
+            g["params"] = own["params"]
+            self._check_group(g)
+            new_groups.append(g)
+        self.state = new_state
+        self.param_groups = new_groups
+
+    @staticmethod
+    def _cast_state(value, p):
+        if isinstance(value, Tensor):
+            dtype = p.dtype if value.dtype.is_floating_point else None
+            return value.detach().to(device=p.device, dtype=dtype, copy=True)
+        return copy.deepcopy(value)
+
+    def __repr__(self) -> str:
+        lines = [f"{self._name()} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(k for k in g if k != "params"):
+                lines.append(f"    {k}: {g[k]}")
+        lines.append(")")
+        return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from __future__ import annotations
+
+from ..autograd import no_grad
+from .optimizer import Optimizer, check_number, required
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """SGD, with PyTorch's update (per parameter ``p`` with gradient ``g``, step ``t``)::
+
+        g = -g if maximize
+        g = g + weight_decay * p                    (if weight_decay != 0)
+        b = g  (t == 1)  or  momentum * b + (1 - dampening) * g   (if momentum != 0)
+        g = g + momentum * b  if nesterov  else  b  (if momentum != 0)
+        p = p - lr * g
+
+    Errors: ValueError for a negative lr, momentum or weight_decay, and for
+    ``nesterov=True`` without momentum or with dampening.
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> opt = lucid.optim.SGD([w], lr=0.5)
+    >>> w.grad = lucid.tensor([2.0, 2.0])
+    >>> opt.step()
+    >>> w.tolist()
+    [0.0, -3.0]
+    """
+
+    def __init__(self, params, lr=required, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize)
+        if lr is required:
+            raise TypeError("SGD: missing required option 'lr'")
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict) -> None:
+        check_number("SGD", "lr", group["lr"], low=0.0)
+        check_number("SGD", "momentum", group["momentum"], low=0.0)
+        check_number("SGD", "dampening", group["dampening"])
+        check_number("SGD", "weight_decay", group["weight_decay"], low=0.0)
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: nesterov momentum requires a momentum > 0 and zero dampening")
+
+    def step(self, closure=None):
+        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
+        loss = self._run_closure(closure)
+        touched = []
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad.detach()
+                    if maximize:
+                        g = -g
+                    if wd != 0:
+                        g = g + p.detach() * wd
+                    if momentum != 0:
+                        state = self._state_for(p)
+                        buf = state.get("momentum_buffer")
+                        buf = g.clone() if buf is None else buf * momentum + g * (1 - dampening)
+                        state["momentum_buffer"] = buf
+                        g = g + buf * momentum if nesterov else buf
+                        touched.append(buf)
+                    p.copy_(p.detach() - g * lr)
+                    touched.append(p)
+        self._eval(touched)
+        return loss

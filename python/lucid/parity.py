@@ -1,0 +1,109 @@
+"""``python -m lucid.parity``: prove this host's two streams agree bit for bit on quantization.
+
+Runs every quantization primitive (quantize, dequantize, fake_quantize and
+its straight-through gradient, calculate_qparams, pack/unpack int4, qmatmul)
+on the CPU stream and on the GPU stream over the adversarial battery of
+``lucid.testing`` and over seeded random tensors, for every QDtype and every
+scheme that applies. It prints one table row per (op, qdtype, scheme) with
+the elements checked, the mismatches and each stream's throughput, then two
+fingerprints: a short sha256 of every output of the fixed battery, computed
+once from the CPU stream and once from the GPU stream. They must be equal to
+each other, and equal on every host: compare the line between machines.
+
+Exit status: 0 when every output matched, 1 on any mismatch.
+
+Options: ``--quick`` (smaller random tensors), ``--full`` (larger ones),
+``--json PATH`` (write the table and fingerprints), ``--threads N`` (CPU
+stream threads; the fingerprint does not depend on it).
+
+Without a GPU, and with ``LUCID_MLX_DEVICE`` unset, the GPU stream runs on
+MLX's CPU backend for this run (the command says so).
+
+Importing this module runs nothing; ``main()`` does.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import sys
+import time
+
+RANDOM_ELEMENTS = {"quick": 20_000, "default": 4_000_000, "full": 16_000_000}
+
+# Self-test hook for tests/test_parity_harness.py: the named op's first case
+# gets one corrupted GPU-stream byte, so the command must report a mismatch.
+INJECT_ENV = "LUCID_PARITY_INJECT_MISMATCH"
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(prog="python -m lucid.parity", description=__doc__.split("\n\n")[0])
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="small random tensors (a few seconds)")
+    mode.add_argument("--full", action="store_true", help="large random tensors (minutes)")
+    p.add_argument("--json", metavar="PATH", help="write rows and fingerprints as JSON")
+    p.add_argument("--threads", type=int, default=None, help="CPU stream threads (default: the pool's size)")
+    return p.parse_args(argv)
+
+
+def _choose_gpu_stream() -> str:
+    """Falls back to MLX's CPU backend when no GPU exists and the user chose nothing; returns a note."""
+    if os.environ.get("LUCID_MLX_DEVICE"):
+        return f"LUCID_MLX_DEVICE={os.environ['LUCID_MLX_DEVICE']} (set by the caller)"
+    import lucid
+
+    if lucid.gpu.is_available():
+        return ""
+    os.environ["LUCID_MLX_DEVICE"] = "cpu"  # read by the engine on every GPU-stream call
+    return "no GPU on this host: the GPU stream runs on MLX's CPU backend (LUCID_MLX_DEVICE=cpu set for this run)"
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    mode = "quick" if args.quick else "full" if args.full else "default"
+    note = _choose_gpu_stream()
+    import lucid
+    from lucid.testing import battery
+    from lucid.testing.harness import format_table, run_cases
+
+    if args.threads is not None:
+        lucid.set_num_threads(args.threads)
+    print(f"lucid {lucid.__version__} parity ({mode}) on {platform.machine()} {platform.system()}, "
+          f"GPU stream: {lucid.gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
+    if note:
+        print(note)
+    try:
+        import lucid.quantization  # noqa: F401
+    except ImportError as e:
+        print(f"lucid.quantization is not available ({e}); nothing to check", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    cases = itertools.chain(battery.fixed_cases(), battery.random_cases(RANDOM_ELEMENTS[mode]))
+    report = run_cases(cases, inject=os.environ.get(INJECT_ENV) or None)
+    seconds = time.perf_counter() - start
+    print(format_table(report.rows))
+    for row in report.rows:
+        if row.first_mismatch:
+            kind = "ERROR" if row.errors and not row.mismatches else "MISMATCH"
+            print(f"\n{kind} in {row.op} {row.qdtype} {row.scheme}: {row.first_mismatch}")
+    print(f"\n{report.cases} cases, {sum(r.elements for r in report.rows):,} elements, "
+          f"{report.mismatches:,} mismatches, {report.errors} errors, {seconds:.1f} s")
+    print(f"fingerprint cpu: {report.fingerprint_cpu}  ({report.fingerprint_cases} battery cases)")
+    print(f"fingerprint gpu: {report.fingerprint_gpu}")
+    verdict = "PASS: both streams bit-identical" if report.ok else "FAIL: the streams differ"
+    print(verdict)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"mode": mode, "gpu_backend": lucid.gpu.backend(), "threads": lucid.get_num_threads(),
+                       "note": note, "seconds": seconds, "ok": report.ok,
+                       "mismatches": report.mismatches, "errors": report.errors,
+                       "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
+                       "fingerprint_cases": report.fingerprint_cases,
+                       "rows": [r.as_dict() for r in report.rows]}, f, indent=1)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""Quantization primitives: quantize, dequantize, fake_quantize, int4 packing
+and the integer matrix product. Each is one op of ``csrc/ops/quantization.cpp``
+(which validates every argument, identically for both streams) with a CPU
+kernel and an MLX kernel computing the formulas of docs/numerics.md bit for bit.
+
+Scale and zero point are Python numbers, 0-d / one-element tensors (per-tensor),
+length-C tensors with ``ch_axis`` (per-channel), or tensors shaped like the
+input with ``axis`` divided by ``group_size`` (per-group).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _C
+from .._dtype import as_dtype, float32
+from ..autograd import Function
+from .qdtype import QDtype, as_qdtype
+
+__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul"]
+
+
+def _tensor_type():
+    from .._tensor import Tensor
+
+    return Tensor
+
+
+def _wrap(impl):
+    return _tensor_type()(impl)
+
+
+def _input(x, fn: str, argument: str):
+    if not isinstance(x, _tensor_type()):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a lucid.Tensor, got {type(x).__name__}")
+    return x
+
+
+def _param(value, like, fn: str, argument: str, integer: bool = False):
+    """A scale / zero point as a tensor on ``like``'s device. Numbers become 0-d
+    tensors (scale: float32; zero point: int64, or float32 for a float value,
+    which the op then checks is integral)."""
+    Tensor = _tensor_type()
+    if isinstance(value, Tensor):
+        return value
+    dev = like._impl.device
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")
+    if isinstance(value, numbers.Integral) and integer:
+        v = int(value)
+        if not -(2**63) <= v < 2**63:
+            raise ValueError(f"{fn}(): argument '{argument}' is out of range, got {v}")
+        return _wrap(_C.full((), float(v), "int64", dev)) if abs(v) < 2**53 else _wrap(
+            _C.to_device(_C.from_numpy(np.array(v, dtype=np.int64)), dev))
+    if isinstance(value, numbers.Real):
+        return _wrap(_C.full((), float(value), "float32", dev))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        from .._creation import tensor
+
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f":
+            arr = arr.astype(np.float32)
+        return tensor(arr, device=like.device)
+    raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got {type(value).__name__}")
+
+
+def _int_arg(value, fn: str, argument: str, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,)):
+        raise TypeError(f"{fn}(): argument '{argument}' must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def _axes(fn, ch_axis, group_size, axis):
+    ch = _int_arg(ch_axis, fn, "ch_axis", optional=True)
+    g = _int_arg(group_size, fn, "group_size", optional=True)
+    if g is not None and g <= 0:
+        raise ValueError(f"{fn}(): argument 'group_size' must be a positive int, got {g}")
+    return ch, (g or 0), _int_arg(axis, fn, "axis")
+
+
+def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axis=-1):
+    """Integer codes ``q = clamp(rint(x / scale) + zero_point, quant_min, quant_max)``.
+
+    ``x`` is float32, float16 or bfloat16 (widened to float32 exactly). The result
+    has ``x``'s shape and dtype ``qdtype.storage``. ``x / scale`` is a true division;
+    ``rint`` rounds half to even; NaN maps to ``zero_point``; ``±inf`` to the grid ends.
+    Per-channel: ``ch_axis`` with length-C ``scale`` / ``zero_point``. Per-group:
+    ``group_size`` consecutive elements along ``axis`` share one pair.
+
+    Raises TypeError for a non-float ``x``; ValueError for a scale that is not finite
+    and > 0, a zero point that is not an integer on the grid, parameter shapes that do
+    not match, an out-of-range ``ch_axis`` / ``axis`` or a ``group_size`` that does not
+    divide the axis.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> Q.quantize(lucid.tensor([-1.0, 0.0, 0.5, 2.0]), scale=0.05, zero_point=0, qdtype=Q.qint8).tolist()
+    [-20, 0, 10, 40]
+    >>> Q.quantize(lucid.tensor([100.0]), 0.05, 0, Q.qint8).tolist()
+    [127]
+    >>> Q.quantize(lucid.randn(4, 8), lucid.ones(4) * 0.02, lucid.zeros(4), Q.qint8, ch_axis=0).shape
+    (4, 8)
+    """
+    fn = "quantize"
+    x = _input(x, fn, "x")
+    qd = as_qdtype(qdtype, fn)
+    ch, g, ax = _axes(fn, ch_axis, group_size, axis)
+    s = _param(scale, x, fn, "scale")
+    z = _param(zero_point, x, fn, "zero_point", integer=True)
+    return _wrap(_C.quantize(x._impl, s._impl, z._impl, qd.name, ch, g, ax))
+
+
+def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=None, axis=-1):
+    """Floats ``y = float(q - zero_point) * scale`` (the difference taken exactly in integers).
+
+    ``q`` holds integer codes; the result is float32 by default, or float16 / bfloat16
+    with ``dtype=`` (rounded to nearest even from the float32 value). Parameters as
+    in ``quantize``. TypeError for float ``q``.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> Q.dequantize(lucid.tensor([-20, 0, 10, 127], dtype=lucid.int8), scale=0.5, zero_point=0).tolist()
+    [-10.0, 0.0, 5.0, 63.5]
+    """
+    fn = "dequantize"
+    q = _input(q, fn, "q")
+    ch, g, ax = _axes(fn, ch_axis, group_size, axis)
+    dt = as_dtype(dtype)
+    s = _param(scale, q, fn, "scale")
+    z = _param(zero_point, q, fn, "zero_point", integer=True)
+    return _wrap(_C.dequantize(q._impl, s._impl, z._impl, ch, g, ax, dt.name))
+
+
+class _FakeQuantize(Function):
+    """One fused kernel computes y and the straight-through mask; backward is where(mask, dy, 0)."""
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, group_size, axis):
+        y, mask = _C.fake_quantize(x._impl, scale._impl, zero_point._impl, quant_min, quant_max, ch_axis, group_size,
+                                   axis)
+        ctx.mask = mask
+        return _wrap(y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dx = _wrap(_C.fake_quantize_backward(grad._impl, ctx.mask)) if ctx.needs_input_grad[0] else None
+        return dx, None, None, None, None, None, None, None
+
+
+def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, group_size=None, axis=-1):
+    """``dequantize(quantize(x))`` in one pass, float in and float out (``x``'s dtype).
+
+    Differentiable in ``x`` through the straight-through estimator: the gradient
+    passes where ``quant_min <= rint(x / scale) + zero_point <= quant_max`` (before
+    clamping) and is 0 elsewhere, NaN and ±inf included. NaN inputs give NaN.
+    ValueError when ``quant_min > quant_max``; otherwise errors as in ``quantize``.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([0.5, 99.0], requires_grad=True)
+    >>> y = Q.fake_quantize(x, scale=0.1, zero_point=0, quant_min=0, quant_max=255)
+    >>> y.tolist()
+    [0.5, 25.5]
+    >>> y.backward(lucid.ones(2))
+    >>> x.grad.tolist()
+    [1.0, 0.0]
+    """
+    fn = "fake_quantize"
+    x = _input(x, fn, "x")
+    qmin = _int_arg(quant_min, fn, "quant_min")
+    qmax = _int_arg(quant_max, fn, "quant_max")
+    ch, g, ax = _axes(fn, ch_axis, group_size, axis)
+    s = _param(scale, x, fn, "scale")
+    z = _param(zero_point, x, fn, "zero_point", integer=True)
+    return _FakeQuantize.apply(x, s, z, qmin, qmax, ch, g, ax)
+
+
+def pack_int4(codes, axis=-1):
+    """Two 4-bit codes per byte along ``axis``: byte k holds code 2k in its low nibble
+    and code 2k+1 in its high nibble; an odd length is padded with a zero nibble.
+
+    ``codes`` is int8 (qint4) or uint8 (quint4); only each code's low 4 bits are kept.
+    The result is uint8 with ``ceil(n / 2)`` along ``axis``.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> Q.pack_int4(lucid.tensor([1, -2, 7], dtype=lucid.int8)).tolist()
+    [225, 7]
+    """
+    fn = "pack_int4"
+    codes = _input(codes, fn, "codes")
+    return _wrap(_C.pack_int4(codes._impl, _int_arg(axis, fn, "axis")))
+
+
+def unpack_int4(packed, length, signed, axis=-1):
+    """Inverse of ``pack_int4``: ``length`` codes along ``axis``, int8 (sign-extended)
+    when ``signed`` else uint8. ValueError unless ``ceil(length / 2)`` equals the packed size.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> Q.unpack_int4(lucid.tensor([225, 7], dtype=lucid.uint8), length=3, signed=True).tolist()
+    [1, -2, 7]
+    """
+    fn = "unpack_int4"
+    packed = _input(packed, fn, "packed")
+    if not isinstance(signed, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument 'signed' must be a bool, got {type(signed).__name__}")
+    return _wrap(_C.unpack_int4(packed._impl, _int_arg(length, fn, "length"), bool(signed),
+                                _int_arg(axis, fn, "axis")))
+
+
+def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out_zp=None, out_qdtype=None):
+    """Integer matrix product ``xq @ wq.T`` with exact int32 accumulation.
+
+    ``xq`` (..., K) holds uint8 (quint8) or int8 (qint8) codes with per-tensor
+    ``x_scale`` / ``x_zp``; ``wq`` (N, K) holds int8 codes with per-tensor or
+    per-output-channel (length N) ``w_scale`` / ``w_zp``. With ``acc = Σ_k (xq - x_zp) *
+    (wq - w_zp)`` plus ``bias_q = rint(bias / (x_scale * w_scale))``:
+
+    * ``out_scale`` None: float32 ``acc * (x_scale * w_scale)``;
+    * otherwise codes of ``out_qdtype`` (default: ``xq``'s grid):
+      ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``.
+
+    ValueError for mismatched shapes and for K too large for exact int32 accumulation
+    (K * 255 * 255 must stay below 2^31).
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([[1, 2, 3]], dtype=lucid.uint8)
+    >>> w = lucid.tensor([[1, 0, -1], [2, 2, 2]], dtype=lucid.int8)
+    >>> Q.qmatmul(x, 0.5, 0, w, 0.25, 0).tolist()
+    [[-0.25, 1.5]]
+    >>> Q.qmatmul(x, 0.5, 0, w, 0.25, 0, out_scale=0.5, out_zp=10).tolist()
+    [[10, 13]]
+    """
+    fn = "qmatmul"
+    xq = _input(xq, fn, "xq")
+    wq = _input(wq, fn, "wq")
+    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl, wq._impl,
+            _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
+    b = None if bias is None else _input(bias, fn, "bias")._impl
+    os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
+    oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
+    oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
+    return _wrap(_C.qmatmul(xq._impl, *args, b, os_, oz, oq))

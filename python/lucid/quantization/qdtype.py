@@ -1,0 +1,109 @@
+"""Integer grids (``QDtype``) and quantization schemes (``QScheme``).
+
+A ``QDtype`` names the integer grid codes live on and the real dtype that
+stores them (docs/numerics.md, "Integer grids").
+
+>>> import lucid.quantization as Q
+>>> Q.qint8
+lucid.quantization.qint8
+>>> (Q.quint8.quant_min, Q.quint8.quant_max, Q.quint8.storage)
+(0, 255, lucid.uint8)
+>>> Q.per_channel_symmetric.is_per_channel, Q.per_channel_symmetric.is_symmetric
+(True, True)
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .. import _dtype
+
+__all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
+           "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme"]
+
+
+@dataclass(frozen=True, repr=False)
+class QDtype:
+    """An integer grid ``[quant_min, quant_max]`` of ``bits`` bits, stored as ``storage``.
+
+    4-bit grids store one code per int8 / uint8 element; ``pack_int4`` puts two per byte.
+    """
+
+    name: str
+    bits: int
+    signed: bool
+    quant_min: int
+    quant_max: int
+    storage: _dtype.dtype
+
+    def __repr__(self) -> str:
+        return f"lucid.quantization.{self.name}"
+
+    def __reduce__(self):
+        return (as_qdtype, (self.name,))
+
+    def reduced_range(self) -> tuple[int, int]:
+        """``(quant_min, quant_max)`` with ``reduce_range=True``: 8-bit grids lose one bit
+        (quint8 -> [0, 127], qint8 -> [-64, 63]), as PyTorch's observers do; other grids are unchanged.
+
+        >>> import lucid.quantization as Q
+        >>> Q.qint8.reduced_range()
+        (-64, 63)
+        """
+        if self.bits != 8:
+            return self.quant_min, self.quant_max
+        return (self.quant_min // 2, self.quant_max // 2) if self.signed else (0, self.quant_max // 2)
+
+
+qint8 = QDtype("qint8", 8, True, -128, 127, _dtype.int8)
+quint8 = QDtype("quint8", 8, False, 0, 255, _dtype.uint8)
+qint4 = QDtype("qint4", 4, True, -8, 7, _dtype.int8)
+quint4 = QDtype("quint4", 4, False, 0, 15, _dtype.uint8)
+qint32 = QDtype("qint32", 32, True, -(2**31), 2**31 - 1, _dtype.int32)
+
+_QDTYPES = {q.name: q for q in (qint8, quint8, qint4, quint4, qint32)}
+
+
+def as_qdtype(value, fn: str = "quantize", argument: str = "qdtype") -> QDtype:
+    """A ``QDtype`` or its name (``"qint8"``); TypeError naming ``fn`` and ``argument`` otherwise."""
+    if isinstance(value, QDtype):
+        return value
+    if isinstance(value, str) and value in _QDTYPES:
+        return _QDTYPES[value]
+    raise TypeError(f"{fn}(): argument '{argument}' must be a lucid.quantization QDtype "
+                    f"(qint8, quint8, qint4, quint4, qint32), got {value!r}")
+
+
+class QScheme(enum.Enum):
+    """How scale and zero point apply: one pair per tensor or per channel; affine or symmetric."""
+
+    per_tensor_affine = "per_tensor_affine"
+    per_tensor_symmetric = "per_tensor_symmetric"
+    per_channel_affine = "per_channel_affine"
+    per_channel_symmetric = "per_channel_symmetric"
+
+    @property
+    def is_per_channel(self) -> bool:
+        return self.name.startswith("per_channel")
+
+    @property
+    def is_symmetric(self) -> bool:
+        return self.name.endswith("symmetric")
+
+    def __repr__(self) -> str:
+        return f"lucid.quantization.{self.name}"
+
+
+per_tensor_affine = QScheme.per_tensor_affine
+per_tensor_symmetric = QScheme.per_tensor_symmetric
+per_channel_affine = QScheme.per_channel_affine
+per_channel_symmetric = QScheme.per_channel_symmetric
+
+
+def as_qscheme(value, fn: str = "calculate_qparams", argument: str = "qscheme") -> QScheme:
+    if isinstance(value, QScheme):
+        return value
+    if isinstance(value, str) and value in QScheme.__members__:
+        return QScheme[value]
+    raise TypeError(f"{fn}(): argument '{argument}' must be a lucid.quantization QScheme "
+                    f"({', '.join(QScheme.__members__)}), got {value!r}")

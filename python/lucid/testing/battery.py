@@ -1,0 +1,380 @@
+"""The parity battery: every quantization primitive, every grid, every scheme, as ``Case`` lists.
+
+``fixed_cases()`` is the deterministic battery behind the fingerprint: the
+adversarial inputs of ``lucid.testing.adversarial`` for a fixed set of
+grids, in a fixed order, sliced into odd sizes and shapes. It does not
+depend on the command-line mode, the host or the thread count.
+``random_cases(n)`` adds seeded random tensors of ``n`` elements per grid
+(their size depends on ``--quick``/``--full``, so they are checked but not
+fingerprinted).
+
+Per-tensor parameters are Python numbers; per-channel and per-group ones are
+float32 scale and int32 zero-point tensors, copied to each stream with the
+data.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from . import adversarial as adv
+from .harness import Case
+
+F32 = np.float32
+SEED = 20240917
+
+# (scale, zero_point) per grid. The scales include 0.00214854861, where
+# dividing and multiplying by the reciprocal disagree (NUMERICS.md), and
+# zero points at both ends of each grid.
+GRID_PARAMS = {
+    "qint8": [(0.00214854861, 0), (0.0173, -5), (0.5, 127)],
+    "quint8": [(0.00214854861, 128), (0.0371, 77), (1.0, 0)],
+    "qint4": [(0.05, 0), (0.31, -3), (0.00214854861, 7)],
+    "quint4": [(0.25, 8), (0.0713, 2), (0.00214854861, 15)],
+    "qint32": [(1e-3, 0), (0.00214854861, 12345), (2.0**-10, -(2**31))],
+}
+QDTYPES = tuple(GRID_PARAMS)
+STORAGE = {"qint8": np.int8, "quint8": np.uint8, "qint4": np.int8, "quint4": np.uint8, "qint32": np.int32}
+CHANNELS = 5
+GROUP_SIZE = 32
+
+
+def _q():
+    from .. import quantization
+
+    return quantization
+
+
+def qdtype(name: str):
+    """The ``lucid.quantization`` QDtype called ``name``."""
+    Q = _q()
+    found = getattr(Q, name, None)
+    return found if found is not None else getattr(Q.QDtype, name)
+
+
+def _t(arr, dtype=None, requires_grad=False):
+    from .. import tensor
+
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values become ±inf in float16, on purpose
+        return tensor(np.ascontiguousarray(arr), dtype=dtype, requires_grad=requires_grad)
+
+
+def _batteries(name: str):
+    return [adv.battery(s, z, name, seed=SEED + i).values for i, (s, z) in enumerate(GRID_PARAMS[name])]
+
+
+def _odd_slices(values: np.ndarray):
+    """Prefix-rotated slices of ``values`` of every odd size that fits, so tails land on every lane."""
+    for n in adv.ODD_SIZES:
+        if n <= values.size:
+            start = (n * 7) % (values.size - n + 1)
+            yield n, values[start:start + n]
+
+
+def _channel_tensor(name: str, length: int) -> tuple:
+    """x of shape (length, CHANNELS): column c is grid c's battery; per-channel scales and zero points."""
+    params = [GRID_PARAMS[name][c % len(GRID_PARAMS[name])] for c in range(CHANNELS)]
+    cols = []
+    for c, (s, z) in enumerate(params):
+        # Channels reuse grids with a perturbed scale so each channel is a distinct grid.
+        s = float(F32(s) * F32(1 + c // len(GRID_PARAMS[name])))
+        v = adv.battery(s, z, name, seed=SEED + c).values
+        cols.append(np.resize(v, length))
+        params[c] = (s, z)
+    scales = np.array([p[0] for p in params], F32)
+    zps = np.array([p[1] for p in params], np.int32)
+    return np.stack(cols, axis=1), scales, zps
+
+
+def _group_tensor(name: str, rows: int, groups: int) -> tuple:
+    """x of shape (rows, groups * GROUP_SIZE); each group takes a run of its own grid's battery."""
+    grids = GRID_PARAMS[name]
+    bats = _batteries(name)
+    x = np.empty((rows, groups * GROUP_SIZE), F32)
+    scales = np.empty((rows, groups), F32)
+    zps = np.empty((rows, groups), np.int32)
+    for r in range(rows):
+        for g in range(groups):
+            k = (r * groups + g) % len(grids)
+            start = ((r * groups + g) * GROUP_SIZE) % (bats[k].size - GROUP_SIZE)
+            x[r, g * GROUP_SIZE:(g + 1) * GROUP_SIZE] = bats[k][start:start + GROUP_SIZE]
+            scales[r, g], zps[r, g] = grids[k]
+    return x, scales, zps
+
+
+# ---------------------------------------------------------------- quantize / dequantize / fake_quantize
+
+
+def _quantize_cases(name: str):
+    Q = _q()
+    qd = qdtype(name)
+    for i, ((s, z), values) in enumerate(zip(GRID_PARAMS[name], _batteries(name))):
+        fn = lambda x, s=s, z=z: Q.quantize(x, s, z, qd)  # noqa: E731
+        yield Case("quantize", name, "per-tensor", f"quantize/{name}/{i}/all", fn, (_t(values),))
+        for n, part in _odd_slices(values):
+            yield Case("quantize", name, "per-tensor", f"quantize/{name}/{i}/n{n}", fn, (_t(part),))
+        rows = values.size // 33
+        yield Case("quantize", name, "per-tensor", f"quantize/{name}/{i}/2d", fn,
+                   (_t(values[:rows * 33].reshape(rows, 33)),))
+        if i == 0:
+            for half in ("float16", "bfloat16"):
+                yield Case("quantize", name, f"per-tensor {half}", f"quantize/{name}/{i}/{half}", fn,
+                           (_t(values, dtype=half),))
+    x, scales, zps = _channel_tensor(name, 1025)
+    s_t, z_t = _t(scales), _t(zps)
+    for axis, data in ((1, x), (0, np.ascontiguousarray(x.T)), (1, x.reshape(41, 25, CHANNELS).transpose(0, 2, 1))):
+        fn = lambda x, s, z, axis=axis: Q.quantize(x, s, z, qd, ch_axis=axis)  # noqa: E731
+        yield Case("quantize", name, "per-channel", f"quantize/{name}/channel/{axis}/{data.shape}", fn,
+                   (_t(data), s_t, z_t))
+    xg, sg, zg = _group_tensor(name, 7, 5)
+    fn = lambda x, s, z: Q.quantize(x, s, z, qd, group_size=GROUP_SIZE, axis=-1)  # noqa: E731
+    yield Case("quantize", name, "per-group", f"quantize/{name}/group", fn, (_t(xg), _t(sg), _t(zg)))
+
+
+def _codes(name: str, seed: int) -> np.ndarray:
+    """Every code of an 8/4-bit grid (and seeded random ones); edges and rounding boundaries for qint32."""
+    qmin, qmax = adv.grid(name)
+    rng = np.random.default_rng(seed)
+    if name != "qint32":
+        every = np.arange(qmin, qmax + 1)
+        return np.concatenate([every, rng.integers(qmin, qmax + 1, 1000)]).astype(STORAGE[name])
+    around = np.array([0, 1, -1, 2**24, 2**24 + 1, 2**24 + 3, -(2**24) - 1, 2**31 - 1, -(2**31), -(2**31) + 1,
+                       2**30 + 1, 12345, 12345 + 2**24 + 1], np.int64)
+    return np.concatenate([around, rng.integers(qmin, qmax + 1, 1000)]).astype(np.int32)
+
+
+def _dequantize_cases(name: str):
+    Q = _q()
+    for i, (s, z) in enumerate(GRID_PARAMS[name]):
+        codes = _codes(name, SEED + i)
+        for dt in ("float32", "float16", "bfloat16"):
+            from .. import _dtype
+
+            fn = lambda q, s=s, z=z, dt=dt: Q.dequantize(q, s, z, dtype=_dtype.as_dtype(dt))  # noqa: E731
+            scheme = "per-tensor" if dt == "float32" else f"per-tensor {dt}"
+            yield Case("dequantize", name, scheme, f"dequantize/{name}/{i}/{dt}", fn, (_t(codes),))
+    codes = _codes(name, SEED)
+    c = np.resize(codes, (codes.size // CHANNELS + 1) * CHANNELS).reshape(-1, CHANNELS)
+    _, scales, zps = _channel_tensor(name, 1)
+    fn = lambda q, s, z: Q.dequantize(q, s, z, ch_axis=1)  # noqa: E731
+    yield Case("dequantize", name, "per-channel", f"dequantize/{name}/channel", fn, (_t(c), _t(scales), _t(zps)))
+    _, sg, zg = _group_tensor(name, 7, 5)
+    cg = np.resize(codes, (7, 5 * GROUP_SIZE))
+    fn = lambda q, s, z: Q.dequantize(q, s, z, group_size=GROUP_SIZE, axis=-1)  # noqa: E731
+    yield Case("dequantize", name, "per-group", f"dequantize/{name}/group", fn, (_t(cg), _t(sg), _t(zg)))
+
+
+def _grad_seed(shape, seed: int) -> np.ndarray:
+    """Upstream gradients: seeded normals with a few -0.0, inf and NaN, which a masked select must not mix in."""
+    dy = adv.bell(np.random.default_rng(seed), 0.0, 1.0, int(np.prod(shape)))
+    dy[::17] = -0.0
+    dy[5::97] = np.inf
+    dy[11::89] = np.nan
+    return dy.reshape(shape)
+
+
+def _fake_quantize_cases(name: str):
+    Q = _q()
+    qmin, qmax = adv.grid(name)
+
+    def forward(x, s, z, axis=None, group=None):
+        if group:
+            return Q.fake_quantize(x, s, z, qmin, qmax, group_size=group, axis=-1)
+        return Q.fake_quantize(x, s, z, qmin, qmax, ch_axis=axis)
+
+    def backward(x, dy, s, z, axis=None, group=None):
+        if group:
+            y = Q.fake_quantize(x, s, z, qmin, qmax, group_size=group, axis=-1)
+        else:
+            y = Q.fake_quantize(x, s, z, qmin, qmax, ch_axis=axis)
+        y.backward(dy)
+        return x.grad
+
+    for i, ((s, z), values) in enumerate(zip(GRID_PARAMS[name], _batteries(name))):
+        dy = _grad_seed(values.shape, SEED + i)
+        yield Case("fake_quantize", name, "per-tensor", f"fq/{name}/{i}", forward, (_t(values), s, z))
+        yield Case("fake_quantize_grad", name, "per-tensor", f"fq_grad/{name}/{i}", backward,
+                   (_t(values, requires_grad=True), _t(dy), s, z))
+    x, scales, zps = _channel_tensor(name, 1025)
+    dy = _grad_seed(x.shape, SEED)
+    yield Case("fake_quantize", name, "per-channel", f"fq/{name}/channel", forward,
+               (_t(x), _t(scales), _t(zps), 1))
+    yield Case("fake_quantize_grad", name, "per-channel", f"fq_grad/{name}/channel", backward,
+               (_t(x, requires_grad=True), _t(dy), _t(scales), _t(zps), 1))
+    xg, sg, zg = _group_tensor(name, 7, 5)
+    dy = _grad_seed(xg.shape, SEED + 1)
+    yield Case("fake_quantize", name, "per-group", f"fq/{name}/group", forward,
+               (_t(xg), _t(sg), _t(zg), None, GROUP_SIZE))
+    yield Case("fake_quantize_grad", name, "per-group", f"fq_grad/{name}/group", backward,
+               (_t(xg, requires_grad=True), _t(dy), _t(sg), _t(zg), None, GROUP_SIZE))
+
+
+# ---------------------------------------------------------------- qparams, int4 packing, qmatmul
+
+
+def _minmax_pairs(seed: int) -> tuple:
+    """(min, max) pairs: zeros of both signs, subnormals, the eps floor, huge, one-sided and random ranges."""
+    mags = np.array([0.0, 1e-45, 1e-40, 2.0**-23, 1e-7, 0.00214854861, 0.5, 1.0, 3.0, 127.5, 1e4, 1e30, 1e38], F32)
+    lo = np.concatenate([-mags, mags[:6], np.array([-0.0], F32)])
+    hi = np.concatenate([mags, -mags[:6], np.array([-0.0], F32)])
+    mins, maxs = np.meshgrid(lo, hi, indexing="ij")
+    rng = np.random.default_rng(seed)
+    powers = np.array(["1e-6", "1e-5", "1e-4", "1e-3", "1e-2", "0.1", "1", "10", "100", "1e3", "1e4", "1e5"], F32)
+    r = adv.bell(rng, 0.0, 1.0, 400).reshape(2, 200) * powers[rng.integers(0, 12, (2, 200))]
+    mins = np.concatenate([mins.ravel(), np.minimum(r[0], r[1])]).astype(F32)
+    maxs = np.concatenate([maxs.ravel(), np.maximum(r[0], r[1])]).astype(F32)
+    valid = mins <= maxs  # observers never produce min > max; calculate_qparams rejects it
+    return mins[valid], maxs[valid]
+
+
+def _qparams_cases(name: str):
+    Q = _q()
+    qd = qdtype(name)
+    mins, maxs = _minmax_pairs(SEED)
+    schemes = [("per-channel affine", Q.QScheme.per_channel_affine),
+               ("per-channel symmetric", Q.QScheme.per_channel_symmetric)]
+    for label, scheme in schemes:
+        for rr in ((False, True) if name in ("qint8", "quint8") else (False,)):
+            def fn(lo, hi, scheme=scheme, rr=rr):
+                p = Q.calculate_qparams(lo, hi, qd, scheme, reduce_range=rr)
+                return p.scale, p.zero_point
+
+            yield Case("calculate_qparams", name, label + (" reduce_range" if rr else ""),
+                       f"qparams/{name}/{label}/{rr}", fn, (_t(mins), _t(maxs)))
+    for label, scheme in (("per-tensor affine", Q.QScheme.per_tensor_affine),
+                          ("per-tensor symmetric", Q.QScheme.per_tensor_symmetric)):
+        for j in range(0, mins.size, 37):
+            def fn(lo, hi, scheme=scheme):
+                p = Q.calculate_qparams(lo, hi, qd, scheme)
+                return p.scale, p.zero_point
+
+            yield Case("calculate_qparams", name, label, f"qparams/{name}/{label}/{j}", fn,
+                       (_t(mins[j]), _t(maxs[j])))
+
+
+def _int4_cases():
+    Q = _q()
+    rng = np.random.default_rng(SEED)
+    for name, signed in (("qint4", True), ("quint4", False)):
+        qmin, qmax = adv.grid(name)
+        for shape, axis in (((1,), -1), ((7,), -1), ((3, 33), -1), ((5, 129), 1), ((33, 3), 0), ((4, 17, 3), 1)):
+            codes = rng.integers(qmin, qmax + 1, shape).astype(STORAGE[name])
+            codes.reshape(-1)[: min(codes.size, qmax - qmin + 1)] = np.arange(qmin, qmax + 1)[: codes.size]
+            fn = lambda c, axis=axis: Q.pack_int4(c, axis=axis)  # noqa: E731
+            yield Case("pack_int4", name, f"axis {axis}", f"pack/{name}/{shape}/{axis}", fn, (_t(codes),))
+            length = shape[axis]
+            packed_shape = list(shape)
+            packed_shape[axis] = (length + 1) // 2
+            packed = rng.integers(0, 256, packed_shape).astype(np.uint8)
+            packed.reshape(-1)[: min(packed.size, 256)] = np.arange(256)[: packed.size]
+            fn = lambda p, length=length, signed=signed, axis=axis: Q.unpack_int4(p, length, signed, axis=axis)  # noqa: E731
+            yield Case("unpack_int4", name, f"axis {axis}", f"unpack/{name}/{shape}/{axis}", fn, (_t(packed),))
+
+
+def _qmatmul_cases():
+    Q = _q()
+    rng = np.random.default_rng(SEED)
+    for x_name in ("quint8", "qint8"):
+        xmin, xmax = adv.grid(x_name)
+        zx = 128 if x_name == "quint8" else 0
+        for m, k, n in ((1, 1, 1), (7, 33, 5), (3, 129, 17), (2, 33025, 3)):
+            xq = rng.integers(xmin, xmax + 1, (m, k)).astype(STORAGE[x_name])
+            wq = rng.integers(-128, 128, (n, k)).astype(np.int8)
+            if k > 1000:  # the largest accumulators the K limit allows
+                xq[0, :] = xmin if x_name == "quint8" else -128
+                wq[0, :] = 127
+            sx = F32(0.0173)
+            per_channel_w = (adv.uniform(rng, 0.001, 0.01, n), rng.integers(-5, 6, n).astype(np.int32))
+            for scheme, (sw, zw) in (("per-tensor", (0.00214854861, 0)), ("per-channel", per_channel_w)):
+                sw_arr = np.broadcast_to(np.asarray(sw, F32), (n,))
+                bias_scale = (sx * sw_arr).astype(F32)
+                # Biases on exact ties of their own quantization, then random ones.
+                ties = np.resize(adv.exact_ties(bias_scale[0], 0, "qint32", limit=64), n)
+                bias = np.where(np.arange(n) % 2 == 0, ties, adv.bell(rng, 0.0, 1.0, n)).astype(F32)
+                w_args = (_t(sw), _t(zw)) if scheme == "per-channel" else (sw, zw)
+                for out_name in ("float32", x_name):
+                    def fn(xq, wq, bias, sw_, zw_, out_name=out_name):
+                        if out_name == "float32":
+                            return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias)
+                        return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias, out_scale=0.05,
+                                         out_zp=zx, out_qdtype=qdtype(out_name))
+
+                    yield Case("qmatmul", f"{x_name}x qint8w -> {out_name}", scheme,
+                               f"qmatmul/{x_name}/{m}x{k}x{n}/{scheme}/{out_name}", fn,
+                               (_t(xq), _t(wq), _t(bias), *w_args))
+
+
+def fixed_cases() -> list:
+    """The fingerprinted battery, in its fixed order."""
+    cases = []
+    for name in QDTYPES:
+        cases += _quantize_cases(name)
+        cases += _dequantize_cases(name)
+        cases += _fake_quantize_cases(name)
+        cases += _qparams_cases(name)
+    cases += _int4_cases()
+    cases += _qmatmul_cases()
+    return cases
+
+
+def random_cases(n: int) -> Iterator[Case]:
+    """Seeded random tensors of about ``n`` elements for every primitive, grid and scheme (a generator).
+
+    Checked on both streams but not fingerprinted (their size depends on the
+    mode). They measure throughput and catch what only large tensors reach:
+    the thread pool's chunk boundaries and vector loops over long runs.
+    """
+    if n <= 0:
+        return
+    Q = _q()
+    rng = np.random.default_rng(SEED + 7)
+    cols = 4 * GROUP_SIZE + 1  # per-channel rows of odd length; per-group rows hold 4 groups
+    rows = max(1, n // cols)
+    for name in QDTYPES:
+        (s, z), qd = GRID_PARAMS[name][0], qdtype(name)
+        qmin, qmax = adv.grid(name)
+        x = adv.random_values(s, z, name, n, seed=SEED + 99)
+        codes = rng.integers(qmin, qmax + 1, n).astype(STORAGE[name])
+        dy = _grad_seed(x.shape, SEED + 5)
+        cases = []  # built per grid and yielded, so only one grid's tensors are alive at a time
+        add = lambda op, scheme, fn, *args: cases.append(  # noqa: E731
+            Case(op, name, scheme, f"random/{op}/{name}/{scheme}", fn, args, fingerprint=False))
+        add("quantize", "per-tensor", lambda x, s=s, z=z, qd=qd: Q.quantize(x, s, z, qd), _t(x))
+        add("dequantize", "per-tensor", lambda q, s=s, z=z: Q.dequantize(q, s, z), _t(codes))
+        add("fake_quantize", "per-tensor", lambda x, s=s, z=z, a=qmin, b=qmax: Q.fake_quantize(x, s, z, a, b), _t(x))
+
+        def grad(x, dy, s=s, z=z, a=qmin, b=qmax):
+            Q.fake_quantize(x, s, z, a, b).backward(dy)
+            return x.grad
+
+        add("fake_quantize_grad", "per-tensor", grad, _t(x, requires_grad=True), _t(dy))
+        # Per channel along the last axis (cols channels) and per group along it.
+        x2 = np.resize(x, (rows, cols))
+        sc = adv.uniform(rng, float(s) / 2, float(s) * 2, cols)
+        zc = np.full(cols, z, np.int32)
+        add("quantize", "per-channel", lambda x, sc, zc, qd=qd: Q.quantize(x, sc, zc, qd, ch_axis=1),
+            _t(x2), _t(sc), _t(zc))
+        add("dequantize", "per-channel", lambda q, sc, zc: Q.dequantize(q, sc, zc, ch_axis=1),
+            _t(np.resize(codes, (rows, cols))), _t(sc), _t(zc))
+        x3 = np.resize(x, (rows, 4 * GROUP_SIZE))
+        sg = adv.uniform(rng, float(s) / 2, float(s) * 2, rows * 4).reshape(rows, 4)
+        zg = np.full((rows, 4), z, np.int32)
+        add("quantize", "per-group", lambda x, sg, zg, qd=qd: Q.quantize(x, sg, zg, qd, group_size=GROUP_SIZE),
+            _t(x3), _t(sg), _t(zg))
+        yield from cases
+    for name, signed in (("qint4", True), ("quint4", False)):
+        qmin, qmax = adv.grid(name)
+        codes = rng.integers(qmin, qmax + 1, (max(1, n // 1025), 1025)).astype(STORAGE[name])
+        packed = rng.integers(0, 256, (codes.shape[0], 513)).astype(np.uint8)
+        yield (Case("pack_int4", name, "axis -1", f"random/pack/{name}", lambda c: Q.pack_int4(c),
+                          (_t(codes),), fingerprint=False))
+        yield (Case("unpack_int4", name, "axis -1", f"random/unpack/{name}",
+                          lambda p, signed=signed: Q.unpack_int4(p, 1025, signed), (_t(packed),), fingerprint=False))
+    k = 1023
+    m = max(1, min(512, n // (64 * k) + 1))
+    xq = rng.integers(0, 256, (m, k)).astype(np.uint8)
+    wq = rng.integers(-128, 128, (257, k)).astype(np.int8)
+    yield (Case("qmatmul", "quint8x qint8w -> quint8", "per-tensor", "random/qmatmul",
+                      lambda a, b: Q.qmatmul(a, 0.02, 128, b, 0.003, 0, out_scale=0.5, out_zp=128),
+                      (_t(xq), _t(wq)), fingerprint=False))

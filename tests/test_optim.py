@@ -1,0 +1,392 @@
+"""lucid.optim: SGD / Adam / AdamW against the update formulas written in numpy,
+option validation, state dicts, and the lr schedulers against hand-computed values."""
+import math
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid import nn, optim
+from lucid.optim import lr_scheduler
+from conftest import to_np
+
+X0 = np.array([1.5, -2.0, 0.25, 3.0], dtype=np.float32)
+A = np.array([1.0, 0.5, 2.0, 0.1], dtype=np.float32)
+C = np.array([0.3, -0.2, 0.0, 1.0], dtype=np.float32)
+
+
+def quadratic_grad(x):
+    """Gradient of sum(0.5 * A * x^2 + C * x)."""
+    return A * x + C
+
+
+def run_lucid(make_opt, steps, device):
+    p = nn.Parameter(lucid.tensor(X0, device=device))
+    opt = make_opt([p])
+    a, c = lucid.tensor(A, device=device), lucid.tensor(C, device=device)
+    traj = []
+    for _ in range(steps):
+        opt.zero_grad()
+        y = p * p * a * 0.5 + p * c  # elementwise; backward with ones gives A * x + C
+        y.backward(lucid.ones(4, device=device))
+        opt.step()
+        traj.append(to_np(p).astype(np.float64))
+    assert isinstance(p, nn.Parameter) and p.device.type == device and p.is_leaf
+    return np.array(traj), opt, p
+
+
+def sgd_reference(steps, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False):
+    x, buf, traj = X0.astype(np.float64), None, []
+    for _ in range(steps):
+        g = quadratic_grad(x)
+        if maximize:
+            g = -g
+        g = g + weight_decay * x
+        if momentum:
+            buf = g.copy() if buf is None else momentum * buf + (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        x = x - lr * g
+        traj.append(x)
+    return np.array(traj)
+
+
+def adam_reference(steps, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+                   decoupled=False, maximize=False):
+    b1, b2 = betas
+    x = X0.astype(np.float64)
+    m, v, vmax, traj = np.zeros(4), np.zeros(4), np.zeros(4), []
+    for t in range(1, steps + 1):
+        g = quadratic_grad(x)
+        if maximize:
+            g = -g
+        if decoupled:
+            x = x * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        vv = vmax if amsgrad else v
+        denom = np.sqrt(vv) / np.sqrt(1 - b2 ** t) + eps
+        x = x - lr / (1 - b1 ** t) * m / denom
+        traj.append(x)
+    return np.array(traj)
+
+
+SGD_CASES = [
+    dict(lr=0.1),
+    dict(lr=0.1, momentum=0.9),
+    dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01),
+    dict(lr=0.1, momentum=0.8, nesterov=True, weight_decay=0.1),
+    dict(lr=0.1, momentum=0.5, maximize=True),
+]
+
+
+@pytest.mark.parametrize("kw", SGD_CASES)
+def test_sgd_matches_formula(device, kw):
+    traj, _, _ = run_lucid(lambda ps: optim.SGD(ps, **kw), 3, device)
+    np.testing.assert_allclose(traj, sgd_reference(3, **kw), rtol=1e-5, atol=1e-6)
+
+
+def _has(name):
+    return hasattr(lucid, name)
+
+
+ADAM_CASES = [
+    dict(lr=0.1),
+    dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
+    dict(lr=0.1, amsgrad=True),
+    dict(lr=0.1, maximize=True),
+]
+
+
+@pytest.mark.skipif(not _has("sqrt"), reason="lucid.sqrt not merged yet")
+@pytest.mark.parametrize("kw", ADAM_CASES)
+def test_adam_matches_formula(device, kw):
+    if kw.get("amsgrad") and not _has("maximum"):
+        pytest.skip("lucid.maximum not merged yet")
+    traj, opt, p = run_lucid(lambda ps: optim.Adam(ps, **kw), 3, device)
+    np.testing.assert_allclose(traj, adam_reference(3, **kw), rtol=1e-5, atol=1e-6)
+    st = opt.state[p]
+    assert st["step"] == 3 and st["exp_avg"].device.type == device
+
+
+@pytest.mark.skipif(not _has("sqrt"), reason="lucid.sqrt not merged yet")
+@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.05, weight_decay=0.5, betas=(0.5, 0.9))])
+def test_adamw_matches_formula(device, kw):
+    traj, _, _ = run_lucid(lambda ps: optim.AdamW(ps, **kw), 3, device)
+    ref = adam_reference(3, decoupled=True, weight_decay=kw.pop("weight_decay", 0.01), **kw)
+    np.testing.assert_allclose(traj, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5, maximize=True)),
+    ("Adam", dict(lr=0.1, weight_decay=0.01)),
+    ("Adam", dict(lr=0.1, amsgrad=True)),
+    ("AdamW", dict(lr=0.1, weight_decay=0.1)),
+])
+def test_against_torch_if_available(name, kw):
+    torch = pytest.importorskip("torch")
+    if name != "SGD" and not _has("sqrt") or kw.get("amsgrad") and not _has("maximum"):
+        pytest.skip("lucid.sqrt / lucid.maximum not merged yet")
+    traj, _, _ = run_lucid(lambda ps: getattr(optim, name)(ps, **kw), 4, "cpu")
+    x = torch.tensor(X0, requires_grad=True)
+    topt = getattr(torch.optim, name)([x], **kw)
+    ref = []
+    for _ in range(4):
+        topt.zero_grad()
+        (0.5 * torch.tensor(A) * x * x + torch.tensor(C) * x).sum().backward()
+        topt.step()
+        ref.append(x.detach().numpy().copy())
+    np.testing.assert_allclose(traj, np.array(ref), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_streams_agree_sgd():
+    a, _, _ = run_lucid(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 4, "cpu")
+    b, _, _ = run_lucid(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), 4, "gpu")
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_step_skips_params_without_grad_and_keeps_identity():
+    p = nn.Parameter(lucid.tensor([1.0]))
+    q = nn.Parameter(lucid.tensor([2.0]))
+    opt = optim.SGD([p, q], lr=1.0)
+    p.grad = lucid.tensor([0.5])
+    opt.step()
+    assert p.item() == 0.5 and q.item() == 2.0
+    assert opt.param_groups[0]["params"][0] is p
+
+
+def test_optimizer_follows_module_to_gpu():
+    m = nn.Module()
+    m.w = nn.Parameter(lucid.tensor([1.0, 2.0]))
+    opt = optim.SGD(m.parameters(), lr=0.5)
+    m.to("gpu")
+    m.w.grad = lucid.tensor([1.0, 1.0], device="gpu")
+    opt.step()
+    assert m.w.device.type == "gpu"
+    np.testing.assert_allclose(to_np(m.w), [0.5, 1.5])
+
+
+def test_momentum_state_follows_module_moved_after_steps():
+    m = nn.Module()
+    m.w = nn.Parameter(lucid.tensor([1.0, 2.0]))
+    opt = optim.SGD(m.parameters(), lr=0.5, momentum=0.5)
+    m.w.grad = lucid.tensor([1.0, 1.0])
+    opt.step()  # w = [0.5, 1.5], buf = [1, 1]
+    m.to("gpu")
+    m.w.grad = lucid.tensor([1.0, 1.0], device="gpu")
+    opt.step()  # buf = 0.5 * 1 + 1 = 1.5; w -= 0.75
+    assert opt.state[m.w]["momentum_buffer"].device.type == "gpu"
+    np.testing.assert_allclose(to_np(m.w), [-0.25, 0.75])
+
+
+def test_closure_and_zero_grad():
+    p = nn.Parameter(lucid.tensor([2.0]))
+    opt = optim.SGD([p], lr=0.25)
+
+    def closure():
+        opt.zero_grad()
+        loss = p * p
+        loss.backward()
+        return loss
+
+    loss = opt.step(closure)
+    assert loss.item() == 4.0 and p.item() == 1.0
+    opt.zero_grad(set_to_none=False)
+    assert p.grad.item() == 0.0
+    opt.zero_grad()
+    assert p.grad is None
+
+
+def test_param_groups_and_add_param_group():
+    a, b, c = (nn.Parameter(lucid.tensor([1.0])) for _ in range(3))
+    opt = optim.SGD([{"params": [a]}, {"params": b, "lr": 0.5}], lr=0.1, momentum=0.9)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.5
+    assert opt.param_groups[1]["momentum"] == 0.9 and opt.param_groups[1]["params"] == [b]
+    opt.add_param_group({"params": [c], "lr": 1.0})
+    for p in (a, b, c):
+        p.grad = lucid.tensor([1.0])
+    opt.step()
+    assert [p.item() for p in (a, b, c)] == pytest.approx([0.9, 0.5, 0.0])
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [a]})
+    with pytest.raises(ValueError, match="SGD.add_param_group.*no 'params'"):
+        opt.add_param_group({"lr": 1.0})
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda ps: optim.SGD(ps, lr=-0.1), r"SGD: invalid lr -0.1"),
+    (lambda ps: optim.SGD(ps, lr=0.1, momentum=-1), r"SGD: invalid momentum"),
+    (lambda ps: optim.SGD(ps, lr=0.1, weight_decay=-1), r"SGD: invalid weight_decay"),
+    (lambda ps: optim.SGD(ps, lr=0.1, nesterov=True), r"SGD: nesterov"),
+    (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1, nesterov=True), r"SGD: nesterov"),
+    (lambda ps: optim.Adam(ps, lr=-1.0), r"Adam: invalid lr"),
+    (lambda ps: optim.Adam(ps, betas=(1.0, 0.9)), r"Adam: invalid beta parameter at index 0"),
+    (lambda ps: optim.Adam(ps, betas=(0.9, -0.1)), r"Adam: invalid beta parameter at index 1"),
+    (lambda ps: optim.Adam(ps, betas=(0.9,)), r"Adam: invalid betas"),
+    (lambda ps: optim.AdamW(ps, eps=-1e-8), r"AdamW: invalid eps"),
+    (lambda ps: optim.AdamW(ps, weight_decay=-0.1), r"AdamW: invalid weight_decay"),
+    (lambda ps: optim.Adam(ps, lr="fast"), r"Adam: invalid lr 'fast'"),
+    (lambda ps: optim.SGD([], lr=0.1), r"SGD: got an empty parameter list"),
+])
+def test_invalid_options(make, match):
+    with pytest.raises(ValueError, match=match):
+        make([nn.Parameter(lucid.zeros(1))])
+
+
+def test_invalid_types():
+    p = nn.Parameter(lucid.zeros(1))
+    with pytest.raises(TypeError, match="momentun"):
+        optim.SGD([p], lr=0.1, momentun=0.9)
+    with pytest.raises(TypeError, match="Adam.*amsgrd"):
+        optim.Adam([p], amsgrd=True)
+    with pytest.raises(TypeError, match="SGD: missing required option 'lr'"):
+        optim.SGD([p])
+    with pytest.raises(TypeError, match="single Tensor"):
+        optim.SGD(p, lr=0.1)
+    with pytest.raises(TypeError, match="can only optimize lucid Tensors"):
+        optim.SGD([1.0], lr=0.1)
+    with pytest.raises(ValueError, match="non-leaf"):
+        optim.SGD([p * 2], lr=0.1)
+    with pytest.raises(TypeError, match="not a set"):
+        optim.SGD([{"params": {p}}], lr=0.1)
+
+
+def _momentum_run(opt_cls, steps, **kw):
+    p = nn.Parameter(lucid.tensor(X0))
+    opt = opt_cls([p], **kw)
+    for _ in range(steps):
+        p.grad = lucid.tensor(quadratic_grad(to_np(p)))
+        opt.step()
+    return p, opt
+
+
+def test_optimizer_state_dict_round_trip_resumes_exactly():
+    # 5 steps straight == 3 steps, save state, load into a fresh optimizer, 2 more steps
+    straight, _ = _momentum_run(optim.SGD, 5, lr=0.1, momentum=0.9)
+    p, opt = _momentum_run(optim.SGD, 3, lr=0.1, momentum=0.9)
+    sd = opt.state_dict()
+    assert sd["param_groups"][0]["params"] == [0] and set(sd["state"][0]) == {"momentum_buffer"}
+    q = nn.Parameter(p.detach().clone())
+    opt2 = optim.SGD([q], lr=0.7)  # options come back from the state dict
+    opt2.load_state_dict(sd)
+    assert opt2.param_groups[0]["lr"] == 0.1 and opt2.param_groups[0]["params"][0] is q
+    assert opt2.state[q]["momentum_buffer"] is not sd["state"][0]["momentum_buffer"]  # copied
+    for _ in range(2):
+        q.grad = lucid.tensor(quadratic_grad(to_np(q)))
+        opt2.step()
+    np.testing.assert_allclose(to_np(q), to_np(straight), rtol=1e-6)
+
+
+def test_optimizer_load_state_dict_errors_leave_state_alone():
+    p, opt = _momentum_run(optim.SGD, 2, lr=0.1, momentum=0.9)
+    before = to_np(opt.state[p]["momentum_buffer"]).copy()
+    bad = opt.state_dict()
+    bad = {"state": bad["state"], "param_groups": bad["param_groups"] * 2}
+    with pytest.raises(ValueError, match="2 parameter groups"):
+        opt.load_state_dict(bad)
+    with pytest.raises(ValueError, match="'state' and 'param_groups'"):
+        opt.load_state_dict({"state": {}})
+    sd = opt.state_dict()
+    sd["param_groups"] = [dict(sd["param_groups"][0], lr=-1.0)]
+    with pytest.raises(ValueError, match="SGD: invalid lr"):
+        opt.load_state_dict(sd)
+    assert opt.param_groups[0]["lr"] == 0.1
+    np.testing.assert_array_equal(to_np(opt.state[p]["momentum_buffer"]), before)
+
+
+def test_optimizer_state_moves_to_param_device():
+    p, opt = _momentum_run(optim.SGD, 2, lr=0.1, momentum=0.9)
+    q = nn.Parameter(lucid.tensor(X0, device="gpu"))
+    opt2 = optim.SGD([q], lr=0.1, momentum=0.9)
+    opt2.load_state_dict(opt.state_dict())
+    assert opt2.state[q]["momentum_buffer"].device.type == "gpu"
+
+
+# ----- schedulers ----------------------------------------------------------------------------
+def _lrs(make_sched, epochs, lr=1.0, groups=1):
+    params = [{"params": [nn.Parameter(lucid.zeros(1))], "lr": lr * (i + 1)} for i in range(groups)]
+    opt = optim.SGD(params, lr=lr)
+    sched = make_sched(opt)
+    out = []
+    for _ in range(epochs):
+        out.append(sched.get_last_lr())
+        assert [g["lr"] for g in opt.param_groups] == out[-1]
+        opt.step()
+        sched.step()
+    return out, sched, opt
+
+
+def test_step_lr():
+    lrs, _, _ = _lrs(lambda o: lr_scheduler.StepLR(o, step_size=3, gamma=0.1), 8)
+    expected = [1.0] * 3 + [0.1] * 3 + [0.01] * 2
+    assert [x[0] for x in lrs] == pytest.approx(expected)
+
+
+def test_multistep_lr_two_groups():
+    lrs, _, _ = _lrs(lambda o: lr_scheduler.MultiStepLR(o, milestones=[2, 5, 5], gamma=0.5), 7, groups=2)
+    base = [1, 1, 0.5, 0.5, 0.5, 0.125, 0.125]
+    assert [x[0] for x in lrs] == pytest.approx(base)
+    assert [x[1] for x in lrs] == pytest.approx([2 * b for b in base])
+
+
+def test_cosine_annealing_lr():
+    lrs, _, _ = _lrs(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=4, eta_min=0.1), 9, lr=1.1)
+    # hand values: eta_min + (1.1 - 0.1) * (1 + cos(pi * e / 4)) / 2
+    expected = [1.1, 0.1 + (1 + math.sqrt(0.5)) / 2, 0.6, 0.1 + (1 - math.sqrt(0.5)) / 2, 0.1,
+                0.1 + (1 - math.sqrt(0.5)) / 2, 0.6, 0.1 + (1 + math.sqrt(0.5)) / 2, 1.1]
+    assert [x[0] for x in lrs] == pytest.approx(expected)
+
+
+def test_lambda_lr_and_state_dict():
+    lrs, sched, opt = _lrs(lambda o: lr_scheduler.LambdaLR(o, [lambda e: 0.5 ** e, lambda e: e + 1]), 4,
+                           groups=2)
+    assert [x[0] for x in lrs] == pytest.approx([1, 0.5, 0.25, 0.125])
+    assert [x[1] for x in lrs] == pytest.approx([2, 4, 6, 8])
+    sd = sched.state_dict()
+    assert "optimizer" not in sd and "lr_lambdas" not in sd and sd["last_epoch"] == 4
+    fresh = lr_scheduler.LambdaLR(opt, [lambda e: 0.5 ** e, lambda e: e + 1])
+    fresh.load_state_dict(sd)
+    fresh.step()
+    assert fresh.get_last_lr() == pytest.approx([0.5 ** 5, 2 * 6])
+
+
+def test_scheduler_errors_and_resume():
+    opt = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    with pytest.raises(ValueError, match="StepLR: 'step_size' must be a positive int"):
+        lr_scheduler.StepLR(opt, step_size=0)
+    with pytest.raises(ValueError, match="T_max"):
+        lr_scheduler.CosineAnnealingLR(opt, T_max=-1)
+    with pytest.raises(ValueError, match="one per param group"):
+        lr_scheduler.LambdaLR(opt, [lambda e: 1, lambda e: 1])
+    with pytest.raises(TypeError, match="optimizer"):
+        lr_scheduler.StepLR(object(), step_size=1)
+    with pytest.raises(KeyError, match="initial_lr"):
+        lr_scheduler.StepLR(opt, step_size=1, last_epoch=3)
+    # resuming at epoch 4 continues the closed form
+    lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    s = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5, last_epoch=3)
+    assert s.get_last_lr() == [0.25]
+
+
+def test_optimizer_repr():
+    opt = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=0.1)
+    assert repr(opt).startswith("SGD (\nParameter Group 0\n") and "lr: 0.1" in repr(opt)
+
+
+def test_schedulers_against_torch_if_available():
+    torch = pytest.importorskip("torch")
+    cases = [("StepLR", dict(step_size=3, gamma=0.3)), ("MultiStepLR", dict(milestones=[1, 4, 4], gamma=0.5)),
+             ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)), ("LambdaLR", dict(lr_lambda=lambda e: 1 / (e + 1)))]
+    for name, kw in cases:
+        ours, _, _ = _lrs(lambda o: getattr(lr_scheduler, name)(o, **kw), 12, lr=0.5)
+        topt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.5)
+        tsched = getattr(torch.optim.lr_scheduler, name)(topt, **kw)
+        ref = []
+        for _ in range(12):
+            ref.append(tsched.get_last_lr()[0])
+            topt.step()
+            tsched.step()
+        assert [x[0] for x in ours] == pytest.approx(ref, rel=1e-9, abs=1e-12), name
