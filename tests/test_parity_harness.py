@@ -19,7 +19,6 @@ from lucid.testing import assert_streams_identical, compare_streams
 from lucid.testing.harness import Case, run_cases
 
 F32 = np.float32
-ROOT = Path(__file__).resolve().parents[1]
 
 GRIDS = [(0.00214854861, 0, "qint8"), (0.0173, -5, "qint8"), (0.1, 3, "quint8"), (0.05, 0, "qint4"),
          (0.25, 8, "quint4"), (1e-3, 0, "qint32"), (0.0371, 77, "quint8")]
@@ -354,7 +353,9 @@ def test_cpu_quantize_matches_the_reference_on_the_battery(s, z, q):
 
 def _run_cli(tmp_path, *extra, env_extra=None):
     out = tmp_path / "parity.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    # The child imports the same lucid as this process: the installed wheel in
+    # CI, the work tree's python/ in a developer build.
+    env = dict(os.environ, PYTHONPATH=str(Path(lucid.__file__).resolve().parents[1]))
     env.pop("LUCID_MLX_DEVICE", None)  # the command chooses: a GPU if present, else MLX's CPU backend
     env.update(env_extra or {})
     proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--quick", "--json", str(out), *extra],
