@@ -85,11 +85,11 @@ class Pool {
     }
   }
 
-  // `seen` is the generation current when the worker was created. Reading it
-  // from inside the new thread instead would race with the first run(): if
-  // that run bumped the generation before the thread got scheduled, the worker
-  // would take the new job for an old one and sleep, and run() would wait
-  // for it forever.
+  // `seen` is the generation current when the worker was created (no job can
+  // run then: start_workers is called from the constructor or under
+  // run_mutex_). Reading it from the new thread instead would race with the
+  // first job: a worker scheduled late would skip that job while it is still
+  // counted in pending_, and the caller would wait forever.
   void worker_loop(uint64_t seen) {
     for (;;) {
       {
@@ -104,11 +104,9 @@ class Pool {
     }
   }
 
-  // Called from the constructor or from resize() under run_mutex_, so no run()
-  // can change generation_ meanwhile.
   void start_workers() {
     stop_ = false;
-    const uint64_t current = generation_;
+    uint64_t current = generation_;
     for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, current] { worker_loop(current); });
   }
 
