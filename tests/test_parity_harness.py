@@ -352,15 +352,14 @@ def test_cpu_quantize_matches_the_reference_on_the_battery(s, z, q):
 
 
 def _child_env(**extra):
-    """The environment for a child process that imports the same lucid as this one."""
+    """The environment for a child process that imports the same lucid as this one
+    (the installed wheel in CI, the work tree's python/ in a developer build)."""
     return dict(os.environ, PYTHONPATH=str(Path(lucid.__file__).resolve().parents[1]), **extra)
 
 
 def _run_cli(tmp_path, *extra, env_extra=None):
     out = tmp_path / "parity.json"
-    # The child imports the same lucid as this process: the installed wheel in
-    # CI, the work tree's python/ in a developer build.
-    env = dict(os.environ, PYTHONPATH=str(Path(lucid.__file__).resolve().parents[1]))
+    env = _child_env()
     env.pop("LUCID_MLX_DEVICE", None)  # the command chooses: a GPU if present, else MLX's CPU backend
     env.update(env_extra or {})
     proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--quick", "--json", str(out), *extra],
