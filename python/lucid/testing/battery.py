@@ -313,6 +313,40 @@ def _qmatmul_cases():
                                (_t(xq), _t(wq), _t(bias), *w_args))
 
 
+def _strided_cases(name: str):
+    """Non-contiguous inputs: the function takes a transposed or step-sliced view of its argument.
+
+    Each stream builds the view itself, so its strided path (or its copy to
+    contiguous) is what gets compared.
+    """
+    Q = _q()
+    qd = qdtype(name)
+    qmin, qmax = adv.grid(name)
+    (s, z), values = GRID_PARAMS[name][0], _batteries(name)[0]
+    rows = values.size // 33
+    x = values[:rows * 33].reshape(rows, 33)
+    views = (("transposed", lambda t: t.T), ("step-sliced", lambda t: t[:, ::2]))
+    for label, view in views:
+        yield Case("quantize", name, "per-tensor non-contiguous", f"strided/q/{name}/{label}",
+                   lambda t, view=view: Q.quantize(view(t), s, z, qd), (_t(x),))
+        yield Case("fake_quantize", name, "per-tensor non-contiguous", f"strided/fq/{name}/{label}",
+                   lambda t, view=view: Q.fake_quantize(view(t), s, z, qmin, qmax), (_t(x),))
+
+        def grad(t, dy, view=view):
+            Q.fake_quantize(view(t), s, z, qmin, qmax).backward(dy)
+            return t.grad
+
+        dy = _grad_seed(np.asarray(view(x)).shape, SEED + 3)  # numpy arrays take the same views
+        yield Case("fake_quantize_grad", name, "per-tensor non-contiguous", f"strided/fq_grad/{name}/{label}",
+                   grad, (_t(x, requires_grad=True), _t(dy)))
+    codes = np.resize(_codes(name, SEED), (41, 33))
+    yield Case("dequantize", name, "per-tensor non-contiguous", f"strided/dq/{name}",
+               lambda q: Q.dequantize(q.T, s, z), (_t(codes),))
+    xc, scales, zps = _channel_tensor(name, 1025)  # (1025, C): its transpose is (C, 1025) with strides
+    yield Case("quantize", name, "per-channel non-contiguous", f"strided/q/{name}/channel",
+               lambda t, sc, zc: Q.quantize(t.T, sc, zc, qd, ch_axis=0), (_t(xc), _t(scales), _t(zps)))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -321,6 +355,7 @@ def fixed_cases() -> list:
         cases += _dequantize_cases(name)
         cases += _fake_quantize_cases(name)
         cases += _qparams_cases(name)
+        cases += _strided_cases(name)
     cases += _int4_cases()
     cases += _qmatmul_cases()
     return cases
