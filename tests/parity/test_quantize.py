@@ -80,7 +80,8 @@ def test_per_channel_float_zero_point_and_scalar_broadcast(device):
 
 @pytest.mark.parametrize("qd", [Q.qint8, Q.quint4, Q.qint4], ids=lambda q: q.name)
 @pytest.mark.parametrize("shape,axis,g", [((4, 64), -1, 16), ((4, 64), 1, 64), ((8, 6), 0, 4), ((2, 12, 3), 1, 4),
-                                          ((32,), 0, 8), ((3, 4, 10), -1, 5)])
+                                          ((32,), 0, 8), ((3, 4, 10), -1, 5), ((4, 256), -1, 128), ((2, 64), -1, 32),
+                                          ((3, 512), -1, 256), ((5, 192), -1, 64)])
 def test_per_group(device, qd, shape, axis, g, rng):
     x = (rng.standard_normal(shape) * 2).astype(F32)
     pshape = list(shape)
