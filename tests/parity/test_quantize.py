@@ -147,3 +147,17 @@ def test_vectorized_matches_scalar_reference(dtype, mode, rng):
         fast = _C.quantize(x._impl, s._impl, zz._impl, qd, *args)
         ref = _C.quantize_reference(x._impl, s._impl, zz._impl, qd, *args)
         assert_bytes_equal(_C.to_numpy(fast), _C.to_numpy(ref), f"{mode} {qd}")
+
+
+@pytest.mark.parametrize("g", [32, 64, 128, 256, 96])
+def test_grouped_kernels_match_scalar_reference(g, rng):
+    # Whole groups go through the fixed-length kernels, groups cut by thread
+    # chunk boundaries through the run kernel; both must equal the scalar path.
+    shape = (7, 101, 768)
+    x = lucid.tensor((rng.standard_normal(shape) * 4).astype(F32))
+    ps = (7, 101, 768 // g)
+    s = lucid.tensor(rng.uniform(0.01, 0.1, ps).astype(F32))
+    z = lucid.tensor(rng.integers(-20, 20, ps))
+    fast = _C.quantize(x._impl, s._impl, z._impl, "qint8", None, g, -1)
+    ref = _C.quantize_reference(x._impl, s._impl, z._impl, "qint8", None, g, -1)
+    assert_bytes_equal(_C.to_numpy(fast), _C.to_numpy(ref), f"group {g}")
