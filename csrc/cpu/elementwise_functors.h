@@ -12,6 +12,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/elementwise_math.h"
+
 namespace lucid::cpu::fn {
 
 // An unsigned type at least 32 bits wide, so uint16 * uint16 cannot promote
@@ -48,16 +50,31 @@ struct Relu {  // relu(NaN) = NaN, relu(-0) = +0
 };
 
 // ----- unary, floating --------------------------------------------------------
-struct Exp { template <class C> C operator()(C x) const { return std::exp(x); } };
+struct Exp {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return fast::exp_f32(x);
+    else return std::exp(x);
+  }
+};
 struct Log { template <class C> C operator()(C x) const { return std::log(x); } };
 struct Sqrt { template <class C> C operator()(C x) const { return std::sqrt(x); } };
 struct Rsqrt { template <class C> C operator()(C x) const { return C(1) / std::sqrt(x); } };
 struct Sin { template <class C> C operator()(C x) const { return std::sin(x); } };
 struct Cos { template <class C> C operator()(C x) const { return std::cos(x); } };
-struct Tanh { template <class C> C operator()(C x) const { return std::tanh(x); } };
+struct Tanh {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return fast::tanh_f32(x);
+    else return std::tanh(x);
+  }
+};
 struct Erf { template <class C> C operator()(C x) const { return std::erf(x); } };
 // 1 / (1 + e^-x): exact limits at both ends (e^-x overflows to inf -> 0).
-struct Sigmoid { template <class C> C operator()(C x) const { return C(1) / (C(1) + std::exp(-x)); } };
+struct Sigmoid {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return fast::sigmoid_f32(x);
+    else return C(1) / (C(1) + std::exp(-x));
+  }
+};
 // x * Phi(x), Phi the standard normal CDF written with erf.
 struct Gelu {
   template <class C> C operator()(C x) const {
@@ -68,7 +85,7 @@ struct Gelu {
 struct GeluTanh {
   template <class C> C operator()(C x) const {
     C inner = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
-    return C(0.5) * x * (C(1) + std::tanh(inner));
+    return C(0.5) * x * (C(1) + Tanh{}(inner));
   }
 };
 struct Floor { template <class C> C operator()(C x) const { return std::floor(x); } };

@@ -30,7 +30,7 @@ inline O store(C v) {
 
 // y[i] = f(x[i]) for i in [lo, hi).
 template <class T, class O, class F>
-inline void map1(F f, const T* __restrict x, O* __restrict y, int64_t lo, int64_t hi) {
+LUCID_AVX2_CLONES void map1(F f, const T* __restrict x, O* __restrict y, int64_t lo, int64_t hi) {
   using C = compute_t<T>;
   for (int64_t i = lo; i < hi; ++i) y[i] = store<O>(f(load<C>(x[i])));
 }
@@ -42,19 +42,19 @@ void unary_contiguous(F f, const T* x, O* y, int64_t n) {
 }
 
 template <class T, class O, class F>
-inline void map2(F f, const T* __restrict a, const T* __restrict b, O* __restrict y, int64_t lo, int64_t hi) {
+LUCID_AVX2_CLONES void map2(F f, const T* __restrict a, const T* __restrict b, O* __restrict y, int64_t lo, int64_t hi) {
   using C = compute_t<T>;
   for (int64_t i = lo; i < hi; ++i) y[i] = store<O>(f(load<C>(a[i]), load<C>(b[i])));
 }
 
 template <class T, class O, class F>
-inline void map2_scalar_b(F f, const T* __restrict a, compute_t<T> vb, O* __restrict y, int64_t lo, int64_t hi) {
+LUCID_AVX2_CLONES void map2_scalar_b(F f, const T* __restrict a, compute_t<T> vb, O* __restrict y, int64_t lo, int64_t hi) {
   using C = compute_t<T>;
   for (int64_t i = lo; i < hi; ++i) y[i] = store<O>(f(load<C>(a[i]), vb));
 }
 
 template <class T, class O, class F>
-inline void map2_scalar_a(F f, compute_t<T> va, const T* __restrict b, O* __restrict y, int64_t lo, int64_t hi) {
+LUCID_AVX2_CLONES void map2_scalar_a(F f, compute_t<T> va, const T* __restrict b, O* __restrict y, int64_t lo, int64_t hi) {
   using C = compute_t<T>;
   for (int64_t i = lo; i < hi; ++i) y[i] = store<O>(f(va, load<C>(b[i])));
 }
