@@ -718,3 +718,41 @@ def test_bad_arguments(device):
         lucid.exp([1.0, 2.0])
     with pytest.raises(TypeError):
         lucid.add(x, "a")
+
+
+# ----- accuracy of the CPU stream's own float32 exp / tanh / sigmoid (cpu/elementwise_math.h) ----------
+
+def _ulps(got, ref64):
+    """Distance in float32 ulps between `got` and the float64 reference rounded to float32."""
+    want = ref64.astype(np.float32)
+    a = got.view(np.int32).astype(np.int64)
+    b = want.view(np.int32).astype(np.int64)
+    a = np.where(a < 0, np.int64(-(2 ** 31)) - a, a)  # sign-magnitude -> monotonic integers
+    b = np.where(b < 0, np.int64(-(2 ** 31)) - b, b)
+    return np.abs(a - b)
+
+
+@pytest.mark.parametrize("name,ref,lo,hi,max_ulp", [
+    ("exp", np.exp, -103.0, 88.7, 1),
+    ("tanh", np.tanh, -12.0, 12.0, 1),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -80.0, 80.0, 2),
+])
+def test_cpu_fast_transcendentals_within_ulps(name, ref, lo, hi, max_ulp, rng):
+    x = np.concatenate([rng.uniform(lo, hi, 200_000), rng.standard_normal(100_000) * 1e-3,
+                        np.linspace(-0.7, 0.7, 20_001)]).astype(np.float32)
+    got = to_np(getattr(lucid, name)(lucid.tensor(x)))
+    d = _ulps(got, ref(x.astype(np.float64)))
+    assert d.max() <= max_ulp, f"{name}: {d.max()} ulp at x={x[np.argmax(d)]!r}"
+
+
+def test_cpu_fast_transcendentals_special_values():
+    x = lucid.tensor([np.nan, np.inf, -np.inf, -0.0, 0.0, 88.8, -104.0, -87.5, 1e-30])
+    e = to_np(lucid.exp(x))
+    np.testing.assert_array_equal(e[:7], [np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, 0.0])
+    np.testing.assert_allclose(e[7], np.float32(np.exp(-87.5)), rtol=1e-6)  # result just above FLT_MIN
+    assert e[8] == 1.0
+    t = to_np(lucid.tanh(x))
+    np.testing.assert_array_equal(t[:5], [np.nan, 1.0, -1.0, -0.0, 0.0])
+    assert np.signbit(t[3]) and t[8] == np.float32(1e-30)
+    s = to_np(lucid.sigmoid(x))
+    np.testing.assert_array_equal(s[:5], [np.nan, 1.0, 0.0, 0.5, 0.5])
