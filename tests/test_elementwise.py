@@ -734,12 +734,16 @@ def _ulps(got, ref64):
 
 @pytest.mark.parametrize("name,ref,lo,hi,max_ulp", [
     ("exp", np.exp, -103.0, 88.7, 1),
+    ("log", np.log, 1e-30, 1e30, 1),
     ("tanh", np.tanh, -12.0, 12.0, 1),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -80.0, 80.0, 2),
 ])
 def test_cpu_fast_transcendentals_within_ulps(name, ref, lo, hi, max_ulp, rng):
     x = np.concatenate([rng.uniform(lo, hi, 200_000), rng.standard_normal(100_000) * 1e-3,
                         np.linspace(-0.7, 0.7, 20_001)]).astype(np.float32)
+    if name == "log":  # positive arguments, including values near 1 and tiny ones
+        x = np.abs(x)[np.abs(x) > 0] + np.float32(0.3)
+        x = np.concatenate([x, np.float32(2.0) ** rng.uniform(-149, 127, 50_000).astype(np.float32)])
     got = to_np(getattr(lucid, name)(lucid.tensor(x)))
     d = _ulps(got, ref(x.astype(np.float64)))
     assert d.max() <= max_ulp, f"{name}: {d.max()} ulp at x={x[np.argmax(d)]!r}"
@@ -754,5 +758,8 @@ def test_cpu_fast_transcendentals_special_values():
     t = to_np(lucid.tanh(x))
     np.testing.assert_array_equal(t[:5], [np.nan, 1.0, -1.0, -0.0, 0.0])
     assert np.signbit(t[3]) and t[8] == np.float32(1e-30)
+    lg = to_np(lucid.log(lucid.tensor([0.0, -0.0, -1.0, np.inf, np.nan, 1.0, 1e-45, 3e-39])))
+    np.testing.assert_array_equal(lg[:6], [-np.inf, -np.inf, np.nan, np.inf, np.nan, 0.0])
+    np.testing.assert_allclose(lg[6:], np.log(np.array([1e-45, 3e-39], np.float32).astype(np.float64)), rtol=1e-6)
     s = to_np(lucid.sigmoid(x))
     np.testing.assert_array_equal(s[:5], [np.nan, 1.0, 0.0, 0.5, 0.5])

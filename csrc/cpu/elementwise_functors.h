@@ -56,7 +56,12 @@ struct Exp {
     else return std::exp(x);
   }
 };
-struct Log { template <class C> C operator()(C x) const { return std::log(x); } };
+struct Log {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return fast::log_f32(x);
+    else return std::log(x);
+  }
+};
 struct Sqrt { template <class C> C operator()(C x) const { return std::sqrt(x); } };
 struct Rsqrt { template <class C> C operator()(C x) const { return C(1) / std::sqrt(x); } };
 struct Sin { template <class C> C operator()(C x) const { return std::sin(x); } };
