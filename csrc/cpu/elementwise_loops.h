@@ -9,10 +9,10 @@
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 
-// Runtime AVX2 dispatch for the hot loops on x86-64 glibc (ifunc); empty
+// Runtime AVX-512 / AVX2 dispatch for the hot loops on x86-64 glibc (ifunc); empty
 // elsewhere (macOS arm64 vectorizes for NEON by default).
 #if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
-#define LUCID_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#define LUCID_AVX2_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define LUCID_AVX2_CLONES
 #endif
