@@ -199,6 +199,19 @@ def test_setitem_mask(device, rng):
     check(x, a)
 
 
+def test_mask_from_comparison(device, rng):
+    x, a = make(rng, (3, 4), device=device)
+    check(x[x > 0], a[a > 0])
+    y = x.clone()
+    y[y < 0] = 0.0
+    check(y, np.maximum(a, 0))
+    leaf = lucid.tensor(a, device=device, requires_grad=True)
+    z = leaf * 1.0
+    z[z < 0] = 0.0  # a relu written with a masked write
+    z.backward(lucid.ones(3, 4, device=device))
+    check(leaf.grad, (a > 0).astype(np.float32))
+
+
 def test_setitem_mask_keeps_cpu_views():
     x = lucid.zeros(2, 3)
     row = x[1]
