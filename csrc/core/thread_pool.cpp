@@ -85,12 +85,10 @@ class Pool {
     }
   }
 
-  void worker_loop() {
-    uint64_t seen = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      seen = generation_;
-    }
+  // `seen` is the generation current when the worker was created: reading it
+  // inside the new thread instead would race with a job published before the
+  // thread got scheduled, and that job's caller would wait forever.
+  void worker_loop(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -106,7 +104,12 @@ class Pool {
 
   void start_workers() {
     stop_ = false;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    uint64_t gen;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      gen = generation_;
+    }
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, gen] { worker_loop(gen); });
   }
 
   void stop_workers() {
