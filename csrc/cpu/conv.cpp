@@ -36,15 +36,25 @@ void valid_cols(int64_t off, int64_t sw, int64_t w, int64_t ow, int64_t& lo, int
   hi = std::clamp<int64_t>(floor_div(w - 1 - off, sw) + 1, lo, ow);
 }
 
-// Column matrix of one sample's group: row (c, i, j) holds, for every output
-// pixel, the input value under kernel tap (i, j) of channel c (0 in the padding).
-// `col` rows are `ldc` apart, so several samples can sit side by side.
-void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, int64_t ldc) {
-  parallel_for(d.cg, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
+// Tasks below are (sample, channel) pairs; a chunk of them is worth handing
+// to another thread only when it moves enough data (waking a worker costs
+// microseconds, far more than copying a small plane).
+int64_t task_grain(const ConvDims& d, const Window2d& win) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(win.kh * win.kw * d.l, 1));
+}
+
+// Column matrix of `m` samples' group g, side by side: row (c, i, j) holds,
+// for every output pixel of every sample, the input value under kernel tap
+// (i, j) of channel c (0 in the padding). Rows are m * l long.
+void im2col(const float* x, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* col) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      const float* plane = x + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
       for (int64_t i = 0; i < win.kh; ++i)
         for (int64_t j = 0; j < win.kw; ++j) {
-          float* row = col + ((c * win.kh + i) * win.kw + j) * ldc;
+          float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
           int64_t off = j * win.dw - win.pw, lo, hi;
           valid_cols(off, win.sw, d.w, win.ow, lo, hi);
           for (int64_t r = 0; r < win.oh; ++r) {
@@ -54,7 +64,7 @@ void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, 
               std::fill(dst, dst + win.ow, 0.0f);
               continue;
             }
-            const float* src = x + (c * d.h + ih) * d.w + off;
+            const float* src = plane + ih * d.w + off;
             std::fill(dst, dst + lo, 0.0f);
             if (win.sw == 1) std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
             else
@@ -62,27 +72,32 @@ void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, 
             std::fill(dst + hi, dst + win.ow, 0.0f);
           }
         }
+    }
   });
 }
 
 // The adjoint of im2col: adds every column entry back onto the input pixel it
-// came from. Channels write disjoint planes, so they run in parallel.
-void col2im(const float* col, int64_t ldc, const ConvDims& d, const Window2d& win, float* gx) {
-  parallel_for(d.cg, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
+// came from. Each (sample, channel) task writes its own plane of gx.
+void col2im(const float* col, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* gx) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      float* plane = gx + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
       for (int64_t i = 0; i < win.kh; ++i)
         for (int64_t j = 0; j < win.kw; ++j) {
-          const float* row = col + ((c * win.kh + i) * win.kw + j) * ldc;
+          const float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
           int64_t off = j * win.dw - win.pw, lo, hi;
           valid_cols(off, win.sw, d.w, win.ow, lo, hi);
           for (int64_t r = 0; r < win.oh; ++r) {
             int64_t ih = win.in_row(r, i);
             if (ih < 0 || ih >= d.h) continue;
             const float* src = row + r * win.ow;
-            float* dst = gx + (c * d.h + ih) * d.w + off;
+            float* dst = plane + ih * d.w + off;
             for (int64_t q = lo; q < hi; ++q) dst[q * win.sw] += src[q];
           }
         }
+    }
   });
 }
 
@@ -118,7 +133,7 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
         cols = xp + (n0 * d.c + g * d.cg) * hw;
       } else {
         col.resize(static_cast<size_t>(d.k * width));
-        for (int64_t s = 0; s < m; ++s) im2col(xp + ((n0 + s) * d.c + g * d.cg) * hw, d, win, col.data() + s * d.l, width);
+        im2col(xp, n0, m, g, d, win, col.data());
         cols = col.data();
       }
       if (m == 1) {
@@ -180,8 +195,7 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           cols = xp + (n0 * d.c + g_ * d.cg) * hw;
         } else {
           col.resize(static_cast<size_t>(d.k * width));
-          for (int64_t s = 0; s < m; ++s)
-            im2col(xp + ((n0 + s) * d.c + g_ * d.cg) * hw, d, win, col.data() + s * d.l, width);
+          im2col(xp, n0, m, g_, d, win, col.data());
           cols = col.data();
         }
         sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
@@ -194,8 +208,7 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
         }
         gcol.resize(static_cast<size_t>(d.k * width));
         sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol.data(), width);
-        for (int64_t s = 0; s < m; ++s)
-          col2im(gcol.data() + s * d.l, width, d, win, gxp + ((n0 + s) * d.c + g_ * d.cg) * hw);
+        col2im(gcol.data(), n0, m, g_, d, win, gxp);
       }
     }
   }
