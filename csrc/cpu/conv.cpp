@@ -107,11 +107,21 @@ bool is_pointwise(const Window2d& win) {
 }
 
 // Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
-// more efficient on a wide matrix), capped so the column buffer stays ~8 MB.
+// more efficient on a wide matrix), capped so the column buffer stays cache-sized.
+constexpr int64_t kColumnBudget = int64_t{1} << 18;  // floats: 1 MB, stays in cache for the GEMM
 int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
   if (is_pointwise(win) || d.l >= 1024) return 1;
   int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
-  return std::clamp<int64_t>((int64_t{1} << 21) / per_sample, 1, std::max<int64_t>(d.n, 1));
+  return std::clamp<int64_t>(kColumnBudget / per_sample, 1, std::max<int64_t>(d.n, 1));
+}
+
+// Scratch buffers reused across calls on a thread: a fresh multi-megabyte
+// vector per call costs a zero-fill plus page faults that rival the GEMM.
+float* scratch(int slot, int64_t n) {
+  thread_local std::vector<float> buffers[3];
+  std::vector<float>& b = buffers[slot];
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
 }
 
 }  // namespace
@@ -123,7 +133,6 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
   const float* wp = w.data<float>();
   float* yp = y.data<float>();
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
-  std::vector<float> col, tmp;
   for (int64_t n0 = 0; n0 < d.n; n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g = 0; g < groups; ++g) {
@@ -132,20 +141,20 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
       if (is_pointwise(win) && m == 1) {
         cols = xp + (n0 * d.c + g * d.cg) * hw;
       } else {
-        col.resize(static_cast<size_t>(d.k * width));
-        im2col(xp, n0, m, g, d, win, col.data());
-        cols = col.data();
+        float* col = scratch(0, d.k * width);
+        im2col(xp, n0, m, g, d, win, col);
+        cols = col;
       }
       if (m == 1) {
         sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
         continue;
       }
       // One wide GEMM for the chunk, then scatter [og, m*l] back to [m, og, l].
-      tmp.resize(static_cast<size_t>(d.og * width));
-      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp.data(), width);
+      float* tmp = scratch(1, d.og * width);
+      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
       for (int64_t s = 0; s < m; ++s)
         for (int64_t o = 0; o < d.og; ++o)
-          std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp.data() + o * width + s * d.l,
+          std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp + o * width + s * d.l,
                       sizeof(float) * d.l);
     }
   }
@@ -172,7 +181,6 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
   if (gxp) std::fill(gxp, gxp + d.n * d.c * hw, 0.0f);
   if (gwp) std::fill(gwp, gwp + d.o * d.k, 0.0f);
-  std::vector<float> col, gcol, tmp;
   for (int64_t n0 = 0; n0 < d.n && (gxp || gwp); n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g_ = 0; g_ < groups; ++g_) {
@@ -181,12 +189,12 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
       if (m == 1) {
         gy = gp + (n0 * d.o + g_ * d.og) * d.l;
       } else {
-        tmp.resize(static_cast<size_t>(d.og * width));
+        float* tmp = scratch(1, d.og * width);
         for (int64_t s = 0; s < m; ++s)
           for (int64_t o = 0; o < d.og; ++o)
-            std::memcpy(tmp.data() + o * width + s * d.l, gp + ((n0 + s) * d.o + g_ * d.og + o) * d.l,
+            std::memcpy(tmp + o * width + s * d.l, gp + ((n0 + s) * d.o + g_ * d.og + o) * d.l,
                         sizeof(float) * d.l);
-        gy = tmp.data();
+        gy = tmp;
       }
       const bool direct = is_pointwise(win) && m == 1;
       if (gwp) {  // gw_g[og, k] += gy[og, m*l] @ col[k, m*l]^T
@@ -194,9 +202,9 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
         if (direct) {
           cols = xp + (n0 * d.c + g_ * d.cg) * hw;
         } else {
-          col.resize(static_cast<size_t>(d.k * width));
-          im2col(xp, n0, m, g_, d, win, col.data());
-          cols = col.data();
+          float* col = scratch(0, d.k * width);
+          im2col(xp, n0, m, g_, d, win, col);
+          cols = col;
         }
         sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
       }
@@ -206,9 +214,9 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
           continue;
         }
-        gcol.resize(static_cast<size_t>(d.k * width));
-        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol.data(), width);
-        col2im(gcol.data(), n0, m, g_, d, win, gxp);
+        float* gcol = scratch(2, d.k * width);
+        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
+        col2im(gcol, n0, m, g_, d, win, gxp);
       }
     }
   }
