@@ -68,6 +68,38 @@ def test_view_of_slices_keeps_storage():
         x2.view(12)
 
 
+def test_view_possible_exactly_when_numpy_avoids_a_copy(rng):
+    """Random strided inputs: view() succeeds iff numpy reshapes without copying."""
+    base = np.arange(2 * 3 * 4 * 6).reshape(2, 3, 4, 6)
+    targets = [(-1,), (2, -1), (6, -1), (-1, 6), (4, 36), (2, 3, 24), (1, 2, 1, -1, 1), (3, 2, -1)]
+    for trial in range(60):
+        perm = rng.permutation(4)
+        sl = tuple(slice(0, int(rng.integers(1, n + 1)), int(rng.integers(1, 3))) for n in base.shape)
+        a = base[sl].transpose(perm)
+        x = lucid.tensor(base)[sl].permute(*perm.tolist())
+        for shape in targets:
+            try:
+                ref = np.reshape(a, shape, copy=False)
+            except ValueError:
+                ref = None
+            if ref is None:
+                with pytest.raises(ValueError):
+                    x.view(shape)
+                try:
+                    want = a.reshape(shape)
+                except ValueError:  # element counts differ: both refuse
+                    with pytest.raises(ValueError):
+                        x.reshape(shape)
+                    continue
+                copied = x.reshape(shape)
+                assert not copied._impl.same_storage(x._impl)
+                check(copied, want)
+            else:
+                v = x.view(shape)
+                assert v._impl.same_storage(x._impl)
+                check(v, ref)
+
+
 def test_cpu_views_write_through():
     x = lucid.zeros(3, 4)
     views = [x.view(12), x.reshape(2, 6), x.T, x.permute(1, 0), x.unsqueeze(0), x[1], x[:, 1:3], x.flatten(),

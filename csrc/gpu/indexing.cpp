@@ -44,17 +44,21 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   return wrap(mx::take_along_axis(leading_block(a, index.shape(), axis), array_of(index), axis, s));
 }
 
-Tensor scatter_add(const Tensor& self, int axis, const Tensor& index, const Tensor& src) {
+Tensor scatter(const Tensor& self, int axis, const Tensor& index, const Tensor& src, bool accumulate) {
   auto s = stream();
   const mx::array& a = array_of(self);
   if (index.numel() == 0) return wrap(a);
-  if (a.ndim() == 0) return wrap(mx::add(a, mx::sum(array_of(src), false, s), s));
+  if (a.ndim() == 0) {  // every index is 0
+    mx::array v = mx::reshape(leading_block(array_of(src), index.shape(), -1), {}, s);
+    return wrap(accumulate ? mx::add(a, v, s) : v);
+  }
   mx::array idx = array_of(index);
   mx::array vals = leading_block(array_of(src), index.shape(), -1);
   Shape block_shape = index.shape();
   block_shape[axis] = self.shape()[axis];
   mx::array block = leading_block(a, block_shape, axis);
-  mx::array added = mx::scatter_add_axis(block, idx, vals, axis, s);
+  mx::array added = accumulate ? mx::scatter_add_axis(block, idx, vals, axis, s)
+                               : mx::put_along_axis(block, idx, vals, axis, s);
   if (block.shape() == a.shape()) return wrap(added);
   mx::Shape zeros(a.ndim(), 0);
   return wrap(mx::slice_update(a, added, zeros, added.shape(), s));

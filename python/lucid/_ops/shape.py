@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from .. import _C
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from .common import is_tensor, sum_to_shape, wrap, wrap_dim
 
 __all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "permute",
@@ -40,6 +40,11 @@ def _sizes(args, fn: str, argument: str = "shape") -> list:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return [_int(a, fn, argument) for a in args]
+
+
+def _recording(x) -> bool:
+    """Whether autograd records an op on x (else the view ops skip Function's overhead)."""
+    return x.requires_grad and is_grad_enabled()
 
 
 def _check_tensor(x, fn: str, argument: str = "input"):
@@ -75,6 +80,8 @@ def reshape(input, *shape):
     sizes = _sizes(shape, "reshape")
     if tuple(sizes) == input.shape:
         return input
+    if not _recording(input):
+        return wrap(_C.reshape(input._impl, sizes))
     return _Reshape.apply(input, sizes, False)
 
 
@@ -105,8 +112,8 @@ def reshape_as(input, other):
 
 def squeeze(input, dim=None):
     """Removes axes of size 1: all of them, or those in ``dim`` (int or tuple);
-    a named axis whose size is not 1 is left alone (as in PyTorch). A view on
-    the CPU stream.
+    a named axis whose size is not 1 is left alone (as in PyTorch).
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(1, 3, 1).squeeze().shape
@@ -123,7 +130,8 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
-    """Inserts an axis of size 1 at ``dim`` (in ``[-ndim-1, ndim]``). A view on the CPU stream.
+    """Inserts an axis of size 1 at ``dim`` (in ``[-ndim-1, ndim]``).
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(3).unsqueeze(-1).shape
@@ -190,7 +198,8 @@ class _Permute(Function):
 
 
 def permute(input, *dims):
-    """Reorders axes: output axis ``i`` is input axis ``dims[i]``. A view on the CPU stream.
+    """Reorders axes: output axis ``i`` is input axis ``dims[i]``.
+    CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.zeros(2, 3, 4).permute(2, 0, 1).shape
@@ -206,11 +215,13 @@ def permute(input, *dims):
         raise ValueError(f"permute(): argument 'dims' repeats an axis: {tuple(dims)}")
     if ds == list(range(input.ndim)):
         return input
+    if not _recording(input):
+        return wrap(_C.permute(input._impl, ds))
     return _Permute.apply(input, ds)
 
 
 def transpose(input, dim0, dim1):
-    """Swaps two axes. A view on the CPU stream.
+    """Swaps two axes. CPU stream: a view sharing memory; GPU stream: a new array.
 
     >>> import lucid
     >>> lucid.tensor([[1, 2, 3]]).transpose(0, 1).tolist()
@@ -273,6 +284,8 @@ def expand(input, *sizes):
     s = _sizes(sizes, "expand", "size")
     if tuple(s) == input.shape:
         return input
+    if not _recording(input):
+        return wrap(_C.expand(input._impl, s))
     return _Expand.apply(input, s)
 
 
@@ -349,7 +362,7 @@ def stack(tensors, dim=0):
 def split(input, split_size_or_sections, dim=0):
     """Splits along ``dim`` into pieces of ``split_size`` (the last may be
     smaller) or of the listed sizes (which must add up to the axis size).
-    Each piece is a view on the CPU stream.
+    Each piece is a view on the CPU stream and a new array on the GPU stream.
 
     >>> import lucid
     >>> [p.tolist() for p in lucid.arange(5).split(2)]
