@@ -85,9 +85,11 @@ class Pool {
     }
   }
 
-  // `seen` is the generation when the worker was created (no job runs then):
-  // reading it from inside the new thread would race with the first job,
-  // which a late-starting worker would then skip while run() waits for it.
+  // `seen` is the generation current when the worker was created (no job can
+  // run then: start_workers is called from the constructor or under
+  // run_mutex_). Reading it from the new thread instead would race with the
+  // first job: a worker scheduled late would skip that job while it is still
+  // counted in pending_, and the caller would wait forever.
   void worker_loop(uint64_t seen) {
     for (;;) {
       {
@@ -104,8 +106,8 @@ class Pool {
 
   void start_workers() {
     stop_ = false;
-    uint64_t gen = generation_;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, gen] { worker_loop(gen); });
+    uint64_t current = generation_;
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, current] { worker_loop(current); });
   }
 
   void stop_workers() {

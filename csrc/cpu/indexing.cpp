@@ -89,7 +89,7 @@ void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) {
   });
 }
 
-void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) {
+void scatter(const Tensor& out, int axis, const Tensor& index, const Tensor& src, bool accumulate) {
   int64_t n = index.numel();
   if (n == 0) return;
   const int64_t* id = index.data<int64_t>();
@@ -105,7 +105,7 @@ void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor&
     std::array<const Strides*, 3> st{&os, &src.strides(), &index.strides()};
     for (int64_t k = 0; k < n; ++k) {
       T& dst = od[off[0] + id[off[2]] * axis_stride];
-      dst = add_wrapping(dst, sd[off[1]]);
+      dst = accumulate ? add_wrapping(dst, sd[off[1]]) : sd[off[1]];
       walk.next(off, st);
     }
   });

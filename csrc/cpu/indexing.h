@@ -12,8 +12,9 @@ std::pair<int64_t, int64_t> index_bounds(const Tensor& index);  // (min, max); i
 Tensor wrap_negative(const Tensor& index, int64_t size);
 // out (contiguous, index's shape) = x gathered along axis.
 void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out);
-// out (contiguous, holds self's values) += src at index along axis.
-void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src);
+// out (contiguous, holds self's values) gets src at index along axis: added
+// (accumulate) or stored (the last of repeated indices wins).
+void scatter(const Tensor& out, int axis, const Tensor& index, const Tensor& src, bool accumulate);
 // out (contiguous) = slices of x (contiguous) at index (contiguous, 1-d) along axis.
 void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out);
 

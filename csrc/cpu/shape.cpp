@@ -1,5 +1,9 @@
 #include "cpu/shape.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "core/thread_pool.h"
 #include "cpu/copy.h"
 
 namespace lucid::cpu {
@@ -45,18 +49,36 @@ Tensor strided_view(const Tensor& x, const std::vector<int64_t>& starts, const s
   bool empty = numel(lengths) == 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     if (!empty) offset += starts[i] * x.strides()[i];
-    strides[i] = x.strides()[i] * steps[i];
+    // An axis of length 0 or 1 is never stepped along: keep its stride
+    // non-negative so a reversed single element can still be a plain view.
+    strides[i] = lengths[i] > 1 ? x.strides()[i] * steps[i] : x.strides()[i];
   }
   return Tensor::view_cpu(x.impl().storage, lengths, strides, offset, x.dtype());
 }
 
 void cat_into(const std::vector<Tensor>& inputs, int axis, const Tensor& out) {
   int nd = out.ndim();
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= out.shape()[d];
+  for (int d = axis + 1; d < nd; ++d) inner *= out.shape()[d];
+  size_t isz = itemsize(out.dtype());
+  size_t out_row = static_cast<size_t>(out.shape()[axis] * inner) * isz;  // bytes per outer index
   std::vector<int64_t> starts(nd, 0), steps(nd, 1);
   for (const Tensor& t : inputs) {
     Shape lengths = out.shape();
     lengths[axis] = t.shape()[axis];
-    if (lengths[axis] > 0) copy_into(t, strided_view(out, starts, steps, lengths));
+    size_t block = static_cast<size_t>(lengths[axis] * inner) * isz;
+    if (block > 0 && outer > 0 && t.is_contiguous()) {
+      // Contiguous input: one memcpy per outer index.
+      const char* src = static_cast<const char*>(t.raw_data());
+      char* dst = static_cast<char*>(out.raw_data()) + starts[axis] * inner * isz;
+      int64_t grain = std::max<int64_t>(1, kElementwiseGrain / static_cast<int64_t>(block / isz));
+      parallel_for(outer, grain, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) std::memcpy(dst + o * out_row, src + o * block, block);
+      });
+    } else if (block > 0) {
+      copy_into(t, strided_view(out, starts, steps, lengths));
+    }
     starts[axis] += lengths[axis];
   }
 }

@@ -71,36 +71,67 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
 
 namespace {
 
-Tensor scatter_add_checked(const Tensor& self, int ax, const Tensor& idx, const Tensor& src) {
-  if (self.device() == Device::GPU) return gpu::scatter_add(self, ax, idx, src);
+Tensor scatter_checked(const Tensor& self, int ax, const Tensor& idx, const Tensor& src, bool accumulate) {
+  if (self.device() == Device::GPU) return gpu::scatter(self, ax, idx, src, accumulate);
   Tensor out = clone(self);
-  cpu::scatter_add(out, ax, idx, src);
+  cpu::scatter(out, ax, idx, src, accumulate);
   return out;
+}
+
+Tensor scatter_impl(const std::string& fn, const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
+                    bool accumulate) {
+  common_device(fn.c_str(), {&self, &index, &src});
+  int ax = axis_of(self, axis, fn);
+  if (accumulate) check_numeric(self, fn, "input");
+  check(src.dtype() == self.dtype(), fn + "(): argument 'src' has dtype " + dtype_name(src.dtype()) +
+                                         ", expected the input's " + dtype_name(self.dtype()));
+  Tensor idx = index_int64(index, fn);
+  check(idx.ndim() == self.ndim() && src.ndim() == self.ndim(),
+        fn + "(): arguments 'index' " + shape_str(idx.shape()) + " and 'src' " + shape_str(src.shape()) +
+            " must have the input's " + std::to_string(self.ndim()) + " dims");
+  for (int d = 0; d < self.ndim(); ++d) {
+    check(idx.shape()[d] <= src.shape()[d], fn + "(): argument 'index' of shape " + shape_str(idx.shape()) +
+                                                " is larger than 'src' " + shape_str(src.shape()) + " on dim " +
+                                                std::to_string(d));
+    check(d == ax || idx.shape()[d] <= self.shape()[d],
+          fn + "(): argument 'index' of shape " + shape_str(idx.shape()) + " is larger than the input " +
+              shape_str(self.shape()) + " on dim " + std::to_string(d));
+  }
+  check_values(idx, 0, self.ndim() == 0 ? 1 : self.shape()[ax], ax, fn);
+  return scatter_checked(self, ax, idx, src, accumulate);
+}
+
+Tensor index_scatter_impl(const std::string& fn, const Tensor& self, int64_t axis, const Tensor& index,
+                          const Tensor& src, bool accumulate) {
+  common_device(fn.c_str(), {&self, &index, &src});
+  check(self.ndim() > 0, fn + "(): argument 'input' must have at least one dimension, got a 0-d tensor");
+  int ax = axis_of(self, axis, fn);
+  if (accumulate) check_numeric(self, fn, "input");
+  check(src.dtype() == self.dtype(), fn + "(): argument 'source' has dtype " + dtype_name(src.dtype()) +
+                                         ", expected the input's " + dtype_name(self.dtype()));
+  Tensor idx = index_int64(index, fn);
+  check(idx.ndim() <= 1, fn + "(): argument 'index' must be 1-d, got shape " + shape_str(idx.shape()));
+  Shape want = self.shape();
+  want[ax] = idx.numel();
+  check(src.shape() == want, fn + "(): argument 'source' has shape " + shape_str(src.shape()) + ", expected " +
+                                 shape_str(want));
+  check_values(idx, 0, self.shape()[ax], ax, fn);
+  // Row m of src goes to row index[m]: a scatter with the index broadcast
+  // over src's other axes (a stride-0 view, no copy).
+  Shape line(self.ndim(), 1);
+  line[ax] = idx.numel();
+  Tensor spread = expand(reshape(idx, line), src.shape());
+  return scatter_checked(self, ax, spread, src, accumulate);
 }
 
 }  // namespace
 
 Tensor scatter_add(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src) {
-  const std::string fn = "scatter_add";
-  common_device("scatter_add", {&self, &index, &src});
-  int ax = axis_of(self, axis, fn);
-  check_numeric(self, fn, "input");
-  check(src.dtype() == self.dtype(), "scatter_add(): argument 'src' has dtype " + std::string(dtype_name(src.dtype())) +
-                                         ", expected the input's " + dtype_name(self.dtype()));
-  Tensor idx = index_int64(index, fn);
-  check(idx.ndim() == self.ndim() && src.ndim() == self.ndim(),
-        "scatter_add(): arguments 'index' " + shape_str(idx.shape()) + " and 'src' " + shape_str(src.shape()) +
-            " must have the input's " + std::to_string(self.ndim()) + " dims");
-  for (int d = 0; d < self.ndim(); ++d) {
-    check(idx.shape()[d] <= src.shape()[d], "scatter_add(): argument 'index' of shape " + shape_str(idx.shape()) +
-                                                " is larger than 'src' " + shape_str(src.shape()) + " on dim " +
-                                                std::to_string(d));
-    check(d == ax || idx.shape()[d] <= self.shape()[d],
-          "scatter_add(): argument 'index' of shape " + shape_str(idx.shape()) + " is larger than the input " +
-              shape_str(self.shape()) + " on dim " + std::to_string(d));
-  }
-  check_values(idx, 0, self.ndim() == 0 ? 1 : self.shape()[ax], ax, fn);
-  return scatter_add_checked(self, ax, idx, src);
+  return scatter_impl("scatter_add", self, axis, index, src, true);
+}
+
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src) {
+  return scatter_impl("scatter", self, axis, index, src, false);
 }
 
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
@@ -121,26 +152,11 @@ Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src) {
-  const std::string fn = "index_add";
-  common_device("index_add", {&self, &index, &src});
-  check(self.ndim() > 0, "index_add(): argument 'input' must have at least one dimension, got a 0-d tensor");
-  int ax = axis_of(self, axis, fn);
-  check_numeric(self, fn, "input");
-  check(src.dtype() == self.dtype(), "index_add(): argument 'source' has dtype " + std::string(dtype_name(src.dtype())) +
-                                         ", expected the input's " + dtype_name(self.dtype()));
-  Tensor idx = index_int64(index, fn);
-  check(idx.ndim() <= 1, "index_add(): argument 'index' must be 1-d, got shape " + shape_str(idx.shape()));
-  Shape want = self.shape();
-  want[ax] = idx.numel();
-  check(src.shape() == want, "index_add(): argument 'source' has shape " + shape_str(src.shape()) + ", expected " +
-                                 shape_str(want));
-  check_values(idx, 0, self.shape()[ax], ax, fn);
-  // Row m of src goes to row index[m]: scatter_add with the index broadcast
-  // over src's other axes (a stride-0 view, no copy).
-  Shape line(self.ndim(), 1);
-  line[ax] = idx.numel();
-  Tensor spread = expand(reshape(idx, line), src.shape());
-  return scatter_add_checked(self, ax, spread, src);
+  return index_scatter_impl("index_add", self, axis, index, src, true);
+}
+
+Tensor index_copy(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src) {
+  return index_scatter_impl("index_copy", self, axis, index, src, false);
 }
 
 }  // namespace lucid::ops

@@ -12,6 +12,19 @@ namespace lucid::ops {
 
 namespace {
 
+// Element count of a requested shape, ValueError (not a wrapped product)
+// when it does not fit in int64.
+int64_t checked_numel(const Shape& shape, const char* fn) {
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : shape) empty = empty || d == 0;
+  for (int64_t d : shape) {
+    if (d <= 0 || empty) continue;
+    check(!__builtin_mul_overflow(n, d, &n), std::string(fn) + "(): shape " + shape_str(shape) + " is too large");
+  }
+  return empty ? 0 : n;
+}
+
 // Resolves one -1 and checks the element count; ValueError naming `fn`.
 Shape infer_shape(const Shape& shape, int64_t numel_in, const char* fn) {
   Shape out = shape;
@@ -32,7 +45,7 @@ Shape infer_shape(const Shape& shape, int64_t numel_in, const char* fn) {
               std::to_string(numel_in));
     out[infer] = numel_in / known;
   }
-  check(numel(out) == numel_in, std::string(fn) + "(): shape " + shape_str(shape) + " is invalid for input of size " +
+  check(checked_numel(out, fn) == numel_in, std::string(fn) + "(): shape " + shape_str(shape) + " is invalid for input of size " +
                                     std::to_string(numel_in));
   return out;
 }
@@ -105,6 +118,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     out[i] = want;
     if (x.is_cpu()) strides[i] = have == want ? x.strides()[i - lead] : 0;
   }
+  checked_numel(out, "expand");
   if (x.device() == Device::GPU) return gpu::expand(x, out);
   return cpu_view_of(x, out, strides);
 }
@@ -119,9 +133,11 @@ void check_slice(const Tensor& x, const std::vector<int64_t>& starts, const std:
   for (size_t i = 0; i < nd; ++i) {
     int64_t size = x.shape()[i], len = lengths[i], st = steps[i], b = starts[i];
     check(st != 0, std::string(fn) + "(): slice step cannot be zero (axis " + std::to_string(i) + ")");
-    check(len >= 0, std::string(fn) + "(): negative slice length on axis " + std::to_string(i));
+    check(len >= 0 && len <= size, std::string(fn) + "(): slice length " + std::to_string(len) + " on axis " +
+                                       std::to_string(i) + " is outside [0, " + std::to_string(size) + "]");
     if (len == 0) continue;
-    int64_t last = b + (len - 1) * st;
+    // |step| < size whenever two elements fit, so (len - 1) * step cannot overflow below.
+    int64_t last = len == 1 ? b : (st > -size && st < size ? b + (len - 1) * st : -1);
     check<IndexError>(b >= 0 && b < size && last >= 0 && last < size,
                       std::string(fn) + "(): slice of axis " + std::to_string(i) + " (start " + std::to_string(b) +
                           ", step " + std::to_string(st) + ", length " + std::to_string(len) +

@@ -18,3 +18,7 @@ for _m in _FAMILIES[2:]:
     globals().update({k: getattr(_m, k) for k in _m.__all__})
 
 TENSOR_METHODS = [name for m in _FAMILIES for name in getattr(m, "TENSOR_METHODS", [])]
+
+# The nn family module shares its name with the public package lucid.nn;
+# keep it out of `from lucid._ops import *` so it cannot shadow lucid.nn.
+globals().pop("nn", None)

@@ -6,7 +6,7 @@ Basic indices (ints, slices, None, Ellipsis) give views on the CPU stream
 on the GPU stream, where MLX arrays are values: writing into ``x[1:]`` is
 seen through ``x`` on the CPU stream only, while ``x[1:] = v`` itself updates
 ``x`` on both streams. One integer tensor (or list) or one boolean mask may
-appear among the basic indices; those reads copy.
+appear among the basic indices (reads copy; writes go through index_copy).
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from .. import _C
 from ..autograd import Function, is_grad_enabled
 from .common import as_tensor, is_tensor, sum_to_shape, wrap, wrap_dim
 
-__all__ = ["getitem", "setitem", "gather", "scatter_add", "index_select", "index_add", "take_along_dim"]
-TENSOR_METHODS = ["gather", "scatter_add", "index_select", "index_add", "take_along_dim"]
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",
+           "take_along_dim"]
+TENSOR_METHODS = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy", "take_along_dim"]
 
 
 # ----- parsing an index -------------------------------------------------------
@@ -30,10 +31,17 @@ class _Plan:
 
     ``starts/steps/lengths`` slice every input axis (ints are length-1
     slices); ``shape`` is the basic result's shape (ints dropped, None added);
-    ``advanced`` is None or (position in ``shape``, kind, tensor, axes it covers).
+    ``advanced`` is None or (position in ``shape``, tensor, axes it covers,
+    first input axis). ``to_front``: numpy's rule that when ints (which count
+    as advanced indices next to a tensor) are not adjacent to the tensor
+    index, the tensor's result axes go first.
     """
 
-    __slots__ = ("starts", "steps", "lengths", "shape", "advanced")
+    __slots__ = ("starts", "steps", "lengths", "shape", "advanced", "to_front")
+
+    def __init__(self):
+        self.starts = self.steps = self.lengths = self.advanced = None
+        self.shape, self.to_front = [], False
 
 
 def _is_int(v) -> bool:
@@ -47,6 +55,8 @@ def _as_index_tensor(item, device):
         t = item
     else:
         arr = np.asarray(item)
+        if arr.size == 0 and arr.dtype.kind == "f":  # [] is an empty integer index, as in numpy
+            arr = arr.astype(np.int64)
         if arr.dtype.kind not in "biu":
             raise IndexError(f"getitem(): a list or array index must hold ints or bools, got dtype {arr.dtype}")
         t = tensor(arr.astype(np.int64) if arr.dtype.kind in "iu" else arr)
@@ -58,6 +68,12 @@ def _as_index_tensor(item, device):
 
 
 def _plan(x, idx, fn: str) -> _Plan:
+    from .._tensor import Tensor
+
+    def is_tensor(v):  # the shared helper imports per call; this loop is hot
+        return isinstance(v, Tensor)
+
+    shape, ndim = x.shape, x.ndim  # properties build a new tuple per access
     items = list(idx) if isinstance(idx, tuple) else [idx]
     if builtins.sum(1 for it in items if it is Ellipsis) > 1:
         raise IndexError(f"{fn}(): an index can only have a single ellipsis ('...')")
@@ -80,16 +96,19 @@ def _plan(x, idx, fn: str) -> _Plan:
         else:
             raise IndexError(f"{fn}(): unsupported index type {type(it).__name__}; expected int, slice, None, "
                              "Ellipsis, or an integer / boolean tensor")
-    if consumed > x.ndim:
-        raise IndexError(f"{fn}(): too many indices for a tensor of dimension {x.ndim} ({consumed} given)")
+    if consumed > ndim:
+        raise IndexError(f"{fn}(): too many indices for a tensor of dimension {ndim} ({consumed} given)")
     if Ellipsis in [p for p in parsed if not is_tensor(p)]:
         k = next(i for i, p in enumerate(parsed) if p is Ellipsis)
-        parsed[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+        parsed[k:k + 1] = [slice(None)] * (ndim - consumed)
     else:
-        parsed += [slice(None)] * (x.ndim - consumed)
+        parsed += [slice(None)] * (ndim - consumed)
 
     plan = _Plan()
     plan.starts, plan.steps, plan.lengths, plan.shape, plan.advanced = [], [], [], [], None
+    advanced_at = [k for k, p in enumerate(parsed) if is_tensor(p) or isinstance(p, int)]
+    plan.to_front = (any(is_tensor(p) for p in parsed)
+                     and advanced_at != list(range(advanced_at[0], advanced_at[-1] + 1)))
     axis = 0
     for p in parsed:
         if p is None:
@@ -100,7 +119,7 @@ def _plan(x, idx, fn: str) -> _Plan:
                 raise NotImplementedError(f"{fn}(): only one integer-tensor or boolean-mask index is supported per "
                                           "indexing expression; index in two steps")
             k = p.ndim if p.dtype.name == "bool" else 1
-            covered = x.shape[axis:axis + k]
+            covered = shape[axis:axis + k]
             if p.dtype.name == "bool" and p.shape != tuple(covered):
                 raise IndexError(f"{fn}(): boolean mask of shape {p.shape} does not match the indexed axes "
                                  f"{axis}..{axis + k - 1} of shape {tuple(covered)}")
@@ -112,7 +131,7 @@ def _plan(x, idx, fn: str) -> _Plan:
                 plan.shape.append(size)
             axis += k
             continue
-        size = x.shape[axis]
+        size = shape[axis]
         if isinstance(p, slice):
             start, stop, step = p.indices(size) if p.step != 0 else (0, 0, 0)
             if step == 0:
@@ -167,24 +186,33 @@ def getitem(x, idx):
     ([4, 5, 6, 7], [[0, 2], [4, 6], [8, 10]], (3, 4, 1))
     >>> x[lucid.tensor([2, 0])].tolist()
     [[8, 9, 10, 11], [0, 1, 2, 3]]
-    >>> x[lucid.tensor([True, False, True]), 1].tolist()
-    [1, 9]
+    >>> x[x > 9].tolist()
+    [10, 11]
     """
     plan = _plan(x, idx, "getitem")
-    out = _BasicIndex.apply(x, plan)
+    if x.requires_grad and is_grad_enabled():
+        out = _BasicIndex.apply(x, plan)
+    else:  # no graph to record: skip Function's overhead
+        out = wrap(_C.reshape(_C.slice(x._impl, plan.starts, plan.steps, plan.lengths), plan.shape))
     if plan.advanced is None:
         return out
     pos, t, k, _ = plan.advanced
     if t.dtype.name == "bool":
         # Merge the masked axes into one, then select the True positions.
-        flat = out.reshape(list(out.shape[:pos]) + [-1] + list(out.shape[pos + k:])) if out.numel() else \
-            out.reshape(list(out.shape[:pos]) + [int(np.prod(out.shape[pos:pos + k]))] + list(out.shape[pos + k:]))
+        merged = int(np.prod(out.shape[pos:pos + k]))
+        flat = out.reshape(list(out.shape[:pos]) + [merged] + list(out.shape[pos + k:]))
         from .._creation import tensor
 
         where = np.flatnonzero(t.to("cpu").numpy()).astype(np.int64)
-        return index_select(flat, pos, tensor(where, device=x.device))
-    picked = _index_select(out, pos, t.reshape(-1), wrap_negative=True)
-    return picked.reshape(list(out.shape[:pos]) + list(t.shape) + list(out.shape[pos + 1:]))
+        result, n = index_select(flat, pos, tensor(where, device=x.device)), 1
+    else:
+        picked = _index_select(out, pos, t.reshape(-1), wrap_negative=True)
+        result = picked.reshape(list(out.shape[:pos]) + list(t.shape) + list(out.shape[pos + 1:]))
+        n = t.ndim
+    if plan.to_front and pos:
+        order = list(range(pos, pos + n)) + [i for i in range(result.ndim) if not pos <= i < pos + n]
+        result = result.permute(order)
+    return result
 
 
 # ----- writing ---------------------------------------------------------------
@@ -207,7 +235,8 @@ def _value_for(plan, value, x, fn):
         if v.dtype.is_floating_point and not x.dtype.is_floating_point and v.requires_grad:
             raise TypeError(f"{fn}(): cannot write a float value that requires grad into a {x.dtype} tensor")
         v = v.to(x.dtype)
-    return v.expand(target).reshape(plan.lengths)
+    v = v.expand(target)
+    return v if plan.lengths is None else v.reshape(plan.lengths)
 
 
 class _SetItem(Function):
@@ -234,8 +263,10 @@ class _SetItem(Function):
 
 
 def setitem(x, idx, value):
-    """``x[idx] = value`` for basic indices (ints, slices, None, Ellipsis);
-    ``value`` is a tensor (broadcast, cast to x's dtype) or a number.
+    """``x[idx] = value`` for the indices :func:`getitem` takes; ``value`` is a
+    tensor (broadcast to the shape ``x[idx]`` has, cast to x's dtype) or a
+    number. With an integer-tensor index that repeats a position, the CPU
+    stream keeps the last value and the GPU stream an unspecified one.
 
     CPU stream: writes the bytes in place, so views of ``x`` see them. GPU
     stream: ``x`` is rebound to an updated array (other GPU tensors taken from
@@ -247,26 +278,61 @@ def setitem(x, idx, value):
     >>> import lucid
     >>> x = lucid.zeros(2, 3)
     >>> x[0, 1:] = 7.0
+    >>> x[1, lucid.tensor([0, 2])] = lucid.tensor([1.0, 2.0])
     >>> x.tolist()
-    [[0.0, 7.0, 7.0], [0.0, 0.0, 0.0]]
+    [[0.0, 7.0, 7.0], [1.0, 0.0, 2.0]]
     """
     plan = _plan(x, idx, "setitem")
+    recording = is_grad_enabled() and (x.requires_grad or (is_tensor(value) and value.requires_grad))
+    if recording and x.requires_grad and x.grad_fn is None:
+        raise RuntimeError("setitem(): a leaf tensor that requires grad cannot be modified in place; use "
+                           "lucid.no_grad() or build a new tensor")
     if plan.advanced is not None:
-        raise NotImplementedError("setitem(): integer-tensor and boolean-mask indices are supported for reading "
-                                  "only; write through basic indices or use index_add / scatter_add")
+        return _write(x, plan, _merge_advanced(x, plan, value))
+    return _write(x, plan, value)
+
+
+def _merge_advanced(x, plan, value):
+    """The indexed region of x with ``value`` stored at the tensor / mask
+    positions: x[basic part] as a new tensor, updated with index_copy."""
+    pos, t, k, _ = plan.advanced
+    region = _BasicIndex.apply(x, plan)
+    merged = int(np.prod(region.shape[pos:pos + k]))
+    flat = region.reshape(list(region.shape[:pos]) + [merged] + list(region.shape[pos + k:]))
+    if t.dtype.name == "bool":
+        from .._creation import tensor
+
+        where = tensor(np.flatnonzero(t.to("cpu").numpy()).astype(np.int64), device=x.device)
+        picked_shape = list(region.shape[:pos]) + [where.shape[0]] + list(region.shape[pos + k:])
+        n = 1
+    else:
+        where = wrap(_C.wrap_index(t.reshape(-1)._impl, region.shape[pos], pos, "setitem"))
+        picked_shape = list(region.shape[:pos]) + list(t.shape) + list(region.shape[pos + 1:])
+        n = t.ndim
+    # The value is shaped like x[idx]; undo numpy's move of the index axes to the front.
+    order = list(range(len(picked_shape)))
+    if plan.to_front and pos:
+        order = list(range(pos, pos + n)) + [i for i in order if not pos <= i < pos + n]
+    shown = [picked_shape[i] for i in order]
+    probe = _Plan()
+    probe.shape = shown
+    v = _value_for(probe, value, x, "setitem").expand(shown)
+    if order != sorted(order):
+        inverse = [order.index(i) for i in range(len(order))]
+        v = v.permute(inverse)
+    v = v.reshape(list(flat.shape[:pos]) + [where.shape[0]] + list(flat.shape[pos + 1:]))
+    return index_copy(flat, pos, where, v).reshape(plan.shape)
+
+
+def _write(x, plan, value):
+    """Stores ``value`` (a tensor broadcastable to plan.shape) into x's slices."""
     v = _value_for(plan, value, x, "setitem")
     if is_grad_enabled() and (x.requires_grad or v.requires_grad):
-        if x.requires_grad and x.grad_fn is None:
-            raise RuntimeError("setitem(): a leaf tensor that requires grad cannot be modified in place; use "
-                               "lucid.no_grad() or build a new tensor")
         from .._tensor import Tensor
 
-        # The graph node must point at x's *current* node, not at x itself,
-        # which is about to become the node's own output.
-        before = Tensor(x._impl)
-        object.__setattr__(before, "requires_grad", x.requires_grad)
-        before.grad_fn, before._output_nr = x.grad_fn, x._output_nr
-        new = _SetItem.apply(before, v, plan)
+        # The node records x's current producer (Node.edges), so consumers of
+        # x's old value keep their gradient path after x is rebound here.
+        new = _SetItem.apply(x, v, plan)
         object.__setattr__(x, "_impl", new._impl)
         x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
         Tensor.__setattr__(x, "requires_grad", new.requires_grad)
@@ -448,3 +514,77 @@ def index_add(input, dim, index, source, alpha=1):
 
         source = mul(source, alpha)
     return _IndexAdd.apply(input, d, _index_arg(index, input, "index_add"), source)
+
+
+class _Scatter(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return wrap(_C.scatter(x._impl, dim, index._impl, src._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros
+
+        (index,) = ctx.saved_tensors
+        gx = gsrc = None
+        if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
+            blank = zeros(index.shape, dtype=g.dtype, device=g.device)
+            gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, blank._impl))
+        if ctx.needs_input_grad[3]:
+            picked = gather(g, ctx.dim, index)
+            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
+        return gx, None, None, gsrc
+
+
+def scatter(input, dim, index, src):
+    """A copy of ``input`` with ``src[i][j]`` stored at ``[index[i][j]][j]``
+    (``dim=0``); the out-of-place form of PyTorch's ``scatter_``. ``src`` is a
+    tensor of ``input``'s dtype or a number. Where an index repeats, the CPU
+    stream keeps the last value and the GPU stream an unspecified one.
+
+    >>> import lucid
+    >>> lucid.scatter(lucid.zeros(2, 3), 1, lucid.tensor([[2], [0]]), lucid.tensor([[5.0], [6.0]])).tolist()
+    [[0.0, 0.0, 5.0], [6.0, 0.0, 0.0]]
+    """
+    d = _dim_arg(dim, input, "scatter")
+    index = _index_arg(index, input, "scatter")
+    if not is_tensor(src):
+        src = as_tensor(src, input, "src").to(input.dtype).expand(index.shape)
+    return _Scatter.apply(input, d, index, src)
+
+
+class _IndexCopy(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return wrap(_C.index_copy(x._impl, dim, index._impl, src._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._creation import zeros
+
+        (index,) = ctx.saved_tensors
+        gx = gsrc = None
+        if ctx.needs_input_grad[0]:
+            blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            gx = wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
+        if ctx.needs_input_grad[3]:
+            gsrc = index_select(g, ctx.dim, index)
+        return gx, None, None, gsrc
+
+
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` whose rows ``index`` (1-d) along ``dim`` are
+    replaced by ``source``'s rows (``input``'s shape except ``len(index)`` on
+    ``dim``; same dtype). Repeated indices: as in :func:`scatter`.
+
+    >>> import lucid
+    >>> lucid.index_copy(lucid.zeros(3, 2), 0, lucid.tensor([2, 0]), lucid.tensor([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
+    """
+    d = _dim_arg(dim, input, "index_copy")
+    return _IndexCopy.apply(input, d, _index_arg(index, input, "index_copy"), as_tensor(source, input, "source"))

@@ -22,9 +22,9 @@ def _topological_order(roots):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for t in node.inputs:
-            if t is not None and t.grad_fn is not None and id(t.grad_fn) not in seen:
-                stack.append((t.grad_fn, False))
+        for edge in node.edges:
+            if edge is not None and edge[0] is not None and id(edge[0]) not in seen:
+                stack.append((edge[0], False))
     order.reverse()  # roots first
     return order
 
@@ -62,29 +62,30 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                     f"{node.name()}: backward returned {len(in_grads)} gradients for "
                     f"{len(node.inputs)} forward arguments"
                 )
-            for t, g in zip(node.inputs, in_grads):
+            for t, edge, g in zip(node.inputs, node.edges, in_grads):
                 if t is None or g is None:
                     continue
+                fn, nr = edge
                 if g.shape != t.shape:
                     raise RuntimeError(
                         f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
                     )
-                if t._retain_grad and t.grad_fn is not None:
+                if t._retain_grad and fn is not None:
                     t.grad = g if t.grad is None else t.grad + g
-                if t.grad_fn is None or (wanted is not None and id(t) in wanted):
-                    _deliver(t, g, wanted, results)
-                if t.grad_fn is not None:
-                    _accumulate(node_grads, (id(t.grad_fn), t._output_nr), g)
+                if fn is None or (wanted is not None and id(t) in wanted):
+                    _deliver(t, g, wanted, results, leaf=fn is None)
+                if fn is not None:
+                    _accumulate(node_grads, (id(fn), nr), g)
             if not retain_graph:
                 node.ctx._released = True
                 node.ctx._saved = ()
     return results
 
 
-def _deliver(t, g, wanted, results):
+def _deliver(t, g, wanted, results, leaf=None):
     if wanted is not None:
         if id(t) in wanted:
             _accumulate(results, id(t), g)
         return
-    if t.grad_fn is None:
+    if (t.grad_fn is None) if leaf is None else leaf:
         t.grad = g.detach() if t.grad is None else t.grad + g

@@ -38,12 +38,16 @@ class FunctionCtx:
 class Node:
     """One recorded call: the Function, its ctx, and the forward's inputs."""
 
-    __slots__ = ("function", "ctx", "inputs", "num_outputs", "__weakref__")
+    __slots__ = ("function", "ctx", "inputs", "edges", "num_outputs", "__weakref__")
 
     def __init__(self, function, ctx, inputs, num_outputs):
         self.function = function
         self.ctx = ctx
         self.inputs = inputs  # per forward argument: a Tensor that requires grad, else None
+        # Where each input's gradient goes, fixed now: an in-place op (x[i] = v,
+        # x += y) later rebinds x.grad_fn, and gradients from this node must
+        # still reach the node that produced the value this call read.
+        self.edges = tuple(None if t is None else (t.grad_fn, t._output_nr) for t in inputs)
         self.num_outputs = num_outputs
 
     def name(self) -> str:
