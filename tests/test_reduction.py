@@ -399,3 +399,25 @@ def test_mean_var_backward_values(device):
     y = lucid.tensor([1.0, 2.0, 3.0, 6.0], device=device, requires_grad=True)
     y.var().backward()  # 2 (x - 3) / 3
     np.testing.assert_allclose(to_np(y.grad), [-4 / 3, -2 / 3, 0.0, 2.0], rtol=1e-6)
+
+
+def test_nan_in_long_inputs(device, rng):
+    # Long rows run the vectorized lanes (NaN tracked apart from the max itself).
+    a = rng.standard_normal((3, 5000)).astype(np.float32)
+    a[1, 4321] = np.nan
+    a[2, 17] = np.inf
+    x = lucid.tensor(a, device=device)
+    for name, npf in (("amax", np.max), ("amin", np.min)):
+        np.testing.assert_array_equal(to_np(getattr(lucid, name)(x, 1)), npf(a, axis=1))
+        np.testing.assert_array_equal(to_np(getattr(lucid, name)(x, 0)), npf(a, axis=0))
+        assert np.isnan(getattr(lucid, name)(x).item())
+    np.testing.assert_array_equal(to_np(lucid.argmax(x, 1)), np.argmax(a, axis=1))
+    np.testing.assert_array_equal(to_np(lucid.argmin(x, 1)), np.argmin(a, axis=1))
+    h = x.to(lucid.float16)
+    assert np.isnan(h.amax().float().item()) and to_np(h.amax(1).float())[2] == np.inf
+
+
+def test_max_of_two_tensors_is_elementwise(device):
+    a = lucid.tensor([1.0, 5.0], device=device)
+    b = lucid.tensor([3.0, 2.0], device=device)
+    assert lucid.max(a, b).tolist() == [3.0, 5.0] and lucid.min(a, b).tolist() == [1.0, 2.0]

@@ -165,6 +165,8 @@ struct ExtremeR {
   static A load(T v) { return static_cast<A>(v); }
   static A step(A a, A v) {
     if constexpr (std::is_floating_point_v<A>) {
+      // `v > a ? v : a` is one maxps, which keeps `a` when v is NaN; the
+      // explicit NaN test costs one compare and one blend more.
       if constexpr (kMax) return (v > a || v != v) ? v : a;
       else return (v < a || v != v) ? v : a;
     } else {
@@ -175,6 +177,15 @@ struct ExtremeR {
   static W winit() { return init(); }
   static W wstep(W w, A a) { return step(w, a); }
   static W wcomb(W a, W b) { return step(a, b); }
+  // Hot loop for floats: a plain max/min (one maxps/minps) with NaNs
+  // tracked in a separate flag, cheaper than the NaN-aware step.
+  static constexpr bool kSplitNaN = std::is_floating_point_v<A>;
+  static A fast(A a, A v) { return kMax ? (v > a ? v : a) : (v < a ? v : a); }
+};
+
+template <class T> struct has_split_nan { static constexpr bool value = false; };
+template <class T, bool kMax> struct has_split_nan<ExtremeR<T, kMax>> {
+  static constexpr bool value = ExtremeR<T, kMax>::kSplitNaN;
 };
 
 template <class T, bool kAll>
@@ -206,6 +217,18 @@ LUCID_REDUCE_CLONES typename R::W reduce_run(const T* x, int64_t n) {
     A acc[kLanes];
     for (int j = 0; j < kLanes; ++j) acc[j] = R::init();
     int64_t i = b;
+    if constexpr (has_split_nan<R>::value) {
+      int32_t nan[kLanes] = {};
+      for (; i + kLanes <= e; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) {
+          A v = R::load(x[i + j]);
+          acc[j] = R::fast(acc[j], v);
+          nan[j] |= v != v;
+        }
+      int32_t any_nan = 0;
+      for (int j = 0; j < kLanes; ++j) any_nan |= nan[j];
+      if (any_nan) return std::numeric_limits<A>::quiet_NaN();
+    }
     for (; i + kLanes <= e; i += kLanes)
       for (int j = 0; j < kLanes; ++j) acc[j] = R::step(acc[j], R::load(x[i + j]));
     for (; i < e; ++i) acc[0] = R::step(acc[0], R::load(x[i]));
