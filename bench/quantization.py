@@ -13,8 +13,11 @@ only the tensors the operation must touch:
 The baseline is the machine's own float32 -> int8 conversion, numpy's
 ``x.astype(np.int8)`` over the same data (5 B/element), and next to it the
 numpy composite ``np.clip(np.rint(x / s) + z, qmin, qmax).astype(np.int8)``
-(numpy is single-threaded in both). The last column is each bandwidth
-divided by astype's.
+(numpy is single-threaded in both). For the float-output primitives two
+more numpy rows help read the figures: ``q.astype(np.float32)`` and the
+dequantize composite ``(q.astype(np.float32) - z) * s``; a fresh 64 MB output
+costs page faults that a 16 MB one does not. The last column is each
+bandwidth divided by astype int8's.
 
 Usage: python bench/quantization.py [--json PATH] [--repeat N] [--size N]
 """
@@ -79,10 +82,14 @@ def _lucid_cases(x_np: np.ndarray):
 def _numpy_cases(x_np: np.ndarray):
     n = x_np.size
     s, z = np.float32(SCALE), np.float32(ZP)
+    codes = x_np.astype(np.int8)
     return [
         ("numpy astype int8 (baseline)", 5 * n, lambda: x_np.astype(np.int8), None),
         ("numpy clip(rint(x/s)+z).astype", 5 * n,
          lambda: np.clip(np.rint(x_np / s) + z, -128, 127).astype(np.int8), None),
+        # Float-output references for dequantize / fake_quantize, which write 4 bytes per element.
+        ("numpy int8 astype float32", 5 * n, lambda: codes.astype(np.float32), None),
+        ("numpy (q.astype(f32) - z) * s", 5 * n, lambda: (codes.astype(np.float32) - z) * s, None),
     ]
 
 
@@ -106,7 +113,8 @@ def main(argv=None) -> int:
         lucid.set_num_threads(threads)
         for name, nbytes, fn, setup in _lucid_cases(x_np):
             t = _best(fn, args.repeat, setup)
-            results.append({"op": name, "threads": threads, "seconds": t, "bytes": nbytes, "gb_per_s": nbytes / t / 1e9})
+            results.append({"op": name, "threads": threads, "seconds": t, "bytes": nbytes,
+                            "gb_per_s": nbytes / t / 1e9})
     lucid.set_num_threads(all_threads)
     for r in results:
         r["vs_astype"] = r["bytes"] / r["seconds"] / base

@@ -172,6 +172,14 @@ def test_train_eval_apply_requires_grad():
     with pytest.raises(TypeError, match="mode"):
         net.train("yes")
 
+    class Frozen(Affine):
+        def train(self, mode=True):  # e.g. a layer that always stays in eval mode
+            return super().train(False)
+
+    outer = nn.Sequential(Frozen())
+    outer.train()
+    assert outer.training and not outer[0].training
+
 
 def test_zero_grad(device):
     m = Affine(device=device)
@@ -317,6 +325,33 @@ def test_load_state_dict_casts_dtype_and_device(device):
     assert m.w.dtype == lucid.float32 and m.w.device.type == device
     assert m.count.dtype == lucid.int64 and m.count.item() == 3
     np.testing.assert_array_equal(to_np(m.w), [7.0, 8.0, 9.0])
+
+
+def test_extra_state_in_state_dict(tmp_path):
+    class Observer(Affine):
+        def __init__(self):
+            super().__init__()
+            self.scale, self.zero_point = 0.5, 3
+
+        def get_extra_state(self):
+            return {"scale": self.scale, "zero_point": self.zero_point}
+
+        def set_extra_state(self, state):
+            self.scale, self.zero_point = state["scale"], state["zero_point"]
+
+    src = nn.Sequential(Observer())
+    src[0].scale = 0.125
+    sd = src.state_dict()
+    assert list(sd) == ["0.w", "0.b", "0.count", "0._extra_state"]
+    assert sd["0._extra_state"] == {"scale": 0.125, "zero_point": 3}
+    lucid.save(sd, tmp_path / "x.safetensors")
+    dst = nn.Sequential(Observer())
+    dst.load_state_dict(lucid.load(tmp_path / "x.safetensors"))
+    assert dst[0].scale == 0.125
+    sd.pop("0._extra_state")
+    with pytest.raises(RuntimeError, match="Missing key.*'0._extra_state'"):
+        dst.load_state_dict(sd)
+    assert "_extra_state" not in "".join(Affine().state_dict())
 
 
 # ----- deepcopy and repr -------------------------------------------------------------

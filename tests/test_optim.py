@@ -390,3 +390,81 @@ def test_schedulers_against_torch_if_available():
             topt.step()
             tsched.step()
         assert [x[0] for x in ours] == pytest.approx(ref, rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("opt_cls", [optim.SGD, optim.Adam, optim.AdamW])
+def test_half_precision_params_stay_in_dtype_and_streams_agree(dtype, opt_cls):
+    kw = dict(lr=0.1, momentum=0.9) if opt_cls is optim.SGD else dict(lr=0.1, amsgrad=True)
+    outs = []
+    for dev in ("cpu", "gpu"):
+        p = nn.Parameter(lucid.tensor(X0, device=dev).to(getattr(lucid, dtype)))
+        opt = opt_cls([p], **kw)
+        for _ in range(3):
+            p.grad = lucid.tensor(quadratic_grad(to_np(p)), device=dev).to(getattr(lucid, dtype))
+            opt.step()
+        assert p.dtype == getattr(lucid, dtype)
+        assert all(v.dtype == p.dtype for v in opt.state[p].values() if isinstance(v, lucid.Tensor))
+        outs.append(to_np(p))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    # and close to the float64 formula at the dtype's precision
+    ref = (sgd_reference(3, **kw) if opt_cls is optim.SGD else
+           adam_reference(3, decoupled=opt_cls is optim.AdamW,
+                          weight_decay=0.01 if opt_cls is optim.AdamW else 0.0, **kw))[-1]
+    np.testing.assert_allclose(outs[0], ref, rtol=3e-2, atol=3e-2)
+
+
+def test_adam_resume_through_lucid_save_matches_uninterrupted_run(tmp_path):
+    def fresh():
+        return nn.Parameter(lucid.tensor(X0))
+
+    def steps(p, opt, n):
+        for _ in range(n):
+            p.grad = lucid.tensor(quadratic_grad(to_np(p)))
+            opt.step()
+
+    p = fresh()
+    opt = optim.AdamW([p], lr=0.05, amsgrad=True)
+    steps(p, opt, 5)
+    q = fresh()
+    opt_q = optim.AdamW([q], lr=0.05, amsgrad=True)
+    steps(q, opt_q, 2)
+    lucid.save({"param": q.detach(), "optim": opt_q.state_dict()}, tmp_path / "ckpt.safetensors")
+    ckpt = lucid.load(tmp_path / "ckpt.safetensors", device="gpu")
+    r = nn.Parameter(ckpt["param"])
+    opt_r = optim.AdamW([r], lr=1.0)
+    opt_r.load_state_dict(ckpt["optim"])
+    assert opt_r.state[r]["step"] == 2 and opt_r.param_groups[0]["betas"] == (0.9, 0.999)
+    for _ in range(3):
+        r.grad = lucid.tensor(quadratic_grad(to_np(r)), device="gpu")
+        opt_r.step()
+    np.testing.assert_allclose(to_np(r), to_np(p), rtol=1e-6, atol=1e-7)
+
+
+class _Line(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(lucid.zeros(1))
+        self.b = nn.Parameter(lucid.zeros(1))
+
+    def forward(self, x):
+        return x * self.w + self.b
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.Adam, dict(lr=0.1)),
+                                         (optim.AdamW, dict(lr=0.1, weight_decay=0.0))])
+def test_training_loop_fits_a_line(device, opt_cls, kw):
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(-1, 1, 64).astype(np.float32)
+    x, y = lucid.tensor(xs, device=device), lucid.tensor(3 * xs - 0.5, device=device)
+    model = _Line().to(device)
+    opt = opt_cls(model.parameters(), **kw)
+    sched = lr_scheduler.StepLR(opt, step_size=100, gamma=0.5)
+    for _ in range(300):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        sched.step()
+    assert loss.item() < 1e-4
+    np.testing.assert_allclose([model.w.item(), model.b.item()], [3.0, -0.5], atol=1e-2)

@@ -19,7 +19,6 @@ from lucid.testing import assert_streams_identical, compare_streams
 from lucid.testing.harness import Case, run_cases
 
 F32 = np.float32
-ROOT = Path(__file__).resolve().parents[1]
 
 GRIDS = [(0.00214854861, 0, "qint8"), (0.0173, -5, "qint8"), (0.1, 3, "quint8"), (0.05, 0, "qint4"),
          (0.25, 8, "quint4"), (1e-3, 0, "qint32"), (0.0371, 77, "quint8")]
@@ -352,9 +351,15 @@ def test_cpu_quantize_matches_the_reference_on_the_battery(s, z, q):
 # ---------------------------------------------------------------- the command
 
 
+def _child_env(**extra):
+    """The environment for a child process that imports the same lucid as this one
+    (the installed wheel in CI, the work tree's python/ in a developer build)."""
+    return dict(os.environ, PYTHONPATH=str(Path(lucid.__file__).resolve().parents[1]), **extra)
+
+
 def _run_cli(tmp_path, *extra, env_extra=None):
     out = tmp_path / "parity.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env = _child_env()
     env.pop("LUCID_MLX_DEVICE", None)  # the command chooses: a GPU if present, else MLX's CPU backend
     env.update(env_extra or {})
     proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--quick", "--json", str(out), *extra],
@@ -406,3 +411,15 @@ def test_cli_falls_back_to_mlx_cpu_without_a_gpu(quick_run):
         pytest.skip("this host has a GPU; the GPU stream ran on it")
     assert "MLX's CPU backend (LUCID_MLX_DEVICE=cpu set for this run)" in proc.stdout
     assert data["note"]
+
+
+def test_cli_rejects_a_bad_thread_count():
+    proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--threads", "0"], capture_output=True, text=True,
+                          env=_child_env(), timeout=120)
+    assert proc.returncode == 2 and "--threads" in proc.stderr and "must be >= 1" in proc.stderr
+
+
+def test_importing_the_command_runs_nothing():
+    proc = subprocess.run([sys.executable, "-c", "import lucid.parity"], capture_output=True, text=True,
+                          env=_child_env(), timeout=120)
+    assert proc.returncode == 0 and proc.stdout == ""

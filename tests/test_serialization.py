@@ -146,6 +146,8 @@ def test_errors_and_atomic_write(tmp_path):
     lucid.save({"ok": lucid.ones(1)}, path)
     with pytest.raises(TypeError, match=r"save\(\): cannot store a object at 'bad'"):
         lucid.save({"bad": object()}, path)
+    with pytest.raises(TypeError, match=r"cannot store a Small at '<root>'.*save its state_dict\(\) instead"):
+        lucid.save(Small(), path)
     with pytest.raises(TypeError, match="dict keys"):
         lucid.save({(1, 2): 3}, path)
     # the failed saves left the earlier file intact, and no temporary files behind
@@ -163,3 +165,18 @@ def test_errors_and_atomic_write(tmp_path):
     assert lucid.load(path, map_location="gpu")["ok"].device.type == "gpu"
     with pytest.raises(TypeError, match="not both"):
         lucid.load(path, device="cpu", map_location="gpu")
+
+
+def test_scheduler_state_round_trips(tmp_path):
+    from lucid.optim import lr_scheduler
+
+    opt = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    sched = lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
+    for _ in range(3):
+        sched.step()
+    lucid.save(sched.state_dict(), tmp_path / "s.safetensors")
+    opt2 = optim.SGD([nn.Parameter(lucid.zeros(1))], lr=1.0)
+    sched2 = lr_scheduler.MultiStepLR(opt2, milestones=[9], gamma=0.1)
+    sched2.load_state_dict(lucid.load(tmp_path / "s.safetensors"))
+    sched2.step()  # epoch 4: both milestones passed
+    assert sched2.get_last_lr() == [0.25] and opt2.param_groups[0]["lr"] == 0.25

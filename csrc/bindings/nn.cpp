@@ -1,7 +1,26 @@
+// nn kernels: convolution, pooling, linear, embedding (forward and backward).
 #include "bindings/common.h"
+#include "ops/conv.h"
+#include "ops/embedding.h"
+#include "ops/linear.h"
+#include "ops/pool.h"
 
 namespace lucid::bindings {
 
-void init_nn(py::module_& m) { (void)m; }
+void init_nn(py::module_& m) {
+  m.def("conv2d", &ops::conv2d, py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("stride"),
+        py::arg("padding"), py::arg("dilation"), py::arg("groups"), py::arg("fn") = "conv2d");
+  m.def("conv2d_backward", &ops::conv2d_backward);
+  m.def("max_pool2d", &ops::max_pool2d);
+  m.def("max_pool2d_backward", &ops::max_pool2d_backward);
+  m.def("avg_pool2d", &ops::avg_pool2d);
+  m.def("avg_pool2d_backward", &ops::avg_pool2d_backward);
+  m.def("adaptive_avg_pool2d", &ops::adaptive_avg_pool2d);
+  m.def("adaptive_avg_pool2d_backward", &ops::adaptive_avg_pool2d_backward);
+  m.def("linear", &ops::linear);
+  m.def("linear_backward", &ops::linear_backward);
+  m.def("embedding", &ops::embedding);
+  m.def("embedding_backward", &ops::embedding_backward);
+}
 
 }  // namespace lucid::bindings

@@ -1,16 +1,88 @@
 #include "core/tensor.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "core/errors.h"
 
 namespace lucid {
 
+namespace {
+
+// Buffers of 32 MiB and more are always fresh mmaps in glibc (its largest mmap
+// threshold): every such output would pay a page fault per 4 KiB and the
+// kernel's zeroing, which costs more than the memory-bound kernel that fills
+// it. They are 2 MiB aligned, advised onto transparent huge pages (as numpy
+// does), and a few freed ones are kept for reuse, since loops allocate the
+// same sizes again and again. Smaller buffers stay with malloc, which already
+// recycles freed heap memory.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kLargeBuffer = size_t{32} << 20;
+constexpr size_t kCacheBytes = size_t{512} << 20;  // idle memory kept at most
+
+class LargeBufferCache {
+ public:
+  static LargeBufferCache& get() {
+    static auto* cache = new LargeBufferCache();  // leaked: frees may run during interpreter exit
+    return *cache;
+  }
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < blocks_.size(); ++i)
+      if (blocks_[i].second == size) {
+        void* p = blocks_[i].first;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        held_ -= size;
+        return p;
+      }
+    return nullptr;
+  }
+  void give(void* p, size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (held_ + size <= kCacheBytes) {
+        blocks_.emplace_back(p, size);
+        held_ += size;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<void*, size_t>> blocks_;
+  size_t held_ = 0;
+};
+
+}  // namespace
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
   auto s = std::make_shared<Storage>();
   size_t padded = ((nbytes + 63) / 64) * 64;
   if (padded == 0) padded = 64;
+  if (padded >= kLargeBuffer) {
+    size_t size = (padded + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = LargeBufferCache::get().take(size);
+    if (!p) {
+      p = std::aligned_alloc(kHugePage, size);
+      if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+#if defined(MADV_HUGEPAGE)
+      madvise(p, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
+    }
+    s->data = p;
+    s->nbytes = nbytes;
+    s->owner = std::shared_ptr<void>(p, [size](void* q) { LargeBufferCache::get().give(q, size); });
+    return s;
+  }
   void* p = std::aligned_alloc(64, padded);
   if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
   s->data = p;

@@ -85,12 +85,12 @@ class Pool {
     }
   }
 
-  void worker_loop() {
-    uint64_t seen = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      seen = generation_;
-    }
+  // `seen` is the generation current when the worker was created (no job can
+  // run then: start_workers is called from the constructor or under
+  // run_mutex_). Reading it from the new thread instead would race with the
+  // first job: a worker scheduled late would skip that job while it is still
+  // counted in pending_, and the caller would wait forever.
+  void worker_loop(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -106,7 +106,8 @@ class Pool {
 
   void start_workers() {
     stop_ = false;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    uint64_t current = generation_;
+    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, current] { worker_loop(current); });
   }
 
   void stop_workers() {

@@ -33,8 +33,9 @@ LUCID_QUANT_CLONES int32_t dot_i16(const int16_t* a, const int16_t* b, int64_t k
 
 void qmatmul_accumulate(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
                         const Tensor& acc) {
-  int64_t K = x.shape().back(), M = K ? x.numel() / K : 0, N = w.size(0);
-  if (K == 0) M = acc.numel() / std::max<int64_t>(1, N);
+  int64_t K = x.shape().back(), N = w.size(0);
+  int64_t M = 1;  // rows of the flattened (M, K) activation, also when K = 0
+  for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
   std::vector<int16_t> xc(static_cast<size_t>(M * K)), wc(static_cast<size_t>(N * K));
   if (x.dtype() == DType::UInt8) centered(x.data<uint8_t>(), M, K, &zx, false, xc.data());
   else centered(x.data<int8_t>(), M, K, &zx, false, xc.data());

@@ -18,15 +18,18 @@ LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int
 }
 
 // Consecutive runs of `len` elements, run k using parameter k: per-group
-// quantization along the last axis, in one call.
-template <class T, class Q>
+// quantization along the last axis, in one call. The common group sizes get
+// a compile-time length (G > 0) so the inner loop has no per-group prologue
+// or remainder; G = 0 takes the length at run time.
+template <int G, class T, class Q>
 LUCID_QUANT_CLONES void quantize_groups(const T* __restrict x, Q* __restrict q, int64_t rows, int64_t len,
                                         const float* __restrict s, const int32_t* __restrict z, float lo, float hi) {
+  const int64_t n = G > 0 ? G : len;
   for (int64_t r = 0; r < rows; ++r) {
     float sr = s[r], zr = static_cast<float>(z[r]);
-    const T* xr = x + r * len;
-    Q* qr = q + r * len;
-    for (int64_t i = 0; i < len; ++i)
+    const T* xr = x + r * n;
+    Q* qr = q + r * n;
+    for (int64_t i = 0; i < n; ++i)
       qr[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(xr[i]), sr, zr, lo, hi)));
   }
 }
@@ -78,7 +81,9 @@ void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const fl
         },
         [&](int64_t i, int64_t len, int64_t p) { quantize_elem(px + i, pq + i, len, scale + p, zp + p, b.lo, b.hi); },
         [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
-          quantize_groups(px + i, pq + i, rows, len, scale + p, zp + p, b.lo, b.hi);
+          with_group_length(len, [&](auto g) {
+            quantize_groups<decltype(g)::value>(px + i, pq + i, rows, len, scale + p, zp + p, b.lo, b.hi);
+          });
         });
   });
 }

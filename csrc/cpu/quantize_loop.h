@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/thread_pool.h"
 #include "cpu/quantization.h"
@@ -79,6 +80,19 @@ void for_each_segment(const QSegments& seg, bool threaded, Run&& run, Elem&& ele
   for_each_segment(seg, threaded, run, elem, [&](int64_t i, int64_t rows, int64_t len, int64_t p) {
     for (int64_t k = 0; k < rows; ++k) run(i + k * len, len, p + k);
   });
+}
+
+// Calls f(std::integral_constant<int, G>) with G = len for the usual group
+// sizes (so kernels can fix their inner trip count) and G = 0 otherwise.
+template <class F>
+void with_group_length(int64_t len, F&& f) {
+  switch (len) {
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    case 256: return f(std::integral_constant<int, 256>{});
+    default: return f(std::integral_constant<int, 0>{});
+  }
 }
 
 // Float widening of a stored element (half types convert exactly).

@@ -133,8 +133,10 @@ Tensor qmatmul_accumulate(const Tensor& x, int32_t zx, const Tensor& w, const Te
   int K = wa.shape(1), N = wa.shape(0);
   mx::Shape out_shape = xa.shape();
   out_shape.back() = N;
-  int M = K ? static_cast<int>(xa.size() / K) : static_cast<int>(x.numel() == 0 ? 0 : 0);
-  if (K == 0) M = static_cast<int>(lucid::numel(Shape(out_shape.begin(), out_shape.end())) / std::max(1, N));
+  // Rows of the flattened (M, K) activation; with K = 0 they come from the shape.
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < out_shape.size(); ++i) rows *= out_shape[i];
+  int M = static_cast<int>(rows);
   // Centered operands |x - zx|, |w - zw| <= 255 are exact in float32. MLX
   // matmul is float-only, so K is cut into blocks of 256: every partial sum
   // inside a block is an integer below 256 * 255 * 255 < 2^24, hence exact in

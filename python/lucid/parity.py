@@ -38,13 +38,20 @@ RANDOM_ELEMENTS = {"quick": 20_000, "default": 4_000_000, "full": 16_000_000}
 INJECT_ENV = "LUCID_PARITY_INJECT_MISMATCH"
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m lucid.parity", description=__doc__.split("\n\n")[0])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small random tensors (a few seconds)")
     mode.add_argument("--full", action="store_true", help="large random tensors (minutes)")
     p.add_argument("--json", metavar="PATH", help="write rows and fingerprints as JSON")
-    p.add_argument("--threads", type=int, default=None, help="CPU stream threads (default: the pool's size)")
+    p.add_argument("--threads", type=_positive_int, default=None, help="CPU stream threads (default: the pool's size)")
     return p.parse_args(argv)
 
 
@@ -96,7 +103,8 @@ def main(argv=None) -> int:
     print(verdict)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"mode": mode, "gpu_backend": lucid.gpu.backend(), "threads": lucid.get_num_threads(),
+            json.dump({"lucid_version": lucid.__version__, "machine": f"{platform.machine()} {platform.system()}",
+                       "mode": mode, "gpu_backend": lucid.gpu.backend(), "threads": lucid.get_num_threads(),
                        "note": note, "seconds": seconds, "ok": report.ok,
                        "mismatches": report.mismatches, "errors": report.errors,
                        "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,

@@ -74,8 +74,9 @@ def _encode(obj, path: str, tensors: dict):
         return {"value": obj}
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
         return {"value": obj.item()}
+    hint = "; save its state_dict() instead" if hasattr(obj, "state_dict") else ""
     raise TypeError(f"save(): cannot store a {type(obj).__name__} at {path or '<root>'!r}; supported: tensors, "
-                    "dicts, lists, tuples, numbers, strings, None")
+                    f"dicts, lists, tuples, numbers, strings, None{hint}")
 
 
 def _decode(node, arrays: dict, device):

@@ -98,3 +98,28 @@ def test_vectorized_matches_scalar_reference(mode, qdtype, rng):
         a = _C.dequantize(q._impl, s._impl, z._impl, ch, g, ax, dt)
         b = _C.dequantize_reference(q._impl, s._impl, z._impl, ch, g, ax, dt)
         assert_bytes_equal(_C.to_numpy(a), _C.to_numpy(b), dt)
+
+
+@pytest.mark.parametrize("dtype", [lucid.float16, lucid.bfloat16], ids=lambda d: d.name)
+@pytest.mark.parametrize("scale", [1e-7, 3.3e-9, 6.1e-5, 0.0173, 300.0, 1e36])
+def test_half_rounding_streams_identical(dtype, scale, rng):
+    # Subnormal, normal and overflowing half results round the same on both streams,
+    # for dequantize and for fake_quantize's output.
+    q = rng.integers(-128, 128, 20000).astype(np.int8)
+    x = (rng.standard_normal(20000) * scale * 50).astype(F32)
+
+    def bits(t):
+        return to_np(t.to(dtype=lucid.float32)).view(np.uint32)
+
+    a, b = (bits(Q.dequantize(lucid.tensor(q, device=d), scale, 3, dtype=dtype)) for d in ("cpu", "gpu"))
+    assert_bytes_equal(a, b, "dequantize")
+    fa, fb = (bits(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype).to(d), scale, 3, -128, 127)) for d in ("cpu", "gpu"))
+    assert_bytes_equal(fa, fb, "fake_quantize")
+
+
+def test_non_contiguous_codes(device, rng):
+    q = rng.integers(0, 256, (6, 4)).astype(np.uint8)
+    t = lucid.from_numpy(q.T).to(device)
+    got = to_np(Q.dequantize(t, lucid.tensor(np.array([0.5, 0.25, 2.0, 1.0], F32), device=device), 7, ch_axis=0))
+    s = np.array([0.5, 0.25, 2.0, 1.0], F32).reshape(4, 1)
+    assert_bytes_equal(got, ref_dequantize(q.T, np.broadcast_to(s, (4, 6)), 7))

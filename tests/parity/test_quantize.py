@@ -80,7 +80,8 @@ def test_per_channel_float_zero_point_and_scalar_broadcast(device):
 
 @pytest.mark.parametrize("qd", [Q.qint8, Q.quint4, Q.qint4], ids=lambda q: q.name)
 @pytest.mark.parametrize("shape,axis,g", [((4, 64), -1, 16), ((4, 64), 1, 64), ((8, 6), 0, 4), ((2, 12, 3), 1, 4),
-                                          ((32,), 0, 8), ((3, 4, 10), -1, 5)])
+                                          ((32,), 0, 8), ((3, 4, 10), -1, 5), ((4, 256), -1, 128), ((2, 64), -1, 32),
+                                          ((3, 512), -1, 256), ((5, 192), -1, 64)])
 def test_per_group(device, qd, shape, axis, g, rng):
     x = (rng.standard_normal(shape) * 2).astype(F32)
     pshape = list(shape)
@@ -146,3 +147,17 @@ def test_vectorized_matches_scalar_reference(dtype, mode, rng):
         fast = _C.quantize(x._impl, s._impl, zz._impl, qd, *args)
         ref = _C.quantize_reference(x._impl, s._impl, zz._impl, qd, *args)
         assert_bytes_equal(_C.to_numpy(fast), _C.to_numpy(ref), f"{mode} {qd}")
+
+
+@pytest.mark.parametrize("g", [32, 64, 128, 256, 96])
+def test_grouped_kernels_match_scalar_reference(g, rng):
+    # Whole groups go through the fixed-length kernels, groups cut by thread
+    # chunk boundaries through the run kernel; both must equal the scalar path.
+    shape = (7, 101, 768)
+    x = lucid.tensor((rng.standard_normal(shape) * 4).astype(F32))
+    ps = (7, 101, 768 // g)
+    s = lucid.tensor(rng.uniform(0.01, 0.1, ps).astype(F32))
+    z = lucid.tensor(rng.integers(-20, 20, ps))
+    fast = _C.quantize(x._impl, s._impl, z._impl, "qint8", None, g, -1)
+    ref = _C.quantize_reference(x._impl, s._impl, z._impl, "qint8", None, g, -1)
+    assert_bytes_equal(_C.to_numpy(fast), _C.to_numpy(ref), f"group {g}")

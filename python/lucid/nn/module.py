@@ -20,6 +20,7 @@ from .parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
 
+_EXTRA_STATE_KEY = "_extra_state"
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
@@ -333,8 +334,9 @@ class Module:
         """Sets training mode on this module and all descendants; returns self."""
         if not isinstance(mode, bool):
             raise TypeError(f"train(): argument 'mode' must be a bool, got {type(mode).__name__}")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for child in self.children():  # recursive calls, so a child's own train() override runs
+            child.train(mode)
         return self
 
     def eval(self):
@@ -408,15 +410,30 @@ class Module:
 
     # ----- state dict ------------------------------------------------------------
     def _state_entries(self):
-        """(qualified_name, tensor) for every parameter and persistent buffer (duplicates kept)."""
+        """``(qualified_name, tensor, None)`` for every parameter and persistent buffer and
+        ``(qualified_name, None, module)`` for each module with extra state, in PyTorch's
+        order (a module's parameters, buffers, extra state, then its children); duplicates kept."""
         for mod_prefix, mod in self.named_modules(remove_duplicate=False):
             dot = mod_prefix + ("." if mod_prefix else "")
             for name, p in mod._parameters.items():
                 if p is not None:
-                    yield dot + name, p
+                    yield dot + name, p, None
             for name, b in mod._buffers.items():
                 if b is not None and name not in mod._non_persistent_buffers:
-                    yield dot + name, b
+                    yield dot + name, b, None
+            if type(mod).get_extra_state is not Module.get_extra_state:
+                yield dot + _EXTRA_STATE_KEY, None, mod
+
+    def get_extra_state(self):
+        """Override (together with ``set_extra_state``) to put non-tensor state in the
+        state dict under ``"<prefix>_extra_state"``: any value ``lucid.save`` can store
+        (numbers, strings, lists, dicts of tensors...)."""
+        raise RuntimeError("get_extra_state(): this module has no extra state; override it to add some")
+
+    def set_extra_state(self, state) -> None:
+        """Restores what ``get_extra_state`` returned (called by ``load_state_dict``)."""
+        raise RuntimeError(f"set_extra_state(): {type(self).__name__} overrides get_extra_state but not "
+                           "set_extra_state")
 
     def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ordered dict ``qualified_name -> tensor`` of parameters and persistent buffers.
@@ -425,8 +442,11 @@ class Module:
         copy them (or ``lucid.save``) to keep a snapshot.
         """
         out = OrderedDict() if destination is None else destination
-        for name, t in self._state_entries():
-            out[prefix + name] = t if keep_vars else t.detach()
+        for name, t, mod in self._state_entries():
+            if mod is not None:
+                out[prefix + name] = mod.get_extra_state()
+            else:
+                out[prefix + name] = t if keep_vars else t.detach()
         return out
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -436,27 +456,30 @@ class Module:
         ``strict``; values that are not tensors or have the wrong shape always)
         and reported in one RuntimeError; nothing is written unless all checks
         pass. Values are cast to each tensor's dtype and moved to its device.
-        Returns ``(missing_keys, unexpected_keys)``.
+        Extra state (see ``get_extra_state``) is handed to ``set_extra_state``
+        after the tensors are written. Returns ``(missing_keys, unexpected_keys)``.
         """
         if assign:
             raise NotImplementedError("load_state_dict(): assign=True is not supported; values are always copied")
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"load_state_dict(): expected a mapping, got {type(state_dict).__name__}")
         own = list(self._state_entries())
-        own_names = {name for name, _ in own}
-        missing = [name for name, _ in own if name not in state_dict]
+        own_names = {name for name, _, _ in own}
+        missing = [name for name, _, _ in own if name not in state_dict]
         unexpected = [k for k in state_dict.keys() if k not in own_names]
         problems = []
         if strict and unexpected:
             problems.append("Unexpected key(s) in state_dict: " + ", ".join(repr(k) for k in unexpected) + ".")
         if strict and missing:
             problems.append("Missing key(s) in state_dict: " + ", ".join(repr(k) for k in missing) + ".")
-        plan = []
-        for name, target in own:
+        plan, extra = [], []
+        for name, target, mod in own:
             if name not in state_dict:
                 continue
             value = state_dict[name]
-            if not isinstance(value, Tensor):
+            if mod is not None:
+                extra.append((mod, value))
+            elif not isinstance(value, Tensor):
                 problems.append(f"While copying {name!r}: expected a lucid.Tensor, got {type(value).__name__}.")
             elif tuple(value.shape) != tuple(target.shape):
                 problems.append(f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} "
@@ -472,6 +495,8 @@ class Module:
             ready = [(target, value.to(device=target.device, dtype=target.dtype)) for target, value in plan]
             for target, value in ready:
                 target.copy_(value)
+        for mod, value in extra:
+            mod.set_extra_state(value)
         return _IncompatibleKeys(missing, unexpected)
 
     # ----- copying -----------------------------------------------------------------

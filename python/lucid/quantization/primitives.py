@@ -161,10 +161,9 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     >>> import lucid
     >>> import lucid.quantization as Q
     >>> x = lucid.tensor([0.5, 99.0], requires_grad=True)
-    >>> y = Q.fake_quantize(x, scale=0.1, zero_point=0, quant_min=0, quant_max=255)
-    >>> y.tolist()
+    >>> Q.fake_quantize(x, scale=0.1, zero_point=0, quant_min=0, quant_max=255).tolist()
     [0.5, 25.5]
-    >>> y.backward(lucid.ones(2))
+    >>> Q.fake_quantize(x, scale=0.1, zero_point=0, quant_min=0, quant_max=255).sum().backward()
     >>> x.grad.tolist()
     [1.0, 0.0]
     """

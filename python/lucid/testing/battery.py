@@ -267,9 +267,12 @@ def _int4_cases():
             packed_shape = list(shape)
             packed_shape[axis] = (length + 1) // 2
             packed = rng.integers(0, 256, packed_shape).astype(np.uint8)
-            packed.reshape(-1)[: min(packed.size, 256)] = np.arange(256)[: packed.size]
-            fn = lambda p, length=length, signed=signed, axis=axis: Q.unpack_int4(p, length, signed, axis=axis)  # noqa: E731
-            yield Case("unpack_int4", name, f"axis {axis}", f"unpack/{name}/{shape}/{axis}", fn, (_t(packed),))
+            packed.reshape(-1)[: min(packed.size, 256)] = np.arange(256)[: packed.size]  # every byte value
+
+            def unpack(p, length=length, signed=signed, axis=axis):
+                return Q.unpack_int4(p, length, signed, axis=axis)
+
+            yield Case("unpack_int4", name, f"axis {axis}", f"unpack/{name}/{shape}/{axis}", unpack, (_t(packed),))
 
 
 def _qmatmul_cases():
@@ -289,20 +292,59 @@ def _qmatmul_cases():
             for scheme, (sw, zw) in (("per-tensor", (0.00214854861, 0)), ("per-channel", per_channel_w)):
                 sw_arr = np.broadcast_to(np.asarray(sw, F32), (n,))
                 bias_scale = (sx * sw_arr).astype(F32)
-                # Biases on exact ties of their own quantization, then random ones.
-                ties = np.resize(adv.exact_ties(bias_scale[0], 0, "qint32", limit=64), n)
-                bias = np.where(np.arange(n) % 2 == 0, ties, adv.bell(rng, 0.0, 1.0, n)).astype(F32)
+                # Even columns: a bias exactly on a tie of its own quantization rint(b / fl(sx * sw[n]));
+                # odd columns: random.
+                bias = adv.bell(rng, 0.0, 1.0, n)
+                for j in range(0, n, 2):
+                    ties = adv.exact_ties(bias_scale[j], 0, "qint8")
+                    bias[j] = ties[(j * 7 + m) % ties.size]
                 w_args = (_t(sw), _t(zw)) if scheme == "per-channel" else (sw, zw)
-                for out_name in ("float32", x_name):
-                    def fn(xq, wq, bias, sw_, zw_, out_name=out_name):
-                        if out_name == "float32":
+                # Output scales: a generic one, and twice fl(sx * sw[0]), which makes the requantization
+                # multiplier 0.5, so every odd accumulator lands on an exact tie.
+                for out_name, out_scale in (("float32", None), (x_name, 0.05), (x_name, float(2 * bias_scale[0]))):
+                    def fn(xq, wq, bias, sw_, zw_, out_name=out_name, out_scale=out_scale):
+                        if out_scale is None:
                             return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias)
-                        return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias, out_scale=0.05,
+                        return Q.qmatmul(xq, float(sx), zx, wq, sw_, zw_, bias=bias, out_scale=out_scale,
                                          out_zp=zx, out_qdtype=qdtype(out_name))
 
                     yield Case("qmatmul", f"{x_name}x qint8w -> {out_name}", scheme,
-                               f"qmatmul/{x_name}/{m}x{k}x{n}/{scheme}/{out_name}", fn,
+                               f"qmatmul/{x_name}/{m}x{k}x{n}/{scheme}/{out_name}/{out_scale}", fn,
                                (_t(xq), _t(wq), _t(bias), *w_args))
+
+
+def _strided_cases(name: str):
+    """Non-contiguous inputs: the function takes a transposed or step-sliced view of its argument.
+
+    Each stream builds the view itself, so its strided path (or its copy to
+    contiguous) is what gets compared.
+    """
+    Q = _q()
+    qd = qdtype(name)
+    qmin, qmax = adv.grid(name)
+    (s, z), values = GRID_PARAMS[name][0], _batteries(name)[0]
+    rows = values.size // 33
+    x = values[:rows * 33].reshape(rows, 33)
+    views = (("transposed", lambda t: t.T), ("step-sliced", lambda t: t[:, ::2]))
+    for label, view in views:
+        yield Case("quantize", name, "per-tensor non-contiguous", f"strided/q/{name}/{label}",
+                   lambda t, view=view: Q.quantize(view(t), s, z, qd), (_t(x),))
+        yield Case("fake_quantize", name, "per-tensor non-contiguous", f"strided/fq/{name}/{label}",
+                   lambda t, view=view: Q.fake_quantize(view(t), s, z, qmin, qmax), (_t(x),))
+
+        def grad(t, dy, view=view):
+            Q.fake_quantize(view(t), s, z, qmin, qmax).backward(dy)
+            return t.grad
+
+        dy = _grad_seed(np.asarray(view(x)).shape, SEED + 3)  # numpy arrays take the same views
+        yield Case("fake_quantize_grad", name, "per-tensor non-contiguous", f"strided/fq_grad/{name}/{label}",
+                   grad, (_t(x, requires_grad=True), _t(dy)))
+    codes = np.resize(_codes(name, SEED), (41, 33))
+    yield Case("dequantize", name, "per-tensor non-contiguous", f"strided/dq/{name}",
+               lambda q: Q.dequantize(q.T, s, z), (_t(codes),))
+    xc, scales, zps = _channel_tensor(name, 1025)  # (1025, C): its transpose is (C, 1025) with strides
+    yield Case("quantize", name, "per-channel non-contiguous", f"strided/q/{name}/channel",
+               lambda t, sc, zc: Q.quantize(t.T, sc, zc, qd, ch_axis=0), (_t(xc), _t(scales), _t(zps)))
 
 
 def fixed_cases() -> list:
@@ -313,6 +355,7 @@ def fixed_cases() -> list:
         cases += _dequantize_cases(name)
         cases += _fake_quantize_cases(name)
         cases += _qparams_cases(name)
+        cases += _strided_cases(name)
     cases += _int4_cases()
     cases += _qmatmul_cases()
     return cases

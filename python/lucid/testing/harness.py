@@ -164,7 +164,10 @@ def format_table(rows) -> str:
     lines = [[r.op, r.qdtype, r.scheme, f"{r.elements:,}", f"{r.mismatches:,}", f"{r.errors}",
               f"{r.throughput('cpu') / 1e6:.1f}", f"{r.throughput('gpu') / 1e6:.1f}"] for r in rows]
     widths = [max(len(head[i]), *(len(line[i]) for line in lines)) if lines else len(head[i]) for i in range(len(head))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+
+    def fmt(cells):  # text columns left-aligned, numbers right-aligned
+        return "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     out = [fmt(head), fmt(["-" * w for w in widths])]
     out += [fmt(line) for line in lines]
     return "\n".join(out)

@@ -1,0 +1,240 @@
+#include "cpu/conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/sgemm.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// Sizes of one convolution, named once.
+struct ConvDims {
+  int64_t n, c, h, w, o, groups;
+  int64_t cg, og;  // channels per group (input, output)
+  int64_t k;       // cg * kh * kw: rows of the column matrix
+  int64_t l;       // oh * ow: output pixels per sample
+};
+
+ConvDims dims_of(const Tensor& x, const Tensor& w, const Window2d& win, int64_t groups) {
+  ConvDims d{};
+  d.n = x.size(0), d.c = x.size(1), d.h = x.size(2), d.w = x.size(3), d.o = w.size(0), d.groups = groups;
+  d.cg = d.c / groups, d.og = d.o / groups;
+  d.k = d.cg * win.kh * win.kw;
+  d.l = win.oh * win.ow;
+  return d;
+}
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Output columns [lo, hi) whose input column ow*sw + off lies inside [0, w).
+void valid_cols(int64_t off, int64_t sw, int64_t w, int64_t ow, int64_t& lo, int64_t& hi) {
+  lo = std::clamp<int64_t>(floor_div(-off + sw - 1, sw), 0, ow);
+  hi = std::clamp<int64_t>(floor_div(w - 1 - off, sw) + 1, lo, ow);
+}
+
+// Tasks below are (sample, channel) pairs; a chunk of them is worth handing
+// to another thread only when it moves enough data (waking a worker costs
+// microseconds, far more than copying a small plane).
+int64_t task_grain(const ConvDims& d, const Window2d& win) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(win.kh * win.kw * d.l, 1));
+}
+
+// Column matrix of `m` samples' group g, side by side: row (c, i, j) holds,
+// for every output pixel of every sample, the input value under kernel tap
+// (i, j) of channel c (0 in the padding). Rows are m * l long.
+void im2col(const float* x, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* col) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      const float* plane = x + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
+      for (int64_t i = 0; i < win.kh; ++i)
+        for (int64_t j = 0; j < win.kw; ++j) {
+          float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
+          int64_t off = j * win.dw - win.pw, lo, hi;
+          valid_cols(off, win.sw, d.w, win.ow, lo, hi);
+          for (int64_t r = 0; r < win.oh; ++r) {
+            float* dst = row + r * win.ow;
+            int64_t ih = win.in_row(r, i);
+            if (ih < 0 || ih >= d.h) {
+              std::fill(dst, dst + win.ow, 0.0f);
+              continue;
+            }
+            const float* src = plane + ih * d.w + off;
+            std::fill(dst, dst + lo, 0.0f);
+            if (win.sw == 1) std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
+            else
+              for (int64_t q = lo; q < hi; ++q) dst[q] = src[q * win.sw];
+            std::fill(dst + hi, dst + win.ow, 0.0f);
+          }
+        }
+    }
+  });
+}
+
+// The adjoint of im2col: adds every column entry back onto the input pixel it
+// came from. Each (sample, channel) task writes its own plane of gx.
+void col2im(const float* col, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* gx) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      float* plane = gx + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
+      for (int64_t i = 0; i < win.kh; ++i)
+        for (int64_t j = 0; j < win.kw; ++j) {
+          const float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
+          int64_t off = j * win.dw - win.pw, lo, hi;
+          valid_cols(off, win.sw, d.w, win.ow, lo, hi);
+          for (int64_t r = 0; r < win.oh; ++r) {
+            int64_t ih = win.in_row(r, i);
+            if (ih < 0 || ih >= d.h) continue;
+            const float* src = row + r * win.ow;
+            float* dst = plane + ih * d.w + off;
+            for (int64_t q = lo; q < hi; ++q) dst[q * win.sw] += src[q];
+          }
+        }
+    }
+  });
+}
+
+// A 1x1, stride-1, unpadded convolution: the input plane already is the column matrix.
+bool is_pointwise(const Window2d& win) {
+  return win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0;
+}
+
+// Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
+// more efficient on a wide matrix), capped so the column buffer stays cache-sized.
+constexpr int64_t kColumnBudget = int64_t{1} << 18;  // floats: 1 MB, stays in cache for the GEMM
+int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
+  if (is_pointwise(win) || d.l >= 1024) return 1;
+  int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
+  return std::clamp<int64_t>(kColumnBudget / per_sample, 1, std::max<int64_t>(d.n, 1));
+}
+
+// Scratch buffers reused across calls on a thread: a fresh multi-megabyte
+// vector per call costs a zero-fill plus page faults that rival the GEMM.
+float* scratch(int slot, int64_t n) {
+  thread_local std::vector<float> buffers[3];
+  std::vector<float>& b = buffers[slot];
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
+}
+
+}  // namespace
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Window2d& win,
+            int64_t groups) {
+  const ConvDims d = dims_of(x, w, win, groups);
+  const float* xp = x.data<float>();
+  const float* wp = w.data<float>();
+  float* yp = y.data<float>();
+  const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
+  for (int64_t n0 = 0; n0 < d.n; n0 += nb) {
+    const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* wg = wp + g * d.og * d.k;
+      const float* cols;
+      if (is_pointwise(win) && m == 1) {
+        cols = xp + (n0 * d.c + g * d.cg) * hw;
+      } else {
+        float* col = scratch(0, d.k * width);
+        im2col(xp, n0, m, g, d, win, col);
+        cols = col;
+      }
+      if (m == 1) {
+        sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
+        continue;
+      }
+      // One wide GEMM for the chunk, then scatter [og, m*l] back to [m, og, l].
+      float* tmp = scratch(1, d.og * width);
+      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
+      for (int64_t s = 0; s < m; ++s)
+        for (int64_t o = 0; o < d.og; ++o)
+          std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp + o * width + s * d.l,
+                      sizeof(float) * d.l);
+    }
+  }
+  if (b.defined()) {
+    const float* bp = b.data<float>();
+    parallel_for(d.n * d.o, 64, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* row = yp + r * d.l;
+        const float bias = bp[r % d.o];
+        for (int64_t q = 0; q < d.l; ++q) row[q] += bias;
+      }
+    });
+  }
+}
+
+void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& gx, const Tensor& gw,
+                     const Tensor& gb, const Window2d& win, int64_t groups) {
+  const ConvDims d = dims_of(x, w, win, groups);
+  const float* gp = g.data<float>();
+  const float* xp = x.data<float>();
+  const float* wp = w.data<float>();
+  float* gxp = gx.defined() ? gx.data<float>() : nullptr;
+  float* gwp = gw.defined() ? gw.data<float>() : nullptr;
+  const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
+  if (gxp) std::fill(gxp, gxp + d.n * d.c * hw, 0.0f);
+  if (gwp) std::fill(gwp, gwp + d.o * d.k, 0.0f);
+  for (int64_t n0 = 0; n0 < d.n && (gxp || gwp); n0 += nb) {
+    const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
+    for (int64_t g_ = 0; g_ < groups; ++g_) {
+      // dL/dy of this chunk and group as one [og, m*l] matrix.
+      const float* gy;
+      if (m == 1) {
+        gy = gp + (n0 * d.o + g_ * d.og) * d.l;
+      } else {
+        float* tmp = scratch(1, d.og * width);
+        for (int64_t s = 0; s < m; ++s)
+          for (int64_t o = 0; o < d.og; ++o)
+            std::memcpy(tmp + o * width + s * d.l, gp + ((n0 + s) * d.o + g_ * d.og + o) * d.l,
+                        sizeof(float) * d.l);
+        gy = tmp;
+      }
+      const bool direct = is_pointwise(win) && m == 1;
+      if (gwp) {  // gw_g[og, k] += gy[og, m*l] @ col[k, m*l]^T
+        const float* cols;
+        if (direct) {
+          cols = xp + (n0 * d.c + g_ * d.cg) * hw;
+        } else {
+          float* col = scratch(0, d.k * width);
+          im2col(xp, n0, m, g_, d, win, col);
+          cols = col;
+        }
+        sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
+      }
+      if (gxp) {  // gcol[k, m*l] = w_g[og, k]^T @ gy[og, m*l], then col2im
+        const float* wg = wp + g_ * d.og * d.k;
+        if (direct) {
+          sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
+          continue;
+        }
+        float* gcol = scratch(2, d.k * width);
+        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
+        col2im(gcol, n0, m, g_, d, win, gxp);
+      }
+    }
+  }
+  if (gb.defined()) {
+    float* gbp = gb.data<float>();
+    parallel_for(d.o, 16, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        double acc = 0.0;  // double: long sums over batch and pixels
+        for (int64_t n = 0; n < d.n; ++n) {
+          const float* row = gp + (n * d.o + o) * d.l;
+          float part = 0.0f;
+          for (int64_t q = 0; q < d.l; ++q) part += row[q];
+          acc += part;
+        }
+        gbp[o] = static_cast<float>(acc);
+      }
+    });
+  }
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,154 @@
+#include "cpu/pool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/thread_pool.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+// Runs fn(plane) over every (sample, channel) plane in parallel.
+template <class F>
+void for_each_plane(int64_t planes, int64_t work_per_plane, F fn) {
+  int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(work_per_plane, 1));
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) fn(p);
+  });
+}
+
+int64_t planes_of(const Tensor& t) { return t.size(0) * t.size(1); }
+
+// The window of output pixel (r, q) clipped to the input, as row / column ranges.
+struct Clipped {
+  int64_t h0, h1, w0, w1;
+};
+Clipped clip(const Window2d& win, int64_t r, int64_t q, int64_t h, int64_t w) {
+  int64_t h0 = r * win.sh - win.ph, w0 = q * win.sw - win.pw;
+  return {std::max<int64_t>(h0, 0), std::min(h0 + win.kh, h), std::max<int64_t>(w0, 0), std::min(w0 + win.kw, w)};
+}
+
+}  // namespace
+
+void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win) {
+  const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  int64_t* ip = idx.data<int64_t>();
+  for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
+    const float* plane = xp + p * h * w;
+    for (int64_t r = 0; r < win.oh; ++r)
+      for (int64_t q = 0; q < win.ow; ++q) {
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at = -1;
+        for (int64_t i = 0; i < win.kh; ++i) {
+          const int64_t ih = win.in_row(r, i);
+          if (ih < 0 || ih >= h) continue;
+          for (int64_t j = 0; j < win.kw; ++j) {
+            const int64_t iw = win.in_col(q, j);
+            if (iw < 0 || iw >= w) continue;
+            const float v = plane[ih * w + iw];
+            if (at < 0 || v > best || std::isnan(v)) {
+              best = v;
+              at = ih * w + iw;
+              if (std::isnan(v)) goto done;  // NaN propagates: the first NaN is the maximum
+            }
+          }
+        }
+      done:
+        yp[p * l + r * win.ow + q] = best;
+        ip[p * l + r * win.ow + q] = at;
+      }
+  });
+}
+
+void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx) {
+  const int64_t hw = gx.size(2) * gx.size(3), l = g.size(2) * g.size(3);
+  const float* gp = g.data<float>();
+  const int64_t* ip = idx.data<int64_t>();
+  float* out = gx.data<float>();
+  for_each_plane(planes_of(gx), l + hw, [&](int64_t p) {
+    float* plane = out + p * hw;
+    std::fill(plane, plane + hw, 0.0f);
+    for (int64_t o = 0; o < l; ++o) {
+      const int64_t at = ip[p * l + o];
+      if (at >= 0 && at < hw) plane[at] += gp[p * l + o];
+    }
+  });
+}
+
+void avg_pool2d(const Tensor& x, const Tensor& y, const Window2d& win, const std::vector<float>& divisor) {
+  const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
+    const float* plane = xp + p * h * w;
+    for (int64_t r = 0; r < win.oh; ++r)
+      for (int64_t q = 0; q < win.ow; ++q) {
+        const Clipped c = clip(win, r, q, h, w);
+        float sum = 0.0f;
+        for (int64_t ih = c.h0; ih < c.h1; ++ih)
+          for (int64_t iw = c.w0; iw < c.w1; ++iw) sum += plane[ih * w + iw];
+        yp[p * l + r * win.ow + q] = sum / divisor[r * win.ow + q];
+      }
+  });
+}
+
+void avg_pool2d_backward(const Tensor& g, const Tensor& gx, const Window2d& win, const std::vector<float>& divisor) {
+  const int64_t h = gx.size(2), w = gx.size(3), l = win.oh * win.ow;
+  const float* gp = g.data<float>();
+  float* out = gx.data<float>();
+  for_each_plane(planes_of(gx), l * win.kh * win.kw + h * w, [&](int64_t p) {
+    float* plane = out + p * h * w;
+    std::fill(plane, plane + h * w, 0.0f);
+    for (int64_t r = 0; r < win.oh; ++r)
+      for (int64_t q = 0; q < win.ow; ++q) {
+        const Clipped c = clip(win, r, q, h, w);
+        const float share = gp[p * l + r * win.ow + q] / divisor[r * win.ow + q];
+        for (int64_t ih = c.h0; ih < c.h1; ++ih)
+          for (int64_t iw = c.w0; iw < c.w1; ++iw) plane[ih * w + iw] += share;
+      }
+  });
+}
+
+void adaptive_avg_pool2d(const Tensor& x, const Tensor& y) {
+  const int64_t h = x.size(2), w = x.size(3), oh = y.size(2), ow = y.size(3);
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for_each_plane(planes_of(x), h * w, [&](int64_t p) {
+    const float* plane = xp + p * h * w;
+    for (int64_t r = 0; r < oh; ++r) {
+      const int64_t h0 = adaptive_start(r, h, oh), h1 = adaptive_end(r, h, oh);
+      for (int64_t q = 0; q < ow; ++q) {
+        const int64_t w0 = adaptive_start(q, w, ow), w1 = adaptive_end(q, w, ow);
+        float sum = 0.0f;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * w + iw];
+        yp[(p * oh + r) * ow + q] = sum / static_cast<float>((h1 - h0) * (w1 - w0));
+      }
+    }
+  });
+}
+
+void adaptive_avg_pool2d_backward(const Tensor& g, const Tensor& gx) {
+  const int64_t h = gx.size(2), w = gx.size(3), oh = g.size(2), ow = g.size(3);
+  const float* gp = g.data<float>();
+  float* out = gx.data<float>();
+  for_each_plane(planes_of(gx), h * w, [&](int64_t p) {
+    float* plane = out + p * h * w;
+    std::fill(plane, plane + h * w, 0.0f);
+    for (int64_t r = 0; r < oh; ++r) {
+      const int64_t h0 = adaptive_start(r, h, oh), h1 = adaptive_end(r, h, oh);
+      for (int64_t q = 0; q < ow; ++q) {
+        const int64_t w0 = adaptive_start(q, w, ow), w1 = adaptive_end(q, w, ow);
+        const float share = gp[(p * oh + r) * ow + q] / static_cast<float>((h1 - h0) * (w1 - w0));
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) plane[ih * w + iw] += share;
+      }
+    }
+  });
+}
+
+}  // namespace lucid::cpu

@@ -1,0 +1,31 @@
+#include "ops/nn_common.h"
+
+#include "core/errors.h"
+#include "ops/copy.h"
+
+namespace lucid::ops::nn_detail {
+
+void require_floating(const Tensor& x, const std::string& fn, const char* arg) {
+  check<TypeError>(is_floating(x.dtype()), fn + "(): argument '" + arg + "' must be a floating-point tensor, got " +
+                                               dtype_name(x.dtype()));
+}
+
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn, const char* arg, bool allow_zero) {
+  check(v.size() == n, fn + "(): argument '" + arg + "' must have " + std::to_string(n) + " values, got " +
+                           ints_str(v));
+  for (int64_t e : v)
+    check(allow_zero ? e >= 0 : e > 0, fn + "(): argument '" + arg + "' must be " +
+                                           (allow_zero ? "non-negative" : "positive") + ", got " + ints_str(v));
+}
+
+Tensor cpu_f32(const Tensor& x) { return contiguous(x.dtype() == DType::Float32 ? x : astype(x, DType::Float32)); }
+
+Tensor cpu_cast_back(const Tensor& y, DType dtype) { return y.dtype() == dtype ? y : astype(y, dtype); }
+
+}  // namespace lucid::ops::nn_detail

@@ -1,0 +1,24 @@
+// Helpers shared by the nn op families (conv, pool, linear, embedding):
+// argument checks that phrase errors the same way, and the float32 round
+// trip the CPU kernels (float32-only, BLAS) need for half-precision inputs.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace lucid::ops::nn_detail {
+
+// TypeError unless x has a floating dtype; names the function and argument.
+void require_floating(const Tensor& x, const std::string& fn, const char* arg);
+// ValueError unless v has exactly n positive (or, with allow_zero, non-negative) entries.
+void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn, const char* arg,
+                  bool allow_zero = false);
+// The CPU kernels compute in float32: a contiguous float32 version of x.
+Tensor cpu_f32(const Tensor& x);
+// Casts a float32 CPU result back to the caller's dtype.
+Tensor cpu_cast_back(const Tensor& y, DType dtype);
+std::string ints_str(const std::vector<int64_t>& v);
+
+}  // namespace lucid::ops::nn_detail

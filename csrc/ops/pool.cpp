@@ -1,0 +1,162 @@
+#include "ops/pool.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/window2d.h"
+#include "cpu/pool.h"
+#include "gpu/pool.h"
+#include "ops/copy.h"
+#include "ops/nn_common.h"
+
+namespace lucid::ops {
+
+using namespace nn_detail;
+
+namespace {
+
+void check_input(const Tensor& x, const std::string& fn) {
+  common_device(fn.c_str(), {&x});
+  require_floating(x, fn, "input");
+  check(x.ndim() == 4, fn + "(): expected a 4-D input (N, C, H, W), got shape " + shape_str(x.shape()));
+}
+
+// PyTorch's pooling output size: floor, or ceil with the rule that the last
+// window must start inside the input or its left padding.
+int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const int64_t span = in + 2 * p - d * (k - 1) - 1;
+  if (span < 0) return 0;
+  int64_t out = (span + (ceil_mode ? s - 1 : 0)) / s + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+Window2d pool_window(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode,
+                     const std::string& fn) {
+  check_input(x, fn);
+  require_ints(kernel, 2, fn, "kernel_size");
+  require_ints(stride, 2, fn, "stride");
+  require_ints(padding, 2, fn, "padding", true);
+  require_ints(dilation, 2, fn, "dilation");
+  Window2d win;
+  win.kh = kernel[0], win.kw = kernel[1], win.sh = stride[0], win.sw = stride[1];
+  win.ph = padding[0], win.pw = padding[1], win.dh = dilation[0], win.dw = dilation[1];
+  // Padding beyond half the (dilated) kernel would make windows of padding only.
+  for (int a = 0; a < 2; ++a) {
+    const int64_t eff = dilation[a] * (kernel[a] - 1) + 1;
+    check(2 * padding[a] <= eff, fn + "(): padding should be at most half of the kernel size, got padding " +
+                                     ints_str(padding) + " for kernel_size " + ints_str(kernel));
+  }
+  win.oh = pooled_size(x.size(2), win.kh, win.sh, win.ph, win.dh, ceil_mode);
+  win.ow = pooled_size(x.size(3), win.kw, win.sw, win.pw, win.dw, ceil_mode);
+  check(win.oh >= 1 && win.ow >= 1, fn + "(): input of shape " + shape_str(x.shape()) +
+                                        " is too small for kernel_size " + ints_str(kernel) + " with padding " +
+                                        ints_str(padding) + " (output would be " + std::to_string(win.oh) + "x" +
+                                        std::to_string(win.ow) + ")");
+  return win;
+}
+
+// Each output pixel's divisor, PyTorch's rule: the window clipped to the
+// padded input (count_include_pad) or to the input itself; or the override.
+std::vector<float> avg_divisor(const Window2d& win, int64_t h, int64_t w, bool count_include_pad,
+                               int64_t divisor_override) {
+  std::vector<float> div(static_cast<size_t>(win.oh * win.ow));
+  for (int64_t r = 0; r < win.oh; ++r)
+    for (int64_t q = 0; q < win.ow; ++q) {
+      int64_t h0 = r * win.sh - win.ph, w0 = q * win.sw - win.pw;
+      int64_t h1 = std::min(h0 + win.kh, h + win.ph), w1 = std::min(w0 + win.kw, w + win.pw);
+      int64_t n = (h1 - h0) * (w1 - w0);
+      if (!count_include_pad)
+        n = (std::min(h1, h) - std::max<int64_t>(h0, 0)) * (std::min(w1, w) - std::max<int64_t>(w0, 0));
+      div[r * win.ow + q] = static_cast<float>(divisor_override > 0 ? divisor_override : n);
+    }
+  return div;
+}
+
+void check_grad(const Tensor& grad, const Shape& expected, const std::string& fn) {
+  check(grad.shape() == expected, fn + "(): expected grad of shape " + shape_str(expected) + ", got " +
+                                      shape_str(grad.shape()));
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                      const std::vector<int64_t>& dilation, bool ceil_mode) {
+  const Window2d win = pool_window(x, kernel, stride, padding, dilation, ceil_mode, "max_pool2d");
+  if (x.device() == Device::GPU) {
+    auto [y, idx] = gpu::max_pool2d(x, win);
+    return {y, idx};
+  }
+  const Shape out{x.size(0), x.size(1), win.oh, win.ow};
+  Tensor y = Tensor::empty_cpu(out, DType::Float32), idx = Tensor::empty_cpu(out, DType::Int64);
+  cpu::max_pool2d(cpu_f32(x), y, idx, win);
+  return {cpu_cast_back(y, x.dtype()), idx};
+}
+
+Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tensor& x) {
+  const std::string fn = "max_pool2d_backward";
+  common_device(fn.c_str(), {&grad, &indices, &x});
+  check_input(x, fn);
+  check_grad(indices, grad.shape(), fn);
+  check(grad.ndim() == 4 && grad.size(0) == x.size(0) && grad.size(1) == x.size(1),
+        fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " + shape_str(x.shape()));
+  check<TypeError>(indices.dtype() == DType::Int64, fn + "(): indices must be int64");
+  if (x.device() == Device::GPU) return gpu::max_pool2d_backward(astype(grad, x.dtype()), indices, x.shape());
+  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
+  cpu::max_pool2d_backward(cpu_f32(grad), contiguous(indices), gx);
+  return cpu_cast_back(gx, x.dtype());
+}
+
+Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                  const std::vector<int64_t>& padding, bool ceil_mode, bool count_include_pad,
+                  int64_t divisor_override) {
+  const Window2d win = pool_window(x, kernel, stride, padding, {1, 1}, ceil_mode, "avg_pool2d");
+  const auto div = avg_divisor(win, x.size(2), x.size(3), count_include_pad, divisor_override);
+  if (x.device() == Device::GPU) return gpu::avg_pool2d(x, win, div);
+  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), win.oh, win.ow}, DType::Float32);
+  cpu::avg_pool2d(cpu_f32(x), y, win, div);
+  return cpu_cast_back(y, x.dtype());
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& x, const std::vector<int64_t>& kernel,
+                           const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
+                           bool count_include_pad, int64_t divisor_override) {
+  const std::string fn = "avg_pool2d_backward";
+  common_device(fn.c_str(), {&grad, &x});
+  const Window2d win = pool_window(x, kernel, stride, padding, {1, 1}, ceil_mode, fn);
+  check_grad(grad, {x.size(0), x.size(1), win.oh, win.ow}, fn);
+  const auto div = avg_divisor(win, x.size(2), x.size(3), count_include_pad, divisor_override);
+  if (x.device() == Device::GPU) return gpu::avg_pool2d_backward(astype(grad, x.dtype()), x, win, div);
+  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
+  cpu::avg_pool2d_backward(cpu_f32(grad), gx, win, div);
+  return cpu_cast_back(gx, x.dtype());
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size) {
+  const std::string fn = "adaptive_avg_pool2d";
+  check_input(x, fn);
+  require_ints(output_size, 2, fn, "output_size");
+  check(x.size(2) > 0 && x.size(3) > 0, fn + "(): expected a non-empty spatial size, got input of shape " +
+                                            shape_str(x.shape()));
+  if (x.device() == Device::GPU) return gpu::adaptive_avg_pool2d(x, output_size[0], output_size[1]);
+  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), output_size[0], output_size[1]}, DType::Float32);
+  cpu::adaptive_avg_pool2d(cpu_f32(x), y);
+  return cpu_cast_back(y, x.dtype());
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& x) {
+  const std::string fn = "adaptive_avg_pool2d_backward";
+  common_device(fn.c_str(), {&grad, &x});
+  check_input(x, fn);
+  check(grad.ndim() == 4 && grad.size(0) == x.size(0) && grad.size(1) == x.size(1) && grad.size(2) > 0 &&
+            grad.size(3) > 0,
+        fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " + shape_str(x.shape()));
+  if (x.device() == Device::GPU) return gpu::adaptive_avg_pool2d_backward(astype(grad, x.dtype()), x);
+  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
+  cpu::adaptive_avg_pool2d_backward(cpu_f32(grad), gx);
+  return cpu_cast_back(gx, x.dtype());
+}
+
+}  // namespace lucid::ops

@@ -1,0 +1,29 @@
+// 2-D pooling: validation, output sizes (PyTorch's floor / ceil_mode rule),
+// the average's divisor, then cpu:: or gpu::. Inputs are 4-D (N, C, H, W);
+// Python adds the batch axis for 3-D inputs.
+#pragma once
+#include <tuple>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace lucid::ops {
+
+// (values, int64 indices: flat h*W + w of each maximum within its plane).
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                      const std::vector<int64_t>& dilation, bool ceil_mode);
+Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tensor& x);
+
+// divisor_override <= 0 means none.
+Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                  const std::vector<int64_t>& padding, bool ceil_mode, bool count_include_pad,
+                  int64_t divisor_override);
+Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& x, const std::vector<int64_t>& kernel,
+                           const std::vector<int64_t>& stride, const std::vector<int64_t>& padding, bool ceil_mode,
+                           bool count_include_pad, int64_t divisor_override);
+
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& x);
+
+}  // namespace lucid::ops
