@@ -5,7 +5,7 @@ Prints microseconds per call and the ratio to numpy; ``--json PATH`` also
 writes the figures. The first rows are per-call overhead (views: no data
 moves on the CPU stream); the rest move N*N elements. Run:
 
-    PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/bench_shape.py --n 1000
+    PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/shape.py --n 1000
 """
 from __future__ import annotations
 
