@@ -36,15 +36,25 @@ void valid_cols(int64_t off, int64_t sw, int64_t w, int64_t ow, int64_t& lo, int
   hi = std::clamp<int64_t>(floor_div(w - 1 - off, sw) + 1, lo, ow);
 }
 
-// Column matrix of one sample's group: row (c, i, j) holds, for every output
-// pixel, the input value under kernel tap (i, j) of channel c (0 in the padding).
-// `col` rows are `ldc` apart, so several samples can sit side by side.
-void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, int64_t ldc) {
-  parallel_for(d.cg, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
+// Tasks below are (sample, channel) pairs; a chunk of them is worth handing
+// to another thread only when it moves enough data (waking a worker costs
+// microseconds, far more than copying a small plane).
+int64_t task_grain(const ConvDims& d, const Window2d& win) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(win.kh * win.kw * d.l, 1));
+}
+
+// Column matrix of `m` samples' group g, side by side: row (c, i, j) holds,
+// for every output pixel of every sample, the input value under kernel tap
+// (i, j) of channel c (0 in the padding). Rows are m * l long.
+void im2col(const float* x, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* col) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      const float* plane = x + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
       for (int64_t i = 0; i < win.kh; ++i)
         for (int64_t j = 0; j < win.kw; ++j) {
-          float* row = col + ((c * win.kh + i) * win.kw + j) * ldc;
+          float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
           int64_t off = j * win.dw - win.pw, lo, hi;
           valid_cols(off, win.sw, d.w, win.ow, lo, hi);
           for (int64_t r = 0; r < win.oh; ++r) {
@@ -54,7 +64,7 @@ void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, 
               std::fill(dst, dst + win.ow, 0.0f);
               continue;
             }
-            const float* src = x + (c * d.h + ih) * d.w + off;
+            const float* src = plane + ih * d.w + off;
             std::fill(dst, dst + lo, 0.0f);
             if (win.sw == 1) std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
             else
@@ -62,27 +72,32 @@ void im2col(const float* x, const ConvDims& d, const Window2d& win, float* col, 
             std::fill(dst + hi, dst + win.ow, 0.0f);
           }
         }
+    }
   });
 }
 
 // The adjoint of im2col: adds every column entry back onto the input pixel it
-// came from. Channels write disjoint planes, so they run in parallel.
-void col2im(const float* col, int64_t ldc, const ConvDims& d, const Window2d& win, float* gx) {
-  parallel_for(d.cg, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
+// came from. Each (sample, channel) task writes its own plane of gx.
+void col2im(const float* col, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* gx) {
+  const int64_t ldc = m * d.l;
+  parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t s = t / d.cg, c = t % d.cg;
+      float* plane = gx + ((n0 + s) * d.c + g * d.cg + c) * d.h * d.w;
       for (int64_t i = 0; i < win.kh; ++i)
         for (int64_t j = 0; j < win.kw; ++j) {
-          const float* row = col + ((c * win.kh + i) * win.kw + j) * ldc;
+          const float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
           int64_t off = j * win.dw - win.pw, lo, hi;
           valid_cols(off, win.sw, d.w, win.ow, lo, hi);
           for (int64_t r = 0; r < win.oh; ++r) {
             int64_t ih = win.in_row(r, i);
             if (ih < 0 || ih >= d.h) continue;
             const float* src = row + r * win.ow;
-            float* dst = gx + (c * d.h + ih) * d.w + off;
+            float* dst = plane + ih * d.w + off;
             for (int64_t q = lo; q < hi; ++q) dst[q * win.sw] += src[q];
           }
         }
+    }
   });
 }
 
@@ -92,11 +107,21 @@ bool is_pointwise(const Window2d& win) {
 }
 
 // Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
-// more efficient on a wide matrix), capped so the column buffer stays ~8 MB.
+// more efficient on a wide matrix), capped so the column buffer stays cache-sized.
+constexpr int64_t kColumnBudget = int64_t{1} << 18;  // floats: 1 MB, stays in cache for the GEMM
 int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
   if (is_pointwise(win) || d.l >= 1024) return 1;
   int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
-  return std::clamp<int64_t>((int64_t{1} << 21) / per_sample, 1, std::max<int64_t>(d.n, 1));
+  return std::clamp<int64_t>(kColumnBudget / per_sample, 1, std::max<int64_t>(d.n, 1));
+}
+
+// Scratch buffers reused across calls on a thread: a fresh multi-megabyte
+// vector per call costs a zero-fill plus page faults that rival the GEMM.
+float* scratch(int slot, int64_t n) {
+  thread_local std::vector<float> buffers[3];
+  std::vector<float>& b = buffers[slot];
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
 }
 
 }  // namespace
@@ -108,7 +133,6 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
   const float* wp = w.data<float>();
   float* yp = y.data<float>();
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
-  std::vector<float> col, tmp;
   for (int64_t n0 = 0; n0 < d.n; n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g = 0; g < groups; ++g) {
@@ -117,20 +141,20 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
       if (is_pointwise(win) && m == 1) {
         cols = xp + (n0 * d.c + g * d.cg) * hw;
       } else {
-        col.resize(static_cast<size_t>(d.k * width));
-        for (int64_t s = 0; s < m; ++s) im2col(xp + ((n0 + s) * d.c + g * d.cg) * hw, d, win, col.data() + s * d.l, width);
-        cols = col.data();
+        float* col = scratch(0, d.k * width);
+        im2col(xp, n0, m, g, d, win, col);
+        cols = col;
       }
       if (m == 1) {
         sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
         continue;
       }
       // One wide GEMM for the chunk, then scatter [og, m*l] back to [m, og, l].
-      tmp.resize(static_cast<size_t>(d.og * width));
-      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp.data(), width);
+      float* tmp = scratch(1, d.og * width);
+      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
       for (int64_t s = 0; s < m; ++s)
         for (int64_t o = 0; o < d.og; ++o)
-          std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp.data() + o * width + s * d.l,
+          std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp + o * width + s * d.l,
                       sizeof(float) * d.l);
     }
   }
@@ -157,7 +181,6 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
   if (gxp) std::fill(gxp, gxp + d.n * d.c * hw, 0.0f);
   if (gwp) std::fill(gwp, gwp + d.o * d.k, 0.0f);
-  std::vector<float> col, gcol, tmp;
   for (int64_t n0 = 0; n0 < d.n && (gxp || gwp); n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g_ = 0; g_ < groups; ++g_) {
@@ -166,12 +189,12 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
       if (m == 1) {
         gy = gp + (n0 * d.o + g_ * d.og) * d.l;
       } else {
-        tmp.resize(static_cast<size_t>(d.og * width));
+        float* tmp = scratch(1, d.og * width);
         for (int64_t s = 0; s < m; ++s)
           for (int64_t o = 0; o < d.og; ++o)
-            std::memcpy(tmp.data() + o * width + s * d.l, gp + ((n0 + s) * d.o + g_ * d.og + o) * d.l,
+            std::memcpy(tmp + o * width + s * d.l, gp + ((n0 + s) * d.o + g_ * d.og + o) * d.l,
                         sizeof(float) * d.l);
-        gy = tmp.data();
+        gy = tmp;
       }
       const bool direct = is_pointwise(win) && m == 1;
       if (gwp) {  // gw_g[og, k] += gy[og, m*l] @ col[k, m*l]^T
@@ -179,10 +202,9 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
         if (direct) {
           cols = xp + (n0 * d.c + g_ * d.cg) * hw;
         } else {
-          col.resize(static_cast<size_t>(d.k * width));
-          for (int64_t s = 0; s < m; ++s)
-            im2col(xp + ((n0 + s) * d.c + g_ * d.cg) * hw, d, win, col.data() + s * d.l, width);
-          cols = col.data();
+          float* col = scratch(0, d.k * width);
+          im2col(xp, n0, m, g_, d, win, col);
+          cols = col;
         }
         sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
       }
@@ -192,10 +214,9 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
           continue;
         }
-        gcol.resize(static_cast<size_t>(d.k * width));
-        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol.data(), width);
-        for (int64_t s = 0; s < m; ++s)
-          col2im(gcol.data() + s * d.l, width, d, win, gxp + ((n0 + s) * d.c + g_ * d.cg) * hw);
+        float* gcol = scratch(2, d.k * width);
+        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
+        col2im(gcol, n0, m, g_, d, win, gxp);
       }
     }
   }

@@ -1,7 +1,8 @@
 """Reductions (csrc/ops/reduction.cpp) with their gradients.
 
 Every reduction takes PyTorch's ``dim=`` (int, tuple or None for all axes)
-and ``keepdim=``, or numpy's ``axis=``. Dtype rules: ``sum``/``prod`` of
+and ``keepdim=``, or numpy's ``axis=``. An empty tuple reduces no axis (as
+numpy does; PyTorch's ``sum(dim=())`` reduces all of them). Dtype rules: ``sum``/``prod`` of
 integers or bool give int64; float16/bfloat16 accumulate in float32 and
 round once; ``mean``/``var`` of integers or bool give float32 (lucid has no
 float64). ``max``/``min``/``amax``/``amin`` propagate NaN. Empty reductions:

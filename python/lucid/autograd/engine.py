@@ -47,7 +47,7 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
             if not out.requires_grad:
                 raise RuntimeError("backward(): a tensor that does not require grad has no graph to walk")
             if out.grad_fn is None:
-                _deliver(out, g, wanted, results)
+                _deliver(out, g, wanted, results, leaf=True)
             else:
                 _accumulate(node_grads, (id(out.grad_fn), out._output_nr), g)
         for node in _topological_order([o.grad_fn for o in outputs]):
@@ -82,10 +82,10 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
     return results
 
 
-def _deliver(t, g, wanted, results, leaf=None):
+def _deliver(t, g, wanted, results, leaf):
     if wanted is not None:
         if id(t) in wanted:
             _accumulate(results, id(t), g)
         return
-    if (t.grad_fn is None) if leaf is None else leaf:
+    if leaf:
         t.grad = g.detach() if t.grad is None else t.grad + g

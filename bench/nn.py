@@ -1,0 +1,158 @@
+"""Forward + backward time per step of Linear, Conv2d and the digits CNN on
+lucid's CPU stream at one thread, with PyTorch's CPU numbers beside them
+when torch is importable (ratio = lucid / torch; below 1 means lucid is faster).
+
+    python bench/nn.py [--json out.json] [--reps 20]
+
+One thread everywhere: lucid's pool, its BLAS (OPENBLAS_NUM_THREADS, set
+before anything loads BLAS) and torch.set_num_threads(1).
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import pathlib  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import lucid  # noqa: E402
+from lucid import nn  # noqa: E402
+
+try:
+    import torch  # noqa: E402
+except ImportError:  # torch is optional: lucid's numbers alone
+    torch = None
+
+LINEAR = [(64, 256, 256), (128, 1024, 1024), (256, 512, 2048)]          # (batch, in, out)
+CONV = [(8, 16, 32, 32, 32, 3), (32, 3, 16, 28, 28, 5), (16, 64, 64, 14, 14, 3), (4, 128, 128, 7, 7, 1)]
+# (batch, in_ch, out_ch, H, W, kernel), padding k//2
+
+
+def median_time(step, reps):
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def lucid_layer_step(layer, x_np):
+    x = lucid.tensor(x_np, requires_grad=True)
+
+    def step():
+        layer.zero_grad()
+        x.grad = None
+        y = layer(x)
+        y.sum().backward()
+    return step
+
+
+def torch_layer_step(layer, x_np):
+    x = torch.tensor(x_np, requires_grad=True)
+
+    def step():
+        layer.zero_grad()
+        x.grad = None
+        y = layer(x)
+        y.sum().backward()
+    return step
+
+
+def copy_params(src_lucid, dst_torch):
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(src_lucid.named_parameters(), dst_torch.named_parameters()):
+            q.copy_(torch.tensor(p.numpy()))
+
+
+def digits_steps(batch=32):
+    spec = importlib.util.spec_from_file_location(
+        "train_digits", pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_digits.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x_tr, y_tr, _, _ = mod.load_data(0)
+    xb, yb = x_tr[:batch], y_tr[:batch]
+    model = mod.make_model()
+    opt = lucid.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def lucid_step():
+        loss = loss_fn(model(lucid.tensor(xb)), lucid.tensor(yb))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch_step = None
+    if torch is not None:
+        tn = torch.nn
+        tmodel = tn.Sequential(tn.Conv2d(1, 16, 3, padding=1), tn.BatchNorm2d(16), tn.ReLU(), tn.MaxPool2d(2),
+                               tn.Conv2d(16, 32, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2), tn.Flatten(),
+                               tn.Linear(128, 10))
+        topt = torch.optim.Adam(tmodel.parameters(), lr=1e-3)
+        tx, ty = torch.tensor(xb), torch.tensor(yb)
+
+        def torch_step():
+            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+    return lucid_step, torch_step
+
+
+def main():
+    parser = argparse.ArgumentParser(description="nn forward+backward benchmark (CPU stream, 1 thread)")
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args()
+    lucid.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    rows = []
+
+    def record(name, lucid_s, torch_s):
+        ratio = lucid_s / torch_s if torch_s else None
+        rows.append({"case": name, "lucid_ms": lucid_s * 1e3, "torch_ms": torch_s * 1e3 if torch_s else None,
+                     "ratio": ratio})
+        t = f"{torch_s * 1e3:10.3f}" if torch_s else f"{'-':>10}"
+        r = f"{ratio:7.2f}x" if ratio else f"{'-':>8}"
+        print(f"{name:44s} {lucid_s * 1e3:10.3f} {t} {r}", flush=True)
+
+    print(f"{'forward+backward, 1 thread':44s} {'lucid ms':>10} {'torch ms':>10} {'ratio':>8}")
+    for b, i, o in LINEAR:
+        x = rng.standard_normal((b, i)).astype(np.float32)
+        layer = nn.Linear(i, o)
+        tl = median_time(lucid_layer_step(layer, x), args.reps)
+        tt = None
+        if torch is not None:
+            tlayer = torch.nn.Linear(i, o)
+            copy_params(layer, tlayer)
+            tt = median_time(torch_layer_step(tlayer, x), args.reps)
+        record(f"Linear batch={b} {i}->{o}", tl, tt)
+    for b, ci, co, h, w, k in CONV:
+        x = rng.standard_normal((b, ci, h, w)).astype(np.float32)
+        layer = nn.Conv2d(ci, co, k, padding=k // 2)
+        tl = median_time(lucid_layer_step(layer, x), args.reps)
+        tt = None
+        if torch is not None:
+            tlayer = torch.nn.Conv2d(ci, co, k, padding=k // 2)
+            copy_params(layer, tlayer)
+            tt = median_time(torch_layer_step(tlayer, x), args.reps)
+        record(f"Conv2d N={b} {ci}->{co} {h}x{w} k={k}", tl, tt)
+    lucid_step, torch_step = digits_steps()
+    record("digits CNN train step (batch 32, Adam)", median_time(lucid_step, args.reps),
+           median_time(torch_step, args.reps) if torch_step else None)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

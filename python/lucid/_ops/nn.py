@@ -1,0 +1,341 @@
+"""Low-level differentiable nn ops (csrc/ops/{conv,pool,linear,embedding}.cpp).
+
+Each op is an autograd Function whose forward and backward call the C++
+kernels of the stream that holds the data (CPU: im2col + BLAS and direct
+loops; GPU: MLX). ``lucid.nn.functional`` builds the PyTorch-shaped API on
+these; argument parsing that PyTorch does in Python (ints vs pairs,
+``padding="same"``, unbatched inputs) happens here, the rest is validated
+once in C++ so both streams raise the same message.
+"""
+from __future__ import annotations
+
+import numbers
+
+from .. import _C
+from ..autograd import Function
+from .common import wrap
+
+__all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
+TENSOR_METHODS: list = []
+
+
+# ----- argument parsing ---------------------------------------------------------
+
+def _pair(v, fn: str, arg: str, n: int = 2) -> list:
+    """An int or a length-n sequence of ints -> list of n Python ints."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return [int(v)] * n
+    if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(e, numbers.Integral) and not isinstance(e, bool)
+                                                            for e in v):
+        return [int(e) for e in v]
+    raise TypeError(f"{fn}(): argument '{arg}' must be an int or a tuple of {n} ints, got {v!r}")
+
+
+def _conv_padding(padding, kernel: list, dilation: list, stride: list, fn: str) -> list:
+    """PyTorch's conv padding (int, pair, "valid", "same") -> (top, bottom, left, right).
+
+    "same" pads d*(k-1) in total per axis, the odd one after, as PyTorch does.
+    """
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [0, 0, 0, 0]
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions, got stride "
+                                 f"{tuple(stride)}")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                out += [total // 2, total - total // 2]
+            return out
+        raise ValueError(f"{fn}(): argument 'padding' must be 'valid', 'same', an int or a tuple of ints, "
+                         f"got '{padding}'")
+    ph, pw = _pair(padding, fn, "padding")
+    return [ph, ph, pw, pw]
+
+
+def _opt(t):
+    return None if t is None else t._impl
+
+
+def _grads(ctx, impls, n_after: int):
+    """C++ (optional) gradients -> tensors, masked by needs_input_grad, plus None per non-tensor arg."""
+    out = tuple(wrap(g) if (g is not None and need) else None for g, need in zip(impls, ctx.needs_input_grad))
+    return out + (None,) * n_after
+
+
+# ----- convolution ----------------------------------------------------------------
+
+class _Conv2d(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, stride, padding, dilation, groups, fn):
+        ctx.save_for_backward(x, weight)
+        ctx.args = (stride, padding, dilation, groups)
+        return wrap(_C.conv2d(x._impl, weight._impl, _opt(bias), stride, padding, dilation, groups, fn))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        want = list(ctx.needs_input_grad[:3])
+        impls = _C.conv2d_backward(g._impl, x._impl, weight._impl, *ctx.args, want)
+        return _grads(ctx, impls, 5)
+
+
+def _check_rank(x, ranks: tuple, fn: str, layout: str):
+    if x.ndim not in ranks:
+        raise ValueError(f"{fn}(): expected a {ranks[0]}-D (unbatched) or {ranks[1]}-D (batched) input {layout}, "
+                         f"got shape {tuple(x.shape)}")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as in PyTorch) over an NCHW input.
+
+    ``y[n, o] = bias[o] + sum_{c in group(o), i, j} weight[o, c, i, j] * x_pad[n, c, s*h + d*i, s*w + d*j]``
+
+    Shapes: input (N, C, H, W) or (C, H, W); weight (O, C/groups, kh, kw);
+    bias (O,); output (N, O, H_out, W_out) with
+    ``H_out = (H + pad_top + pad_bottom - dilation*(kh-1) - 1) // stride + 1``.
+    ``padding`` is an int, a pair, ``"valid"`` (none) or ``"same"`` (output
+    size = input size; stride 1 only).
+
+    Raises ValueError for a wrong input rank or channel count (the message
+    gives expected and got shapes), groups that do not divide the channels,
+    an unknown padding string; TypeError for mismatched dtypes.
+
+    >>> import lucid
+    >>> x = lucid.ones(1, 1, 3, 3)
+    >>> w = lucid.ones(1, 1, 2, 2)
+    >>> lucid.conv2d(x, w).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv2d", 2)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution over (N, C, L) or (C, L): conv2d over a unit height.
+
+    weight (O, C/groups, k); output (N, O, L_out). Padding as in conv2d.
+
+    >>> import lucid
+    >>> lucid.conv1d(lucid.ones(1, 1, 4), lucid.ones(1, 1, 3)).tolist()
+    [[[3.0, 3.0]]]
+    """
+    return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv1d", 1)
+
+
+def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
+    from .shape import squeeze, unsqueeze
+
+    _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
+    if weight.ndim != nd + 2:
+        raise ValueError(f"{fn}(): expected a {nd + 2}-D weight, got shape {tuple(weight.shape)}")
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
+    unbatched = x.ndim == nd + 1
+    if unbatched:
+        x = unsqueeze(x, 0)
+    c = x.shape[1]
+    if c % groups != 0:
+        raise ValueError(f"{fn}(): in_channels ({c}) must be divisible by groups ({groups})")
+    if weight.shape[1] * groups != c:
+        raise ValueError(f"{fn}(): expected input with {weight.shape[1] * groups} channels "
+                         f"(weight {tuple(weight.shape)}, groups={groups}), got input of shape {tuple(x.shape)}")
+    if nd == 1:
+        s, d = [1] + _pair(stride, fn, "stride", 1), [1] + _pair(dilation, fn, "dilation", 1)
+        k = [1, weight.shape[2]]
+        if isinstance(padding, str):
+            pad = _conv_padding(padding, k, d, s, fn)
+        else:
+            p = _pair(padding, fn, "padding", 1)[0]
+            pad = [0, 0, p, p]
+        x, weight = unsqueeze(x, 2), unsqueeze(weight, 2)
+    else:
+        s, d = _pair(stride, fn, "stride"), _pair(dilation, fn, "dilation")
+        pad = _conv_padding(padding, list(weight.shape[2:]), d, s, fn)
+    y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
+    if nd == 1:
+        y = squeeze(y, 2)
+    return squeeze(y, 0) if unbatched else y
+
+
+# ----- pooling --------------------------------------------------------------------
+
+class _MaxPool2d(Function):
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
+        y, idx = _C.max_pool2d(x._impl, kernel, stride, padding, dilation, ceil_mode)
+        y, idx = wrap(y), wrap(idx)
+        ctx.save_for_backward(x, idx)
+        ctx.mark_non_differentiable(idx)
+        return y, idx
+
+    @staticmethod
+    def backward(ctx, g, _g_idx):
+        x, idx = ctx.saved_tensors
+        return (wrap(_C.max_pool2d_backward(g._impl, idx._impl, x._impl)),) + (None,) * 5
+
+
+class _AvgPool2d(Function):
+    @staticmethod
+    def forward(ctx, x, *args):
+        ctx.save_for_backward(x)
+        ctx.args = args
+        return wrap(_C.avg_pool2d(x._impl, *args))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return (wrap(_C.avg_pool2d_backward(g._impl, x._impl, *ctx.args)),) + (None,) * len(ctx.args)
+
+
+class _AdaptiveAvgPool2d(Function):
+    @staticmethod
+    def forward(ctx, x, output_size):
+        ctx.save_for_backward(x)
+        return wrap(_C.adaptive_avg_pool2d(x._impl, output_size))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return wrap(_C.adaptive_avg_pool2d_backward(g._impl, x._impl)), None
+
+
+def _batched(x, fn):
+    """(x as 4-D, whether a batch axis was added) for (C, H, W) or (N, C, H, W) inputs."""
+    from .shape import unsqueeze
+
+    _check_rank(x, (3, 4), fn, "(N, C, H, W)")
+    return (unsqueeze(x, 0), True) if x.ndim == 3 else (x, False)
+
+
+def _unbatch(y, added):
+    from .shape import squeeze
+
+    return squeeze(y, 0) if added else y
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding (kh, kw) windows of an (N, C, H, W) or (C, H, W) input.
+
+    Padding counts as -inf; ``H_out = (H + 2p - d*(k-1) - 1) // s + 1``
+    (rounded up with ``ceil_mode``, keeping the last window inside the input
+    or its left padding). ``stride`` defaults to ``kernel_size``. With
+    ``return_indices`` also returns the flat ``h*W + w`` position of each
+    maximum in its plane (int64), as PyTorch does. ValueError for padding
+    above half the kernel or an input smaller than the window.
+
+    >>> import lucid
+    >>> x = lucid.arange(16.0).reshape(1, 1, 4, 4)
+    >>> lucid.max_pool2d(x, 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    fn = "max_pool2d"
+    x, added = _batched(input, fn)
+    k = _pair(kernel_size, fn, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _pair(stride, fn, "stride")
+    y, idx = _MaxPool2d.apply(x, k, s, _pair(padding, fn, "padding"), _pair(dilation, fn, "dilation"),
+                              bool(ceil_mode))
+    y, idx = _unbatch(y, added), _unbatch(idx, added)
+    return (y, idx) if return_indices else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding (kh, kw) windows of an (N, C, H, W) or (C, H, W) input.
+
+    Output size as max_pool2d (no dilation). The divisor is the window size
+    clipped to the padded input (``count_include_pad=True``), or to the input
+    itself, or ``divisor_override``.
+
+    >>> import lucid
+    >>> x = lucid.arange(16.0).reshape(1, 1, 4, 4)
+    >>> lucid.avg_pool2d(x, 2).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    fn = "avg_pool2d"
+    x, added = _batched(input, fn)
+    k = _pair(kernel_size, fn, "kernel_size")
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _pair(stride, fn, "stride")
+    if divisor_override is not None and (not isinstance(divisor_override, numbers.Integral) or divisor_override <= 0):
+        raise ValueError(f"{fn}(): argument 'divisor_override' must be a positive int, got {divisor_override!r}")
+    y = _AvgPool2d.apply(x, k, s, _pair(padding, fn, "padding"), bool(ceil_mode), bool(count_include_pad),
+                         int(divisor_override or 0))
+    return _unbatch(y, added)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over an (oh, ow) grid of bins covering the input: bin i spans
+    ``[floor(i*H/oh), ceil((i+1)*H/oh))``. ``output_size`` is an int, a pair,
+    or a pair with None (keep that input size).
+
+    >>> import lucid
+    >>> lucid.adaptive_avg_pool2d(lucid.arange(16.0).reshape(1, 1, 4, 4), 1).tolist()
+    [[[[7.5]]]]
+    """
+    fn = "adaptive_avg_pool2d"
+    x, added = _batched(input, fn)
+    if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
+        size = [x.shape[2 + i] if v is None else v for i, v in enumerate(output_size)]
+    else:
+        size = output_size
+    return _unbatch(_AdaptiveAvgPool2d.apply(x, _pair(size, fn, "output_size")), added)
+
+
+# ----- linear and embedding ---------------------------------------------------------
+
+class _Linear(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        return wrap(_C.linear(x._impl, weight._impl, _opt(bias)))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        impls = _C.linear_backward(g._impl, x._impl, weight._impl, list(ctx.needs_input_grad[:3]))
+        return _grads(ctx, impls, 0)
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` over the last axis.
+
+    Shapes: input (*, in_features), weight (out_features, in_features),
+    bias (out_features,) -> (*, out_features). ValueError when the last axis
+    of the input is not in_features.
+
+    >>> import lucid
+    >>> lucid.nn.functional.linear(lucid.ones(2, 3), lucid.ones(4, 3)).shape
+    (2, 4)
+    """
+    return _Linear.apply(input, weight, bias)
+
+
+class _Embedding(Function):
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        ctx.save_for_backward(indices)
+        ctx.rows, ctx.padding_idx = weight.shape[0], padding_idx
+        return wrap(_C.embedding(weight._impl, indices._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        (indices,) = ctx.saved_tensors
+        return wrap(_C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx)), None, None
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows of ``weight`` (num_embeddings, dim) picked by the integer ``input``
+    (any shape) -> (*input.shape, dim). The row ``padding_idx`` receives no
+    gradient. IndexError for an index outside [0, num_embeddings).
+
+    >>> import lucid
+    >>> w = lucid.tensor([[0.0, 1.0], [2.0, 3.0]])
+    >>> lucid.embedding(lucid.tensor([1, 0, 1]), w).tolist()
+    [[2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]
+    """
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise ValueError(f"embedding(): padding_idx must be within [-{n}, {n}), got {padding_idx}")
+        padding_idx = padding_idx % n
+    return _Embedding.apply(weight, input, -1 if padding_idx is None else int(padding_idx))

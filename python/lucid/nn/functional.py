@@ -1,0 +1,340 @@
+"""``lucid.nn.functional``: the stateless forms of the layers and the losses,
+with PyTorch's names, arguments and defaults.
+
+Convolution, pooling, linear and embedding run on dedicated kernels
+(``lucid._ops.nn``); activations, normalisation and losses are compositions
+of lucid ops, so autograd differentiates them on whichever stream holds the
+data.
+
+>>> import lucid
+>>> import lucid.nn.functional as F
+>>> F.softmax(lucid.tensor([0.0, 0.0]), dim=0).tolist()
+[0.5, 0.5]
+"""
+from __future__ import annotations
+
+import numbers
+
+import lucid
+
+from .._ops.nn import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, embedding, linear, max_pool2d  # noqa: F401
+
+__all__ = [
+    "conv1d", "conv2d", "linear", "embedding", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "relu", "relu6", "leaky_relu", "gelu", "sigmoid", "tanh", "hardswish", "hardsigmoid",
+    "softmax", "log_softmax", "dropout", "flatten", "batch_norm",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+]
+
+
+# ----- activations -------------------------------------------------------------------
+# ``inplace=True`` is accepted for PyTorch compatibility; the result is a new
+# tensor (the input is left unchanged), which autograd handles safely.
+
+def relu(input, inplace=False):
+    """``max(x, 0)``.
+
+    >>> import lucid
+    >>> lucid.nn.functional.relu(lucid.tensor([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return lucid.relu(input)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``."""
+    return lucid.clamp(input, 0.0, 6.0)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` for ``x > 0``, else ``negative_slope * x``."""
+    return lucid.where(input > 0, input, input * negative_slope)
+
+
+def gelu(input, approximate="none"):
+    """``x * Phi(x)`` (``approximate='tanh'`` for the tanh form); ValueError for other modes."""
+    return lucid.gelu(input, approximate=approximate)
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-x))``."""
+    return lucid.sigmoid(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent."""
+    return lucid.tanh(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """``clamp(x / 6 + 1/2, 0, 1)``."""
+    return lucid.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+
+
+def hardswish(input, inplace=False):
+    """``x * clamp(x + 3, 0, 6) / 6``.
+
+    >>> import lucid
+    >>> lucid.nn.functional.hardswish(lucid.tensor([-4.0, 0.0, 4.0])).tolist()
+    [-0.0, 0.0, 4.0]
+    """
+    return input * lucid.clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def _softmax_dim(input, dim, fn):
+    if dim is None:  # PyTorch's legacy implicit choice
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return dim
+
+
+def softmax(input, dim=None, dtype=None):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the max shift keeps it finite).
+
+    >>> import lucid
+    >>> [round(v, 4) for v in lucid.nn.functional.softmax(lucid.tensor([1000.0, 1000.0, 0.0]), dim=0).tolist()]
+    [0.5, 0.5, 0.0]
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _softmax_dim(input, dim, "softmax")
+    # The shift is a constant for the gradient (softmax is shift-invariant).
+    shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
+    e = lucid.exp(shifted)
+    return e / lucid.sum(e, dim=dim, keepdim=True)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """``x - max - log(sum(exp(x - max)))`` along ``dim``.
+
+    >>> import lucid
+    >>> round(lucid.nn.functional.log_softmax(lucid.tensor([0.0, 0.0]), dim=0).tolist()[0], 4)
+    -0.6931
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _softmax_dim(input, dim, "log_softmax")
+    shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
+    return shifted - lucid.log(lucid.sum(lucid.exp(shifted), dim=dim, keepdim=True))
+
+
+# ----- regularisation and reshaping ----------------------------------------------------
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``
+    when ``training``; identity otherwise. ValueError unless ``0 <= p <= 1``.
+    Draws from lucid's generator (``lucid.manual_seed``)."""
+    if not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout(): probability 'p' must be between 0 and 1, got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep = (lucid.rand_like(input) >= p).to(input.dtype)
+    return input * keep * (1.0 / (1.0 - p))
+
+
+def flatten(input, start_dim=1, end_dim=-1):
+    """Merges axes ``start_dim..end_dim`` into one (the layer's default keeps the batch axis)."""
+    return lucid.flatten(input, start_dim, end_dim)
+
+
+# ----- normalisation ------------------------------------------------------------------
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    """Normalises each channel (axis 1) of an (N, C, *) input.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the batch's
+    mean and biased variance when ``training`` (then the running buffers,
+    if given, move by ``momentum`` towards the batch mean and *unbiased*
+    variance, in place), else the running statistics. ValueError when
+    training with a single value per channel.
+    """
+    fn = "batch_norm"
+    if input.ndim < 2:
+        raise ValueError(f"{fn}(): expected an input of at least 2 dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ValueError(f"{fn}(): expected {name} of shape ({c},), got {tuple(t.shape)}")
+    if training:
+        dims = (0,) + tuple(range(2, input.ndim))
+        count = input.numel() // max(c, 1)
+        if count <= 1:
+            raise ValueError(f"{fn}(): expected more than 1 value per channel when training, got input of shape "
+                             f"{tuple(input.shape)}")
+        mean = lucid.mean(input, dim=dims, keepdim=True)
+        centered = input - mean
+        var = lucid.mean(centered * centered, dim=dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with lucid.no_grad():
+                if running_mean is not None:
+                    running_mean.copy_(running_mean * (1.0 - momentum) + mean.detach().reshape(c) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(c) * (count / (count - 1))
+                    running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
+        y = centered * lucid.rsqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
+        y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+# ----- losses ---------------------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction, fn):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}(): argument 'reduction' must be one of {_REDUCTIONS}, got '{reduction}'")
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return lucid.mean(loss)
+    if reduction == "sum":
+        return lucid.sum(loss)
+    return loss
+
+
+def _class_layout(input, target, fn):
+    """Checks (N, C, *) vs (N, *) shapes (or (C,) vs ()); returns the class axis size."""
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise ValueError(f"{fn}(): expected a 0-d target for a 1-D input of shape {tuple(input.shape)}, "
+                             f"got target shape {tuple(target.shape)}")
+        return input.shape[0]
+    if input.ndim < 1 or tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        raise ValueError(f"{fn}(): expected target of shape {(input.shape[0],) + tuple(input.shape[2:])} for input "
+                         f"of shape {tuple(input.shape)}, got {tuple(target.shape)}")
+    return input.shape[1]
+
+
+def _one_hot(target, c, class_axis, ndim, dtype):
+    """(target == class) as `dtype`, with the class axis at `class_axis` of an ndim-D result."""
+    classes = lucid.arange(c, device=target.device)
+    shape = [1] * ndim
+    shape[class_axis] = c
+    return (lucid.unsqueeze(target, class_axis) == classes.reshape(shape)).to(dtype)
+
+
+def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smoothing, fn):
+    """Shared by nll_loss and cross_entropy with class-index targets."""
+    c = _class_layout(logp, target, fn)
+    if target.dtype.is_floating_point:
+        raise TypeError(f"{fn}(): class-index target must be an integer tensor, got {target.dtype}")
+    class_axis = 0 if logp.ndim == 1 else 1
+    shape = [1] * logp.ndim
+    shape[class_axis] = c
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise ValueError(f"{fn}(): expected weight of shape ({c},), got {tuple(weight.shape)}")
+    valid = (target != ignore_index).to(logp.dtype)
+    onehot = _one_hot(target, c, class_axis, logp.ndim, logp.dtype)
+    if ignore_index not in range(c):  # an index outside [0, C) must be the ignored one
+        bad = lucid.logical_and(target != ignore_index, lucid.logical_or(target < 0, target >= c))
+        if bool(lucid.any(bad)):
+            raise IndexError(f"{fn}(): target values must lie in [0, {c}) or equal ignore_index={ignore_index}")
+    w = None if weight is None else weight.reshape(shape)
+    picked = onehot if w is None else onehot * w
+    # Per-element weight of the target class (0 where ignored): the mean's denominator.
+    elem_w = lucid.sum(picked, dim=class_axis) * valid
+    loss = -lucid.sum(logp * picked, dim=class_axis) * valid
+    if label_smoothing > 0.0:
+        smooth = -lucid.sum(logp if w is None else logp * w, dim=class_axis) * valid
+        loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
+    if reduction == "mean":
+        return lucid.sum(loss) / lucid.sum(elem_w)
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of class indices given log-probabilities.
+
+    input (N, C, *) or (C,); target (N, *) or () of class indices. ``loss_i =
+    -weight[t_i] * input[i, t_i]``, 0 where ``t_i == ignore_index``; the
+    mean divides by the summed weights of the counted targets.
+
+    >>> import lucid
+    >>> logp = lucid.tensor([[-1.0, -2.0], [-3.0, -0.5]])
+    >>> lucid.nn.functional.nll_loss(logp, lucid.tensor([0, 1])).item()
+    0.75
+    """
+    fn = "nll_loss"
+    _check_reduction(reduction, fn)
+    return _nll_from_log_probs(input, target, weight, ignore_index, reduction, 0.0, fn)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy between logits ``input`` and ``target``.
+
+    Class-index target (integer, shape (N, *)): ``(1-e) * nll(log_softmax(x), t)
+    + e/C * sum_c -weight[c] log_softmax(x)_c`` with ``e = label_smoothing``,
+    ignore_index and the weighted mean as in nll_loss. Probability target
+    (float, same shape as input): ``-sum_c weight[c] q_c log_softmax(x)_c`` with
+    ``q = (1-e) p + e/C``; the mean is over the N (and spatial) elements.
+    ValueError for bad shapes, a label_smoothing outside [0, 1] or an unknown reduction.
+
+    >>> import lucid
+    >>> logits = lucid.tensor([[0.0, 0.0]])
+    >>> round(lucid.nn.functional.cross_entropy(logits, lucid.tensor([1])).item(), 4)
+    0.6931
+    """
+    fn = "cross_entropy"
+    _check_reduction(reduction, fn)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{fn}(): label_smoothing must be in [0, 1], got {label_smoothing}")
+    if input.ndim == 0:
+        raise ValueError(f"{fn}(): expected an input of shape (C,) or (N, C, *), got a 0-d tensor")
+    class_axis = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, dim=class_axis)
+    if not target.dtype.is_floating_point:
+        return _nll_from_log_probs(logp, target, weight, ignore_index, reduction, float(label_smoothing), fn)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"{fn}(): a probability target must have the input's shape {tuple(input.shape)}, "
+                         f"got {tuple(target.shape)}")
+    c = input.shape[class_axis]
+    q = target * (1.0 - label_smoothing) + label_smoothing / c if label_smoothing > 0 else target
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_axis] = c
+        q = q * weight.reshape(shape)
+    return _reduce(-lucid.sum(logp * q, dim=class_axis), reduction)
+
+
+def _pointwise_loss(input, target, fn, reduction):
+    _check_reduction(reduction, fn)
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{fn}(): input and target must have one shape, got {tuple(input.shape)} and "
+                         f"{tuple(target.shape)}")
+    return input - target
+
+
+def mse_loss(input, target, reduction="mean"):
+    """``(input - target)^2``, reduced.
+
+    >>> import lucid
+    >>> lucid.nn.functional.mse_loss(lucid.tensor([1.0, 3.0]), lucid.tensor([0.0, 0.0])).item()
+    5.0
+    """
+    d = _pointwise_loss(input, target, "mse_loss", reduction)
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """``|input - target|``, reduced.
+
+    >>> import lucid
+    >>> lucid.nn.functional.l1_loss(lucid.tensor([1.0, -3.0]), lucid.tensor([0.0, 0.0])).item()
+    2.0
+    """
+    d = _pointwise_loss(input, target, "l1_loss", reduction)
+    return _reduce(lucid.abs(d), reduction)

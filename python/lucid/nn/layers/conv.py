@@ -1,0 +1,111 @@
+"""Conv1d and Conv2d."""
+from __future__ import annotations
+
+import math
+
+from ..._ops.nn import _pair
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ._factory import check_positive, new_parameter
+
+
+class _ConvNd(Module):
+    _nd = 2
+    _layout = "(N, C, H, W)"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        check_positive(in_channels, name, "in_channels")
+        check_positive(out_channels, name, "out_channels")
+        check_positive(groups, name, "groups")
+        if in_channels % groups != 0:
+            raise ValueError(f"{name}: in_channels ({in_channels}) must be divisible by groups ({groups})")
+        if out_channels % groups != 0:
+            raise ValueError(f"{name}: out_channels ({out_channels}) must be divisible by groups ({groups})")
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"{name}: argument 'padding' must be 'valid', 'same', an int or a tuple, got '{padding}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: padding_mode '{padding_mode}' is not implemented; only 'zeros' is")
+        nd, fn = self._nd, name.lower()
+        self.kernel_size = tuple(_pair(kernel_size, fn, "kernel_size", nd))
+        self.stride = tuple(_pair(stride, fn, "stride", nd))
+        self.dilation = tuple(_pair(dilation, fn, "dilation", nd))
+        self.padding = padding if isinstance(padding, str) else tuple(_pair(padding, fn, "padding", nd))
+        if padding == "same" and any(s != 1 for s in self.stride):
+            raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.padding_mode = padding_mode
+        self.weight = new_parameter((out_channels, in_channels // groups) + self.kernel_size, device, dtype)
+        self.bias = new_parameter((out_channels,), device, dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # PyTorch's default: kaiming_uniform_(a=sqrt(5)) = U(+-1/sqrt(fan_in)), bias the same bound.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def _check_input(self, x):
+        name, nd = type(self).__name__, self._nd
+        if x.ndim not in (nd + 1, nd + 2):
+            raise ValueError(f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input "
+                             f"{self._layout}, got shape {tuple(x.shape)}")
+        c = x.shape[0 if x.ndim == nd + 1 else 1]
+        if c != self.in_channels:
+            want = ("N", self.in_channels) + ("*",) * nd
+            raise ValueError(f"{name}: expected input with {self.in_channels} channels, shape "
+                             f"({', '.join(map(str, want))}), got shape {tuple(x.shape)}")
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding not in ((0,) * self._nd, "valid"):
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution layer over (N, C, H, W) or (C, H, W) inputs; see
+    ``lucid.nn.functional.conv2d`` for the formula and output size.
+
+    ``padding`` is an int, a pair, ``"valid"`` or ``"same"``. weight
+    (out_channels, in_channels/groups, kh, kw) and bias initialised as PyTorch
+    does. ValueError for groups not dividing the channels, an unknown padding
+    string, or an input of the wrong rank or channel count.
+
+    >>> import lucid
+    >>> conv = lucid.nn.Conv2d(3, 8, 3, padding="same")
+    >>> conv(lucid.ones(2, 3, 5, 5)).shape
+    (2, 8, 5, 5)
+    """
+
+    def forward(self, input):
+        self._check_input(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution layer over (N, C, L) or (C, L) inputs (a Conv2d over a unit height).
+
+    >>> import lucid
+    >>> lucid.nn.Conv1d(2, 4, 3)(lucid.ones(1, 2, 10)).shape
+    (1, 4, 8)
+    """
+
+    _nd = 1
+    _layout = "(N, C, L)"
+
+    def forward(self, input):
+        self._check_input(input)
+        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups)

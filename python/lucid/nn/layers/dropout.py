@@ -1,0 +1,28 @@
+"""Dropout."""
+from __future__ import annotations
+
+from .. import functional as F
+from ..module import Module
+
+
+class Dropout(Module):
+    """Zeroes elements with probability ``p`` (scaling the rest by 1/(1-p)) in
+    training mode; identity in eval mode. ValueError unless 0 <= p <= 1.
+
+    >>> import lucid
+    >>> d = lucid.nn.Dropout(0.5).eval()
+    >>> d(lucid.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: probability 'p' must be between 0 and 1, got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
