@@ -12,7 +12,8 @@ import copy
 import numpy as np
 
 from . import _C
-from ._device import as_device, device
+from . import _device
+from ._device import device
 from ._dtype import as_dtype, dtype
 
 
@@ -89,8 +90,6 @@ class Tensor:
     # ----- conversion -----------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A numpy array; shares memory on the CPU stream. bfloat16 widens to float32 (exact)."""
-        if self.requires_grad and self.grad_fn is not None:
-            pass  # reading values of a graph node is fine; numpy sees no graph
         t = self._impl if self._impl.device == "cpu" else _C.to_device(self._impl, "cpu")
         if t.dtype == "bfloat16":
             t = _C.astype(t, "float32")
@@ -154,7 +153,7 @@ class Tensor:
     def to(self, *args, dtype=None, device=None, copy=False):
         """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``; differentiable."""
         for a in args:
-            if isinstance(a, (str,)) or type(a).__name__ == "device":
+            if isinstance(a, (str, _device.device)):
                 device = a
             else:
                 dtype = a
