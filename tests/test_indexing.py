@@ -199,6 +199,19 @@ def test_setitem_mask(device, rng):
     check(x, a)
 
 
+def test_mask_from_comparison(device, rng):
+    x, a = make(rng, (3, 4), device=device)
+    check(x[x > 0], a[a > 0])
+    y = x.clone()
+    y[y < 0] = 0.0
+    check(y, np.maximum(a, 0))
+    leaf = lucid.tensor(a, device=device, requires_grad=True)
+    z = leaf * 1.0
+    z[z < 0] = 0.0  # a relu written with a masked write
+    z.backward(lucid.ones(3, 4, device=device))
+    check(leaf.grad, (a > 0).astype(np.float32))
+
+
 def test_setitem_mask_keeps_cpu_views():
     x = lucid.zeros(2, 3)
     row = x[1]
@@ -540,3 +553,52 @@ def test_setitem_into_plain_tensor_records_value_grad(device, rng):
     assert base.requires_grad and base.grad_fn is not None
     (base * 2.0).backward(lucid.ones(3, 4, device=device))
     assert to_np(v.grad).tolist() == [2.0] * 4
+
+
+# ----- randomized agreement with numpy ------------------------------------------------------
+
+def _random_index(rng, shape):
+    """A random numpy-style index over `shape`: ints, slices, None, Ellipsis, at most one
+    int list (without repeated positions, whose write order is unspecified on the GPU stream)."""
+    items, used_list = [], False
+    for n in shape:
+        kind = rng.integers(0, 5)
+        if kind == 0 and n:
+            items.append(int(rng.integers(-n, n)))
+        elif kind == 1 and n and not used_list:
+            picked = rng.permutation(n)[:int(rng.integers(0, 4))]  # distinct positions, some written negative
+            items.append([int(p - n) if rng.random() < 0.5 else int(p) for p in picked])
+            used_list = True
+        elif kind == 2:
+            items.append(None)
+            items.append(slice(None))
+        else:
+            lo, hi = (int(v) for v in rng.integers(-n - 2, n + 3, size=2))
+            step = int(rng.choice([-3, -2, -1, 1, 2, 3]))
+            items.append(slice(lo if rng.random() < 0.7 else None, hi if rng.random() < 0.7 else None, step))
+    if items and rng.random() < 0.3:  # replace a tail of plain slices with an Ellipsis
+        cut = int(rng.integers(0, len(items)))
+        if all(isinstance(i, slice) and i == slice(None) for i in items[cut:]):
+            items = items[:cut] + [Ellipsis]
+    return tuple(items)
+
+
+def test_random_indexing_matches_numpy(device):
+    rng = np.random.default_rng(7)
+    for trial in range(150):
+        shape = tuple(int(s) for s in rng.integers(0, 4, size=int(rng.integers(1, 4))))
+        a = rng.standard_normal(shape).astype(np.float32)
+        idx = _random_index(rng, shape)
+        x = lucid.tensor(a, device=device)
+        try:
+            ref = a[idx]
+        except IndexError:
+            with pytest.raises(IndexError):
+                x[idx]
+            continue
+        check(x[idx], ref)
+        v = rng.standard_normal(ref.shape).astype(np.float32)
+        b = a.copy()
+        b[idx] = v
+        x[idx] = lucid.tensor(v, device=device)
+        check(x, b)

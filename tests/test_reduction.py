@@ -168,3 +168,234 @@ def test_sum_backward_values(device):
     if h is not None:
         h.sum(dtype=lucid.float32).backward()
         assert h.grad.dtype == lucid.float16 and h.grad.tolist() == [1.0, 1.0]
+
+
+# ------------------------------------------------ the other reductions
+NP_REF = {
+    "sum": lambda a, ax, kd: a.sum(axis=ax, keepdims=kd),
+    "mean": lambda a, ax, kd: a.mean(axis=ax, keepdims=kd),
+    "var": lambda a, ax, kd: a.var(axis=ax, keepdims=kd, ddof=1),
+    "prod": lambda a, ax, kd: a.prod(axis=ax, keepdims=kd),
+    "amax": lambda a, ax, kd: a.max(axis=ax, keepdims=kd),
+    "amin": lambda a, ax, kd: a.min(axis=ax, keepdims=kd),
+    "all": lambda a, ax, kd: a.all(axis=ax, keepdims=kd),
+    "any": lambda a, ax, kd: a.any(axis=ax, keepdims=kd),
+}
+
+
+@pytest.mark.parametrize("name", list(NP_REF))
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_float32_all_dims(device, rng, name, keepdim):
+    a = (rng.standard_normal((3, 4, 5)) * (0.5 if name == "prod" else 1.0)).astype(np.float32)
+    if name in ("all", "any"):
+        a[rng.random(a.shape) < 0.3] = 0
+    x = lucid.tensor(a, device=device)
+    for dim in dim_cases(3):
+        ax = dim if dim is None or isinstance(dim, int) else tuple(dim)
+        got = getattr(lucid, name)(x, dim=dim, keepdim=keepdim)
+        want = NP_REF[name](a.astype(np.float64), ax, keepdim)
+        assert got.shape == np.shape(want), (name, dim)
+        if name in ("all", "any"):
+            assert got.dtype == lucid.bool
+            np.testing.assert_array_equal(to_np(got), want)
+        else:
+            assert got.dtype == lucid.float32
+            np.testing.assert_allclose(to_np(got), want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_reductions_every_dtype(device, rng, dtype):
+    a = make(rng, (5, 6), dtype)
+    if dtype not in ("bool",) + tuple(FLOAT_DTYPES):
+        a = (a % 4).astype(dtype)  # keep int products small
+    x = lt(a, dtype, device)
+    ref = as_f32(a, dtype).astype(np.float64) if dtype in FLOAT_DTYPES else a
+    is_float = dtype in FLOAT_DTYPES
+    tol = 1e-5 if dtype in ("float32",) or not is_float else 3e-2
+    for dim in [None, 1]:
+        s = lucid.prod(x, dim=dim)
+        assert s.dtype == (getattr(lucid, dtype) if is_float else lucid.int64)
+        np.testing.assert_allclose(to_np(s.float()), ref.astype(np.float64).prod(axis=dim), rtol=tol, atol=tol)
+        for name in ("amax", "amin"):
+            r = getattr(lucid, name)(x, dim=dim)
+            assert r.dtype == getattr(lucid, dtype)
+            np.testing.assert_array_equal(to_np(r.float()) if is_float else to_np(r), NP_REF[name](ref, dim, False))
+        for name in ("mean", "var"):
+            r = getattr(lucid, name)(x, dim=dim)
+            assert r.dtype == (getattr(lucid, dtype) if is_float else lucid.float32)  # integers -> float32
+            np.testing.assert_allclose(to_np(r.float()), NP_REF[name](ref.astype(np.float64), dim, False),
+                                       rtol=max(tol, 1e-5), atol=max(tol, 1e-5))
+        for name in ("all", "any"):
+            np.testing.assert_array_equal(to_np(getattr(lucid, name)(x, dim=dim)), NP_REF[name](ref, dim, False))
+        np.testing.assert_array_equal(to_np(lucid.argmax(x, dim=dim)), np.argmax(ref, axis=dim))
+        np.testing.assert_array_equal(to_np(lucid.argmin(x, dim=dim)), np.argmin(ref, axis=dim))
+
+
+def test_var_correction_and_unbiased(device, rng):
+    a = rng.standard_normal((4, 6)).astype(np.float32) + 1000.0  # a large offset: two-pass keeps precision
+    x = lucid.tensor(a, device=device)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(to_np(lucid.var(x, 1)), a64.var(1, ddof=1), rtol=1e-3)
+    np.testing.assert_allclose(to_np(lucid.var(x, 1, unbiased=False)), a64.var(1), rtol=1e-3)
+    np.testing.assert_allclose(to_np(x.var(dim=0, correction=0)), a64.var(0), rtol=1e-3)
+    np.testing.assert_allclose(to_np(x.var(dim=0, correction=2)), a64.var(0, ddof=2), rtol=1e-3)
+    assert abs(lucid.var(x, False).item() - a64.var()) < 1e-2
+    assert np.isnan(lucid.var(lucid.tensor([1.0], device=device)).item())  # n - correction = 0
+
+
+def test_max_min_with_dim_namedtuple(device, rng):
+    a = rng.integers(0, 4, size=(5, 7)).astype(np.float32)  # many ties
+    x = lucid.tensor(a, device=device)
+    for dim in [0, 1, -1]:
+        for fn, npf, npa in [(lucid.max, np.max, np.argmax), (lucid.min, np.min, np.argmin)]:
+            r = fn(x, dim=dim)
+            values, indices = r
+            assert r.values is values and r.indices is indices
+            np.testing.assert_array_equal(to_np(values), npf(a, axis=dim))
+            assert indices.dtype == lucid.int64
+            np.testing.assert_array_equal(to_np(indices), npa(a, axis=dim))  # first occurrence
+            rk = fn(x, dim, keepdim=True)
+            assert rk.values.shape == npf(a, axis=dim, keepdims=True).shape
+    assert lucid.max(x).shape == () and lucid.max(x).item() == a.max()
+    assert lucid.min(x).item() == a.min()
+
+
+def test_aminmax(device, rng):
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    x = lucid.tensor(a, device=device)
+    r = lucid.aminmax(x)
+    assert r.min.item() == a.min() and r.max.item() == a.max()
+    mn, mx = lucid.aminmax(x, dim=1, keepdim=True)
+    np.testing.assert_array_equal(to_np(mn), a.min(1, keepdims=True))
+    np.testing.assert_array_equal(to_np(mx), a.max(1, keepdims=True))
+
+
+def test_nan_propagation_and_argmax_ties(device):
+    nan = float("nan")
+    a = np.array([[1.0, nan, 3.0, nan], [2.0, 5.0, 5.0, 1.0]], dtype=np.float32)
+    x = lucid.tensor(a, device=device)
+    for name in ("amax", "amin"):
+        got = to_np(getattr(lucid, name)(x, dim=1))
+        assert np.isnan(got[0]) and got[1] == (5.0 if name == "amax" else 1.0)
+        assert np.isnan(getattr(lucid, name)(x).item())
+    assert np.isnan(lucid.max(x).item()) and np.isnan(lucid.min(x, 1).values.to("cpu").numpy()[0])
+    # numpy / PyTorch: a NaN is the arg-extreme (first NaN); ties give the first index
+    np.testing.assert_array_equal(to_np(lucid.argmax(x, 1)), [1, 1])
+    np.testing.assert_array_equal(to_np(lucid.argmin(x, 1)), [1, 3])
+    assert lucid.argmax(x).item() == 1
+    long_ties = np.zeros(300000, np.float32)
+    long_ties[[150000, 200000, 299999]] = 1.0
+    assert lucid.argmax(lucid.tensor(long_ties, device=device)).item() == 150000
+    assert lucid.argmin(lucid.tensor(-long_ties, device=device)).item() == 150000
+
+
+def test_argmax_shapes(device, rng):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    x = lucid.tensor(a, device=device)
+    assert lucid.argmax(x).shape == () and lucid.argmax(x).item() == np.argmax(a)
+    assert lucid.argmax(x, keepdim=True).shape == (1, 1)
+    assert lucid.argmax(x, 0, keepdim=True).shape == (1, 4)
+    assert x.argmin(axis=1).tolist() == np.argmin(a, axis=1).tolist()
+    s = lucid.tensor(2.0, device=device)
+    assert s.argmax().item() == 0 and s.argmax(0).shape == () and s.max(0).values.item() == 2.0
+
+
+def test_empty_reductions(device):
+    e = lucid.zeros((0,), device=device)
+    assert e.sum().item() == 0.0 and e.prod().item() == 1.0
+    assert np.isnan(e.mean().item()) and np.isnan(e.var().item())
+    assert lucid.all(e).item() is True and lucid.any(e).item() is False
+    z = lucid.zeros((0, 3), device=device)
+    assert z.prod(0).tolist() == [1.0, 1.0, 1.0]
+    assert z.amax(1).shape == (0,)  # the reduced axis is not empty
+    for fn in ("amax", "amin", "max", "min", "argmax", "argmin"):
+        with pytest.raises(ValueError, match=fn):
+            getattr(lucid, fn)(e)
+        with pytest.raises(ValueError, match=fn):
+            getattr(lucid, fn)(z, 0)
+
+
+def test_errors(device):
+    x = lucid.zeros((2, 3), device=device)
+    for fn in ("mean", "var", "prod", "amax", "amin", "all", "any", "argmax", "argmin", "max", "min"):
+        with pytest.raises(IndexError, match=f"{fn}.*dim"):
+            getattr(lucid, fn)(x, 5)
+    with pytest.raises(IndexError, match="amax.*dim"):
+        lucid.amax(x, (0, -3))
+    with pytest.raises(ValueError, match="mean.*dim"):
+        lucid.mean(x, (0, 0))
+
+
+@pytest.mark.parametrize("shape,dim", [((6, 8), None), ((6, 8), 0), ((6, 8), 1), ((4, 5, 6), (0, 2))])
+def test_non_contiguous_all_ops(device, rng, shape, dim):
+    base = rng.standard_normal(shape).astype(np.float32)
+    view = np.swapaxes(base, 0, -1)[::2]
+    x = lucid.from_numpy(view).to(device)
+    for name in NP_REF:
+        np.testing.assert_allclose(to_np(getattr(lucid, name)(x, dim=dim)),
+                                   NP_REF[name](view.astype(np.float64), dim, False), rtol=1e-4, atol=1e-4)
+    d = 0 if dim is None or not isinstance(dim, int) else dim
+    np.testing.assert_array_equal(to_np(lucid.argmax(x, d)), np.argmax(view, axis=d))
+
+
+def test_streams_agree_all_ops(rng):
+    a = rng.standard_normal((7, 6, 5)).astype(np.float32)
+    a[1, 2, 3] = a[1, 2, 4]  # a tie
+    for name in NP_REF:
+        for dim in [None, 0, 2, (0, 1)]:
+            c = to_np(getattr(lucid, name)(lucid.tensor(a), dim=dim))
+            g = to_np(getattr(lucid, name)(lucid.tensor(a, device="gpu"), dim=dim))
+            np.testing.assert_allclose(c, g, rtol=1e-5, atol=1e-5)
+    for fn in (lucid.argmax, lucid.argmin):
+        for dim in [None, 0, 1, 2]:
+            np.testing.assert_array_equal(to_np(fn(lucid.tensor(a), dim)), to_np(fn(lucid.tensor(a, device="gpu"), dim)))
+
+
+def test_mixed_device_error_in_grad_helpers():
+    with pytest.raises(ValueError, match="device"):
+        lucid._C.equal_mask(lucid.zeros(2)._impl, lucid.zeros(2, device="gpu")._impl, None)
+
+
+# ------------------------------------------------ gradients
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), ((0, 2), True)])
+@pytest.mark.parametrize("name", ["mean", "var", "prod", "amax", "amin"])
+def test_gradcheck_reductions(device, rng, name, dim, keepdim):
+    a = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    if name == "prod":
+        a = np.sign(a) * (0.5 + np.abs(a))
+    x = lucid.tensor(a, device=device, requires_grad=True)
+    fn = getattr(lucid, name)
+    assert lucid.autograd.gradcheck(lambda t: fn(t, dim=dim, keepdim=keepdim), (x,), eps=1e-3)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_gradcheck_max_min(device, rng, name):
+    x = lucid.tensor(rng.standard_normal((3, 4)).astype(np.float32), device=device, requires_grad=True)
+    fn = getattr(lucid, name)
+    assert lucid.autograd.gradcheck(lambda t: fn(t, 1).values, (x,), eps=1e-3)
+    assert lucid.autograd.gradcheck(lambda t: fn(t, 0, keepdim=True)[0], (x,), eps=1e-3)
+    assert lucid.autograd.gradcheck(lambda t: fn(t), (x,), eps=1e-3)
+
+
+def test_extreme_gradient_ties(device):
+    x = lucid.tensor([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]], device=device, requires_grad=True)
+    lucid.amax(x, 1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]  # ties share equally
+    y = lucid.tensor([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]], device=device, requires_grad=True)
+    lucid.max(y, 1).values.sum().backward()
+    assert y.grad.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]  # to the returned (first) index
+
+
+def test_prod_gradient_with_zeros(device):
+    x = lucid.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]], device=device, requires_grad=True)
+    lucid.prod(x, 1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]]
+
+
+def test_mean_var_backward_values(device):
+    x = lucid.tensor([1.0, 2.0, 3.0, 6.0], device=device, requires_grad=True)
+    x.mean().backward()
+    assert x.grad.tolist() == [0.25] * 4
+    y = lucid.tensor([1.0, 2.0, 3.0, 6.0], device=device, requires_grad=True)
+    y.var().backward()  # 2 (x - 3) / 3
+    np.testing.assert_allclose(to_np(y.grad), [-4 / 3, -2 / 3, 0.0, 2.0], rtol=1e-6)

@@ -314,6 +314,75 @@ def test_split_pieces_are_views():
     assert x[2, 0].item() == 3.0
 
 
+# ----- narrow / select / repeat / tile / roll / t -----------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_narrow_select(device, rng, dtype):
+    x, a = make(rng, (3, 4, 5), dtype, device)
+    check(x.narrow(2, 1, 3), a[:, :, 1:4])
+    check(x.narrow(0, -2, 2), a[1:])
+    check(x.narrow(1, 4, 0), a[:, 4:4])
+    check(x.select(1, -1), a[:, -1])
+    check(lucid.select(x, 0, 2), a[2])
+    with pytest.raises(ValueError, match="narrow"):
+        x.narrow(0, 2, 2)
+    with pytest.raises(IndexError, match="narrow"):
+        x.narrow(0, 4, 0)
+    with pytest.raises(IndexError, match="out of bounds for dimension 1"):
+        x.select(1, 4)
+
+
+def test_narrow_select_are_cpu_views():
+    x = lucid.zeros(3, 4)
+    x.narrow(1, 1, 2)[0, 0] = 1.0
+    x.select(0, 2)[3] = 2.0
+    assert x.tolist() == [[0.0, 1.0, 0.0, 0.0], [0.0] * 4, [0.0, 0.0, 0.0, 2.0]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_repeat_tile(device, rng, dtype):
+    x, a = make(rng, (2, 3), dtype, device)
+    check(x.repeat(2, 3), np.tile(a, (2, 3)))
+    check(x.repeat(2, 1, 2), np.tile(a, (2, 1, 2)))
+    check(x.repeat(1, 0), np.tile(a, (1, 0)))
+    check(x.tile((3,)), np.tile(a, 3))
+    check(x.tile((2, 1, 1)), np.tile(a, (2, 1, 1)))
+    s, b = make(rng, (), dtype, device)
+    check(s.repeat(3), np.tile(b, 3))
+    r = x.repeat(1, 1)
+    if device == "cpu":
+        assert not r._impl.same_storage(x._impl)  # always a copy, as in PyTorch
+    with pytest.raises(ValueError, match="fewer"):
+        x.repeat(2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_roll(device, rng, dtype):
+    x, a = make(rng, (3, 4), dtype, device)
+    check(x.roll(1, 1), np.roll(a, 1, 1))
+    check(x.roll(-5, 0), np.roll(a, -5, 0))
+    check(x.roll((1, 2), (0, 1)), np.roll(a, (1, 2), (0, 1)))
+    check(x.roll(7), np.roll(a, 7))
+    check(lucid.zeros(0, 2, device=device).roll(1, 0), np.zeros((0, 2), np.float32))
+    with pytest.raises(ValueError, match="differ in length"):
+        x.roll((1, 2), 0)
+
+
+def test_t(device, rng):
+    x, a = make(rng, (2, 3), device=device)
+    check(x.t(), a.T)
+    check(x[0].t(), a[0])
+    with pytest.raises(ValueError, match=r"t\(\)"):
+        lucid.zeros(1, 2, 3, device=device).t()
+
+
+def test_grad_repeat_roll_narrow(device, rng):
+    x = lucid.tensor(rng.standard_normal((2, 3)).astype(np.float32), device=device, requires_grad=True)
+    assert gradcheck(lambda t: t.repeat(2, 1, 2), (x,))
+    assert gradcheck(lambda t: t.roll((1, -1), (0, 1)) * t, (x,))
+    assert gradcheck(lambda t: t.narrow(1, 1, 2).select(0, 1), (x,))
+
+
 # ----- flip / pad ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

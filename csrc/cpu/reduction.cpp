@@ -11,6 +11,14 @@
 #include "core/thread_pool.h"
 #include "cpu/copy.h"
 
+// Runtime AVX2 dispatch for the hot loops on x86-64 glibc (ifunc), as the
+// elementwise kernels do; empty elsewhere (arm64 vectorizes for NEON).
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
+#define LUCID_REDUCE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_REDUCE_CLONES
+#endif
+
 namespace lucid::cpu {
 
 namespace {
@@ -185,12 +193,12 @@ struct LogicR {
 constexpr int kLanes = 32;            // independent accumulators: 4 AVX registers of float
 constexpr int64_t kFlush = 2048;      // elements per lane block before folding into W
 constexpr int64_t kTask = 1 << 16;    // elements per parallel task of a long row
-constexpr int kCols = 256;            // output columns per task when reducing an outer axis
+constexpr int kCols = 2048;           // output columns per task when reducing an outer axis
 constexpr int64_t kRowsPerFlush = 128;
 
 // One contiguous run x[0, n) -> W.
 template <class R, class T>
-typename R::W reduce_run(const T* x, int64_t n) {
+LUCID_REDUCE_CLONES typename R::W reduce_run(const T* x, int64_t n) {
   using A = typename R::A;
   typename R::W total = R::winit();
   for (int64_t b = 0; b < n; b += kFlush) {
@@ -208,24 +216,22 @@ typename R::W reduce_run(const T* x, int64_t n) {
   return total;
 }
 
-// Columns [0, cnt) of a (red, inner) slab starting at x -> out[0, cnt).
+// Columns [0, cnt) of rows [r0, r1) of a (red, inner) slab starting at x,
+// folded into wide[0, cnt) (initialised by the caller). Rows are read whole
+// (cnt contiguous elements each) so memory is streamed in order.
 template <class R, class T>
-void reduce_cols(const T* x, int64_t red, int64_t inner, int64_t cnt, typename R::Out* out) {
+LUCID_REDUCE_CLONES void reduce_cols(const T* x, int64_t r0, int64_t r1, int64_t inner, int64_t cnt, typename R::W* wide) {
   using A = typename R::A;
-  using W = typename R::W;
   A acc[kCols];
-  W wide[kCols];
-  for (int64_t i = 0; i < cnt; ++i) wide[i] = R::winit();
-  for (int64_t r0 = 0; r0 < red; r0 += kRowsPerFlush) {
-    int64_t r1 = std::min(red, r0 + kRowsPerFlush);
+  for (int64_t b = r0; b < r1; b += kRowsPerFlush) {
+    int64_t e = std::min(r1, b + kRowsPerFlush);
     for (int64_t i = 0; i < cnt; ++i) acc[i] = R::init();
-    for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t r = b; r < e; ++r) {
       const T* row = x + r * inner;
       for (int64_t i = 0; i < cnt; ++i) acc[i] = R::step(acc[i], R::load(row[i]));
     }
     for (int64_t i = 0; i < cnt; ++i) wide[i] = R::wstep(wide[i], acc[i]);
   }
-  for (int64_t i = 0; i < cnt; ++i) out[i] = convert<typename R::Out>(wide[i]);
 }
 
 template <class R, class T>
@@ -261,13 +267,33 @@ void reduce_layout(const Layout& L, const Tensor& out_t) {
     }
     return;
   }
+  // Reducing an outer axis: tasks are (outer slab, column chunk, row block);
+  // each folds its rows into a partial row of W, and the partials of one
+  // (slab, chunk) are combined in row-block order (thread-count independent).
   int64_t col_tasks = (inner + kCols - 1) / kCols;
-  int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red * kCols, 1));
-  parallel_for(outer * col_tasks, grain, [&](int64_t lo, int64_t hi) {
+  int64_t width = std::min<int64_t>(inner, kCols);
+  int64_t rows_per_task = std::max<int64_t>(kRowsPerFlush, (kTask / width + kRowsPerFlush - 1) / kRowsPerFlush * kRowsPerFlush);
+  int64_t row_tasks = std::max<int64_t>(1, (red + rows_per_task - 1) / rows_per_task);
+  std::vector<W> part(outer * col_tasks * row_tasks * width);
+  parallel_for(outer * col_tasks * row_tasks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
-      int64_t o = t / col_tasks, c = (t % col_tasks) * kCols;
-      reduce_cols<R>(x ? x + o * red * inner + c : nullptr, red, inner, std::min<int64_t>(kCols, inner - c),
-                     out + o * inner + c);
+      int64_t rt = t % row_tasks, ct = (t / row_tasks) % col_tasks, o = t / (row_tasks * col_tasks);
+      int64_t c = ct * kCols, cnt = std::min<int64_t>(kCols, inner - c);
+      W* wide = part.data() + t * width;
+      for (int64_t i = 0; i < cnt; ++i) wide[i] = R::winit();
+      int64_t r0 = rt * rows_per_task, r1 = std::min(red, r0 + rows_per_task);
+      if (r0 < r1) reduce_cols<R>(x + o * red * inner + c, r0, r1, inner, cnt, wide);
+    }
+  });
+  parallel_for(outer * col_tasks, std::max<int64_t>(1, kElementwiseGrain / (width * row_tasks)), [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / col_tasks, c = (t % col_tasks) * kCols, cnt = std::min<int64_t>(kCols, inner - c);
+      W* first = part.data() + t * row_tasks * width;
+      for (int64_t rt = 1; rt < row_tasks; ++rt) {
+        const W* p = first + rt * width;
+        for (int64_t i = 0; i < cnt; ++i) first[i] = R::wcomb(first[i], p[i]);
+      }
+      for (int64_t i = 0; i < cnt; ++i) out[o * inner + c + i] = convert<Out>(first[i]);
     }
   });
 }
@@ -297,6 +323,55 @@ inline bool better(C v, C best) {
   return kMax ? v > best : v < best;
 }
 
+// First i with x[i] == m (or x[i] NaN when m is NaN). Blocks are tested
+// with a vectorizable OR before the scalar scan, so the scan stays fast.
+template <class T, class C>
+LUCID_REDUCE_CLONES int64_t find_first(const T* x, int64_t n, C m) {
+  bool want_nan = false;
+  if constexpr (std::is_floating_point_v<C>) want_nan = m != m;
+  auto match = [&](C v) -> bool {
+    if constexpr (std::is_floating_point_v<C>) return want_nan ? v != v : v == m;
+    else return v == m;
+  };
+  for (int64_t b = 0; b < n; b += 256) {
+    int64_t e = std::min(n, b + 256);
+    uint8_t hit = 0;
+    for (int64_t i = b; i < e; ++i) hit |= match(static_cast<C>(x[i])) ? 1 : 0;
+    if (hit)
+      for (int64_t i = b; i < e; ++i)
+        if (match(static_cast<C>(x[i]))) return i;
+  }
+  return 0;
+}
+
+// Contiguous rows (inner == 1): per chunk, the extreme by the vectorized
+// reducer, then its first position; chunks combine in order.
+template <class T, bool kMax>
+void arg_rows(const Layout& L, int64_t* idx, T* val) {
+  using R = ExtremeR<T, kMax>;
+  using C = typename R::A;
+  const T* x = L.x.data<T>();
+  int64_t red = L.red;
+  int64_t chunks = (red + kTask - 1) / kTask;
+  std::vector<C> best(L.outer * chunks);
+  std::vector<int64_t> where(L.outer * chunks);
+  parallel_for(L.outer * chunks, std::max<int64_t>(1, kElementwiseGrain / std::min(red, kTask)), [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / chunks, b = (t % chunks) * kTask, n = std::min(kTask, red - b);
+      const T* p = x + o * red + b;
+      best[t] = reduce_run<R>(p, n);
+      where[t] = b + find_first(p, n, best[t]);
+    }
+  });
+  for (int64_t o = 0; o < L.outer; ++o) {
+    int64_t k = o * chunks;
+    for (int64_t c = 1; c < chunks; ++c)
+      if (better<C, kMax>(best[o * chunks + c], best[k])) k = o * chunks + c;
+    idx[o] = where[k];
+    if (val) val[o] = x[o * red + where[k]];
+  }
+}
+
 template <class T, bool kMax>
 void arg_typed(const Layout& L, const Tensor& idx_t, const Tensor* val_t) {
   using C = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
@@ -304,6 +379,7 @@ void arg_typed(const Layout& L, const Tensor& idx_t, const Tensor* val_t) {
   int64_t* idx = idx_t.data<int64_t>();
   T* val = val_t ? val_t->data<T>() : nullptr;
   int64_t red = L.red, inner = L.inner;
+  if (inner == 1) return arg_rows<T, kMax>(L, idx, val);
   int64_t col_tasks = (inner + kCols - 1) / kCols;
   int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(red * std::min<int64_t>(inner, kCols), 1));
   parallel_for(L.outer * col_tasks, grain, [&](int64_t lo, int64_t hi) {

@@ -49,7 +49,9 @@ Tensor strided_view(const Tensor& x, const std::vector<int64_t>& starts, const s
   bool empty = numel(lengths) == 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     if (!empty) offset += starts[i] * x.strides()[i];
-    strides[i] = x.strides()[i] * steps[i];
+    // An axis of length 0 or 1 is never stepped along: keep its stride
+    // non-negative so a reversed single element can still be a plain view.
+    strides[i] = lengths[i] > 1 ? x.strides()[i] * steps[i] : x.strides()[i];
   }
   return Tensor::view_cpu(x.impl().storage, lengths, strides, offset, x.dtype());
 }

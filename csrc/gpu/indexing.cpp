@@ -22,6 +22,10 @@ Tensor wrap_negative(const Tensor& index, int64_t size) {
 
 namespace {
 
+// Index values are validated against an MLX axis length (< 2^31) before any
+// kernel runs, so int32 holds them; every MLX backend gathers with int32.
+mx::array as_int32(const Tensor& index) { return mx::astype(array_of(index), mx::int32, stream()); }
+
 // The part of `a` that an index of shape `like` touches off `axis`
 // (PyTorch lets the index be smaller than the input on the other axes).
 mx::array leading_block(const mx::array& a, const Shape& like, int axis) {
@@ -41,7 +45,7 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   auto s = stream();
   const mx::array& a = array_of(x);
   if (a.ndim() == 0) return wrap(mx::broadcast_to(a, to_mx_shape(index.shape()), s));  // every index is 0
-  return wrap(mx::take_along_axis(leading_block(a, index.shape(), axis), array_of(index), axis, s));
+  return wrap(mx::take_along_axis(leading_block(a, index.shape(), axis), as_int32(index), axis, s));
 }
 
 Tensor scatter(const Tensor& self, int axis, const Tensor& index, const Tensor& src, bool accumulate) {
@@ -52,7 +56,7 @@ Tensor scatter(const Tensor& self, int axis, const Tensor& index, const Tensor& 
     mx::array v = mx::reshape(leading_block(array_of(src), index.shape(), -1), {}, s);
     return wrap(accumulate ? mx::add(a, v, s) : v);
   }
-  mx::array idx = array_of(index);
+  mx::array idx = as_int32(index);
   mx::array vals = leading_block(array_of(src), index.shape(), -1);
   Shape block_shape = index.shape();
   block_shape[axis] = self.shape()[axis];
@@ -65,7 +69,7 @@ Tensor scatter(const Tensor& self, int axis, const Tensor& index, const Tensor& 
 }
 
 Tensor index_select(const Tensor& x, int axis, const Tensor& index) {
-  return wrap(mx::take(array_of(x), array_of(index), axis, stream()));
+  return wrap(mx::take(array_of(x), as_int32(index), axis, stream()));
 }
 
 }  // namespace lucid::gpu

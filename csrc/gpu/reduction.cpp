@@ -69,9 +69,9 @@ Tensor arg_reduce(bool is_max, const Tensor& x, int axis, bool keepdim, Tensor* 
   mx::array pos = mx::reshape(mx::arange(n, s), pos_shape, s);
   mx::array cand = mx::where(hit, pos, mx::array(n, mx::int32), s);
   mx::array idx = mx::astype(mx::min(cand, axis, true, s), mx::int64, s);
-  if (values) *values = wrap(mx::astype(m, dt, s));
-  if (keepdim) return wrap(mx::reshape(idx, keep_shape, s));
-  return wrap(mx::squeeze(idx, axis, s));
+  auto shaped = [&](const mx::array& r) { return keepdim ? mx::reshape(r, keep_shape, s) : mx::squeeze(r, axis, s); };
+  if (values) *values = wrap(mx::astype(shaped(m), dt, s));
+  return wrap(shaped(idx));
 }
 
 Tensor broadcast_reduced(const Tensor& g, const Shape& keep_shape, const Shape& shape) {

@@ -186,8 +186,8 @@ def getitem(x, idx):
     ([4, 5, 6, 7], [[0, 2], [4, 6], [8, 10]], (3, 4, 1))
     >>> x[lucid.tensor([2, 0])].tolist()
     [[8, 9, 10, 11], [0, 1, 2, 3]]
-    >>> x[lucid.tensor([True, False, True]), 1].tolist()
-    [1, 9]
+    >>> x[x > 9].tolist()
+    [10, 11]
     """
     plan = _plan(x, idx, "getitem")
     if x.requires_grad and is_grad_enabled():

@@ -19,12 +19,13 @@ from .. import _C
 from ..autograd import Function, is_grad_enabled
 from .common import is_tensor, sum_to_shape, wrap, wrap_dim
 
-__all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "permute",
-           "movedim", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "cat", "concat",
-           "concatenate", "stack", "split", "chunk", "unbind", "pad", "flip"]
-TENSOR_METHODS = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes",
-                  "permute", "movedim", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "split",
-                  "chunk", "unbind", "flip"]
+__all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "t",
+           "permute", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "cat",
+           "concat", "concatenate", "stack", "split", "chunk", "unbind", "narrow", "select", "repeat", "tile", "roll",
+           "pad", "flip"]
+TENSOR_METHODS = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "t",
+                  "permute", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as",
+                  "split", "chunk", "unbind", "narrow", "select", "repeat", "tile", "roll", "flip"]
 
 
 def _int(v, fn: str, argument: str) -> int:
@@ -242,6 +243,19 @@ def transpose(input, dim0, dim1):
 swapaxes = transpose
 
 
+def t(input):
+    """Transposes a matrix; 0-d and 1-d tensors come back unchanged (PyTorch's ``t``).
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2]]).t().tolist()
+    [[1], [2]]
+    """
+    _check_tensor(input, "t")
+    if input.ndim > 2:
+        raise ValueError(f"t(): expects a tensor with at most 2 dims, got {input.ndim}; use transpose() or mT")
+    return transpose(input, 0, -1) if input.ndim == 2 else input
+
+
 def movedim(input, source, destination):
     """Moves axis ``source`` to position ``destination`` (ints), keeping the others' order.
 
@@ -255,6 +269,9 @@ def movedim(input, source, destination):
     order = [i for i in range(input.ndim) if i != s]
     order.insert(d, s)
     return permute(input, order)
+
+
+moveaxis = movedim
 
 
 # ----- broadcasting ---------------------------------------------------------
@@ -430,6 +447,109 @@ def unbind(input, dim=0):
     _check_tensor(input, "unbind")
     d = wrap_dim(dim, input.ndim, "unbind")
     return tuple(getitem(input, (slice(None),) * d + (i,)) for i in range(input.shape[d]))
+
+
+def narrow(input, dim, start, length):
+    """``input`` restricted to ``start .. start + length - 1`` along ``dim``
+    (``start`` may be negative). CPU stream: a view; GPU stream: a new array.
+
+    >>> import lucid
+    >>> lucid.arange(6).narrow(0, 1, 3).tolist()
+    [1, 2, 3]
+    """
+    from .indexing import getitem
+
+    _check_tensor(input, "narrow")
+    d = wrap_dim(dim, input.ndim, "narrow")
+    n = input.shape[d]
+    s, k = _int(start, "narrow", "start"), _int(length, "narrow", "length")
+    if not -n <= s <= n:
+        raise IndexError(f"narrow(): argument 'start' {s} is out of range for dim {d} with size {n}")
+    s %= n if n else 1
+    if k < 0 or s + k > n:
+        raise ValueError(f"narrow(): start {s} + length {k} exceeds dim {d} of size {n}")
+    return getitem(input, (slice(None),) * d + (slice(s, s + k),))
+
+
+def select(input, dim, index):
+    """``input[..., index, ...]`` with ``index`` on axis ``dim`` (the axis is
+    removed). CPU stream: a view; GPU stream: a new array.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2], [3, 4]]).select(1, -1).tolist()
+    [2, 4]
+    """
+    from .indexing import getitem
+
+    _check_tensor(input, "select")
+    d = wrap_dim(dim, input.ndim, "select")
+    return getitem(input, (slice(None),) * d + (_int(index, "select", "index"),))
+
+
+def repeat(input, *sizes):
+    """Tiles ``input`` ``sizes[i]`` times along each axis (PyTorch's ``repeat``:
+    ``len(sizes) >= ndim``; extra sizes add leading axes). Always a copy.
+
+    >>> import lucid
+    >>> lucid.tensor([1, 2]).repeat(2, 2).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    _check_tensor(input, "repeat")
+    reps = _sizes(sizes, "repeat", "sizes")
+    if len(reps) < input.ndim:
+        raise ValueError(f"repeat(): argument 'sizes' has {len(reps)} entries, fewer than the input's {input.ndim} dims")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"repeat(): argument 'sizes' must be non-negative, got {tuple(reps)}")
+    shape = [1] * (len(reps) - input.ndim) + list(input.shape)
+    # (s0, s1) -> (1, s0, 1, s1) -> (r0, s0, r1, s1) -> (r0*s0, r1*s1)
+    spread = [v for s in shape for v in (1, s)]
+    target = [v for r, s in zip(reps, shape) for v in (r, s)]
+    from .copy import clone
+
+    out = clone(expand(reshape(input, spread), target))  # a fresh contiguous copy, so the reshape is a view
+    return reshape(out, [r * s for r, s in zip(reps, shape)])
+
+
+def tile(input, dims):
+    """numpy's tile: like :func:`repeat`, but fewer ``dims`` than axes repeat the trailing axes.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2]]).tile((2,)).tolist()
+    [[1, 2, 1, 2]]
+    """
+    _check_tensor(input, "tile")
+    reps = _sizes((dims,), "tile", "dims")
+    return repeat(input, [1] * (input.ndim - len(reps)) + reps)
+
+
+def roll(input, shifts, dims=None):
+    """Rotates elements by ``shifts`` along ``dims`` (ints or tuples of equal
+    length); with ``dims=None`` the tensor is flattened, rolled and reshaped.
+
+    >>> import lucid
+    >>> lucid.tensor([[1, 2, 3], [4, 5, 6]]).roll(1, 1).tolist()
+    [[3, 1, 2], [6, 4, 5]]
+    """
+    _check_tensor(input, "roll")
+    if dims is None:
+        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
+            raise ValueError("roll(): with dims=None, argument 'shifts' must be a single int")
+        flat = reshape(input, [-1])
+        return reshape(roll(flat, shifts if not isinstance(shifts, (tuple, list)) else shifts[0], 0), input.shape)
+    ss = list(shifts) if isinstance(shifts, (tuple, list)) else [shifts]
+    ds = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    if len(ss) != len(ds):
+        raise ValueError(f"roll(): arguments 'shifts' {tuple(ss)} and 'dims' {tuple(ds)} differ in length")
+    out = input
+    for sh, dm in zip(ss, ds):
+        d = wrap_dim(dm, input.ndim, "roll", "dims")
+        n = input.shape[d] if input.ndim else 1
+        k = _int(sh, "roll", "shifts") % n if n else 0
+        if k:
+            head = narrow(out, d, n - k, k)
+            tail = narrow(out, d, 0, n - k)
+            out = cat([head, tail], d)
+    return out
 
 
 # ----- padding and flipping ---------------------------------------------------

@@ -4,7 +4,7 @@ numpy implementation of the same update, on one parameter of N float32 values.
 Prints a table of milliseconds per step and the ratio to numpy; ``--json PATH``
 also writes the figures. Run:
 
-    PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/bench_optim.py --n 1000000
+    PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/optim.py --n 1000000
 """
 from __future__ import annotations
 

@@ -1,0 +1,89 @@
+"""Matrix products (csrc/ops/linalg.cpp) with their gradients.
+
+``matmul`` follows numpy: a 1-D ``input`` is a row vector and a 1-D
+``other`` a column vector (the added axis is dropped from the result),
+batch axes broadcast. float32 runs on BLAS sgemm (CPU stream) or
+``mlx.core.matmul`` (GPU stream); float16/bfloat16 compute in float32 and
+round once; integer products are exact (int64 accumulation, wrapped to the
+result dtype) on both streams.
+"""
+from __future__ import annotations
+
+from .. import _C
+from ..autograd import Function
+from .common import sum_to_shape, wrap
+
+__all__ = ["matmul", "mm", "bmm"]
+TENSOR_METHODS = list(__all__)
+
+
+def _mT(t):
+    from . import shape
+
+    return shape.transpose(t, -1, -2)
+
+
+class _Matmul(Function):
+    @staticmethod
+    def forward(ctx, a, b, name):
+        ctx.save_for_backward(a, b)
+        return wrap(getattr(_C, name)(a._impl, b._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        # With 1-D operands lifted to matrices (a: (1, k), b: (k, 1)) and g
+        # given the matching (…, m, n) shape: dA = g @ B^T, dB = A^T @ g,
+        # each summed over the batch axes its operand was broadcast along.
+        from . import shape
+
+        a, b = ctx.saved_tensors
+        a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
+        b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
+        g2 = g
+        if a.ndim == 1:
+            g2 = shape.unsqueeze(g2, -2 if b.ndim > 1 else 0)
+        if b.ndim == 1:
+            g2 = shape.unsqueeze(g2, -1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to_shape(wrap(_C.matmul(g2._impl, _mT(b2)._impl)), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to_shape(wrap(_C.matmul(_mT(a2)._impl, g2._impl)), b2.shape).reshape(b.shape)
+        return ga, gb, None
+
+
+def matmul(input, other):
+    """Matrix product with numpy's rules (1-D operands, broadcast batch axes).
+
+    Shapes: ``(…, m, k) @ (…, k, n) -> (…, m, n)``; ``(k,) @ (k,) -> ()``.
+    Raises ValueError naming both shapes when the inner dimensions differ,
+    TypeError for bool tensors, ValueError for tensors on different devices.
+
+    >>> import lucid
+    >>> a = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (a @ lucid.tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    >>> lucid.matmul(a, a).tolist()
+    [[7.0, 10.0], [15.0, 22.0]]
+    """
+    return _Matmul.apply(input, other, "matmul")
+
+
+def mm(input, mat2):
+    """2-D matrix product ``(m, k) @ (k, n) -> (m, n)``; ValueError for other ranks.
+
+    >>> import lucid
+    >>> lucid.mm(lucid.tensor([[1, 2]]), lucid.tensor([[3], [4]])).tolist()
+    [[11]]
+    """
+    return _Matmul.apply(input, mat2, "mm")
+
+
+def bmm(input, mat2):
+    """Batched product ``(b, m, k) @ (b, k, n) -> (b, m, n)`` without broadcasting.
+
+    >>> import lucid
+    >>> lucid.bmm(lucid.ones(2, 1, 3), lucid.ones(2, 3, 1)).shape
+    (2, 1, 1)
+    """
+    return _Matmul.apply(input, mat2, "bmm")
