@@ -497,3 +497,17 @@ def test_dropout(device):
     np.testing.assert_array_equal(to_np(F.dropout(x, 0.25, training=False)), 1.0)
     with pytest.raises(ValueError, match=r"dropout\(\).*between 0 and 1"):
         F.dropout(x, 1.5)
+
+
+def test_empty_batch(device):
+    x = lucid.zeros(0, 3, 5, 5, device=device, requires_grad=True)
+    w = lucid.ones(4, 3, 3, 3, device=device, requires_grad=True)
+    b = lucid.ones(4, device=device, requires_grad=True)
+    for f, shape in [(lambda: F.conv2d(x, w, b, padding=1), (0, 4, 5, 5)), (lambda: F.max_pool2d(x, 2), (0, 3, 2, 2)),
+                     (lambda: F.avg_pool2d(x, 2), (0, 3, 2, 2)), (lambda: F.adaptive_avg_pool2d(x, 2), (0, 3, 2, 2))]:
+        y = f()
+        assert y.shape == shape
+        y.sum().backward()
+        assert x.grad.shape == x.shape
+    np.testing.assert_array_equal(to_np(w.grad), 0.0)
+    np.testing.assert_array_equal(to_np(b.grad), 0.0)

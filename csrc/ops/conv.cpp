@@ -42,7 +42,7 @@ Window2d conv_window(const Tensor& x, const Tensor& w, const std::vector<int64_t
   win.sh = stride[0], win.sw = stride[1];
   win.ph = padding[0], win.pw = padding[2];
   win.dh = dilation[0], win.dw = dilation[1];
-  check(win.kh > 0 && win.kw > 0, fn + "(): weight has an empty kernel, shape " + shape_str(w.shape()));
+  check(w.numel() > 0, fn + "(): weight must not be empty, got shape " + shape_str(w.shape()));
   const int64_t span_h = x.size(2) + padding[0] + padding[1] - win.dh * (win.kh - 1);
   const int64_t span_w = x.size(3) + padding[2] + padding[3] - win.dw * (win.kw - 1);
   check(span_h >= 1 && span_w >= 1,
@@ -71,8 +71,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
   const Window2d win = conv_window(x, weight, stride, padding, dilation, groups, fn);
   Tensor b = bias ? *bias : Tensor();
   if (bias) check_bias(x, weight, b, fn);
-  if (x.device() == Device::GPU) return gpu::conv2d(x, weight, b, win, groups);
-  Tensor y = Tensor::empty_cpu({x.size(0), weight.size(0), win.oh, win.ow}, DType::Float32);
+  const Shape y_shape{x.size(0), weight.size(0), win.oh, win.ow};
+  if (x.device() == Device::GPU) {
+    // An empty batch: MLX cannot reshape empty arrays, and there is nothing to compute.
+    if (x.size(0) == 0) return full(y_shape, 0.0, x.dtype(), x.device());
+    return gpu::conv2d(x, weight, b, win, groups);
+  }
+  Tensor y = Tensor::empty_cpu(y_shape, DType::Float32);
   cpu::conv2d(cpu_f32(x), cpu_f32(weight), bias ? cpu_f32(b) : Tensor(), y, win, groups);
   return cpu_cast_back(y, x.dtype());
 }
@@ -89,6 +94,12 @@ std::tuple<std::optional<Tensor>, std::optional<Tensor>, std::optional<Tensor>> 
   check(grad.shape() == y_shape, fn + "(): expected grad of shape " + shape_str(y_shape) + ", got " +
                                      shape_str(grad.shape()));
   std::optional<Tensor> gx, gw, gb;
+  if (x.device() == Device::GPU && x.size(0) == 0) {  // an empty batch: every gradient is zero
+    if (want[0]) gx = full(x.shape(), 0.0, x.dtype(), x.device());
+    if (want[1]) gw = full(weight.shape(), 0.0, x.dtype(), x.device());
+    if (want[2]) gb = full({weight.size(0)}, 0.0, x.dtype(), x.device());
+    return {gx, gw, gb};
+  }
   if (x.device() == Device::GPU) {
     auto [a, b, c] = gpu::conv2d_backward(grad.dtype() == x.dtype() ? grad : astype(grad, x.dtype()), x, weight,
                                           win, groups, want[0], want[1], want[2]);

@@ -85,11 +85,13 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t
                                       const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                                       const std::vector<int64_t>& dilation, bool ceil_mode) {
   const Window2d win = pool_window(x, kernel, stride, padding, dilation, ceil_mode, "max_pool2d");
+  const Shape out{x.size(0), x.size(1), win.oh, win.ow};
   if (x.device() == Device::GPU) {
+    // MLX cannot argmax over an empty batch; there is nothing to pool.
+    if (x.numel() == 0) return {full(out, 0.0, x.dtype(), x.device()), full(out, 0.0, DType::Int64, x.device())};
     auto [y, idx] = gpu::max_pool2d(x, win);
     return {y, idx};
   }
-  const Shape out{x.size(0), x.size(1), win.oh, win.ow};
   Tensor y = Tensor::empty_cpu(out, DType::Float32), idx = Tensor::empty_cpu(out, DType::Int64);
   cpu::max_pool2d(cpu_f32(x), y, idx, win);
   return {cpu_cast_back(y, x.dtype()), idx};
@@ -103,7 +105,10 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tens
   check(grad.ndim() == 4 && grad.size(0) == x.size(0) && grad.size(1) == x.size(1),
         fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " + shape_str(x.shape()));
   check<TypeError>(indices.dtype() == DType::Int64, fn + "(): indices must be int64");
-  if (x.device() == Device::GPU) return gpu::max_pool2d_backward(astype(grad, x.dtype()), indices, x.shape());
+  if (x.device() == Device::GPU) {
+    if (x.numel() == 0) return full(x.shape(), 0.0, x.dtype(), x.device());
+    return gpu::max_pool2d_backward(astype(grad, x.dtype()), indices, x.shape());
+  }
   Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
   cpu::max_pool2d_backward(cpu_f32(grad), contiguous(indices), gx);
   return cpu_cast_back(gx, x.dtype());
