@@ -2,36 +2,51 @@
 // scipy-openblas32 elsewhere (its symbols carry a `scipy_` prefix). Kernels
 // call lucid::blas::sgemm and never include a BLAS header themselves.
 #pragma once
+#include <climits>
 #include <cstdint>
+
+#include "core/errors.h"
+#include "core/thread_pool.h"
 
 #ifdef LUCID_USE_ACCELERATE
 #include <Accelerate/Accelerate.h>
+#define LUCID_CBLAS_SGEMM cblas_sgemm
 #else
 #include <cblas.h>  // from scipy_openblas32/include
+#define LUCID_CBLAS_SGEMM scipy_cblas_sgemm
 #endif
 
 namespace lucid::blas {
 
-// Row-major C[m, n] = A[m, k] @ B[k, n] (alpha 1, beta 0); trans_a / trans_b
-// read A / B as the transpose of what is stored with leading dimension lda / ldb.
-inline void sgemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                  float* c, int ldc) {
-#ifdef LUCID_USE_ACCELERATE
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
-              a, lda, b, ldb, 0.0f, c, ldc);
-#else
-  scipy_cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
-                    1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+// BLAS's own threads follow lucid's thread count (lucid.set_num_threads), so
+// one setting governs the whole CPU stream. Accelerate manages its own.
+inline void follow_lucid_threads() {
+#ifndef LUCID_USE_ACCELERATE
+  static int current = -1;
+  int n = get_num_threads();
+  if (n != current) {
+    current = n;
+    scipy_openblas_set_num_threads(n);
+  }
 #endif
 }
 
-// BLAS's own threads follow lucid's thread count (Accelerate manages its own).
-inline void set_num_threads(int n) {
-#ifdef LUCID_USE_ACCELERATE
-  (void)n;
-#else
-  scipy_openblas_set_num_threads(n);
-#endif
+// Row-major C[m, n] = alpha * op(A)[m, k] @ op(B)[k, n] + beta * C, where
+// op reads the stored matrix transposed when trans_a / trans_b is set.
+inline void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  check(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX,
+        "matrix dimension too large for BLAS (32-bit indices)");
+  if (k == 0) {  // an empty sum: BLAS implementations disagree on touching C here
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  follow_lucid_threads();
+  LUCID_CBLAS_SGEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                    static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
+                    b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 }  // namespace lucid::blas

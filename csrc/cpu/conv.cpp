@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "cpu/sgemm.h"
+#include "cpu/blas.h"
 
 namespace lucid::cpu {
 
@@ -146,12 +146,12 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
         cols = col;
       }
       if (m == 1) {
-        sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
+        blas::sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
         continue;
       }
       // One wide GEMM for the chunk, then scatter [og, m*l] back to [m, og, l].
       float* tmp = scratch(1, d.og * width);
-      sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
+      blas::sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
       for (int64_t s = 0; s < m; ++s)
         for (int64_t o = 0; o < d.og; ++o)
           std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp + o * width + s * d.l,
@@ -206,16 +206,16 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           im2col(xp, n0, m, g_, d, win, col);
           cols = col;
         }
-        sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
+        blas::sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
       }
       if (gxp) {  // gcol[k, m*l] = w_g[og, k]^T @ gy[og, m*l], then col2im
         const float* wg = wp + g_ * d.og * d.k;
         if (direct) {
-          sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
+          blas::sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
           continue;
         }
         float* gcol = scratch(2, d.k * width);
-        sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
+        blas::sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
         col2im(gcol, n0, m, g_, d, win, gxp);
       }
     }

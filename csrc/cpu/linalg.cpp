@@ -59,13 +59,8 @@ void sgemm_batched(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   int nd = out.ndim();
   int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a_in.shape()[nd - 1];
   check<ValueError>(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul(): matrix dimension too large for BLAS");
-  static int blas_threads = -1;
-  if (get_num_threads() != blas_threads) {
-    blas_threads = get_num_threads();
-    blas::set_num_threads(blas_threads);
-  }
   float* c = out.data<float>();
-  if (k == 0) {
+  if (k == 0) {  // also covers an empty batch
     for (int64_t i = 0; i < out.numel(); ++i) c[i] = 0.0f;
     return;
   }
@@ -80,15 +75,12 @@ void sgemm_batched(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   if (!batch.empty() && b_shared && !A.trans && A.t.is_contiguous()) {
     int64_t rows = out.numel() / n;
     if (rows <= INT_MAX) {
-      blas::sgemm(false, B.trans, static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
-                  pa + A.t.offset(), static_cast<int>(k), pb + B.t.offset(), static_cast<int>(B.ld), c,
-                  static_cast<int>(n));
+      blas::sgemm(false, B.trans, rows, n, k, 1.0f, pa + A.t.offset(), k, pb + B.t.offset(), B.ld, 0.0f, c, n);
       return;
     }
   }
   for_each_batch(A.t, B.t, batch, [&](int64_t i, int64_t oa, int64_t ob) {
-    blas::sgemm(A.trans, B.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), pa + oa,
-                static_cast<int>(A.ld), pb + ob, static_cast<int>(B.ld), c + i * m * n, static_cast<int>(n));
+    blas::sgemm(A.trans, B.trans, m, n, k, 1.0f, pa + oa, A.ld, pb + ob, B.ld, 0.0f, c + i * m * n, n);
   });
 }
 
