@@ -51,7 +51,7 @@ class Node:
         self.num_outputs = num_outputs
 
     def name(self) -> str:
-        return self.function.__name__ + "Backward"
+        return self.function.__name__.lstrip("_") + "Backward"
 
     def __repr__(self):
         return f"<{self.name()}>"
