@@ -421,3 +421,90 @@ def test_max_of_two_tensors_is_elementwise(device):
     a = lucid.tensor([1.0, 5.0], device=device)
     b = lucid.tensor([3.0, 2.0], device=device)
     assert lucid.max(a, b).tolist() == [3.0, 5.0] and lucid.min(a, b).tolist() == [1.0, 2.0]
+
+
+# The CPU stream's argmax/argmin run one pass per chunk of 65536 elements, in
+# blocks of 2048, rescanning only a block that beats the running extreme;
+# these sizes cross both boundaries and end in a partial block.
+LONG = 3 * 65536 + 2048 * 5 + 777
+
+
+def with_threads(n, fn):
+    """fn() run with lucid's pool at n threads (restored afterwards)."""
+    old = lucid.get_num_threads()
+    lucid.set_num_threads(n)
+    try:
+        return fn()
+    finally:
+        lucid.set_num_threads(old)
+
+
+@pytest.mark.parametrize("spots", [
+    [70000, 65535, 200000],          # first tie in an earlier chunk, found after a later one
+    [65536 + 2047, 65536 + 2048],    # ties on both sides of a block boundary
+    [131071, 131072, 5],             # ties across a chunk boundary and in the first block
+    [LONG - 1, LONG - 700],          # ties in the partial tail block
+    [0, LONG - 1],                   # the very first element
+])
+def test_arg_extreme_ties_across_chunks(device, spots):
+    a = np.zeros(LONG, np.float32)
+    a[spots] = 3.0
+    for name, sign in (("argmax", 1.0), ("argmin", -1.0)):
+        x = lucid.tensor(sign * a, device=device)
+        assert getattr(lucid, name)(x).item() == min(spots)
+        rows = lucid.tensor(np.stack([sign * a, sign * a[::-1]]), device=device)
+        want = np.argmax(np.stack([a, a[::-1]]), axis=1)
+        np.testing.assert_array_equal(to_np(getattr(lucid, name)(rows, 1)), want)
+
+
+@pytest.mark.parametrize("nans", [[100000, 70000], [LONG - 3], [0, 5], [65536 + 2048 * 31 + 1, 200000]])
+def test_arg_extreme_first_nan_long(device, rng, nans):
+    a = rng.standard_normal(LONG).astype(np.float32)
+    a[123] = np.inf
+    a[nans] = np.nan
+    x = lucid.tensor(a, device=device)
+    assert lucid.argmax(x).item() == min(nans) == np.argmax(a)
+    assert lucid.argmin(x).item() == min(nans) == np.argmin(a)
+    assert np.isnan(lucid.max(x, 0).values.item())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "int8", "uint8", "bool"])
+def test_arg_extreme_long_random(device, rng, dtype):
+    a = make(rng, (2, LONG), dtype)
+    x = lt(a, dtype, device)
+    got = as_f32(a, dtype) if dtype in FLOAT_DTYPES else a  # what the tensor holds (rounded halves tie more)
+    for name, npf in (("argmax", np.argmax), ("argmin", np.argmin)):
+        assert getattr(lucid, name)(x).item() == npf(got)
+        np.testing.assert_array_equal(to_np(getattr(lucid, name)(x, 1)), npf(got, axis=1))
+
+
+def test_arg_extreme_monotonic_and_thread_count():
+    up = np.arange(LONG, dtype=np.float32)  # every block beats the last one
+    for a, want_max, want_min in ((up, LONG - 1, 0), (up[::-1].copy(), 0, LONG - 1)):
+        x = lucid.tensor(a)
+        for threads in (1, 2, 3):
+            assert with_threads(threads, lambda: (lucid.argmax(x).item(), lucid.argmin(x).item())) == (want_max, want_min)
+
+
+@pytest.mark.parametrize("shape,dim", [((300, 1000), 0), ((5, 8200), 0), ((130, 9000), 0), ((3, 260, 700), 1),
+                                       ((4, 2, 513), (0, 1)), ((0, 600), 0)])
+def test_sum_over_outer_axis_of_wide_rows(device, rng, shape, dim):
+    # Wide rows (>= 512 columns) reduce whole column blocks per task on the
+    # CPU stream; these widths are not multiples of any block.
+    a = rng.standard_normal(shape).astype(np.float32)
+    x = lucid.tensor(a, device=device)
+    want = a.astype(np.float64).sum(axis=dim)
+    np.testing.assert_allclose(to_np(x.sum(dim)), want, rtol=1e-5, atol=1e-4)
+    ints = rng.integers(-50, 50, size=shape).astype(np.int32)
+    np.testing.assert_array_equal(to_np(lucid.tensor(ints, device=device).sum(dim)), ints.sum(axis=dim))
+    if a.size:
+        np.testing.assert_array_equal(to_np(x.amax(dim)), a.max(axis=dim))
+
+
+def test_sum_over_outer_axis_independent_of_threads(rng):
+    a = rng.standard_normal((700, 3000)).astype(np.float32)
+    x = lucid.tensor(a)
+    sums = [with_threads(t, lambda: to_np(x.sum(0))) for t in (1, 2, 3, 7)]
+    for s in sums[1:]:
+        np.testing.assert_array_equal(s, sums[0])
+    np.testing.assert_allclose(sums[0], a.astype(np.float64).sum(0), rtol=1e-5, atol=1e-4)

@@ -206,6 +206,9 @@ constexpr int64_t kFlush = 2048;      // elements per lane block before folding 
 constexpr int64_t kTask = 1 << 16;    // elements per parallel task of a long row
 constexpr int kCols = 2048;           // output columns per task when reducing an outer axis
 constexpr int64_t kRowsPerFlush = 128;
+constexpr int64_t kWideCols = 8192;   // widest column block: a float row of it fills about L1
+constexpr int64_t kMinWideInner = 512;  // from this width on, tasks split columns, never rows
+constexpr int64_t kArgBlock = 2048;   // arg-extreme block: the rescan of a winning block hits L1
 
 // One contiguous run x[0, n) -> W.
 template <class R, class T>
@@ -245,7 +248,7 @@ LUCID_REDUCE_CLONES typename R::W reduce_run(const T* x, int64_t n) {
 template <class R, class T>
 LUCID_REDUCE_CLONES void reduce_cols(const T* x, int64_t r0, int64_t r1, int64_t inner, int64_t cnt, typename R::W* wide) {
   using A = typename R::A;
-  A acc[kCols];
+  A acc[kWideCols];
   for (int64_t b = r0; b < r1; b += kRowsPerFlush) {
     int64_t e = std::min(r1, b + kRowsPerFlush);
     for (int64_t i = 0; i < cnt; ++i) acc[i] = R::init();
@@ -255,6 +258,30 @@ LUCID_REDUCE_CLONES void reduce_cols(const T* x, int64_t r0, int64_t r1, int64_t
     }
     for (int64_t i = 0; i < cnt; ++i) wide[i] = R::wstep(wide[i], acc[i]);
   }
+}
+
+// Reducing an outer axis of wide rows: each task owns a block of columns of
+// one outer slab and runs down all its rows, so its accumulator row stays in
+// cache and each input row segment is read once, in order. A column's sum
+// does not depend on the block it falls in (rows in order, flushed every
+// kRowsPerFlush), so the block width may follow the thread count: one
+// thread reads whole rows, several split them evenly.
+template <class R, class T>
+void reduce_wide_cols(const T* x, int64_t outer, int64_t red, int64_t inner, typename R::Out* out) {
+  using W = typename R::W;
+  int64_t threads = get_num_threads();
+  int64_t per_thread = (inner + threads - 1) / threads;
+  int64_t width = std::min<int64_t>(kWideCols, std::max<int64_t>(64, (per_thread + 63) / 64 * 64));
+  int64_t blocks = (inner + width - 1) / width;
+  parallel_for(outer * blocks, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<W> wide(width);
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / blocks, c = (t % blocks) * width, cnt = std::min(width, inner - c);
+      for (int64_t i = 0; i < cnt; ++i) wide[i] = R::winit();
+      if (red > 0) reduce_cols<R>(x + o * red * inner + c, 0, red, inner, cnt, wide.data());
+      for (int64_t i = 0; i < cnt; ++i) out[o * inner + c + i] = convert<typename R::Out>(wide[i]);
+    }
+  });
 }
 
 template <class R, class T>
@@ -290,7 +317,8 @@ void reduce_layout(const Layout& L, const Tensor& out_t) {
     }
     return;
   }
-  // Reducing an outer axis: tasks are (outer slab, column chunk, row block);
+  if (inner >= kMinWideInner) return reduce_wide_cols<R>(x, outer, red, inner, out);
+  // Reducing an outer axis of narrow rows: tasks are (outer slab, column chunk, row block);
   // each folds its rows into a partial row of W, and the partials of one
   // (slab, chunk) are combined in row-block order (thread-count independent).
   int64_t col_tasks = (inner + kCols - 1) / kCols;
@@ -367,31 +395,79 @@ LUCID_REDUCE_CLONES int64_t find_first(const T* x, int64_t n, C m) {
   return 0;
 }
 
-// Contiguous rows (inner == 1): per chunk, the extreme by the vectorized
-// reducer, then its first position; chunks combine in order.
+// The extreme of one chunk and its first index (relative to the chunk).
+template <class C>
+struct ArgBest {
+  C value;
+  int64_t index;
+};
+
+// One pass over x[0, n), n <= kTask, in blocks of kArgBlock: a block's
+// extreme comes from plain vector max/min lanes (NaNs only flagged), and
+// only a block that strictly beats the running extreme is scanned again,
+// while it is still in L1, for the first position of its extreme. So the
+// first block holding the chunk's extreme supplies the index, and random
+// data rescans just a handful of blocks. A block with a NaN ends the run at
+// the chunk's first NaN.
+template <class T, bool kMax, class C>
+LUCID_REDUCE_CLONES ArgBest<C> arg_run(const T* x, int64_t n) {
+  using R = ExtremeR<T, kMax>;
+  ArgBest<C> r{static_cast<C>(x[0]), 0};
+  int64_t b = 0;
+  for (; b + kArgBlock <= n; b += kArgBlock) {
+    C lane[kLanes];
+    int32_t nan[kLanes] = {};
+    for (int j = 0; j < kLanes; ++j) lane[j] = static_cast<C>(x[b + j]);
+    for (int64_t i = b; i < b + kArgBlock; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) {
+        C v = static_cast<C>(x[i + j]);
+        lane[j] = R::fast(lane[j], v);
+        if constexpr (std::is_floating_point_v<C>) nan[j] |= v != v;
+      }
+    if constexpr (std::is_floating_point_v<C>) {
+      int32_t any_nan = 0;
+      for (int j = 0; j < kLanes; ++j) any_nan |= nan[j];
+      if (any_nan) {
+        C q = std::numeric_limits<C>::quiet_NaN();
+        return {q, b + find_first(x + b, n - b, q)};
+      }
+    }
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] = R::fast(lane[j], lane[j + w]);
+    if (b == 0 || (kMax ? lane[0] > r.value : lane[0] < r.value))
+      r = {lane[0], b + find_first(x + b, kArgBlock, lane[0])};
+  }
+  for (; b < n; ++b) {  // the tail, or all of a short run: later indices win only strictly
+    C v = static_cast<C>(x[b]);
+    if (better<C, kMax>(v, r.value)) r = {v, b};
+  }
+  return r;
+}
+
+// Contiguous rows (inner == 1): one pass per fixed-size chunk (so the
+// result does not depend on the thread count); chunks combine in index
+// order with a strict compare, so the first chunk holding the extreme (or
+// the first NaN) wins.
 template <class T, bool kMax>
 void arg_rows(const Layout& L, int64_t* idx, T* val) {
-  using R = ExtremeR<T, kMax>;
-  using C = typename R::A;
+  using C = typename ExtremeR<T, kMax>::A;
   const T* x = L.x.data<T>();
   int64_t red = L.red;
   int64_t chunks = (red + kTask - 1) / kTask;
-  std::vector<C> best(L.outer * chunks);
-  std::vector<int64_t> where(L.outer * chunks);
+  std::vector<ArgBest<C>> part(L.outer * chunks);
   parallel_for(L.outer * chunks, std::max<int64_t>(1, kElementwiseGrain / std::min(red, kTask)), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
-      int64_t o = t / chunks, b = (t % chunks) * kTask, n = std::min(kTask, red - b);
-      const T* p = x + o * red + b;
-      best[t] = reduce_run<R>(p, n);
-      where[t] = b + find_first(p, n, best[t]);
+      int64_t o = t / chunks, b = (t % chunks) * kTask;
+      part[t] = arg_run<T, kMax, C>(x + o * red + b, std::min(kTask, red - b));
+      part[t].index += b;
     }
   });
   for (int64_t o = 0; o < L.outer; ++o) {
-    int64_t k = o * chunks;
+    ArgBest<C> r = part[o * chunks];
     for (int64_t c = 1; c < chunks; ++c)
-      if (better<C, kMax>(best[o * chunks + c], best[k])) k = o * chunks + c;
-    idx[o] = where[k];
-    if (val) val[o] = x[o * red + where[k]];
+      if (better<C, kMax>(part[o * chunks + c].value, r.value)) r = part[o * chunks + c];
+    idx[o] = r.index;
+    if (val) val[o] = x[o * red + r.index];
   }
 }
 
