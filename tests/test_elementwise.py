@@ -720,7 +720,7 @@ def test_bad_arguments(device):
         lucid.add(x, "a")
 
 
-# ----- accuracy of the CPU stream's own float32 exp / tanh / sigmoid (cpu/elementwise_math.h) ----------
+# ----- accuracy of the CPU stream's own float32 exp / log / tanh / sigmoid / sin / cos (cpu/elementwise_math.h)
 
 def _ulps(got, ref64):
     """Distance in float32 ulps between `got` and the float64 reference rounded to float32."""
@@ -736,6 +736,8 @@ def _ulps(got, ref64):
     ("exp", np.exp, -103.0, 88.7, 1),
     ("log", np.log, 1e-30, 1e30, 1),
     ("tanh", np.tanh, -12.0, 12.0, 1),
+    ("sin", np.sin, -1e4, 1e4, 2),
+    ("cos", np.cos, -1e4, 1e4, 2),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -80.0, 80.0, 2),
 ])
 def test_cpu_fast_transcendentals_within_ulps(name, ref, lo, hi, max_ulp, rng):
@@ -763,3 +765,74 @@ def test_cpu_fast_transcendentals_special_values():
     np.testing.assert_allclose(lg[6:], np.log(np.array([1e-45, 3e-39], np.float32).astype(np.float64)), rtol=1e-6)
     s = to_np(lucid.sigmoid(x))
     np.testing.assert_array_equal(s[:5], [np.nan, 1.0, 0.0, 0.5, 0.5])
+
+
+def _trig_arguments(rng):
+    """Arguments that stress sin/cos range reduction (x = n pi/2 + r): a dense sweep of [-1e4, 1e4],
+    the float32s on and next to multiples of pi/2 (where x - n pi/2 cancels most bits) up to the end
+    of the vectorized range (|x| <= 1e6, cpu/elementwise_math.h) and past it, that bound itself, and
+    random magnitudes up to 3e38, which take the libm fallback."""
+    dense = np.linspace(-1e4, 1e4, 1_000_001, dtype=np.float32)
+    near = (np.arange(-720_000, 720_000, 7, dtype=np.float64) * (np.pi / 2)).astype(np.float32)
+    near = np.concatenate([near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))])
+    bound = np.float32(1e6)
+    edges = np.array([bound, np.nextafter(bound, np.float32(0)), np.nextafter(bound, np.float32(np.inf))], np.float32)
+    large = (rng.choice([-1.0, 1.0], 50_000) * 10.0 ** rng.uniform(4, 38.5, 50_000)).astype(np.float32)
+    return np.concatenate([dense, near, edges, -edges, large])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_cpu_sin_cos_within_ulps_over_hard_arguments(name, rng):
+    x = _trig_arguments(rng)
+    rng.shuffle(x)  # fast-path and fallback lanes mixed inside every block of the CPU loop
+    got = to_np(getattr(lucid, name)(lucid.tensor(x)))
+    d = _ulps(got, getattr(np, name)(x.astype(np.float64)))
+    assert d.max() <= 2, f"{name}: {d.max()} ulp at x={x[np.argmax(d)]!r}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cpu_half_trig_rounds_the_float32_result(dtype):
+    # Half inputs are widened to float32, evaluated, and rounded once to the half type.
+    x32 = np.linspace(-300.0, 300.0, 4001, dtype=np.float32)
+    t = lucid.tensor(x32).to(getattr(lucid, dtype))
+    xs = to_np(t).astype(np.float64)
+    for name in ("sin", "cos", "tanh"):
+        want = round_to(getattr(np, name)(xs).astype(np.float32), dtype).astype(np.float32)
+        got = to_np(getattr(lucid, name)(t)).astype(np.float32)
+        # the float32 result is within 2 ulp, so after rounding to the half type at most 1 half-ulp off
+        np.testing.assert_allclose(got, want, rtol={"float16": 1e-3, "bfloat16": 8e-3}[dtype], atol=1e-3, err_msg=name)
+
+
+def test_trig_special_values(device):
+    x = lucid.tensor([0.0, -0.0, np.inf, -np.inf, np.nan, 1e6, -3e38, 1e-40], device=device)
+    s, c = to_np(lucid.sin(x)), to_np(lucid.cos(x))
+    np.testing.assert_array_equal(s[:5], [0.0, -0.0, np.nan, np.nan, np.nan])
+    assert not np.signbit(s[0])
+    np.testing.assert_array_equal(c[:5], [1.0, 1.0, np.nan, np.nan, np.nan])
+    big = np.array([1e6, -3e38], np.float32).astype(np.float64)
+    np.testing.assert_allclose(s[5:7], np.sin(big), rtol=3e-6, atol=1e-6)
+    np.testing.assert_allclose(c[5:7], np.cos(big), rtol=3e-6, atol=1e-6)
+    if device == "cpu":  # the CPU stream keeps sin(-0) = -0 and sin(subnormal) = x (MLX gives +0 / may flush)
+        assert np.signbit(s[1]) and s[7] == np.float32(1e-40) and c[7] == 1.0
+
+
+def test_cpu_sin_in_place_takes_the_fallback_from_the_original_values():
+    x = np.zeros(2000, np.float32)
+    x[::97] = np.float32(3e30)  # lanes that go to the libm fallback, one per ~100
+    x[1::97] = np.nan
+    t = lucid.tensor(x)
+    t.sin_()
+    got = to_np(t)
+    want = np.sin(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh"])
+def test_gpu_stream_trig_tanh_dense_sweep(name):
+    # MLX computes these itself; the contract between the streams is closeness (the tolerance of
+    # test_streams_close_for_transcendental_ops), checked here on a dense sweep of moderate arguments.
+    x = np.linspace(-10.0, 10.0, 200_001, dtype=np.float32)
+    want = getattr(np, name)(x.astype(np.float64))
+    for device in ("cpu", "gpu"):
+        got = to_np(getattr(lucid, name)(lucid.tensor(x, device=device)))
+        np.testing.assert_allclose(got, want, rtol=3e-6, atol=1e-6, err_msg=f"{name} on {device}")

@@ -14,6 +14,15 @@ void run(F f, const Tensor& x, const Tensor& out) {
   unary_contiguous<T, O>(f, x.data<T>(), out.data<O>(), out.numel());
 }
 
+// Functors with a float32 fast path valid on part of the range (sin, cos).
+template <class T, class O, class F>
+void run_with_fallback(F f, const Tensor& x, const Tensor& out) {
+  if constexpr (std::is_same_v<compute_t<T>, float>)
+    unary_contiguous_with_fallback<T, O>(f, x.data<T>(), out.data<O>(), out.numel());
+  else
+    run<T, O>(f, x, out);
+}
+
 }  // namespace
 
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
@@ -35,8 +44,8 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
           case UnaryOp::Log: return run<T, T>(fn::Log{}, x, out);
           case UnaryOp::Sqrt: return run<T, T>(fn::Sqrt{}, x, out);
           case UnaryOp::Rsqrt: return run<T, T>(fn::Rsqrt{}, x, out);
-          case UnaryOp::Sin: return run<T, T>(fn::Sin{}, x, out);
-          case UnaryOp::Cos: return run<T, T>(fn::Cos{}, x, out);
+          case UnaryOp::Sin: return run_with_fallback<T, T>(fn::Sin{}, x, out);
+          case UnaryOp::Cos: return run_with_fallback<T, T>(fn::Cos{}, x, out);
           case UnaryOp::Tanh: return run<T, T>(fn::Tanh{}, x, out);
           case UnaryOp::Sigmoid: return run<T, T>(fn::Sigmoid{}, x, out);
           case UnaryOp::Erf: return run<T, T>(fn::Erf{}, x, out);

@@ -64,8 +64,29 @@ struct Log {
 };
 struct Sqrt { template <class C> C operator()(C x) const { return std::sqrt(x); } };
 struct Rsqrt { template <class C> C operator()(C x) const { return C(1) / std::sqrt(x); } };
-struct Sin { template <class C> C operator()(C x) const { return std::sin(x); } };
-struct Cos { template <class C> C operator()(C x) const { return std::cos(x); } };
+// sin / cos: float32 has a vectorized path for |x| <= fast::kTrigFastBound and
+// libm (in double, then rounded) for the rest, which includes inf and NaN.
+// The contiguous loop (map1_with_fallback) uses the three parts separately so
+// the rare slow lanes do not stop the common ones from vectorizing; operator()
+// is the same function for one element.
+struct Sin {
+  static float fast(float x) { return fast::sin_fast_f32(x); }
+  static float exact(float x) { return static_cast<float>(std::sin(static_cast<double>(x))); }
+  static bool in_fast_range(float x) { return fast::trig_in_fast_range(x); }
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return in_fast_range(x) ? fast(x) : exact(x);
+    else return std::sin(x);
+  }
+};
+struct Cos {
+  static float fast(float x) { return fast::cos_fast_f32(x); }
+  static float exact(float x) { return static_cast<float>(std::cos(static_cast<double>(x))); }
+  static bool in_fast_range(float x) { return fast::trig_in_fast_range(x); }
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return in_fast_range(x) ? fast(x) : exact(x);
+    else return std::cos(x);
+  }
+};
 struct Tanh {
   template <class C> C operator()(C x) const {
     if constexpr (std::is_same_v<C, float>) return fast::tanh_f32(x);

@@ -41,6 +41,41 @@ void unary_contiguous(F f, const T* x, O* y, int64_t n) {
   parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) { map1<T, O>(f, x, y, lo, hi); });
 }
 
+// y[i] = f(x[i]) for a functor whose fast form f.fast is only valid where
+// f.in_fast_range(x) (sin/cos: large |x|, inf, NaN need f.exact). Each block
+// is computed with the vectorized fast form first; the rare block that has an
+// out-of-range lane gets a scalar second pass over just those lanes. The block
+// goes through a local buffer so an in-place call (y == x) still reads the
+// original inputs in the second pass.
+template <class T, class O, class F>
+LUCID_AVX2_CLONES void map1_with_fallback(F f, const T* x, O* y, int64_t lo, int64_t hi) {
+  using C = compute_t<T>;
+  constexpr int64_t kBlock = 512;
+  C buf[kBlock];
+  for (int64_t b = lo; b < hi; b += kBlock) {
+    int64_t len = hi - b < kBlock ? hi - b : kBlock;
+    int any_slow = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      C v = load<C>(x[b + j]);
+      buf[j] = f.fast(v);
+      any_slow |= !f.in_fast_range(v);
+    }
+    if (any_slow) {
+      for (int64_t j = 0; j < len; ++j) {
+        C v = load<C>(x[b + j]);
+        if (!f.in_fast_range(v)) buf[j] = f.exact(v);
+      }
+    }
+    for (int64_t j = 0; j < len; ++j) y[b + j] = store<O>(buf[j]);
+  }
+}
+
+template <class T, class O, class F>
+void unary_contiguous_with_fallback(F f, const T* x, O* y, int64_t n) {
+  if (n <= 0) return;
+  parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) { map1_with_fallback<T, O>(f, x, y, lo, hi); });
+}
+
 template <class T, class O, class F>
 LUCID_AVX2_CLONES void map2(F f, const T* __restrict a, const T* __restrict b, O* __restrict y, int64_t lo, int64_t hi) {
   using C = compute_t<T>;
