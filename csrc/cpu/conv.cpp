@@ -94,7 +94,10 @@ void col2im(const float* col, int64_t n0, int64_t m, int64_t g, const ConvDims& 
             if (ih < 0 || ih >= d.h) continue;
             const float* src = row + r * win.ow;
             float* dst = plane + ih * d.w + off;
-            for (int64_t q = lo; q < hi; ++q) dst[q * win.sw] += src[q];
+            if (win.sw == 1)  // contiguous: the compiler vectorizes this form
+              for (int64_t q = lo; q < hi; ++q) dst[q] += src[q];
+            else
+              for (int64_t q = lo; q < hi; ++q) dst[q * win.sw] += src[q];
           }
         }
     }
@@ -118,10 +121,28 @@ int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
 // Scratch buffers reused across calls on a thread: a fresh multi-megabyte
 // vector per call costs a zero-fill plus page faults that rival the GEMM.
 float* scratch(int slot, int64_t n) {
-  thread_local std::vector<float> buffers[3];
+  thread_local std::vector<float> buffers[2];
   std::vector<float>& b = buffers[slot];
   if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
   return b.data();
+}
+
+// Row r of the [rows, len] matrix c becomes bias[r] everywhere; nothing when
+// there is no bias (the GEMM then runs with beta = 0 and ignores c).
+void fill_rows(float* c, const float* bias, int64_t rows, int64_t len) {
+  if (!bias) return;
+  for (int64_t r = 0; r < rows; ++r) std::fill(c + r * len, c + (r + 1) * len, bias[r]);
+}
+
+// Sum of a row in float, eight independent partial sums: the compiler can
+// keep them in one vector register (a single running sum is a serial chain).
+float row_sum(const float* row, int64_t len) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t q = 0;
+  for (; q + 8 <= len; q += 8)
+    for (int k = 0; k < 8; ++k) part[k] += row[q + k];
+  for (; q < len; ++q) part[q % 8] += row[q];
+  return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
 }
 
 }  // namespace
@@ -132,11 +153,14 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
   const float* xp = x.data<float>();
   const float* wp = w.data<float>();
   float* yp = y.data<float>();
+  const float* bp = b.defined() ? b.data<float>() : nullptr;
+  const float beta = bp ? 1.0f : 0.0f;
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
   for (int64_t n0 = 0; n0 < d.n; n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g = 0; g < groups; ++g) {
       const float* wg = wp + g * d.og * d.k;
+      const float* bg = bp ? bp + g * d.og : nullptr;
       const float* cols;
       if (is_pointwise(win) && m == 1) {
         cols = xp + (n0 * d.c + g * d.cg) * hw;
@@ -145,28 +169,23 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, 
         im2col(xp, n0, m, g, d, win, col);
         cols = col;
       }
+      // The output rows start as the bias, so the GEMM adds onto it (beta = 1)
+      // and no second pass over y is needed.
       if (m == 1) {
-        blas::sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, 0.0f, yp + (n0 * d.o + g * d.og) * d.l, d.l);
+        float* yg = yp + (n0 * d.o + g * d.og) * d.l;
+        fill_rows(yg, bg, d.og, d.l);
+        blas::sgemm(false, false, d.og, d.l, d.k, 1.0f, wg, d.k, cols, d.l, beta, yg, d.l);
         continue;
       }
       // One wide GEMM for the chunk, then scatter [og, m*l] back to [m, og, l].
       float* tmp = scratch(1, d.og * width);
-      blas::sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, 0.0f, tmp, width);
+      fill_rows(tmp, bg, d.og, width);
+      blas::sgemm(false, false, d.og, width, d.k, 1.0f, wg, d.k, cols, width, beta, tmp, width);
       for (int64_t s = 0; s < m; ++s)
         for (int64_t o = 0; o < d.og; ++o)
           std::memcpy(yp + ((n0 + s) * d.o + g * d.og + o) * d.l, tmp + o * width + s * d.l,
                       sizeof(float) * d.l);
     }
-  }
-  if (b.defined()) {
-    const float* bp = b.data<float>();
-    parallel_for(d.n * d.o, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float* row = yp + r * d.l;
-        const float bias = bp[r % d.o];
-        for (int64_t q = 0; q < d.l; ++q) row[q] += bias;
-      }
-    });
   }
 }
 
@@ -214,7 +233,10 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           blas::sgemm(true, false, d.k, d.l, d.og, 1.0f, wg, d.k, gy, d.l, 0.0f, gxp + (n0 * d.c + g_ * d.cg) * hw, d.l);
           continue;
         }
-        float* gcol = scratch(2, d.k * width);
+        // Same buffer as the columns above (the weight-gradient GEMM is done
+        // with them): two column-sized buffers no longer fit in L2 together,
+        // and keeping both doubled this step's time.
+        float* gcol = scratch(0, d.k * width);
         blas::sgemm(true, false, d.k, width, d.og, 1.0f, wg, d.k, gy, width, 0.0f, gcol, width);
         col2im(gcol, n0, m, g_, d, win, gxp);
       }
@@ -226,10 +248,7 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
       for (int64_t o = o0; o < o1; ++o) {
         double acc = 0.0;  // double: long sums over batch and pixels
         for (int64_t n = 0; n < d.n; ++n) {
-          const float* row = gp + (n * d.o + o) * d.l;
-          float part = 0.0f;
-          for (int64_t q = 0; q < d.l; ++q) part += row[q];
-          acc += part;
+          acc += row_sum(gp + (n * d.o + o) * d.l, d.l);
         }
         gbp[o] = static_cast<float>(acc);
       }
