@@ -111,7 +111,7 @@ bool is_pointwise(const Window2d& win) {
 
 // Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
 // more efficient on a wide matrix), capped so the column buffer stays cache-sized.
-constexpr int64_t kColumnBudget = int64_t{1} << 18;  // floats: 1 MB, stays in cache for the GEMM
+constexpr int64_t kColumnBudget = int64_t{1} << 16;  // floats: 256 KB
 int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
   if (is_pointwise(win) || d.l >= 1024) return 1;
   int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
@@ -121,7 +121,7 @@ int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
 // Scratch buffers reused across calls on a thread: a fresh multi-megabyte
 // vector per call costs a zero-fill plus page faults that rival the GEMM.
 float* scratch(int slot, int64_t n) {
-  thread_local std::vector<float> buffers[2];
+  thread_local std::vector<float> buffers[3];
   std::vector<float>& b = buffers[slot];
   if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
   return b.data();
@@ -199,7 +199,8 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
   float* gwp = gw.defined() ? gw.data<float>() : nullptr;
   const int64_t hw = d.h * d.w, nb = samples_per_chunk(d, win);
   if (gxp) std::fill(gxp, gxp + d.n * d.c * hw, 0.0f);
-  if (gwp) std::fill(gwp, gwp + d.o * d.k, 0.0f);
+  float* gwt = gwp ? scratch(2, d.o * d.k) : nullptr;
+  if (gwt) std::fill(gwt, gwt + d.o * d.k, 0.0f);
   for (int64_t n0 = 0; n0 < d.n && (gxp || gwp); n0 += nb) {
     const int64_t m = std::min(nb, d.n - n0), width = m * d.l;
     for (int64_t g_ = 0; g_ < groups; ++g_) {
@@ -216,7 +217,10 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
         gy = tmp;
       }
       const bool direct = is_pointwise(win) && m == 1;
-      if (gwp) {  // gw_g[og, k] += gy[og, m*l] @ col[k, m*l]^T
+      // Weight gradient, transposed: gwt_g[k, og] += col[k, m*l] @ gy[og, m*l]^T.
+      // OpenBLAS runs this orientation (wide output, short rows of gy) about
+      // 1.5x faster than gw_g[og, k] += gy @ col^T at conv shapes.
+      if (gwp) {
         const float* cols;
         if (direct) {
           cols = xp + (n0 * d.c + g_ * d.cg) * hw;
@@ -225,7 +229,7 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
           im2col(xp, n0, m, g_, d, win, col);
           cols = col;
         }
-        blas::sgemm(false, true, d.og, d.k, width, 1.0f, gy, width, cols, width, 1.0f, gwp + g_ * d.og * d.k, d.k);
+        blas::sgemm(false, true, d.k, d.og, width, 1.0f, cols, width, gy, width, 1.0f, gwt + g_ * d.k * d.og, d.og);
       }
       if (gxp) {  // gcol[k, m*l] = w_g[og, k]^T @ gy[og, m*l], then col2im
         const float* wg = wp + g_ * d.og * d.k;
@@ -242,6 +246,10 @@ void conv2d_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Te
       }
     }
   }
+  if (gwp)  // gw_g[o, kk] = gwt_g[kk, o]
+    for (int64_t g_ = 0; g_ < groups; ++g_)
+      for (int64_t o = 0; o < d.og; ++o)
+        for (int64_t kk = 0; kk < d.k; ++kk) gwp[(g_ * d.og + o) * d.k + kk] = gwt[(g_ * d.k + kk) * d.og + o];
   if (gb.defined()) {
     float* gbp = gb.data<float>();
     parallel_for(d.o, 16, [&](int64_t o0, int64_t o1) {
