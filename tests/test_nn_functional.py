@@ -115,6 +115,8 @@ CONV_CASES = [
     ((30, 4, 6, 6), (4, 1, 1), 1, 0, 1, 2),             # pointwise, grouped, one sample per GEMM
     ((2, 3, 7, 7), (5, 1, 1), 2, 0, 1, 1),              # strided 1x1: goes through the column matrix
     ((2, 2, 5, 6), (3, 3, 3), 1, 3, 2, 1),              # padding wider than the dilated kernel reach
+    ((2, 3, 2, 5), (2, 5, 5), 1, 2, 1, 1),              # same width, kernel taps wholly outside the rows
+    ((2, 2, 6, 6), (3, 3, 3), 1, (2, 1), (2, 1), 1),    # same width (stride 1) with row dilation
 ]
 
 

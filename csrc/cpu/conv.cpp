@@ -43,11 +43,35 @@ int64_t task_grain(const ConvDims& d, const Window2d& win) {
   return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(win.kh * win.kw * d.l, 1));
 }
 
+// One im2col row (kernel tap at row offset dr, column offset off) when both
+// strides are 1 and the output is as wide as the input: output pixel p then
+// reads input pixel p + dr*w + off, so the rows that fall inside the input are
+// one contiguous copy (instead of a short copy per output row), after which the
+// columns [0, lo) and [hi, ow) of each row, which wrapped into the neighbouring
+// input row, are set back to the zero padding.
+void shifted_plane(const float* plane, int64_t dr, int64_t off, int64_t lo, int64_t hi, const ConvDims& d,
+                   const Window2d& win, float* row) {
+  const int64_t ow = win.ow, shift = dr * d.w + off;
+  const int64_t r0 = std::clamp<int64_t>(-dr, 0, win.oh), r1 = std::clamp<int64_t>(d.h - dr, r0, win.oh);
+  std::fill(row, row + r0 * ow, 0.0f);
+  std::fill(row + r1 * ow, row + win.oh * ow, 0.0f);
+  if (r0 == r1) return;
+  // Clip so every read stays inside the plane; what the clip skips is padding.
+  const int64_t p0 = std::max(r0 * ow, -shift), p1 = std::min(r1 * ow, d.h * d.w - shift);
+  if (p1 > p0) std::memcpy(row + p0, plane + p0 + shift, sizeof(float) * (p1 - p0));
+  for (int64_t r = r0; r < r1; ++r) {
+    float* dst = row + r * ow;
+    std::fill(dst, dst + lo, 0.0f);
+    std::fill(dst + hi, dst + ow, 0.0f);
+  }
+}
+
 // Column matrix of `m` samples' group g, side by side: row (c, i, j) holds,
 // for every output pixel of every sample, the input value under kernel tap
 // (i, j) of channel c (0 in the padding). Rows are m * l long.
 void im2col(const float* x, int64_t n0, int64_t m, int64_t g, const ConvDims& d, const Window2d& win, float* col) {
   const int64_t ldc = m * d.l;
+  const bool same_width = win.sh == 1 && win.sw == 1 && win.ow == d.w;
   parallel_for(m * d.cg, task_grain(d, win), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t s = t / d.cg, c = t % d.cg;
@@ -57,6 +81,10 @@ void im2col(const float* x, int64_t n0, int64_t m, int64_t g, const ConvDims& d,
           float* row = col + ((c * win.kh + i) * win.kw + j) * ldc + s * d.l;
           int64_t off = j * win.dw - win.pw, lo, hi;
           valid_cols(off, win.sw, d.w, win.ow, lo, hi);
+          if (same_width) {
+            shifted_plane(plane, i * win.dh - win.ph, off, lo, hi, d, win, row);
+            continue;
+          }
           for (int64_t r = 0; r < win.oh; ++r) {
             float* dst = row + r * win.ow;
             int64_t ih = win.in_row(r, i);
