@@ -139,7 +139,7 @@ bool is_pointwise(const Window2d& win) {
 
 // Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
 // more efficient on a wide matrix), capped so the column buffer stays cache-sized.
-constexpr int64_t kColumnBudget = int64_t{1} << 16;  // floats: 256 KB
+constexpr int64_t kColumnBudget = int64_t{1} << 16;  // floats: 256 KB, a quarter of L2 (1 MB measured 0.72x -> 0.92x of torch on N=32 3->16 k=5)
 int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
   if (is_pointwise(win) || d.l >= 1024) return 1;
   int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
