@@ -139,7 +139,9 @@ bool is_pointwise(const Window2d& win) {
 
 // Samples per GEMM: small images are batched into one wide GEMM (BLAS is far
 // more efficient on a wide matrix), capped so the column buffer stays cache-sized.
-constexpr int64_t kColumnBudget = int64_t{1} << 16;  // floats: 256 KB, a quarter of L2 (1 MB measured 0.72x -> 0.92x of torch on N=32 3->16 k=5)
+// 256 KB, a quarter of a 1 MB L2: the backward also holds gy and the gradient
+// planes (a 1 MB budget measured 0.92x of torch on N=32 3->16 k=5, this 0.72x).
+constexpr int64_t kColumnBudget = int64_t{1} << 16;  // floats
 int64_t samples_per_chunk(const ConvDims& d, const Window2d& win) {
   if (is_pointwise(win) || d.l >= 1024) return 1;
   int64_t per_sample = std::max<int64_t>(d.k * d.l, 1);
