@@ -111,6 +111,12 @@ CONV_CASES = [
     ((2, 3, 6, 5), (4, 2, 4), 1, "same", (1, 2), 1),   # even kernel, asymmetric "same"
     ((2, 3, 6, 5), (4, 3, 3), 1, "valid", 1, 1),
     ((40, 3, 5, 5), (2, 3, 3), 1, 1, 1, 1),             # several samples per GEMM chunk
+    ((40, 4, 5, 5), (6, 3, 3), 1, 1, 1, 2),             # chunked samples, groups: per-group bias and weight grad
+    ((30, 4, 6, 6), (4, 1, 1), 1, 0, 1, 2),             # pointwise, grouped, one sample per GEMM
+    ((2, 3, 7, 7), (5, 1, 1), 2, 0, 1, 1),              # strided 1x1: goes through the column matrix
+    ((2, 2, 5, 6), (3, 3, 3), 1, 3, 2, 1),              # padding wider than the dilated kernel reach
+    ((2, 3, 2, 5), (2, 5, 5), 1, 2, 1, 1),              # same width, kernel taps wholly outside the rows
+    ((2, 2, 6, 6), (3, 3, 3), 1, (2, 1), (2, 1), 1),    # same width (stride 1) with row dilation
 ]
 
 
@@ -144,6 +150,27 @@ def test_conv2d_forward_and_grad_match_numpy(device, rng, xs, ws, stride, paddin
     np.testing.assert_allclose(to_np(tx.grad), gx_ref, **TOL)
     np.testing.assert_allclose(to_np(tw.grad), gw_ref, rtol=1e-4, atol=5e-4)
     np.testing.assert_allclose(to_np(tb.grad), gb_ref, rtol=1e-4, atol=5e-4)
+
+
+@pytest.mark.parametrize("grad_x,grad_w", [(True, False), (False, True)])
+def test_conv2d_partial_grads_match_numpy(device, rng, grad_x, grad_w):
+    # Only the wanted gradients are computed: each backward branch on its own.
+    x = rng.standard_normal((5, 4, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    y_ref = np_conv2d(x, w, b, (1, 1), (1, 1, 1, 1), (1, 1), 2)
+    g = rng.standard_normal(y_ref.shape).astype(np.float32)
+    _, gx_ref, gw_ref, _ = np_conv2d(x, w, b, (1, 1), (1, 1, 1, 1), (1, 1), 2, g)
+    tx, tw = T(x, device, grad_x), T(w, device, grad_w)
+    y = F.conv2d(tx, tw, T(b, device), padding=1, groups=2)
+    np.testing.assert_allclose(to_np(y), y_ref, **TOL)
+    (y * T(g, device)).sum().backward()
+    if grad_x:
+        np.testing.assert_allclose(to_np(tx.grad), gx_ref, **TOL)
+        assert tw.grad is None
+    else:
+        np.testing.assert_allclose(to_np(tw.grad), gw_ref, rtol=1e-4, atol=5e-4)
+        assert tx.grad is None
 
 
 def test_conv2d_no_bias_unbatched_and_streams_agree(rng):

@@ -1,6 +1,9 @@
 #include "core/tensor.h"
 
 #include <cstdlib>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <mutex>
 #include <new>
 #include <utility>
@@ -62,6 +65,22 @@ class LargeBufferCache {
   size_t held_ = 0;
 };
 
+// Buffers under kLargeBuffer come from malloc. glibc serves a freed-then-
+// reallocated megabyte-sized buffer from fresh mmap'd (or freshly trimmed)
+// pages by default, so every training step page-faulted and zeroed its
+// activations and gradients again: that cost as much as a small conv's GEMMs.
+// Keeping them on the heap (buffers from kLargeBuffer up have their own cache)
+// and letting the heap hold up to 128 MiB of freed memory makes reuse free.
+void keep_freed_buffers_on_heap() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kLargeBuffer));
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  });
+#endif
+}
+
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
@@ -83,6 +102,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
     s->owner = std::shared_ptr<void>(p, [size](void* q) { LargeBufferCache::get().give(q, size); });
     return s;
   }
+  keep_freed_buffers_on_heap();
   void* p = std::aligned_alloc(64, padded);
   if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
   s->data = p;
