@@ -6,6 +6,7 @@
 #endif
 #include <mutex>
 #include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,16 @@ constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kLargeBuffer = size_t{32} << 20;
 constexpr size_t kCacheBytes = size_t{512} << 20;  // idle memory kept at most
 
+// LUCID_KEEP_FREED_MEMORY=0 turns both reuse mechanisms below off, for
+// processes that would rather return idle memory than run faster.
+bool keep_freed_memory() {
+  static const bool keep = [] {
+    const char* v = std::getenv("LUCID_KEEP_FREED_MEMORY");
+    return !(v && std::string(v) == "0");
+  }();
+  return keep;
+}
+
 class LargeBufferCache {
  public:
   static LargeBufferCache& get() {
@@ -50,13 +61,20 @@ class LargeBufferCache {
   void give(void* p, size_t size) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (held_ + size <= kCacheBytes) {
+      if (keep_freed_memory() && held_ + size <= kCacheBytes) {
         blocks_.emplace_back(p, size);
         held_ += size;
         return;
       }
     }
     std::free(p);
+  }
+  // Frees every idle block (an allocation failed: the memory is needed).
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& block : blocks_) std::free(block.first);
+    blocks_.clear();
+    held_ = 0;
   }
 
  private:
@@ -73,6 +91,7 @@ class LargeBufferCache {
 // and letting the heap hold up to 128 MiB of freed memory makes reuse free.
 void keep_freed_buffers_on_heap() {
 #if defined(__GLIBC__)
+  if (!keep_freed_memory()) return;
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, static_cast<int>(kLargeBuffer));
@@ -92,6 +111,10 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
     void* p = LargeBufferCache::get().take(size);
     if (!p) {
       p = std::aligned_alloc(kHugePage, size);
+      if (!p) {
+        LargeBufferCache::get().release();
+        p = std::aligned_alloc(kHugePage, size);
+      }
       if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
 #if defined(MADV_HUGEPAGE)
       madvise(p, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
