@@ -114,3 +114,32 @@ def test_threads():
 def test_dlpack_export():
     t = lucid.arange(4, dtype=lucid.float32)
     np.testing.assert_array_equal(np.from_dlpack(t), np.arange(4, dtype=np.float32))
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc/self/statm")
+@pytest.mark.parametrize("keep", ["1", "0"])
+def test_freed_large_buffers_are_kept_unless_disabled(keep):
+    """Idle 32 MiB+ buffers stay resident for reuse; LUCID_KEEP_FREED_MEMORY=0 returns them."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import os, lucid\n"
+        "page = os.sysconf('SC_PAGE_SIZE')\n"
+        "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * page\n"
+        "before = rss()\n"
+        "t = lucid.full((64 << 20,), 1.0)\n"  # 256 MiB, touched by the fill
+        "assert t[-1].item() == 1.0\n"
+        "del t\n"
+        "print((rss() - before) >> 20)\n"
+    )
+    env = dict(os.environ, LUCID_KEEP_FREED_MEMORY=keep, PYTHONPATH=str(Path(lucid.__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    held_mib = int(out.stdout.strip())
+    if keep == "1":
+        assert held_mib >= 200
+    else:
+        assert held_mib < 50
