@@ -46,25 +46,12 @@ def median_time(step, reps):
     return float(np.median(times))
 
 
-def lucid_layer_step(layer, x_np):
-    x = lucid.tensor(x_np, requires_grad=True)
-
+def layer_step(layer, x):
+    """One forward+backward of ``layer`` on ``x`` (a lucid or torch leaf tensor)."""
     def step():
         layer.zero_grad()
         x.grad = None
-        y = layer(x)
-        y.sum().backward()
-    return step
-
-
-def torch_layer_step(layer, x_np):
-    x = torch.tensor(x_np, requires_grad=True)
-
-    def step():
-        layer.zero_grad()
-        x.grad = None
-        y = layer(x)
-        y.sum().backward()
+        layer(x).sum().backward()
     return step
 
 
@@ -130,22 +117,22 @@ def main():
     for b, i, o in LINEAR:
         x = rng.standard_normal((b, i)).astype(np.float32)
         layer = nn.Linear(i, o)
-        tl = median_time(lucid_layer_step(layer, x), args.reps)
+        tl = median_time(layer_step(layer, lucid.tensor(x, requires_grad=True)), args.reps)
         tt = None
         if torch is not None:
             tlayer = torch.nn.Linear(i, o)
             copy_params(layer, tlayer)
-            tt = median_time(torch_layer_step(tlayer, x), args.reps)
+            tt = median_time(layer_step(tlayer, torch.tensor(x, requires_grad=True)), args.reps)
         record(f"Linear batch={b} {i}->{o}", tl, tt)
     for b, ci, co, h, w, k in CONV:
         x = rng.standard_normal((b, ci, h, w)).astype(np.float32)
         layer = nn.Conv2d(ci, co, k, padding=k // 2)
-        tl = median_time(lucid_layer_step(layer, x), args.reps)
+        tl = median_time(layer_step(layer, lucid.tensor(x, requires_grad=True)), args.reps)
         tt = None
         if torch is not None:
             tlayer = torch.nn.Conv2d(ci, co, k, padding=k // 2)
             copy_params(layer, tlayer)
-            tt = median_time(torch_layer_step(tlayer, x), args.reps)
+            tt = median_time(layer_step(tlayer, torch.tensor(x, requires_grad=True)), args.reps)
         record(f"Conv2d N={b} {ci}->{co} {h}x{w} k={k}", tl, tt)
     lucid_step, torch_step = digits_steps()
     record("digits CNN train step (batch 32, Adam)", median_time(lucid_step, args.reps),

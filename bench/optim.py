@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+
+from _timing import best_time
 
 import lucid
 from lucid import nn, optim
 
 
 def _time(fn, repeat: int) -> float:
-    fn()  # warm-up (allocations, lazy first compile)
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / repeat)
-    return best * 1e3
+    return best_time(fn, repeat) * 1e3
 
 
 def numpy_step(name, x, g, state, lr=1e-3):

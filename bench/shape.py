@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+
+from _timing import best_time
 
 import lucid
 
 
 def _time(fn, repeat: int) -> float:
-    fn()  # warm-up
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / repeat)
-    return best * 1e6
+    return best_time(fn, repeat) * 1e6
 
 
 def _cases(n, rng):

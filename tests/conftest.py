@@ -29,3 +29,17 @@ def rng():
 def to_np(t):
     """A tensor's values as numpy (bfloat16 widened to float32)."""
     return np.asarray(t.to("cpu").numpy())
+
+
+def make(rng, shape, dtype="float32", device="cpu"):
+    """A random tensor (standard normal x 10, cast to `dtype`) and its values as numpy."""
+    a = rng.standard_normal(shape).astype(np.float32) * 10
+    t = lucid.tensor(a, device=device).to(dtype=dtype)
+    return t, to_np(t)
+
+
+def check(t, ref):
+    """Exact equality of a tensor with a numpy reference, shape included."""
+    got = to_np(t)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    np.testing.assert_array_equal(got, ref)

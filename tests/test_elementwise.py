@@ -198,8 +198,7 @@ def test_rounding_is_identity_on_integers(dtype, device, rng):
     x = sample(dtype, rng)
     for name in ("floor", "ceil", "round"):
         out = getattr(lucid, name)(make(x, dtype, device))
-        assert out.dtype == lucid.as_dtype(dtype) if hasattr(lucid, "as_dtype") else True
-        assert str(out.dtype).endswith(dtype)
+        assert out.dtype == getattr(lucid, dtype)
         np.testing.assert_array_equal(to_np(out), x)
 
 
@@ -679,8 +678,6 @@ def test_gradient_through_integer_scalar_keeps_dtype(device):
     assert to_np(x.grad).tolist() == [12.0, 21.0]  # d/dx (3x+1)^2 / 2 = 3 (3x+1)
 
 
-@pytest.mark.skipif(not (hasattr(lucid, "sum") and hasattr(lucid, "reshape")),
-                    reason="broadcast gradients need sum/reshape from the reduction and shape families")
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "pow"])
 def test_gradcheck_broadcasting(name, device):
     a = _param([[0.5], [1.3], [2.2]], device)

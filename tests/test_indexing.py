@@ -8,22 +8,10 @@ import pytest
 
 import lucid
 from lucid.autograd import gradcheck
-from conftest import to_np
+from conftest import check, make, to_np
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"]
 INDEX_DTYPES = ["uint8", "int8", "int16", "int32", "int64"]
-
-
-def make(rng, shape, dtype="float32", device="cpu"):
-    a = rng.standard_normal(shape).astype(np.float32) * 10
-    t = lucid.tensor(a, device=device).to(dtype=dtype)
-    return t, to_np(t)
-
-
-def check(t, ref):
-    got = to_np(t)
-    assert got.shape == ref.shape, (got.shape, ref.shape)
-    np.testing.assert_array_equal(got, ref)
 
 
 BASIC = [

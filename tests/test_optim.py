@@ -88,10 +88,6 @@ def test_sgd_matches_formula(device, kw):
     np.testing.assert_allclose(traj, sgd_reference(3, **kw), rtol=1e-5, atol=1e-6)
 
 
-def _has(name):
-    return hasattr(lucid, name)
-
-
 ADAM_CASES = [
     dict(lr=0.1),
     dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1),
@@ -100,18 +96,14 @@ ADAM_CASES = [
 ]
 
 
-@pytest.mark.skipif(not _has("sqrt"), reason="lucid.sqrt not merged yet")
 @pytest.mark.parametrize("kw", ADAM_CASES)
 def test_adam_matches_formula(device, kw):
-    if kw.get("amsgrad") and not _has("maximum"):
-        pytest.skip("lucid.maximum not merged yet")
     traj, opt, p = run_lucid(lambda ps: optim.Adam(ps, **kw), 3, device)
     np.testing.assert_allclose(traj, adam_reference(3, **kw), rtol=1e-5, atol=1e-6)
     st = opt.state[p]
     assert st["step"] == 3 and st["exp_avg"].device.type == device
 
 
-@pytest.mark.skipif(not _has("sqrt"), reason="lucid.sqrt not merged yet")
 @pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.05, weight_decay=0.5, betas=(0.5, 0.9))])
 def test_adamw_matches_formula(device, kw):
     traj, _, _ = run_lucid(lambda ps: optim.AdamW(ps, **kw), 3, device)
@@ -128,8 +120,6 @@ def test_adamw_matches_formula(device, kw):
 ])
 def test_against_torch_if_available(name, kw):
     torch = pytest.importorskip("torch")
-    if name != "SGD" and not _has("sqrt") or kw.get("amsgrad") and not _has("maximum"):
-        pytest.skip("lucid.sqrt / lucid.maximum not merged yet")
     traj, _, _ = run_lucid(lambda ps: getattr(optim, name)(ps, **kw), 4, "cpu")
     x = torch.tensor(X0, requires_grad=True)
     topt = getattr(torch.optim, name)([x], **kw)

@@ -164,10 +164,9 @@ def test_sum_backward_values(device):
     x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
     (x.sum(0) * lucid.tensor([10.0, 20.0], device=device)).sum().backward()
     assert x.grad.tolist() == [[10.0, 20.0], [10.0, 20.0]]
-    h = lucid.tensor([1.0, 2.0], device=device).to(lucid.float16).requires_grad_() if hasattr(lucid.Tensor, "requires_grad_") else None
-    if h is not None:
-        h.sum(dtype=lucid.float32).backward()
-        assert h.grad.dtype == lucid.float16 and h.grad.tolist() == [1.0, 1.0]
+    h = lucid.tensor([1.0, 2.0], device=device).to(lucid.float16).requires_grad_()
+    h.sum(dtype=lucid.float32).backward()
+    assert h.grad.dtype == lucid.float16 and h.grad.tolist() == [1.0, 1.0]
 
 
 # ------------------------------------------------ the other reductions

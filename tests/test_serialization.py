@@ -126,8 +126,6 @@ def test_colliding_names_and_single_tensor(tmp_path):
 
 
 def test_non_contiguous_tensor(tmp_path):
-    if not hasattr(lucid, "transpose"):
-        pytest.skip("transpose not merged yet")
     t = lucid.arange(6, dtype=lucid.float32).reshape(2, 3).transpose(0, 1)
     lucid.save({"t": t}, tmp_path / "nc.safetensors")
     np.testing.assert_array_equal(to_np(lucid.load(tmp_path / "nc.safetensors")["t"]), to_np(t))
