@@ -16,6 +16,9 @@ from . import _device
 from ._device import device
 from ._dtype import as_dtype, dtype
 
+_CTensor = _C.Tensor
+_DTYPES = dtype._by_name  # engine dtype name -> lucid dtype
+
 
 class Tensor:
     """An n-dimensional array on the ``"cpu"`` or ``"gpu"`` stream.
@@ -28,18 +31,33 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    __slots__ = ("_impl", "requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
+    # Plain slots and no __setattr__: every op builds one Tensor, so building
+    # one is six slot stores. Only `requires_grad` validates, through its
+    # property; the op wrappers read the slot `_requires_grad` directly.
+    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, impl, requires_grad: bool = False):
-        if not isinstance(impl, _C.Tensor):
+        if type(impl) is not _CTensor and not isinstance(impl, _CTensor):
             raise TypeError("lucid.Tensor(...) wraps an engine tensor; create tensors with lucid.tensor(data)")
         self._impl = impl
-        self.requires_grad = requires_grad
+        self._requires_grad = False
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._retain_grad = False
+        if requires_grad:
+            self.requires_grad = True  # validates the dtype
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        if value and not _DTYPES[self._impl.dtype].is_floating_point:
+            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
+        self._requires_grad = builtins.bool(value)
 
     # ----- metadata -------------------------------------------------------
     @property
@@ -55,7 +73,7 @@ class Tensor:
 
     @property
     def dtype(self) -> dtype:
-        return as_dtype(self._impl.dtype)
+        return _DTYPES[self._impl.dtype]
 
     @property
     def device(self) -> device:
@@ -199,7 +217,7 @@ class Tensor:
 
     def detach_(self):
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def requires_grad_(self, requires_grad: bool = True):
@@ -233,11 +251,6 @@ class Tensor:
                 new.__dict__[key] = copy.deepcopy(value, memo)
         return new
 
-    def __setattr__(self, name, value):
-        if name == "requires_grad" and value and hasattr(self, "_impl") and not self.dtype.is_floating_point:
-            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
-        object.__setattr__(self, name, value)
-
 
 def _default_float():
     return as_dtype("float32")
@@ -267,7 +280,7 @@ def _install_methods():
     def binary(fn, reflected=False):
         if reflected:
             return lambda self, other: fn(other, self)
-        return lambda self, other: fn(self, other)
+        return fn  # a plain function binds `self` as its first argument: one frame less per operator
 
     def inplace(fn):
         def op(self, other):
@@ -287,12 +300,12 @@ def _install_methods():
         if hasattr(F, fname):
             setattr(Tensor, f"__{name}__", binary(getattr(F, fname)))
     Tensor.__hash__ = object.__hash__
-    Tensor.__neg__ = lambda self: F.neg(self)
+    Tensor.__neg__ = F.neg
     Tensor.__pos__ = lambda self: self
     if hasattr(F, "abs"):
-        Tensor.__abs__ = lambda self: F.abs(self)
+        Tensor.__abs__ = F.abs
     if hasattr(F, "logical_not"):
-        Tensor.__invert__ = lambda self: F.logical_not(self)
+        Tensor.__invert__ = F.logical_not
     if hasattr(F, "getitem"):
-        Tensor.__getitem__ = lambda self, idx: F.getitem(self, idx)
-        Tensor.__setitem__ = lambda self, idx, value: F.setitem(self, idx, value)
+        Tensor.__getitem__ = F.getitem
+        Tensor.__setitem__ = F.setitem

@@ -20,6 +20,8 @@ import math
 
 from .. import _C
 from ..autograd import Function
+from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from .common import as_tensor, is_tensor, sum_to_shape, wrap
 
 __all__ = [
@@ -41,11 +43,12 @@ TENSOR_METHODS = [n for n in __all__ if n != "where"]
 # ----- helpers -----------------------------------------------------------------
 
 def _binary_args(a, b):
-    if not is_tensor(a):
-        if not is_tensor(b):
+    if not isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
             raise TypeError(f"expected at least one tensor argument, got {type(a).__name__} and {type(b).__name__}")
         a = as_tensor(a, b, "input")
-    b = as_tensor(b, a, "other")
+    if not isinstance(b, Tensor):
+        b = as_tensor(b, a, "other")
     return a, b
 
 
@@ -151,6 +154,10 @@ class _Pow(Function):
 class _MaxMin(Function):
     """maximum / minimum; a tie sends half the gradient to each input (PyTorch)."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "MaximumBackward" if ctx.is_max else "MinimumBackward"
+
     @staticmethod
     def forward(ctx, a, b, is_max):
         ctx.save_for_backward(a, b)
@@ -181,7 +188,9 @@ def add(input, other, alpha=1):
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    return _Add.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Add.apply(a, b)
+    return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
 
 def sub(input, other, alpha=1):
@@ -194,7 +203,9 @@ def sub(input, other, alpha=1):
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    return _Sub.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Sub.apply(a, b)
+    return Tensor(_C.sub(a._impl, b._impl))
 
 
 def mul(input, other):
@@ -204,7 +215,10 @@ def mul(input, other):
     >>> lucid.mul(lucid.tensor([1, 2, 3]), 2).tolist()
     [2, 4, 6]
     """
-    return _Mul.apply(*_binary_args(input, other))
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Mul.apply(a, b)
+    return Tensor(_C.mul(a._impl, b._impl))
 
 
 def div(input, other):
@@ -214,7 +228,10 @@ def div(input, other):
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
     """
-    return _Div.apply(*_binary_args(input, other))
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Div.apply(a, b)
+    return Tensor(_C.div(a._impl, b._impl))
 
 
 true_divide = div
@@ -233,7 +250,10 @@ def pow(input, exponent):  # noqa: A001
     >>> (2 ** lucid.tensor([0, 3])).tolist()
     [1, 8]
     """
-    return _Pow.apply(*_binary_args(input, exponent))
+    a, b = _binary_args(input, exponent)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Pow.apply(a, b)
+    return Tensor(_C.pow(a._impl, b._impl))
 
 
 def maximum(input, other):
@@ -244,7 +264,9 @@ def maximum(input, other):
     [3.0, 5.0]
     """
     a, b = _binary_args(input, other)
-    return _MaxMin.apply(a, b, True)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _MaxMin.apply(a, b, True)
+    return Tensor(_C.maximum(a._impl, b._impl))
 
 
 def minimum(input, other):
@@ -255,13 +277,19 @@ def minimum(input, other):
     [1.0, 2.0]
     """
     a, b = _binary_args(input, other)
-    return _MaxMin.apply(a, b, False)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _MaxMin.apply(a, b, False)
+    return Tensor(_C.minimum(a._impl, b._impl))
 
 
 # ----- unary ----------------------------------------------------------------------
 
 class _Unary(Function):
     """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx."""
+
+    @classmethod
+    def node_name(cls, ctx):  # ExpBackward, not UnaryBackward
+        return ctx.name.capitalize() + "Backward"
 
     @staticmethod
     def forward(ctx, x, name):
@@ -301,9 +329,17 @@ _DERIVATIVE = {
 }
 
 
+_UNARY_KERNEL = {name: getattr(_C, name) for name in (
+    "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf",
+    "floor", "ceil", "round")}
+
+
 def _unary(name, x):
-    _check_tensor(name, x)
-    return _Unary.apply(x, name)
+    if not isinstance(x, Tensor):
+        _check_tensor(name, x)
+    if x._requires_grad and is_grad_enabled():
+        return _Unary.apply(x, name)
+    return Tensor(_UNARY_KERNEL[name](x._impl))
 
 
 def neg(input):
@@ -565,7 +601,7 @@ def _comparison(name, doc):
 
     def op(input, other):
         a, b = _binary_args(input, other)
-        return wrap(cfun(a._impl, b._impl))
+        return Tensor(cfun(a._impl, b._impl))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc

@@ -20,7 +20,8 @@ import builtins
 import collections
 
 from .. import _C
-from ..autograd import Function
+from .._tensor import Tensor
+from ..autograd import Function, is_grad_enabled
 from .common import dims_arg, is_tensor, wrap, wrap_dim
 
 __all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any"]
@@ -160,8 +161,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     >>> lucid.sum(x).item(), x.sum(dim=0).tolist(), x.sum(1, keepdim=True).tolist()
     (10.0, [4.0, 6.0], [[3.0], [7.0]])
     """
-    dims = dims_arg(dim, axis, input.ndim, "sum")
-    return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+    dims = None if dim is None and axis is None else dims_arg(dim, axis, input.ndim, "sum")
+    if input._requires_grad and is_grad_enabled():
+        return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+    return Tensor(_C.sum(input._impl, dims, bool(keepdim), _dtype_name(dtype)))
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):

@@ -7,6 +7,7 @@ gradients only (no ``create_graph``).
 """
 from __future__ import annotations
 
+from .._tensor import Tensor
 from .grad_mode import no_grad
 
 
@@ -37,8 +38,6 @@ def _accumulate(store, key, grad):
 def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
     """Propagates ``grad_outputs`` from ``outputs``. With ``inputs`` given,
     returns their gradients instead of accumulating into ``.grad``."""
-    from .._tensor import Tensor
-
     wanted = None if inputs is None else {id(t): t for t in inputs}
     results: dict[int, Tensor] = {}
     node_grads: dict[tuple[int, int], Tensor] = {}

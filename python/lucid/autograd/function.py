@@ -7,7 +7,8 @@ requires grad, attaches one graph ``Node`` to the outputs.
 """
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
+from .._tensor import Tensor
+from .grad_mode import _state
 
 
 class FunctionCtx:
@@ -51,7 +52,7 @@ class Node:
         self.num_outputs = num_outputs
 
     def name(self) -> str:
-        return self.function.__name__.lstrip("_") + "Backward"
+        return self.function.node_name(self.ctx)
 
     def __repr__(self):
         return f"<{self.name()}>"
@@ -87,21 +88,31 @@ class Function:
         raise NotImplementedError("Function subclasses must implement backward(ctx, ...)")
 
     @classmethod
-    def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+    def node_name(cls, ctx) -> str:
+        """The graph node's name (``grad_fn``'s repr): ``_Mul`` records ``MulBackward``.
+        A Function that serves several ops (one class for all unary ops) overrides
+        this to name the op that ``ctx`` recorded, e.g. ``ExpBackward``."""
+        return cls.__name__.lstrip("_") + "Backward"
 
+    @classmethod
+    def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs
-        with no_grad():
+        # `with no_grad()` inlined: this runs once per recorded op.
+        enabled = getattr(_state, "enabled", True)
+        _state.enabled = False
+        try:
             out = cls.forward(ctx, *args, **kwargs)
-        if not (is_grad_enabled() and any(needs)):
+        finally:
+            _state.enabled = enabled
+        if not (enabled and True in needs):
             return out
         outputs = out if isinstance(out, tuple) else (out,)
         node = Node(cls, ctx, tuple(a if n else None for a, n in zip(args, needs)), len(outputs))
         for i, o in enumerate(outputs):
             if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.dtype.is_floating_point:
-                o.requires_grad = True
+                o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
         return out
