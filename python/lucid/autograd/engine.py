@@ -65,7 +65,7 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 if t is None or g is None:
                     continue
                 fn, nr = edge
-                if g.shape != t.shape:
+                if g._impl.shape != t._impl.shape:
                     raise RuntimeError(
                         f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
                     )

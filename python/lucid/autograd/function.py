@@ -7,7 +7,7 @@ requires grad, attaches one graph ``Node`` to the outputs.
 """
 from __future__ import annotations
 
-from .._tensor import Tensor
+from .._tensor import _DTYPES, Tensor
 from .grad_mode import _state
 
 
@@ -48,7 +48,7 @@ class Node:
         # Where each input's gradient goes, fixed now: an in-place op (x[i] = v,
         # x += y) later rebinds x.grad_fn, and gradients from this node must
         # still reach the node that produced the value this call read.
-        self.edges = tuple(None if t is None else (t.grad_fn, t._output_nr) for t in inputs)
+        self.edges = tuple([None if t is None else (t.grad_fn, t._output_nr) for t in inputs])
         self.num_outputs = num_outputs
 
     def name(self) -> str:
@@ -97,7 +97,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         ctx.needs_input_grad = needs
         # `with no_grad()` inlined: this runs once per recorded op.
         enabled = getattr(_state, "enabled", True)
@@ -109,9 +109,10 @@ class Function:
         if not (enabled and True in needs):
             return out
         outputs = out if isinstance(out, tuple) else (out,)
-        node = Node(cls, ctx, tuple(a if n else None for a, n in zip(args, needs)), len(outputs))
+        node = Node(cls, ctx, tuple([a if n else None for a, n in zip(args, needs)]), len(outputs))
+        skip = ctx._non_differentiable
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.dtype.is_floating_point:
+            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and _DTYPES[o._impl.dtype].is_floating_point:
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
