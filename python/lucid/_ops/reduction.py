@@ -114,11 +114,15 @@ class _Prod(Function):
 class _Extreme(Function):
     """amax / amin (and max / min without a dim): ties share the gradient equally."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "AmaxBackward" if ctx.is_max else "AminBackward"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim, is_max):
         out = wrap((_C.amax if is_max else _C.amin)(x._impl, dims, keepdim))
         ctx.save_for_backward(x, out)
-        ctx.dims = dims
+        ctx.dims, ctx.is_max = dims, is_max
         return out
 
     @staticmethod
@@ -132,12 +136,16 @@ class _Extreme(Function):
 class _ExtremeDim(Function):
     """max / min with a dim: the gradient goes to the returned index."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "MaxBackward" if ctx.is_max else "MinBackward"
+
     @staticmethod
     def forward(ctx, x, dim, keepdim, is_max):
         values, indices = (_C.max_dim if is_max else _C.min_dim)(x._impl, dim, keepdim)
         values, indices = wrap(values), wrap(indices)
         ctx.save_for_backward(indices)
-        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.shape, ctx.dim, ctx.keepdim, ctx.is_max = x.shape, dim, keepdim, is_max
         ctx.mark_non_differentiable(indices)
         return values, indices
 
