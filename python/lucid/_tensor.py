@@ -18,6 +18,7 @@ from ._dtype import as_dtype, dtype
 
 _CTensor = _C.Tensor
 _DTYPES = dtype._by_name  # engine dtype name -> lucid dtype
+_DEVICES = {"cpu": device("cpu"), "gpu": device("gpu")}  # devices are immutable: one object each
 
 
 class Tensor:
@@ -77,7 +78,7 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        return device(self._impl.device)
+        return _DEVICES[self._impl.device]
 
     @property
     def ndim(self) -> int:
@@ -129,9 +130,14 @@ class Tensor:
         return self.numpy().tolist()
 
     def item(self):
-        if self.numel() != 1:
+        impl = self._impl
+        if impl.numel() != 1:
             raise ValueError(f"item(): expected a tensor with one element, got shape {self.shape}")
-        return self.numpy().reshape(-1)[0].item()
+        if impl.device != "cpu":
+            impl = _C.to_device(impl, "cpu")
+        if impl.dtype == "bfloat16":
+            impl = _C.astype(impl, "float32")  # exact
+        return _C.to_numpy(impl).item()
 
     def __float__(self):
         return builtins.float(self.item())

@@ -22,11 +22,13 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def needs_grad(*tensors) -> bool:
-    """Whether an op on ``tensors`` records a graph node: some input requires grad
-    and grad mode is on. The op wrappers call ``_C`` directly when it is False."""
-    for t in tensors:
-        if t is not None and t._requires_grad:
+def records(*args) -> bool:
+    """Whether an op on ``args`` records a graph node: some tensor among them
+    requires grad and grad mode is on. When False, an op wrapper calls ``_C``
+    directly, skipping Function.apply (the hottest elementwise wrappers inline
+    this test)."""
+    for t in args:
+        if isinstance(t, Tensor) and t._requires_grad:
             return is_grad_enabled()
     return False
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import _C
 from ..autograd import Function
-from .common import sum_to_shape, wrap
+from .common import records, sum_to_shape, wrap
 
 __all__ = ["matmul", "mm", "bmm"]
 TENSOR_METHODS = list(__all__)
@@ -66,7 +66,9 @@ def matmul(input, other):
     >>> lucid.matmul(a, a).tolist()
     [[7.0, 10.0], [15.0, 22.0]]
     """
-    return _Matmul.apply(input, other, "matmul")
+    if records(input, other):
+        return _Matmul.apply(input, other, "matmul")
+    return wrap(_C.matmul(input._impl, other._impl))
 
 
 def mm(input, mat2):
@@ -76,7 +78,9 @@ def mm(input, mat2):
     >>> lucid.mm(lucid.tensor([[1, 2]]), lucid.tensor([[3], [4]])).tolist()
     [[11]]
     """
-    return _Matmul.apply(input, mat2, "mm")
+    if records(input, mat2):
+        return _Matmul.apply(input, mat2, "mm")
+    return wrap(_C.mm(input._impl, mat2._impl))
 
 
 def bmm(input, mat2):
@@ -86,4 +90,6 @@ def bmm(input, mat2):
     >>> lucid.bmm(lucid.ones(2, 1, 3), lucid.ones(2, 3, 1)).shape
     (2, 1, 1)
     """
-    return _Matmul.apply(input, mat2, "bmm")
+    if records(input, mat2):
+        return _Matmul.apply(input, mat2, "bmm")
+    return wrap(_C.bmm(input._impl, mat2._impl))

@@ -13,7 +13,7 @@ import numbers
 
 from .. import _C
 from ..autograd import Function
-from .common import wrap
+from .common import records, wrap
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
 TENSOR_METHODS: list = []
@@ -152,7 +152,10 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
     else:
         s, d = _pair(stride, fn, "stride"), _pair(dilation, fn, "dilation")
         pad = _conv_padding(padding, list(weight.shape[2:]), d, s, fn)
-    y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
+    if records(x, weight, bias):
+        y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
+    else:
+        y = wrap(_C.conv2d(x._impl, weight._impl, _opt(bias), s, pad, d, int(groups), fn))
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -307,7 +310,9 @@ def linear(input, weight, bias=None):
     >>> lucid.nn.functional.linear(lucid.ones(2, 3), lucid.ones(4, 3)).shape
     (2, 4)
     """
-    return _Linear.apply(input, weight, bias)
+    if records(input, weight, bias):
+        return _Linear.apply(input, weight, bias)
+    return wrap(_C.linear(input._impl, weight._impl, _opt(bias)))
 
 
 class _Embedding(Function):
