@@ -236,9 +236,7 @@ class Tensor:
         self._retain_grad = True
 
     def backward(self, gradient=None, retain_graph: bool = False):
-        from . import autograd
-
-        autograd.backward(self, gradient, retain_graph=retain_graph)
+        _autograd.backward(self, gradient, retain_graph=retain_graph)
 
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: a new leaf with its own copy of the values, on the same
@@ -266,9 +264,16 @@ def _int64():
     return as_dtype("int64")
 
 
+_autograd = None  # lucid.autograd, bound by _install_methods (it imports this module)
+
+
 def _install_methods():
     """Tensor methods and operators, each a one-line delegation to lucid._ops."""
+    global _autograd
     from . import _ops as F
+    from . import autograd
+
+    _autograd = autograd
 
     def method(name):
         fn = getattr(F, name)

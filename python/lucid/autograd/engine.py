@@ -50,9 +50,15 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
             else:
                 _accumulate(node_grads, (id(out.grad_fn), out._output_nr), g)
         for node in _topological_order([o.grad_fn for o in outputs]):
-            grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
-            if all(g is None for g in grads):
-                continue
+            if node.num_outputs == 1:  # the common case, without the list and the scan
+                g0 = node_grads.pop((id(node), 0), None)
+                if g0 is None:
+                    continue
+                grads = (g0,)
+            else:
+                grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
+                if all(g is None for g in grads):
+                    continue
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
