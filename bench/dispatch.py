@@ -66,23 +66,32 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def per_call(fn, budget_s: float) -> float:
-    """Seconds per call: the best of 5 rounds, each sized to about budget_s / 5."""
+def round_size(fn, budget_s: float) -> int:
+    """How many calls of ``fn`` take about ``budget_s``."""
     fn()
     n, t = 1, 0.0
-    while t < 2e-3:  # size a round
+    while t < 2e-3:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
         t = time.perf_counter() - t0
         n *= 4
-    per_round = max(1, int(n / 4 * (budget_s / 5) / max(t, 1e-9)))
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(per_round):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / per_round)
+    return max(1, int(n / 4 * budget_s / max(t, 1e-9)))
+
+
+def per_call(fns: dict, budget_s: float, rounds: int = 7) -> dict:
+    """Seconds per call of each of ``fns`` (one case, several frameworks): the best
+    of ``rounds`` rounds, the frameworks' rounds interleaved so that a busy spell
+    on a shared machine hits all of them alike."""
+    sizes = {k: round_size(f, budget_s / rounds) for k, f in fns.items()}
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            n = sizes[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
     return best
 
 
@@ -173,7 +182,7 @@ def main():
     parser.add_argument("--torch-site", default=DEFAULT_TORCH_SITE,
                         help="a site-packages folder to take torch from when `import torch` fails")
     args = parser.parse_args()
-    budget = 0.1 if args.quick else 0.4
+    budget = 0.15 if args.quick else 0.6
 
     torch = import_torch(args.torch_site)
     warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated")  # still the baseline
@@ -191,11 +200,8 @@ def main():
         columns["torch"] = torch_cases(torch)
     rows = []
     for name in columns["lucid"]:
-        row = {"case": name}
-        for fw, cases in columns.items():
-            if name in cases:
-                row[fw + "_us"] = per_call(cases[name], budget) * 1e6
-        rows.append(row)
+        times = per_call({fw: cases[name] for fw, cases in columns.items() if name in cases}, budget)
+        rows.append({"case": name, **{fw + "_us": t * 1e6 for fw, t in times.items()}})
 
     head = f"{'case':<28}{'lucid µs':>10}{'numpy µs':>10}{'torch µs':>10}{'/numpy':>8}{'/torch':>8}"
     print(head)

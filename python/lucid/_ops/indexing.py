@@ -224,7 +224,8 @@ def getitem(x, idx):
     if x._requires_grad and is_grad_enabled():
         out = _BasicIndex.apply(x, plan)
     else:  # no graph to record: skip Function's overhead
-        out = Tensor(_C.reshape(_C.slice(x._impl, plan.starts, plan.steps, plan.lengths), plan.shape))
+        sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
+        out = Tensor(sliced if plan.shape == plan.lengths else _C.reshape(sliced, plan.shape))
     if plan.advanced is None:
         return out
     pos, t, k, _ = plan.advanced

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import _C
 from ..autograd import Function
+from . import shape
 from .common import records, sum_to_shape, wrap
 
 __all__ = ["matmul", "mm", "bmm"]
@@ -18,8 +19,6 @@ TENSOR_METHODS = list(__all__)
 
 
 def _mT(t):
-    from . import shape
-
     return shape.transpose(t, -1, -2)
 
 
@@ -34,8 +33,6 @@ class _Matmul(Function):
         # With 1-D operands lifted to matrices (a: (1, k), b: (k, 1)) and g
         # given the matching (…, m, n) shape: dA = g @ B^T, dB = A^T @ g,
         # each summed over the batch axes its operand was broadcast along.
-        from . import shape
-
         a, b = ctx.saved_tensors
         a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
         b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b

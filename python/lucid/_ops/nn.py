@@ -14,6 +14,7 @@ import numbers
 from .. import _C
 from ..autograd import Function
 from .common import records, wrap
+from .shape import squeeze, unsqueeze
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
 TENSOR_METHODS: list = []
@@ -124,8 +125,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
-    from .shape import squeeze, unsqueeze
-
     _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
     if weight.ndim != nd + 2:
         raise ValueError(f"{fn}(): expected a {nd + 2}-D weight, got shape {tuple(weight.shape)}")
@@ -205,15 +204,11 @@ class _AdaptiveAvgPool2d(Function):
 
 def _batched(x, fn):
     """(x as 4-D, whether a batch axis was added) for (C, H, W) or (N, C, H, W) inputs."""
-    from .shape import unsqueeze
-
     _check_rank(x, (3, 4), fn, "(N, C, H, W)")
     return (unsqueeze(x, 0), True) if x.ndim == 3 else (x, False)
 
 
 def _unbatch(y, added):
-    from .shape import squeeze
-
     return squeeze(y, 0) if added else y
 
 
