@@ -14,11 +14,12 @@ from .grad_mode import _state
 class FunctionCtx:
     """The ``ctx`` handed to ``forward`` and ``backward``."""
 
-    def __init__(self):
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self._saved: tuple = ()
-        self._non_differentiable: set[int] = set()
-        self._released = False
+    # Class-level defaults (immutable), so creating a ctx, once per recorded
+    # op, sets nothing; an instance attribute replaces one when it is written.
+    needs_input_grad: tuple = ()
+    _saved: tuple = ()
+    _non_differentiable: frozenset = frozenset()
+    _released = False
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
@@ -33,7 +34,7 @@ class FunctionCtx:
         return self._saved
 
     def mark_non_differentiable(self, *tensors) -> None:
-        self._non_differentiable.update(id(t) for t in tensors)
+        self._non_differentiable = self._non_differentiable | {id(t) for t in tensors}
 
 
 class Node:
