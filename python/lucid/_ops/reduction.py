@@ -185,7 +185,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     dims = dims_arg(dim, axis, input.ndim, "mean")
     if dtype is not None:
         input = input.to(dtype)
-    return _Mean.apply(input, dims, bool(keepdim))
+    if input._requires_grad and is_grad_enabled():
+        return _Mean.apply(input, dims, bool(keepdim))
+    return Tensor(_C.mean(input._impl, dims, bool(keepdim)))
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
