@@ -191,3 +191,9 @@ def test_streams_agree_bit_for_bit(rng, op, dtype):
             r[np.isnan(r)] = np.nan  # one canonical NaN: payloads are not part of the contract
         out[dev] = r.tobytes()
     assert out["cpu"] == out["gpu"]
+
+
+def test_empty_result_divides_nothing(device):
+    a = lucid.zeros(0, 3, dtype=lucid.int32, device=device)
+    out = a // lucid.tensor([1, 0, 2], dtype=lucid.int32, device=device)
+    assert out.shape == (0, 3) and out.dtype == lucid.int32

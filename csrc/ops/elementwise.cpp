@@ -68,9 +68,10 @@ Tensor compare_op(CompareOp op, const char* fn, const Tensor& a, const Tensor& b
 
 // Integer division by zero has no value (C++ leaves it undefined, MLX returns
 // garbage): both streams check the divisor first and raise the same error.
-// This reads `b` back on the GPU stream, one synchronisation per call.
-void reject_integer_zero(const char* fn, const Tensor& b, DType dt) {
-  if (is_floating(dt) || b.numel() == 0) return;
+// This reads `b` back on the GPU stream, one synchronisation per call. An
+// empty result divides nothing, so it raises nothing.
+void reject_integer_zero(const char* fn, const Tensor& b, DType dt, const Shape& out_shape) {
+  if (is_floating(dt) || b.numel() == 0 || numel(out_shape) == 0) return;
   Tensor has_zero = any(compare_op(CompareOp::Eq, fn, b, full({}, 0.0, b.dtype(), b.device())), std::nullopt, false);
   Tensor host = to_device(has_zero, Device::CPU);
   check<ValueError>(!host.data<bool>()[0], std::string(fn) + "(): integer division by zero: argument 'other' "
@@ -92,7 +93,7 @@ Tensor binary_arith(BinaryOp op, const char* fn, const Tensor& a, const Tensor& 
     }
   }
   if (op == BinaryOp::FloorDivide || op == BinaryOp::Remainder || op == BinaryOp::Fmod)
-    reject_integer_zero(fn, b, dt);
+    reject_integer_zero(fn, b, dt, shape);
   if (a.device() == Device::GPU) return gpu::binary(op, a, b, dt);
   Tensor out = Tensor::empty_cpu(shape, dt);
   cpu::binary(op, cast_if_needed(a, dt), cast_if_needed(b, dt), out);
