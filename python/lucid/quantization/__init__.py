@@ -14,9 +14,12 @@ from .qdtype import (QDtype, QScheme, as_qdtype, as_qscheme, per_channel_affine,
                      per_tensor_affine, per_tensor_symmetric, qint4, qint8, qint32, quint4, quint8)
 from .primitives import dequantize, fake_quantize, fake_quantize_learnable, pack_int4, qmatmul, quantize, unpack_int4
 from .qparams import QParams, calculate_qparams
+from . import observer
+from .observer import *  # noqa: F401,F403
 from .fuse_modules import fuse_modules, fuse_modules_qat
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
-           "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul", "QParams",
-           "calculate_qparams"]
+           "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
+           "qmatmul", "QParams", "calculate_qparams", "observer", "fuse_modules",
+           "fuse_modules_qat"] + observer.__all__
