@@ -27,7 +27,7 @@ def _f(bits, shape=None):
 
 
 def _bits(t):
-    return np.asarray(t.to("cpu").numpy(), dtype=np.float32).reshape(-1).view(np.uint32)
+    return np.array(t.to("cpu").numpy(), dtype=np.float32).reshape(-1).view(np.uint32)
 
 
 def _set_bn(bn, case, device):

@@ -17,9 +17,11 @@ from .qparams import QParams, calculate_qparams
 from . import observer
 from .observer import *  # noqa: F401,F403
 from .fuse_modules import fuse_modules, fuse_modules_qat
+from . import fake_quantize_modules as _fake_quantize_modules
+from .fake_quantize_modules import *  # noqa: F401,F403
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
            "qmatmul", "QParams", "calculate_qparams", "observer", "fuse_modules",
-           "fuse_modules_qat"] + observer.__all__
+           "fuse_modules_qat"] + observer.__all__ + _fake_quantize_modules.__all__
