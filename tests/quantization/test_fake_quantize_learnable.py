@@ -1,7 +1,7 @@
 """fake_quantize_learnable (the LSQ / LSQ+ op) against PyTorch's
 _fake_quantize_learnable_per_tensor_affine / _per_channel_affine.
 
-The literals below were generated with torch 2.x (float32 bit patterns):
+The literals in fake_quantize_learnable_refs.py come from torch 2.x (float32 bit patterns):
 inputs x, dy, scale, zero_point and torch's y, dx, dscale, dzero_point.
 Forward and dx must match bit for bit; dscale / dzero_point (sums) within
 float32 rounding of the sum; both streams must agree bit for bit.
@@ -31,10 +31,6 @@ def _run(case, device):
     y = Q.fake_quantize_learnable(x, s, z, case["qmin"], case["qmax"], case["ch_axis"], case["gf"])
     y.backward(lucid.tensor(_f(case["dy"], case["shape"]), device=device))
     return y, x.grad, s.grad, z.grad
-
-
-def _sum_tolerance(case, grad_terms_bound):
-    return 1e-6 * grad_terms_bound + 1e-30
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -100,7 +100,6 @@ def test_state_dict_round_trip_per_channel(device):
 
 
 def test_fake_quantize_streams_identical():
-    rng = np.random.default_rng(2)
     outs = []
     for device in ("cpu", "gpu"):
         fq = Q.default_per_channel_weight_fake_quant().to(device)
@@ -113,7 +112,6 @@ def test_fake_quantize_streams_identical():
         outs.append(ys)
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
-    del rng
 
 
 def test_fake_quantize_bad_arguments():
