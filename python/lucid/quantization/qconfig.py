@@ -40,7 +40,7 @@ from .observer import (HistogramObserver, MovingAverageMinMaxObserver, Placehold
                        per_channel_weight_observer_range_neg_127_to_127, weight_observer_range_neg_127_to_127)
 from .qdtype import per_channel_symmetric, qint4, qint8
 
-__all__ = ["QConfig", "QConfigDynamic", "QConfigAny", "default_qconfig", "default_per_channel_qconfig",
+__all__ = ["QConfig", "QConfigDynamic", "QConfigAny", "default_qconfig", "default_debug_qconfig", "default_per_channel_qconfig",
            "default_dynamic_qconfig", "float16_dynamic_qconfig", "float16_static_qconfig",
            "per_channel_dynamic_qconfig", "default_qat_qconfig", "default_dynamic_qat_qconfig",
            "default_weight_only_qconfig", "default_activation_only_qconfig", "default_qat_qconfig_v2",
@@ -104,6 +104,7 @@ QConfigAny = object  # type annotation alias: a QConfig or None
 
 # ----- PyTorch's defaults ------------------------------------------------------------------------
 default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+default_debug_qconfig = QConfig(activation=_obs.default_debug_observer, weight=default_weight_observer)
 default_per_channel_qconfig = QConfig(activation=default_observer, weight=default_per_channel_weight_observer)
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)
 float16_dynamic_qconfig = QConfig(activation=PlaceholderObserver.with_args(dtype=_dtype.float16, is_dynamic=True),
