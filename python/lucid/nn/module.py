@@ -99,6 +99,10 @@ class Module:
     """
 
     training: bool
+    # Names of buffers that take the shape of the value loaded into them by
+    # ``load_state_dict`` (e.g. per-channel observer statistics whose channel
+    # count is only known after the first batch), as PyTorch's observers allow.
+    _resizable_buffers: frozenset = frozenset()
 
     def __init__(self):
         # object.__setattr__: our own __setattr__ needs these dicts to exist.
@@ -456,6 +460,8 @@ class Module:
         ``strict``; values that are not tensors or have the wrong shape always)
         and reported in one RuntimeError; nothing is written unless all checks
         pass. Values are cast to each tensor's dtype and moved to its device.
+        Buffers a module lists in ``_resizable_buffers`` take the loaded value's
+        shape instead of raising a size mismatch.
         Extra state (see ``get_extra_state``) is handed to ``set_extra_state``
         after the tensors are written. Returns ``(missing_keys, unexpected_keys)``.
         """
@@ -465,6 +471,10 @@ class Module:
             raise TypeError(f"load_state_dict(): expected a mapping, got {type(state_dict).__name__}")
         own = list(self._state_entries())
         own_names = {name for name, _, _ in own}
+        resizable = {}  # qualified buffer name -> (owning module, local name)
+        for mod_prefix, mod in self.named_modules(remove_duplicate=False):
+            for local in mod._resizable_buffers:
+                resizable[mod_prefix + ("." if mod_prefix else "") + local] = (mod, local)
         missing = [name for name, _, _ in own if name not in state_dict]
         unexpected = [k for k in state_dict.keys() if k not in own_names]
         problems = []
@@ -472,7 +482,7 @@ class Module:
             problems.append("Unexpected key(s) in state_dict: " + ", ".join(repr(k) for k in unexpected) + ".")
         if strict and missing:
             problems.append("Missing key(s) in state_dict: " + ", ".join(repr(k) for k in missing) + ".")
-        plan, extra = [], []
+        plan, extra, resize = [], [], []
         for name, target, mod in own:
             if name not in state_dict:
                 continue
@@ -481,6 +491,8 @@ class Module:
                 extra.append((mod, value))
             elif not isinstance(value, Tensor):
                 problems.append(f"While copying {name!r}: expected a lucid.Tensor, got {type(value).__name__}.")
+            elif tuple(value.shape) != tuple(target.shape) and name in resizable:
+                resize.append((resizable[name], target, value))
             elif tuple(value.shape) != tuple(target.shape):
                 problems.append(f"size mismatch for {name}: copying a param with shape {tuple(value.shape)} "
                                 f"from checkpoint, the shape in current model is {tuple(target.shape)}.")
@@ -493,8 +505,12 @@ class Module:
         # (e.g. an unavailable device) leaves the module untouched.
         with no_grad():
             ready = [(target, value.to(device=target.device, dtype=target.dtype)) for target, value in plan]
+            reshaped = [(owner, value.to(device=target.device, dtype=target.dtype).clone())
+                        for owner, target, value in resize]
             for target, value in ready:
                 target.copy_(value)
+            for (mod, local), value in reshaped:
+                mod._buffers[local] = value
         for mod, value in extra:
             mod.set_extra_state(value)
         return _IncompatibleKeys(missing, unexpected)
