@@ -14,7 +14,7 @@ def codes(qd, rng, shape):
     lo, hi = qd.quant_min, qd.quant_max
     c = rng.integers(lo, hi + 1, shape, dtype=np.int64)
     c.reshape(-1)[:2] = [lo, hi]
-    return c.astype(NP_STORAGE[qd.storage.name])
+    return c.astype(NP_STORAGE[qd.storage])
 
 
 @pytest.mark.parametrize("qd", QDTYPES, ids=lambda q: q.name)

@@ -63,7 +63,7 @@ def test_quantized_output(device, xdtype, out_qd, rng):
     lo, hi = bounds(qd.quant_min, qd.quant_max)
     v = np.rint(acc.astype(F32) * mult) + F32(zy)
     expect = np.clip(v, lo, hi).astype(np.int64).astype({"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[
-        qd.storage.name])
+        qd.storage])
     y = Q.qmatmul(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
                   lucid.tensor(sw, device=device), lucid.tensor(zw, device=device), out_scale=float(sy), out_zp=zy,
                   out_qdtype=out_qd)

@@ -47,6 +47,12 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     dev = like._impl.device
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")
+    if integer and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        # A zero point given as an integral float (128.0, as the seed system passes them) is
+        # taken as that integer exactly, not through float32 (2147483647.0 would round to 2^31).
+        f = float(value)
+        if f == f and abs(f) != float("inf") and f.is_integer():
+            value = int(f)
     if isinstance(value, numbers.Integral) and integer:
         v = int(value)
         if not -(2**63) <= v < 2**63:
