@@ -22,7 +22,7 @@ bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
 _install_methods()
 
-from .serialization import load, save  # noqa: E402
+from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
 
 
