@@ -6,7 +6,15 @@ quantization toolkit whose integer codes are bit-identical on both.
 >>> (x * 2 + 1).tolist()
 [3.0, 5.0, 7.0]
 """
-from . import _C
+import os as _os
+
+# MLX runs float32 matmul-family ops in TF32 on GPUs that have it (CUDA Ampere+, Apple
+# M5) unless MLX_ENABLE_TF32=0. lucid's float matmul / linear / conv tolerances assume
+# full float32, so it is off by default; MLX reads the variable once, at its first
+# matmul, so it is set here, before libmlx loads. A value the user set is kept.
+_os.environ.setdefault("MLX_ENABLE_TF32", "0")
+
+from . import _C  # noqa: E402
 from ._device import device
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)

@@ -14,10 +14,12 @@ Exit status: 0 when every output matched, 1 on any mismatch.
 
 Options: ``--quick`` (smaller random tensors), ``--full`` (larger ones),
 ``--json PATH`` (write the table and fingerprints), ``--threads N`` (CPU
-stream threads; the fingerprint does not depend on it).
+stream threads; the fingerprint does not depend on it), ``--require-gpu``
+(exit 2 unless the GPU stream runs on Metal or CUDA).
 
 Without a GPU, and with ``LUCID_MLX_DEVICE`` unset, the GPU stream runs on
-MLX's CPU backend for this run (the command says so).
+MLX's CPU backend for this run (the command says so), unless ``--require-gpu``
+or ``LUCID_REQUIRE_GPU=1`` asks for a real GPU.
 
 Importing this module runs nothing; ``main()`` does.
 """
@@ -52,26 +54,33 @@ def _parse(argv):
     mode.add_argument("--full", action="store_true", help="large random tensors (minutes)")
     p.add_argument("--json", metavar="PATH", help="write rows and fingerprints as JSON")
     p.add_argument("--threads", type=_positive_int, default=None, help="CPU stream threads (default: the pool's size)")
+    p.add_argument("--require-gpu", action="store_true",
+                   help="fail (exit 2) unless the GPU stream runs on Metal or CUDA; never fall back to MLX's CPU "
+                        "backend (also LUCID_REQUIRE_GPU=1)")
     return p.parse_args(argv)
 
 
 def _choose_gpu_stream() -> str:
     """Falls back to MLX's CPU backend when no GPU exists and the user chose nothing; returns a note."""
-    if os.environ.get("LUCID_MLX_DEVICE"):
-        return f"LUCID_MLX_DEVICE={os.environ['LUCID_MLX_DEVICE']} (set by the caller)"
     import lucid
 
-    if lucid.gpu.is_available():
-        return ""
-    os.environ["LUCID_MLX_DEVICE"] = "cpu"  # read by the engine on every GPU-stream call
-    return "no GPU on this host: the GPU stream runs on MLX's CPU backend (LUCID_MLX_DEVICE=cpu set for this run)"
+    return lucid.gpu.choose_stream()
 
 
 def main(argv=None) -> int:
     args = _parse(argv)
     mode = "quick" if args.quick else "full" if args.full else "default"
+    if args.require_gpu:
+        os.environ["LUCID_REQUIRE_GPU"] = "1"
     note = _choose_gpu_stream()
     import lucid
+
+    if lucid.gpu.gpu_required():
+        try:
+            lucid.gpu.require_gpu()
+        except RuntimeError as e:
+            print(f"FAIL: {e}", file=sys.stderr)
+            return 2
     from lucid.testing import battery
     from lucid.testing.harness import format_table, run_cases
 
