@@ -113,7 +113,8 @@ def main(argv=None) -> int:
         if row.first_mismatch:
             kind = "ERROR" if row.errors and not row.mismatches else "MISMATCH"
             print(f"\n{kind} in {row.op} {row.qdtype} {row.scheme}: {row.first_mismatch}")
-    print(f"\n{report.cases} cases, {sum(r.elements for r in report.rows):,} elements, "
+    print(f"\n{report.cases} cases, {sum(r.elements for r in report.rows if r.parity):,} elements compared "
+          f"across streams (+{sum(r.elements for r in report.rows if not r.parity):,} host-computed), "
           f"{report.mismatches:,} mismatches, {report.errors} errors, {seconds:.1f} s")
     print(f"fingerprint cpu: {report.fingerprint_cpu}  ({report.fingerprint_cases} battery cases)")
     print(f"fingerprint gpu: {report.fingerprint_gpu}")
