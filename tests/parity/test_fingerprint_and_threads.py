@@ -73,7 +73,8 @@ def test_every_scheme_at_every_thread_count(restore_threads, qd, scheme):
     elif scheme == "per-channel":
         shape, kw = (N // 33 + 1, 33), dict(ch_axis=1)
         s_arg = (0.01 + rng.random(33) * 0.05).astype(F32)
-        z_arg = rng.integers(qmin, qmax, 33, endpoint=True).astype(np.int32) if qd.bits <= 8 else np.full(33, 7, np.int32)
+        z_arg = (rng.integers(qmin, qmax, 33, endpoint=True).astype(np.int32) if qd.bits <= 8
+                 else np.full(33, 7, np.int32))
         s_full, z_full = expand(s_arg, shape, ch_axis=1), expand(z_arg, shape, ch_axis=1)
     else:
         shape, kw = (129, 32 * 33), dict(group_size=32, axis=-1)

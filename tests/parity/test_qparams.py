@@ -57,15 +57,28 @@ def test_numbers_accepted_and_quantize_with_result():
 
 # PyTorch 2.14's MinMaxObserver(dtype, qscheme, reduce_range)._calculate_qparams over RANGES:
 # (scale as float32 bits, zero point), generated once with torch and written here (CI has no torch).
-TORCH_OBSERVERS = {  # noqa: E501
-    ('qint8', 'per_tensor_affine', False): [('0x3c808081', -64), ('0x34000000', -128), ('0x3cb0b0b1', 127), ('0x3cea841e', -128), ('0x34000000', -128), ('0x45751919', 127), ('0x3bb3e71a', 0), ('0x3ba75421', -128)],
-    ('qint8', 'per_tensor_affine', True): [('0x3d010204', -32), ('0x34000000', -64), ('0x3d3162c6', 63), ('0x3d6b707b', -64), ('0x34000000', -64), ('0x45f61020', 63), ('0x3c349c6c', 0), ('0x3c27fcc7', -64)],
-    ('qint8', 'per_tensor_symmetric', False): [('0x3cc0c0c1', 0), ('0x34000000', 0), ('0x3d30b0b1', 0), ('0x3d6a841e', 0), ('0x34000000', 0), ('0x45f51919', 0), ('0x3bb3e71a', 0), ('0x3c270d73', 0)],
-    ('qint8', 'per_tensor_symmetric', True): [('0x3d418306', 0), ('0x34000000', 0), ('0x3db162c6', 0), ('0x3deb707b', 0), ('0x34000000', 0), ('0x46761020', 0), ('0x3c349c6c', 0), ('0x3ca7b5d2', 0)],
-    ('quint8', 'per_tensor_affine', False): [('0x3c808081', 64), ('0x34000000', 0), ('0x3cb0b0b1', 255), ('0x3cea841e', 0), ('0x34000000', 0), ('0x45751919', 255), ('0x3bb3e71a', 128), ('0x3ba75421', 0)],
-    ('quint8', 'per_tensor_affine', True): [('0x3d010204', 32), ('0x34000000', 0), ('0x3d3162c6', 127), ('0x3d6b707b', 0), ('0x34000000', 0), ('0x45f61020', 127), ('0x3c349c6c', 64), ('0x3c27fcc7', 0)],
-    ('quint8', 'per_tensor_symmetric', False): [('0x3cc0c0c1', 128), ('0x34000000', 128), ('0x3d30b0b1', 128), ('0x3d6a841e', 128), ('0x34000000', 128), ('0x45f51919', 128), ('0x3bb3e71a', 128), ('0x3c270d73', 128)],
-}
+TORCH_OBSERVERS = {
+ ('qint8', 'per_tensor_affine', False): [('0x3c808081', -64), ('0x34000000', -128), ('0x3cb0b0b1', 127),
+                                         ('0x3cea841e', -128), ('0x34000000', -128), ('0x45751919', 127),
+                                         ('0x3bb3e71a', 0), ('0x3ba75421', -128)],
+ ('qint8', 'per_tensor_affine', True): [('0x3d010204', -32), ('0x34000000', -64), ('0x3d3162c6', 63),
+                                        ('0x3d6b707b', -64), ('0x34000000', -64), ('0x45f61020', 63),
+                                        ('0x3c349c6c', 0), ('0x3c27fcc7', -64)],
+ ('qint8', 'per_tensor_symmetric', False): [('0x3cc0c0c1', 0), ('0x34000000', 0), ('0x3d30b0b1', 0),
+                                            ('0x3d6a841e', 0), ('0x34000000', 0), ('0x45f51919', 0),
+                                            ('0x3bb3e71a', 0), ('0x3c270d73', 0)],
+ ('qint8', 'per_tensor_symmetric', True): [('0x3d418306', 0), ('0x34000000', 0), ('0x3db162c6', 0),
+                                           ('0x3deb707b', 0), ('0x34000000', 0), ('0x46761020', 0),
+                                           ('0x3c349c6c', 0), ('0x3ca7b5d2', 0)],
+ ('quint8', 'per_tensor_affine', False): [('0x3c808081', 64), ('0x34000000', 0), ('0x3cb0b0b1', 255),
+                                          ('0x3cea841e', 0), ('0x34000000', 0), ('0x45751919', 255),
+                                          ('0x3bb3e71a', 128), ('0x3ba75421', 0)],
+ ('quint8', 'per_tensor_affine', True): [('0x3d010204', 32), ('0x34000000', 0), ('0x3d3162c6', 127),
+                                         ('0x3d6b707b', 0), ('0x34000000', 0), ('0x45f61020', 127),
+                                         ('0x3c349c6c', 64), ('0x3c27fcc7', 0)],
+ ('quint8', 'per_tensor_symmetric', False): [('0x3cc0c0c1', 128), ('0x34000000', 128), ('0x3d30b0b1', 128),
+                                             ('0x3d6a841e', 128), ('0x34000000', 128), ('0x45f51919', 128),
+                                             ('0x3bb3e71a', 128), ('0x3c270d73', 128)]}
 
 
 @pytest.mark.parametrize("key", list(TORCH_OBSERVERS), ids=lambda k: "-".join(map(str, k)))
@@ -93,8 +106,8 @@ def test_qdtype_and_qscheme_objects():
     assert repr(Q.qint8) == "lucid.quantization.qint8"
     assert Q.quint8.storage == "uint8" and Q.qint32.storage == "int32"
     assert Q.quint8.storage_dtype is lucid.uint8 and Q.qint32.storage_dtype is lucid.int32
-    assert [q.reduced_range() for q in (Q.qint8, Q.quint8, Q.qint4, Q.quint4)] == [REDUCED[n] for n in
-                                                                                  ("qint8", "quint8", "qint4", "quint4")]
+    grids = (Q.qint8, Q.quint8, Q.qint4, Q.quint4)
+    assert [q.reduced_range() for q in grids] == [REDUCED[q.name] for q in grids]
     assert [(q.quant_min, q.quant_max, q.bits, q.signed) for q in (Q.qint8, Q.quint8, Q.qint4, Q.quint4)] == [
         (-128, 127, 8, True), (0, 255, 8, False), (-8, 7, 4, True), (0, 15, 4, False)]
     assert (Q.qint32.quant_min, Q.qint32.quant_max) == (-(2**31), 2**31 - 1)

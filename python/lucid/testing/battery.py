@@ -386,7 +386,8 @@ def _large_cases(name: str):
     zps = np.resize(zps, 33)
     for axis, data in ((1, xc), (0, np.ascontiguousarray(xc.T))):
         yield Case("quantize", name, "per-channel large", f"{label}/q_channel/{axis}",
-                   lambda t, sc, zc, axis=axis: Q.quantize(t, sc, zc, qd, ch_axis=axis), (_t(data), _t(scales), _t(zps)))
+                   lambda t, sc, zc, axis=axis: Q.quantize(t, sc, zc, qd, ch_axis=axis),
+                   (_t(data), _t(scales), _t(zps)))
     yield Case("dequantize", name, "per-channel large", f"{label}/dq_channel",
                lambda q, sc, zc: Q.dequantize(q, sc, zc, ch_axis=1),
                (_t(np.resize(codes, (rows, 33))), _t(scales), _t(zps)))

@@ -166,7 +166,8 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
 def format_table(rows) -> str:
     """The table the parity command prints: one line per (op, qdtype, scheme)."""
     head = ("op", "qdtype", "scheme", "elements", "mismatches", "errors", "cpu Melem/s", "gpu Melem/s")
-    lines = [[r.op + ("" if r.parity else " (host)"), r.qdtype, r.scheme, f"{r.elements:,}", f"{r.mismatches:,}", f"{r.errors}",
+    lines = [[r.op + ("" if r.parity else " (host)"), r.qdtype, r.scheme, f"{r.elements:,}",
+              f"{r.mismatches:,}", f"{r.errors}",
               f"{r.throughput('cpu') / 1e6:.1f}", f"{r.throughput('gpu') / 1e6:.1f}"] for r in rows]
     widths = [max(len(head[i]), *(len(line[i]) for line in lines)) if lines else len(head[i]) for i in range(len(head))]
 
