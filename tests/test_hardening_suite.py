@@ -3,7 +3,6 @@ softmax at inf / size-0 edges (PyTorch-generated literals), hostile checkpoint
 files, and the seed specification's spellings (QDtype.storage as a name,
 calculate_qparams(min, max, qscheme, qdtype), float zero points)."""
 import json
-import os
 import struct
 
 import numpy as np

@@ -21,9 +21,11 @@ none, and the three outputs have the same bytes (floats compared by bit
 pattern, NaN outputs as the canonical NaN the contract specifies).
 
 >>> from lucid.testing import fuzz
->>> report = fuzz.run(20, seed=1)
->>> report.configs, report.mismatches
-(20, 0)
+>>> cfg = fuzz.config(77, 0)
+>>> cfg.op, cfg.label
+('unpack_int4', 'quint4 axis -1')
+>>> fuzz.run_config(cfg).ok
+True
 """
 from __future__ import annotations
 
