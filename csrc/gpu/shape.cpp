@@ -9,12 +9,14 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   return wrap(mx::reshape(array_of(x), to_mx_shape(shape), stream()));
 }
 
+// Transposes and broadcasts are views: their logical size may exceed memory
+// (an expanded tensor) without anything being allocated.
 Tensor permute(const Tensor& x, const std::vector<int>& dims) {
-  return wrap(mx::transpose(array_of(x), dims, stream()));
+  return wrap_view(mx::transpose(array_of(x), dims, stream()));
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
-  return wrap(mx::broadcast_to(array_of(x), to_mx_shape(shape), stream()));
+  return wrap_view(mx::broadcast_to(array_of(x), to_mx_shape(shape), stream()));
 }
 
 namespace {
