@@ -71,18 +71,6 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
 
 namespace {
 
-// MLX's Metal scatter rejects 8-byte element types, and int64 cannot be
-// split into halves exactly when duplicate indices accumulate (carries) or
-// race (the halves may come from different writers). So the GPU stream
-// refuses int64 scatters on every backend, MLX's CPU backend included, and
-// says what to do instead (docs/guide.md).
-void check_gpu_scatter_dtype(const std::string& fn, const Tensor& self) {
-  check<TypeError>(self.device() != Device::GPU || itemsize(self.dtype()) < 8,
-                   fn + "(): the GPU stream cannot scatter into " + dtype_name(self.dtype()) +
-                       " tensors (GPU scatter supports element types up to 4 bytes); use int32, or run it on the "
-                       "CPU stream with .cpu()");
-}
-
 Tensor scatter_checked(const Tensor& self, int ax, const Tensor& idx, const Tensor& src, bool accumulate) {
   if (self.device() == Device::GPU) return gpu::scatter(self, ax, idx, src, accumulate);
   Tensor out = clone(self);
@@ -95,7 +83,6 @@ Tensor scatter_impl(const std::string& fn, const Tensor& self, int64_t axis, con
   common_device(fn.c_str(), {&self, &index, &src});
   int ax = axis_of(self, axis, fn);
   if (accumulate) check_numeric(self, fn, "input");
-  check_gpu_scatter_dtype(fn, self);
   check(src.dtype() == self.dtype(), fn + "(): argument 'src' has dtype " + dtype_name(src.dtype()) +
                                          ", expected the input's " + dtype_name(self.dtype()));
   Tensor idx = index_int64(index, fn);
@@ -120,7 +107,6 @@ Tensor index_scatter_impl(const std::string& fn, const Tensor& self, int64_t axi
   check(self.ndim() > 0, fn + "(): argument 'input' must have at least one dimension, got a 0-d tensor");
   int ax = axis_of(self, axis, fn);
   if (accumulate) check_numeric(self, fn, "input");
-  check_gpu_scatter_dtype(fn, self);
   check(src.dtype() == self.dtype(), fn + "(): argument 'source' has dtype " + dtype_name(src.dtype()) +
                                          ", expected the input's " + dtype_name(self.dtype()));
   Tensor idx = index_int64(index, fn);
