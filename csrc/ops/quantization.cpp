@@ -138,9 +138,11 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   // flush them to 0, which would make the streams disagree.
   for (int64_t i = 0; i < n; ++i)
     if (!(std::isfinite(v[i]) && v[i] >= std::numeric_limits<float>::min()))  // message built only on failure
-      throw ValueError(arg(fn, name) + " must be finite and > 0, and normal (>= 2^-126: GPUs flush subnormal "
-                       "scales to 0), got " + fmt(v[i]) +
-                       (n > 1 ? " at index " + std::to_string(i) : std::string()));
+      throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
+                       (n > 1 ? " at index " + std::to_string(i) : std::string()) +
+                       (v[i] > 0.0f && std::isfinite(v[i])
+                            ? " (subnormal: a scale must be >= 2^-126, since GPUs flush subnormals to 0)"
+                            : std::string()));
   if (n == count) return std::vector<float>(v, v + n);
   return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
