@@ -14,23 +14,14 @@ from lucid.testing import reference as R
 
 SLICE = 400  # configurations of seed fuzz.DEFAULT_SEED run by the suite (a few seconds)
 
-# Configurations of the slice that fail today, each in a mismatch family that issue 7
-# lists and branch harden-core fixes (C++). After merging harden-core this must become {}:
-# the test fails until it is, so the merge cannot leave a fixed family unchecked.
-#   fq-nan-payload:       fake_quantize with |zero_point| >= 2^24 returns the input's NaN
+# Configurations of the slice allowed to fail: none. Before branch harden-core (merged here)
+# 30 of these 400 failed, in three mismatch families of issue 7, which _family names if
+# they come back:
+#   fq-nan-payload:       fake_quantize with |zero_point| >= 2^24 returned the input's NaN
 #                         payload on the CPU stream (canonical NaN on the GPU stream)
-#   quantize-nan-float-z: quantize(NaN) gives float(z) rounded, not z, for qint32 |z| >= 2^24
-#   subnormal-scale:      a scale below 2^-126 is accepted instead of raising ValueError
-KNOWN_FAILURES = {
-    2: "fq-nan-payload", 17: "fq-nan-payload", 31: "quantize-nan-float-z", 60: "fq-nan-payload",
-    64: "fq-nan-payload", 68: "subnormal-scale", 72: "fq-nan-payload", 107: "fq-nan-payload",
-    115: "fq-nan-payload", 130: "fq-nan-payload", 152: "fq-nan-payload", 173: "subnormal-scale",
-    194: "quantize-nan-float-z", 200: "fq-nan-payload", 215: "fq-nan-payload", 217: "quantize-nan-float-z",
-    246: "fq-nan-payload", 260: "fq-nan-payload", 279: "subnormal-scale", 287: "quantize-nan-float-z",
-    323: "quantize-nan-float-z", 330: "quantize-nan-float-z", 331: "fq-nan-payload", 356: "quantize-nan-float-z",
-    357: "fq-nan-payload", 359: "fq-nan-payload", 368: "quantize-nan-float-z", 374: "fq-nan-payload",
-    376: "fq-nan-payload", 384: "subnormal-scale",
-}
+#   quantize-nan-float-z: quantize(NaN) gave float(z) rounded, not z, for qint32 |z| >= 2^24
+#   subnormal-scale:      a scale below 2^-126 was accepted instead of raising ValueError
+KNOWN_FAILURES = {}
 
 
 def _family(res) -> str:
