@@ -1,19 +1,29 @@
 """Shared fixtures: every op test runs on both streams.
 
-The GPU stream runs on MLX's CPU backend where there is no GPU: .ci/run sets
-LUCID_MLX_DEVICE=cpu, and so does this file when nothing else chose, so the
-whole suite always covers both streams.
+Where the GPU stream runs: a LUCID_MLX_DEVICE set by the caller is kept (.ci/run
+sets LUCID_MLX_DEVICE=cpu); otherwise, on a host where MLX sees a GPU (Metal, or
+CUDA with the mlx CUDA backend installed), the GPU stream runs there; only where
+there is none does this file set LUCID_MLX_DEVICE=cpu, so the whole suite still
+covers both streams. With LUCID_REQUIRE_GPU=1 there is no fallback: the session
+stops with an error unless the GPU stream runs on Metal or CUDA.
 """
-import os
+import numpy as np
+import pytest
 
-os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
+import lucid
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import lucid  # noqa: E402
+_NOTE = lucid.gpu.choose_stream()
+if lucid.gpu.gpu_required():
+    try:
+        lucid.gpu.require_gpu()
+    except RuntimeError as _e:
+        pytest.exit(f"LUCID_REQUIRE_GPU: {_e}", returncode=3)
 
 DEVICES = ["cpu", "gpu"]
+
+
+def pytest_report_header(config):
+    return f"lucid GPU stream: {lucid.gpu.backend()}" + (f" ({_NOTE})" if _NOTE else "")
 
 
 @pytest.fixture(params=DEVICES)

@@ -344,9 +344,14 @@ def test_pow_integer(dtype, device):
 
 
 def test_pow_integer_negative_exponent_and_wrap(device):
+    # numpy and PyTorch refuse integers to negative integer powers (issue 7).
     base = lucid.tensor([1, -1, -1, 2, 0, -3], device=device)
     exp = lucid.tensor([-5, -3, -2, -1, -2, 3], device=device)
-    assert to_np(base ** exp).tolist() == [1, -1, 1, 0, 0, -27]
+    with pytest.raises(ValueError, match="negative integer powers"):
+        base ** exp
+    with pytest.raises(ValueError):
+        np.array([1, -1, -1, 2, 0, -3]) ** np.array([-5, -3, -2, -1, -2, 3])
+    assert to_np(base ** lucid.tensor([0, 3, 2, 1, 2, 3], device=device)).tolist() == [1, -1, 1, 2, 0, -27]
     big = lucid.tensor(np.array([3], np.int32), device=device) ** 25  # 3^25 mod 2^32, two's complement
     assert to_np(big).tolist() == [int(np.array([3 ** 25 % 2 ** 32], np.uint64).astype(np.uint32).view(np.int32)[0])]
 
@@ -606,25 +611,25 @@ AWAY_FROM_KINKS = [-2.3, -1.2, -0.6, 0.35, 0.8, 1.7, 2.6]
                                   "sign", "floor", "ceil", "round"])
 def test_gradcheck_unary(name, device):
     x = _param(AWAY_FROM_KINKS, device)
-    assert gradcheck(getattr(lucid, name), (x,), eps=1e-3, atol=2e-2, rtol=2e-2)
+    assert gradcheck(getattr(lucid, name), (x,), eps=1e-3, atol=2e-3, rtol=2e-3)
 
 
 @pytest.mark.parametrize("name", ["log", "sqrt", "rsqrt"])
 def test_gradcheck_positive_domain(name, device):
     x = _param([0.4, 0.9, 1.6, 3.1], device)
-    assert gradcheck(getattr(lucid, name), (x,), eps=1e-3, atol=2e-2, rtol=2e-2)
+    assert gradcheck(getattr(lucid, name), (x,), eps=1e-3, atol=2e-3, rtol=2e-3)
 
 
 def test_gradcheck_gelu_tanh(device):
     x = _param(AWAY_FROM_KINKS, device)
-    assert gradcheck(lambda t: lucid.gelu(t, approximate="tanh"), (x,), eps=1e-3, atol=2e-2, rtol=2e-2)
+    assert gradcheck(lambda t: lucid.gelu(t, approximate="tanh"), (x,), eps=1e-3, atol=2e-3, rtol=2e-3)
 
 
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
 def test_gradcheck_binary(name, device):
     a = _param([0.5, 1.3, 2.2, 0.7], device)
     b = _param([1.1, -0.4, 2.9, 0.2], device)
-    assert gradcheck(getattr(lucid, name), (a, b), eps=1e-3, atol=2e-2, rtol=2e-2)
+    assert gradcheck(getattr(lucid, name), (a, b), eps=1e-3, atol=2e-3, rtol=2e-3)
 
 
 def test_gradcheck_where_and_clamp(device):
@@ -682,7 +687,7 @@ def test_gradient_through_integer_scalar_keeps_dtype(device):
 def test_gradcheck_broadcasting(name, device):
     a = _param([[0.5], [1.3], [2.2]], device)
     b = _param([1.1, 0.4, 2.9, 0.3], device)
-    assert gradcheck(getattr(lucid, name), (a, b), eps=1e-3, atol=2e-2, rtol=2e-2)
+    assert gradcheck(getattr(lucid, name), (a, b), eps=1e-3, atol=2e-3, rtol=2e-3)
 
 
 # ----- bad input ---------------------------------------------------------------------------------

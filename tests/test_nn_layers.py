@@ -192,3 +192,115 @@ def test_small_cnn_streams_agree(rng):
     np.testing.assert_allclose(out["cpu"][0], out["gpu"][0], rtol=1e-5)
     for a, b in zip(out["cpu"][1:], out["gpu"][1:]):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+# ----- gradient values against numpy (not only that gradients exist) ------------------------------
+
+def test_linear_gradient_values(device, rng):
+    layer = nn.Linear(6, 4, device=device)
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    g = rng.standard_normal((5, 4)).astype(np.float32)
+    xt = lucid.tensor(x, device=device, requires_grad=True)
+    layer(xt).backward(lucid.tensor(g, device=device))
+    w = to_np(layer.weight).astype(np.float64)
+    np.testing.assert_allclose(to_np(layer.weight.grad), g.T.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(to_np(layer.bias.grad), g.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(to_np(xt.grad), g @ w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("stride,padding,groups", [(1, 1, 2), (2, 0, 1)])
+def test_conv2d_gradient_values(device, rng, stride, padding, groups):
+    conv = nn.Conv2d(4, 6, 3, stride=stride, padding=padding, groups=groups, device=device)
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    xt = lucid.tensor(x, device=device, requires_grad=True)
+    y = conv(xt)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(lucid.tensor(g, device=device))
+    _, gx, gw, gb = np_conv2d(x, to_np(conv.weight), to_np(conv.bias), (stride, stride), (padding,) * 4, (1, 1),
+                              groups, g_out=g.astype(np.float64))
+    np.testing.assert_allclose(to_np(xt.grad), gx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(to_np(conv.weight.grad), gw, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(to_np(conv.bias.grad), gb, rtol=1e-4, atol=1e-4)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACTIVATION_GRADS = [
+    (nn.Sigmoid, lambda x: _sigmoid(x) * (1 - _sigmoid(x))),
+    (nn.Tanh, lambda x: 1 - np.tanh(x) ** 2),
+    (nn.ReLU, lambda x: (x > 0).astype(np.float64)),
+    (lambda: nn.LeakyReLU(0.1), lambda x: np.where(x > 0, 1.0, 0.1)),
+    (nn.ReLU6, lambda x: ((x > 0) & (x < 6)).astype(np.float64)),
+    (nn.Hardsigmoid, lambda x: np.where((x > -3) & (x < 3), 1 / 6, 0.0)),
+    (nn.Hardswish, lambda x: np.where(x < -3, 0.0, np.where(x > 3, 1.0, (2 * x + 3) / 6))),
+    (lambda: nn.GELU("tanh"), lambda x: _gelu_tanh_grad(x)),
+    (nn.GELU, lambda x: 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
+]
+
+
+def _erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def _gelu_tanh_grad(x):
+    c = math.sqrt(2 / math.pi)
+    u = c * (x + 0.044715 * x ** 3)
+    t = np.tanh(u)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+
+
+@pytest.mark.parametrize("make, deriv", ACTIVATION_GRADS, ids=lambda v: getattr(v, "__name__", ""))
+def test_activation_gradient_values(device, rng, make, deriv):
+    # away from kinks (0, +-3, 6) so the one-sided derivatives are unambiguous
+    x = (rng.uniform(-5, 7, 64)).astype(np.float32)
+    x = x[np.min(np.abs(x[:, None] - np.array([0.0, -3.0, 3.0, 6.0])), axis=1) > 0.05]
+    g = rng.standard_normal(x.size).astype(np.float32)
+    xt = lucid.tensor(x, device=device, requires_grad=True)
+    make()(xt).backward(lucid.tensor(g, device=device))
+    np.testing.assert_allclose(to_np(xt.grad), g * deriv(x.astype(np.float64)), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 5, 2), (6, 3)])
+def test_batchnorm_training_gradient_values(device, rng, shape):
+    bn = nn.BatchNorm2d(3, device=device) if len(shape) == 4 else nn.BatchNorm1d(3, device=device)
+    with lucid.no_grad():
+        bn.weight.copy_(lucid.tensor([0.5, 2.0, -1.0], device=device))
+        bn.bias.copy_(lucid.tensor([0.1, 0.0, -0.3], device=device))
+    x = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    xt = lucid.tensor(x, device=device, requires_grad=True)
+    bn(xt).backward(lucid.tensor(g, device=device))
+    axes = (0,) + tuple(range(2, len(shape)))
+    b = (1, 3) + (1,) * (len(shape) - 2)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    n = x.size // 3
+    mean = x64.mean(axis=axes, keepdims=True)
+    inv = 1 / np.sqrt(x64.var(axis=axes, keepdims=True) + 1e-5)
+    xhat = (x64 - mean) * inv
+    gamma = np.array([0.5, 2.0, -1.0]).reshape(b)
+    dx = gamma * inv / n * (n * g64 - g64.sum(axis=axes, keepdims=True)
+                            - xhat * (g64 * xhat).sum(axis=axes, keepdims=True))
+    np.testing.assert_allclose(to_np(xt.grad), dx, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(to_np(bn.weight.grad), (g64 * xhat).sum(axis=axes), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(to_np(bn.bias.grad), g64.sum(axis=axes), rtol=1e-5, atol=1e-5)
+
+
+def test_embedding_gradient_values_with_repeats(device, rng):
+    emb = nn.Embedding(6, 3, device=device)
+    idx = np.array([[1, 4, 1], [5, 1, 0]])
+    g = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    emb(lucid.tensor(idx, device=device)).backward(lucid.tensor(g, device=device))
+    ref = np.zeros((6, 3))
+    np.add.at(ref, idx.reshape(-1), g.reshape(-1, 3))
+    np.testing.assert_allclose(to_np(emb.weight.grad), ref, rtol=1e-6, atol=1e-6)
+
+
+def test_cross_entropy_gradient_values(device, rng):
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    t = np.array([0, 3, 1, 1, 2])
+    xt = lucid.tensor(x, device=device, requires_grad=True)
+    nn.CrossEntropyLoss()(xt, lucid.tensor(t, device=device)).backward()
+    p = np.exp(np_log_softmax(x.astype(np.float64), 1))
+    np.testing.assert_allclose(to_np(xt.grad), (p - np.eye(4)[t]) / 5, rtol=1e-5, atol=1e-7)

@@ -6,7 +6,15 @@ quantization toolkit whose integer codes are bit-identical on both.
 >>> (x * 2 + 1).tolist()
 [3.0, 5.0, 7.0]
 """
-from . import _C
+import os as _os
+
+# MLX runs float32 matmul-family ops in TF32 on GPUs that have it (CUDA Ampere+, Apple
+# M5) unless MLX_ENABLE_TF32=0. lucid's float matmul / linear / conv tolerances assume
+# full float32, so it is off by default; MLX reads the variable once, at its first
+# matmul, so it is set here, before libmlx loads. A value the user set is kept.
+_os.environ.setdefault("MLX_ENABLE_TF32", "0")
+
+from . import _C  # noqa: E402
 from ._device import device
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)
@@ -22,12 +30,26 @@ bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
 _install_methods()
 
-from .serialization import load, save  # noqa: E402
+from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
 
 
 def set_num_threads(n: int) -> None:
-    """Sets the CPU stream's thread pool size (``n >= 1``)."""
+    """Sets the CPU stream's thread pool size.
+
+    ``n`` must be an int in ``[1, 4 * os.cpu_count()]`` (at most 256), else
+    ``TypeError`` / ``ValueError``. If the OS cannot start that many threads,
+    ``RuntimeError`` is raised and the previous pool keeps running unchanged.
+    """
+    import builtins
+    import numbers
+
+    if not isinstance(n, numbers.Integral) or isinstance(n, builtins.bool):
+        raise TypeError(f"set_num_threads(): argument 'n' must be an int, got {type(n).__name__}")
+    n = builtins.int(n)
+    if n < 1 or n > _C.max_num_threads():
+        raise ValueError(f"set_num_threads(): argument 'n' must be in [1, {_C.max_num_threads()}] "
+                         f"(4 x the CPU count, at most 256), got {n}")
     _C.set_num_threads(n)
 
 

@@ -23,6 +23,28 @@ class dtype:
     def __repr__(self) -> str:
         return f"lucid.{self.name}"
 
+    def __eq__(self, other):
+        # A dtype equals itself and its name ("int8"), as lucid.device equals "cpu":
+        # QDtype.storage is a name, and ``codes.dtype == qd.storage`` reads naturally.
+        if isinstance(other, str):
+            return other == self.name
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+    @property
+    def dtype(self):
+        """The numpy dtype of these elements, so ``np.dtype(lucid.int8)`` works
+        (bfloat16 only with the ``ml_dtypes`` package installed)."""
+        if self.name == "bfloat16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise TypeError("numpy has no bfloat16 dtype (install ml_dtypes for one)") from None
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype("bool" if self.name == "bool" else self.name)
+
     def __reduce__(self):
         return (as_dtype, (self.name,))
 

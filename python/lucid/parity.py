@@ -14,10 +14,14 @@ Exit status: 0 when every output matched, 1 on any mismatch.
 
 Options: ``--quick`` (smaller random tensors), ``--full`` (larger ones),
 ``--json PATH`` (write the table and fingerprints), ``--threads N`` (CPU
-stream threads; the fingerprint does not depend on it).
+stream threads; the fingerprint does not depend on it), ``--fuzz N [--seed S]``
+(N random configurations of ``lucid.testing.fuzz`` instead of the battery),
+``--require-gpu``
+(exit 2 unless the GPU stream runs on Metal or CUDA).
 
 Without a GPU, and with ``LUCID_MLX_DEVICE`` unset, the GPU stream runs on
-MLX's CPU backend for this run (the command says so).
+MLX's CPU backend for this run (the command says so), unless ``--require-gpu``
+or ``LUCID_REQUIRE_GPU=1`` asks for a real GPU.
 
 Importing this module runs nothing; ``main()`` does.
 """
@@ -52,31 +56,45 @@ def _parse(argv):
     mode.add_argument("--full", action="store_true", help="large random tensors (minutes)")
     p.add_argument("--json", metavar="PATH", help="write rows and fingerprints as JSON")
     p.add_argument("--threads", type=_positive_int, default=None, help="CPU stream threads (default: the pool's size)")
+    p.add_argument("--fuzz", type=_positive_int, default=None, metavar="N",
+                   help="instead of the battery, run N random configurations of lucid.testing.fuzz "
+                        "(CPU stream vs GPU stream vs the numpy reference of docs/numerics.md)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="fuzz seed (default: a fresh one, printed; the suite's slice uses a fixed one)")
+    p.add_argument("--require-gpu", action="store_true",
+                   help="fail (exit 2) unless the GPU stream runs on Metal or CUDA; never fall back to MLX's CPU "
+                        "backend (also LUCID_REQUIRE_GPU=1)")
     return p.parse_args(argv)
 
 
 def _choose_gpu_stream() -> str:
     """Falls back to MLX's CPU backend when no GPU exists and the user chose nothing; returns a note."""
-    if os.environ.get("LUCID_MLX_DEVICE"):
-        return f"LUCID_MLX_DEVICE={os.environ['LUCID_MLX_DEVICE']} (set by the caller)"
     import lucid
 
-    if lucid.gpu.is_available():
-        return ""
-    os.environ["LUCID_MLX_DEVICE"] = "cpu"  # read by the engine on every GPU-stream call
-    return "no GPU on this host: the GPU stream runs on MLX's CPU backend (LUCID_MLX_DEVICE=cpu set for this run)"
+    return lucid.gpu.choose_stream()
 
 
 def main(argv=None) -> int:
     args = _parse(argv)
     mode = "quick" if args.quick else "full" if args.full else "default"
+    if args.require_gpu:
+        os.environ["LUCID_REQUIRE_GPU"] = "1"
     note = _choose_gpu_stream()
     import lucid
+
+    if lucid.gpu.gpu_required():
+        try:
+            lucid.gpu.require_gpu()
+        except RuntimeError as e:
+            print(f"FAIL: {e}", file=sys.stderr)
+            return 2
     from lucid.testing import battery
     from lucid.testing.harness import format_table, run_cases
 
     if args.threads is not None:
         lucid.set_num_threads(args.threads)
+    if args.fuzz is not None:
+        return _fuzz_main(args, note)
     print(f"lucid {lucid.__version__} parity ({mode}) on {platform.machine()} {platform.system()}, "
           f"GPU stream: {lucid.gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
     if note:
@@ -95,7 +113,8 @@ def main(argv=None) -> int:
         if row.first_mismatch:
             kind = "ERROR" if row.errors and not row.mismatches else "MISMATCH"
             print(f"\n{kind} in {row.op} {row.qdtype} {row.scheme}: {row.first_mismatch}")
-    print(f"\n{report.cases} cases, {sum(r.elements for r in report.rows):,} elements, "
+    print(f"\n{report.cases} cases, {sum(r.elements for r in report.rows if r.parity):,} elements compared "
+          f"across streams (+{sum(r.elements for r in report.rows if not r.parity):,} host-computed), "
           f"{report.mismatches:,} mismatches, {report.errors} errors, {seconds:.1f} s")
     print(f"fingerprint cpu: {report.fingerprint_cpu}  ({report.fingerprint_cases} battery cases)")
     print(f"fingerprint gpu: {report.fingerprint_gpu}")
@@ -110,6 +129,34 @@ def main(argv=None) -> int:
                        "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
                        "fingerprint_cases": report.fingerprint_cases,
                        "rows": [r.as_dict() for r in report.rows]}, f, indent=1)
+    return 0 if report.ok else 1
+
+
+def _fuzz_main(args, note: str) -> int:
+    """``--fuzz N``: random configurations, reported like the battery (a table, then each failure)."""
+    import random
+
+    import lucid
+    from lucid.testing import fuzz
+    from lucid.testing.harness import format_table
+
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    print(f"lucid {lucid.__version__} fuzz: {args.fuzz} configurations, seed {seed}, on {platform.machine()} "
+          f"{platform.system()}, GPU stream: {lucid.gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
+    if note:
+        print(note)
+    report = fuzz.run(args.fuzz, seed=seed)
+    print(format_table(report.rows))
+    for res in report.failures[:20]:
+        print(f"\nMISMATCH {res.config.describe()}\n  {res.message}")
+    if len(report.failures) > 20:
+        print(f"\n... and {len(report.failures) - 20} more failing configurations")
+    print(f"\n{report.configs} configurations ({report.expected_errors} raised the expected error on both streams), "
+          f"{report.mismatches} failing, {report.seconds:.1f} s, {report.configs / max(report.seconds, 1e-9):.1f} "
+          f"configurations/s")
+    print("replay one: python -c 'from lucid.testing import fuzz; print(fuzz.run_config(fuzz.config(SEED, INDEX)))'")
+    print("PASS: CPU stream, GPU stream and reference agree" if report.ok else
+          "FAIL: the streams or the reference differ")
     return 0 if report.ok else 1
 
 

@@ -14,7 +14,11 @@ bfloat16 tensor is stored as its raw 16-bit patterns in a ``U16`` entry and
 its leaf in the structure says ``"dtype": "bfloat16"``; ``load`` turns the bits
 back into bfloat16 exactly. Other readers see those entries as uint16.
 
-No pickle is involved: loading a file never runs code from it.
+No pickle is involved: loading a file never runs code from it. A file that
+cannot be read as such a checkpoint (a directory, a truncated file, a bad
+header, malformed or hostile structure metadata, an entry whose type lucid has
+no dtype for) raises ``lucid.SerializationError`` (a ``ValueError``) naming the
+file and, where there is one, the entry.
 """
 from __future__ import annotations
 
@@ -27,10 +31,19 @@ import numpy as np
 
 from ._tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "SerializationError"]
+
+
+class SerializationError(ValueError):
+    """A file ``lucid.load`` cannot read: the message names the file and the entry."""
 
 _FORMAT_KEY, _STRUCTURE_KEY = "format", "lucid.structure"
 _SCALARS = (bool, int, float, str, type(None))
+# Structure nesting deeper than this is rejected before Python's recursion limit is near.
+_MAX_DEPTH = 256
+# numpy dtypes of entries lucid can hold (float64 entries of foreign files load as float32).
+_LOADABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
+_LEAF_DTYPES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"}
 
 
 def _tensor_to_numpy(t: Tensor) -> np.ndarray:
@@ -41,13 +54,19 @@ def _tensor_to_numpy(t: Tensor) -> np.ndarray:
     return arr
 
 
-def _numpy_to_tensor(arr: np.ndarray, dtype: str, device):
+def _numpy_to_tensor(arr: np.ndarray, dtype: str, device, where: str):
     from ._creation import tensor
 
+    if dtype not in _LEAF_DTYPES:
+        raise SerializationError(f"load(): {where}: lucid has no dtype for {dtype} entries (supported: "
+                                 f"{', '.join(sorted(_LEAF_DTYPES))}; float64 loads as float32)")
     if dtype == "bfloat16":
         if arr.dtype != np.uint16:
-            raise ValueError(f"load(): a bfloat16 entry must be stored as uint16 bits, found {arr.dtype}")
+            raise SerializationError(f"load(): {where}: a bfloat16 entry must be stored as uint16 bits, found "
+                                     f"{arr.dtype}")
         arr = (arr.astype(np.uint32) << 16).view(np.float32)
+    elif arr.dtype.name != dtype and not (dtype == "float32" and arr.dtype == np.float64):
+        raise SerializationError(f"load(): {where}: the structure says {dtype} but the entry holds {arr.dtype}")
     return tensor(arr, dtype=dtype, device=device)
 
 
@@ -79,23 +98,56 @@ def _encode(obj, path: str, tensors: dict):
                     f"dicts, lists, tuples, numbers, strings, None{hint}")
 
 
-def _decode(node, arrays: dict, device):
+def _decode(node, arrays: dict, device, file: str, entry: str = "", depth: int = 0):
+    """The object for a structure node, every node checked: metadata is untrusted input.
+    ``entry`` is the node's dotted path in the structure, for messages."""
+    where = f"{file!r}, entry {entry or '<root>'!r}"
+    if depth > _MAX_DEPTH:
+        raise SerializationError(f"load(): {where}: the structure nests deeper than {_MAX_DEPTH} levels")
+    if not isinstance(node, dict) or len(node) not in (1, 2):
+        raise SerializationError(f"load(): {where}: malformed structure node {_short(node)}")
     if "tensor" in node:
-        if node["tensor"] not in arrays:
-            raise ValueError(f"load(): the file has no tensor entry {node['tensor']!r}")
-        return _numpy_to_tensor(arrays[node["tensor"]], node["dtype"], device)
-    if "dict" in node or "odict" in node:
-        out = OrderedDict() if "odict" in node else {}
-        for k, v in node.get("dict", node.get("odict")):
-            out[_decode(k, arrays, device)] = _decode(v, arrays, device)
+        name, dtype = node.get("tensor"), node.get("dtype")
+        if set(node) != {"tensor", "dtype"} or not isinstance(name, str) or dtype not in _LEAF_DTYPES:
+            raise SerializationError(f"load(): {where}: malformed tensor leaf {_short(node)}")
+        if name not in arrays:
+            raise SerializationError(f"load(): {where}: the file has no tensor entry {name!r}")
+        return _numpy_to_tensor(arrays[name], dtype, device, f"{file!r}, entry {name!r}")
+    if len(node) != 1:
+        raise SerializationError(f"load(): {where}: malformed structure node {_short(node)}")
+    (kind, body), = node.items()
+    if kind in ("dict", "odict"):
+        if not isinstance(body, list):
+            raise SerializationError(f"load(): {where}: a {kind} node must hold a list of [key, value] pairs")
+        out = OrderedDict() if kind == "odict" else {}
+        for i, pair in enumerate(body):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise SerializationError(f"load(): {where}: item {i} of a {kind} node is not a [key, value] pair")
+            key_node = pair[0]
+            if not (isinstance(key_node, dict) and set(key_node) == {"value"}
+                    and isinstance(key_node["value"], _SCALARS)):
+                raise SerializationError(f"load(): {where}: dict key {i} must be a str, int, float, bool or None, "
+                                         f"got {_short(key_node)}")
+            key = key_node["value"]
+            out[key] = _decode(pair[1], arrays, device, file, f"{entry}.{key}" if entry else str(key), depth + 1)
         return out
-    if "list" in node:
-        return [_decode(v, arrays, device) for v in node["list"]]
-    if "tuple" in node:
-        return tuple(_decode(v, arrays, device) for v in node["tuple"])
-    if "value" in node:
-        return node["value"]
-    raise ValueError(f"load(): malformed structure node {node!r}")
+    if kind in ("list", "tuple"):
+        if not isinstance(body, list):
+            raise SerializationError(f"load(): {where}: a {kind} node must hold a list")
+        items = [_decode(v, arrays, device, file, f"{entry}.{i}" if entry else str(i), depth + 1)
+                 for i, v in enumerate(body)]
+        return items if kind == "list" else tuple(items)
+    if kind == "value":
+        if not isinstance(body, _SCALARS):
+            raise SerializationError(f"load(): {where}: a value must be a number, string, bool or None, "
+                                     f"got {_short(body)}")
+        return body
+    raise SerializationError(f"load(): {where}: unknown structure node {_short(node)}")
+
+
+def _short(obj) -> str:
+    text = repr(obj)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def save(obj, path) -> None:
@@ -138,11 +190,11 @@ def load(path, device=None, *, map_location=None):
     ``map_location=`` is accepted too).
 
     A safetensors file from another tool (no lucid structure) loads as a flat
-    ``dict`` of name -> tensor. Errors: FileNotFoundError, ValueError for a
-    file that is not valid safetensors.
+    ``dict`` of name -> tensor. Errors: FileNotFoundError for a missing path,
+    ``lucid.SerializationError`` (a ValueError) naming the file and the entry for
+    anything else that cannot be read.
     """
     from safetensors import SafetensorError, safe_open
-    from safetensors.numpy import load_file
 
     from ._device import as_device
 
@@ -151,18 +203,43 @@ def load(path, device=None, *, map_location=None):
             raise TypeError("load(): pass 'device' or 'map_location', not both")
         device = map_location
     dev = as_device("cpu" if device is None else device)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load(): argument 'path' must be a str or os.PathLike, got {type(path).__name__}")
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load(): no such file: {path!r}")
+    if not os.path.isfile(path):
+        raise SerializationError(f"load(): {path!r} is not a file (a directory?)")
     try:
         with safe_open(path, framework="numpy") as f:
             metadata = f.metadata() or {}
-        arrays = load_file(path)
-    except SafetensorError as e:
-        raise ValueError(f"load(): {path!r} is not a readable safetensors file: {e}") from None
+            arrays = {}
+            for name in f.keys():
+                arrays[name] = _read_entry(f, name, path)
+    except SerializationError:
+        raise
+    except (SafetensorError, OSError, ValueError, TypeError, OverflowError) as e:
+        raise SerializationError(f"load(): {path!r} is not a readable safetensors file: {e}") from None
     if metadata.get(_FORMAT_KEY) != "lucid" or _STRUCTURE_KEY not in metadata:
-        return {name: _numpy_to_tensor(a, _NP_NAMES.get(a.dtype.str, a.dtype.name), dev) for name, a in arrays.items()}
-    return _decode(json.loads(metadata[_STRUCTURE_KEY]), arrays, dev)
+        return {name: _numpy_to_tensor(a, _NP_NAMES.get(a.dtype.str, a.dtype.name), dev, f"{path!r}, entry {name!r}")
+                for name, a in arrays.items()}
+    try:
+        structure = json.loads(metadata[_STRUCTURE_KEY])
+    except (ValueError, RecursionError) as e:
+        raise SerializationError(f"load(): {path!r}: the structure metadata is not valid JSON: {e}") from None
+    return _decode(structure, arrays, dev, path)
+
+
+def _read_entry(f, name: str, path: str) -> np.ndarray:
+    """One entry as numpy, rejected by name when lucid has no dtype for its type."""
+    try:
+        arr = f.get_tensor(name)
+    except TypeError as e:  # safetensors raises TypeError for types numpy lacks (BF16, F8...)
+        raise SerializationError(f"load(): {path!r}, entry {name!r}: unsupported entry type ({e})") from None
+    if arr.dtype.name not in _LOADABLE and arr.dtype != np.uint16:  # uint16: bfloat16 bits, checked later
+        raise SerializationError(f"load(): {path!r}, entry {name!r}: lucid has no dtype for {arr.dtype} entries "
+                                 f"(supported: {', '.join(sorted(_LEAF_DTYPES))}; float64 loads as float32)")
+    return arr
 
 
 _NP_NAMES = {np.dtype(np.bool_).str: "bool", np.dtype(np.float64).str: "float32"}

@@ -51,8 +51,9 @@ def ref_quantize(x, s, z, qmin, qmax, storage):
         t = x / s
         v = np.rint(t) + zf
         c = np.minimum(np.maximum(v, lo), hi)
-        c = np.where(np.isnan(t), zf, c)
-    return c.astype(np.int64).astype(storage)
+        c = np.where(np.isnan(t), lo, c)
+    # NaN -> z in the integer domain (float(z) may be 2^31, outside int32).
+    return np.where(np.isnan(t), np.asarray(z).astype(np.int64), c.astype(np.int64)).astype(storage)
 
 
 def ref_dequantize(q, s, z):
@@ -97,10 +98,55 @@ def to_np(t):
     return np.asarray(t.to("cpu").numpy())
 
 
+def half_bits(y32, dtype):
+    """float32 values rounded to nearest-even in `dtype` (lucid dtype), as that dtype's bit
+    patterns (uint16; uint32 for float32), computed here in numpy, independently of lucid's casts.
+    NaNs become the canonical quiet NaN of the dtype."""
+    y32 = np.array(y32, F32, order="C")
+    nan = np.isnan(y32)
+    if dtype == lucid.float32:
+        bits = np.array(y32.view(np.uint32))
+        bits[nan] = 0x7FC00000
+    elif dtype == lucid.float16:
+        with np.errstate(over="ignore"):
+            bits = np.array(y32.astype(np.float16).view(np.uint16))
+        bits[nan] = 0x7E00
+    else:  # bfloat16: keep the top 16 bits, rounding the low 16 to nearest, ties to even
+        u = y32.view(np.uint32).astype(np.uint64)
+        bits = np.array(((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16))
+        bits[nan] = 0x7FC0
+    return bits
+
+
+def widen_bits(bits, dtype):
+    """Bit patterns of `dtype` back to float32 values (exact)."""
+    if dtype == lucid.float32:
+        return np.asarray(bits, np.uint32).view(F32)
+    if dtype == lucid.float16:
+        return np.asarray(bits, np.uint16).view(np.float16).astype(F32)
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(F32)
+
+
+def tensor_bits(t):
+    """A float tensor's bit patterns in its own dtype (bfloat16 read through an exact widening)."""
+    a = np.array(t.detach().to("cpu").to(dtype=lucid.float32).numpy(), F32, order="C")
+    if t.dtype == lucid.float32:
+        return a.view(np.uint32)
+    if t.dtype == lucid.float16:
+        return np.array(a.astype(np.float16).view(np.uint16))  # exact: a holds float16 values
+    return np.array((a.view(np.uint32) >> 16).astype(np.uint16))
+
+
 def as_float_dtype(x32, dtype):
-    """x (float32 numpy) as a lucid tensor of `dtype` and its exact float32 value."""
+    """x (float32 numpy) as a lucid tensor of `dtype` and its float32 value, the latter rounded
+    independently in numpy; lucid's cast must agree with it (NaNs aside: any NaN will do)."""
     t = lucid.tensor(x32).to(dtype=dtype)
-    return t, to_np(t.to(dtype=lucid.float32)).astype(F32)
+    exact = widen_bits(half_bits(x32, dtype), dtype)
+    got = to_np(t.to(dtype=lucid.float32)).astype(F32)
+    both_nan = np.isnan(got) & np.isnan(exact)
+    assert np.array_equal(got.view(np.uint32)[~both_nan], exact.view(np.uint32)[~both_nan]), dtype
+    assert np.array_equal(np.isnan(got), np.isnan(exact)), dtype
+    return t, exact
 
 
 def assert_bytes_equal(a, b, what=""):

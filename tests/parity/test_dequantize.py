@@ -5,7 +5,7 @@ import pytest
 import lucid
 import lucid.quantization as Q
 from lucid import _C
-from _qref import F32, QDTYPES, assert_bytes_equal, expand, ref_dequantize, to_np
+from _qref import F32, QDTYPES, assert_bytes_equal, expand, half_bits, ref_dequantize, to_np, widen_bits
 
 NP_STORAGE = {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}
 
@@ -14,7 +14,7 @@ def codes(qd, rng, shape):
     lo, hi = qd.quant_min, qd.quant_max
     c = rng.integers(lo, hi + 1, shape, dtype=np.int64)
     c.reshape(-1)[:2] = [lo, hi]
-    return c.astype(NP_STORAGE[qd.storage.name])
+    return c.astype(NP_STORAGE[qd.storage])
 
 
 @pytest.mark.parametrize("qd", QDTYPES, ids=lambda q: q.name)
@@ -113,6 +113,8 @@ def test_half_rounding_streams_identical(dtype, scale, rng):
 
     a, b = (bits(Q.dequantize(lucid.tensor(q, device=d), scale, 3, dtype=dtype)) for d in ("cpu", "gpu"))
     assert_bytes_equal(a, b, "dequantize")
+    ref = widen_bits(half_bits(ref_dequantize(q, F32(scale), 3), dtype), dtype).view(np.uint32)
+    assert_bytes_equal(a, ref, "dequantize vs numpy rounding")  # rounded by numpy, not by lucid's cast
     fa, fb = (bits(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype).to(d), scale, 3, -128, 127)) for d in ("cpu", "gpu"))
     assert_bytes_equal(fa, fb, "fake_quantize")
 

@@ -5,8 +5,8 @@ import pytest
 import lucid
 import lucid.quantization as Q
 from lucid import _C
-from _qref import (F32, FLOAT_DTYPES, adversarial, as_float_dtype, assert_bytes_equal, expand, ref_dequantize,
-                   ref_fake_quantize, ref_quantize, to_np)
+from _qref import (F32, FLOAT_DTYPES, adversarial, as_float_dtype, assert_bytes_equal, expand, half_bits,
+                   ref_dequantize, ref_fake_quantize, ref_quantize, tensor_bits, to_np, widen_bits)
 
 GRIDS = [(-128, 127), (0, 255), (-8, 7), (0, 15), (-(2**31), 2**31 - 1), (3, 9)]
 
@@ -57,8 +57,9 @@ def test_nan_payloads_become_the_canonical_nan(dtype):
     x = bits.view(F32)
     outs = [to_np(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype).to(dev), 0.1, 3, 0, 255)) for dev in ("cpu", "gpu")]
     assert_bytes_equal(outs[0], outs[1], "cpu vs gpu")
-    canonical = lucid.tensor(np.array([0x7FC00000] * 5, np.uint32).view(F32)).to(dtype=dtype)
-    assert_bytes_equal(outs[0], to_np(canonical), "canonical NaN")
+    canonical = {lucid.float32: 0x7FC00000, lucid.float16: 0x7E00, lucid.bfloat16: 0x7FC0}[dtype]  # numerics.md
+    got = tensor_bits(Q.fake_quantize(lucid.tensor(x).to(dtype=dtype), 0.1, 3, 0, 255))
+    assert got.tolist() == [canonical] * 5, [hex(v) for v in got.tolist()]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: d.name)
@@ -70,11 +71,12 @@ def test_half_dtypes_forward_backward(device, dtype, rng):
     y = Q.fake_quantize(t, 0.05, 0, -128, 127)
     assert y.dtype == dtype
     ry, rm = ref_fake_quantize(exact, F32(0.05), 0, -128, 127)
-    expect = lucid.tensor(ry).to(dtype=dtype)
-    assert_bytes_equal(to_np(y), to_np(expect), "y")
-    g = lucid.tensor(rng.standard_normal(300).astype(F32)).to(dtype=dtype)
+    assert_bytes_equal(tensor_bits(y), half_bits(ry, dtype), "y")  # rounded by numpy, not by lucid
+    g32 = rng.standard_normal(300).astype(F32)
+    g_bits = half_bits(g32, dtype)
+    g = lucid.tensor(widen_bits(g_bits, dtype)).to(dtype=dtype)  # exact: the values are representable
     y.backward(g.to(device))
-    assert_bytes_equal(to_np(t.grad), np.where(rm, to_np(g), 0).astype(to_np(g).dtype), "grad")
+    assert_bytes_equal(tensor_bits(t.grad), np.where(rm, g_bits, 0).astype(g_bits.dtype), "grad")
 
 
 @pytest.mark.parametrize("shape,ch_axis", [((4, 8), 0), ((4, 8), 1), ((2, 3, 5), 1)])

@@ -63,7 +63,7 @@ def test_quantized_output(device, xdtype, out_qd, rng):
     lo, hi = bounds(qd.quant_min, qd.quant_max)
     v = np.rint(acc.astype(F32) * mult) + F32(zy)
     expect = np.clip(v, lo, hi).astype(np.int64).astype({"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[
-        qd.storage.name])
+        qd.storage])
     y = Q.qmatmul(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
                   lucid.tensor(sw, device=device), lucid.tensor(zw, device=device), out_scale=float(sy), out_zp=zy,
                   out_qdtype=out_qd)
@@ -118,3 +118,44 @@ def test_bias_only_when_k_is_zero(device):
     w = lucid.tensor(np.zeros((3, 0), np.int8), device=device)
     y = Q.qmatmul(x, 0.5, 0, w, 0.25, 0, bias=lucid.tensor([0.125, -0.25, 1.0], device=device))
     assert to_np(y).tolist() == [[0.125, -0.25, 1.0]] * 2
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+@pytest.mark.parametrize("xdtype,out_qd", [("uint8", None), ("int8", None), ("uint8", Q.qint32)])
+def test_bias_with_requantized_output(device, per_channel, xdtype, out_qd, rng):
+    # acc + bias_q, then requantized: clamp(rint(float(acc + bias_q) * M[n]) + zy); the bias is
+    # large enough to move every code, so a kernel that dropped it would fail.
+    M, K, N = 5, 77, 7
+    x, zx, w, sw, zw = make(rng, M, K, N, xdtype, per_channel)
+    sw_n = sw if per_channel else np.full(N, sw, F32)
+    zw_n = zw if per_channel else np.full(N, zw)
+    sx, sy = F32(0.021), F32(0.35)
+    b = (rng.standard_normal(N) * 3 + np.where(np.arange(N) % 2, 2.0, -2.0)).astype(F32)
+    bias_q, sxw = ref_bias(b, sx, sw_n)
+    acc = ref_acc(x, zx, w, zw_n, bias_q)
+    mult = (sxw / sy).astype(F32)
+    qd = out_qd or (Q.quint8 if xdtype == "uint8" else Q.qint8)
+    zy = 128 if qd is Q.quint8 else -3
+    lo, hi = bounds(qd.quant_min, qd.quant_max)
+    v = (np.rint((acc.astype(F32) * mult).astype(F32)) + F32(zy)).astype(F32)
+    storage = {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[qd.storage]
+    expect = np.clip(v, lo, hi).astype(np.int64).astype(storage)
+    no_bias = np.clip(np.rint(ref_acc(x, zx, w, zw_n).astype(F32) * mult) + F32(zy), lo, hi).astype(np.int64)
+    assert np.mean(no_bias != expect) > 0.5  # the bias matters for this data
+    swt = lucid.tensor(sw, device=device) if per_channel else float(sw)
+    zwt = lucid.tensor(zw, device=device) if per_channel else zw
+    y = Q.qmatmul(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device), swt, zwt,
+                  bias=lucid.tensor(b, device=device), out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
+    assert y.dtype == qd.storage and y.shape == (M, N)
+    assert_bytes_equal(to_np(y), expect)
+
+
+def test_bias_with_requantized_output_by_hand(device):
+    # x = [[1, 2, 3]] (zx 0), w rows [1, 0, -1] and [2, 2, 2] (zw 0): acc = [-2, 12];
+    # sx * sw = 0.125, bias [0.5, -1.0] -> bias_q [4, -8] -> acc [2, 4];
+    # out_scale 0.25: M = 0.5 -> rint([1.0, 2.0]) + 10 = [11, 12].
+    x = lucid.tensor([[1, 2, 3]], dtype=lucid.uint8, device=device)
+    w = lucid.tensor([[1, 0, -1], [2, 2, 2]], dtype=lucid.int8, device=device)
+    b = lucid.tensor([0.5, -1.0], device=device)
+    assert to_np(Q.qmatmul(x, 0.5, 0, w, 0.25, 0, bias=b, out_scale=0.25, out_zp=10)).tolist() == [[11, 12]]
+    assert to_np(Q.qmatmul(x, 0.5, 0, w, 0.25, 0, bias=b)).tolist() == [[0.25, 0.5]]

@@ -39,7 +39,7 @@ def test_division_not_reciprocal(device):
 @pytest.mark.parametrize("scale", SCALES)
 def test_per_tensor_adversarial(device, qd, scale, rng):
     x = adversarial(scale, rng=rng)
-    storage = NP_STORAGE[qd.storage.name]
+    storage = NP_STORAGE[qd.storage]
     for z in zero_points(qd):
         got = to_np(Q.quantize(lucid.tensor(x, device=device), scale, z, qd))
         assert_bytes_equal(got, ref_quantize(x, F32(scale), z, qd.quant_min, qd.quant_max, storage),
@@ -65,7 +65,7 @@ def test_per_channel(device, qd, shape, ch_axis, rng):
     got = to_np(Q.quantize(lucid.tensor(x, device=device), lucid.tensor(s, device=device),
                            lucid.tensor(z, device=device), qd, ch_axis=ch_axis))
     ref = ref_quantize(x, expand(s, shape, ch_axis), expand(z, shape, ch_axis), qd.quant_min, qd.quant_max,
-                       NP_STORAGE[qd.storage.name])
+                       NP_STORAGE[qd.storage])
     assert_bytes_equal(got, ref, f"ch_axis={ch_axis}")
 
 
@@ -91,7 +91,7 @@ def test_per_group(device, qd, shape, axis, g, rng):
     got = to_np(Q.quantize(lucid.tensor(x, device=device), lucid.tensor(s, device=device),
                            lucid.tensor(z, device=device), qd, group_size=g, axis=axis))
     ref = ref_quantize(x, expand(s, shape, group_size=g, axis=axis), expand(z, shape, group_size=g, axis=axis),
-                       qd.quant_min, qd.quant_max, NP_STORAGE[qd.storage.name])
+                       qd.quant_min, qd.quant_max, NP_STORAGE[qd.storage])
     assert_bytes_equal(got, ref, f"group {g} axis {axis}")
 
 

@@ -87,6 +87,16 @@ def _softmax_dim(input, dim, fn):
     return dim
 
 
+def _empty_axis(input, dim) -> bool:
+    """True when ``dim`` of ``input`` has size 0: softmax over no elements is the empty
+    tensor (as in PyTorch), and there is no max to shift by."""
+    if input.ndim == 0 or not isinstance(dim, int) or isinstance(dim, bool):
+        return False
+    if -input.ndim <= dim < input.ndim:
+        return input.shape[dim] == 0
+    return False
+
+
 def softmax(input, dim=None, dtype=None):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the max shift keeps it finite).
 
@@ -97,6 +107,8 @@ def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     dim = _softmax_dim(input, dim, "softmax")
+    if _empty_axis(input, dim):
+        return input * 1.0
     # The shift is a constant for the gradient (softmax is shift-invariant).
     shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
     e = lucid.exp(shifted)
@@ -113,6 +125,8 @@ def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     dim = _softmax_dim(input, dim, "log_softmax")
+    if _empty_axis(input, dim):
+        return input * 1.0
     shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
     return shifted - lucid.log(lucid.sum(lucid.exp(shifted), dim=dim, keepdim=True))
 
@@ -237,7 +251,8 @@ def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smo
     shape[class_axis] = c
     if weight is not None and tuple(weight.shape) != (c,):
         raise ValueError(f"{fn}(): expected weight of shape ({c},), got {tuple(weight.shape)}")
-    valid = (target != ignore_index).to(logp.dtype)
+    valid_mask = target != ignore_index
+    valid = valid_mask.to(logp.dtype)
     onehot = _one_hot(target, c, class_axis, logp.ndim, logp.dtype)
     if ignore_index not in range(c):  # an index outside [0, C) must be the ignored one
         bad = lucid.logical_and(target != ignore_index, lucid.logical_or(target < 0, target >= c))
@@ -247,9 +262,13 @@ def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smo
     picked = onehot if w is None else onehot * w
     # Per-element weight of the target class (0 where ignored): the mean's denominator.
     elem_w = lucid.sum(picked, dim=class_axis) * valid
-    loss = -lucid.sum(logp * picked, dim=class_axis) * valid
+    # Select, never multiply by 0: a non-target class at log-probability -inf, or an
+    # ignored row holding inf / NaN, must not turn the loss into NaN (0 * inf), as in PyTorch.
+    target_logp = lucid.where(onehot != 0, logp, 0.0)
+    target_logp = target_logp if w is None else target_logp * w
+    loss = lucid.where(valid_mask, -lucid.sum(target_logp, dim=class_axis), 0.0)
     if label_smoothing > 0.0:
-        smooth = -lucid.sum(logp if w is None else logp * w, dim=class_axis) * valid
+        smooth = lucid.where(valid_mask, -lucid.sum(logp if w is None else logp * w, dim=class_axis), 0.0)
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
     if reduction == "mean":
         return lucid.sum(loss) / lucid.sum(elem_w)

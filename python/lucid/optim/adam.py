@@ -66,6 +66,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
         loss = self._run_closure(closure)
+        self._check_grads()
         sqrt, maximum = _op("sqrt"), None
         touched = []
         with no_grad():

@@ -123,6 +123,30 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError(f"{self._name()} does not implement step()")
 
+    def _check_grads(self) -> None:
+        """Validates every parameter's gradient before any update, so a step that
+        fails leaves parameters, step counts and state untouched: a gradient must be
+        a floating-point lucid Tensor of the parameter's shape, on its device."""
+        name = self._name()
+        for gi, group in enumerate(self.param_groups):
+            for pi, p in enumerate(group["params"]):
+                g = p.grad
+                if g is None:
+                    continue
+                where = f"parameter {pi} of group {gi} (shape {tuple(p.shape)}, on '{p.device.type}')"
+                if not isinstance(g, Tensor):
+                    raise TypeError(f"{name}.step(): the gradient of {where} must be a lucid.Tensor, "
+                                    f"got {type(g).__name__}")
+                if tuple(g.shape) != tuple(p.shape):
+                    raise ValueError(f"{name}.step(): the gradient of {where} has shape {tuple(g.shape)}; "
+                                     "expected the parameter's shape")
+                if g.device != p.device:
+                    raise ValueError(f"{name}.step(): the gradient of {where} is on '{g.device.type}'; "
+                                     "expected the parameter's device")
+                if not g.dtype.is_floating_point:
+                    raise TypeError(f"{name}.step(): the gradient of {where} has dtype {g.dtype!r}; "
+                                    "expected a floating-point dtype")
+
     def _run_closure(self, closure):
         if closure is None:
             return None

@@ -47,6 +47,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
         loss = self._run_closure(closure)
+        self._check_grads()
         touched = []
         with no_grad():
             for group in self.param_groups:

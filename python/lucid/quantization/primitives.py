@@ -47,6 +47,12 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     dev = like._impl.device
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")
+    if integer and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        # A zero point given as an integral float (128.0, as the seed system passes them) is
+        # taken as that integer exactly, not through float32 (2147483647.0 would round to 2^31).
+        f = float(value)
+        if f == f and abs(f) != float("inf") and f.is_integer():
+            value = int(f)
     if isinstance(value, numbers.Integral) and integer:
         v = int(value)
         if not -(2**63) <= v < 2**63:
@@ -91,7 +97,7 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     ``group_size`` consecutive elements along ``axis`` share one pair.
 
     Raises TypeError for a non-float ``x``; ValueError for a scale that is not finite
-    and > 0, a zero point that is not an integer on the grid, parameter shapes that do
+    and >= 2^-126 (subnormal scales are flushed to 0 on GPUs), a zero point that is not an integer on the grid, parameter shapes that do
     not match, an out-of-range ``ch_axis`` / ``axis`` or a ``group_size`` that does not
     divide the axis.
 
@@ -278,10 +284,13 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
 
     * ``out_scale`` None: float32 ``acc * (x_scale * w_scale)``;
     * otherwise codes of ``out_qdtype`` (default: ``xq``'s grid):
-      ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``.
+      ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``;
+      ``out_zp`` defaults to 0.
 
-    ValueError for mismatched shapes and for K too large for exact int32 accumulation
-    (K * 255 * 255 must stay below 2^31).
+    ValueError for mismatched shapes, for K too large for exact int32 accumulation
+    (K * 255 * 255 must stay below 2^31), and for scales, combined scales
+    ``x_scale * w_scale`` or multipliers that are not finite normal float32
+    (>= 2^-126).
 
     >>> import lucid
     >>> import lucid.quantization as Q

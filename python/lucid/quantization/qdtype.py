@@ -6,8 +6,11 @@ stores them (docs/numerics.md, "Integer grids").
 >>> import lucid.quantization as Q
 >>> Q.qint8
 lucid.quantization.qint8
->>> (Q.quint8.quant_min, Q.quint8.quant_max, Q.quint8.storage)
-(0, 255, lucid.uint8)
+>>> (Q.quint8.quant_min, Q.quint8.quant_max, Q.quint8.storage, Q.quint8.storage_dtype)
+(0, 255, 'uint8', lucid.uint8)
+>>> import lucid
+>>> getattr(lucid, Q.qint8.storage)
+lucid.int8
 >>> Q.per_channel_symmetric.is_per_channel, Q.per_channel_symmetric.is_symmetric
 (True, True)
 """
@@ -24,9 +27,12 @@ __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", 
 
 @dataclass(frozen=True, repr=False)
 class QDtype:
-    """An integer grid ``[quant_min, quant_max]`` of ``bits`` bits, stored as ``storage``.
+    """An integer grid ``[quant_min, quant_max]`` of ``bits`` bits.
 
-    4-bit grids store one code per int8 / uint8 element; ``pack_int4`` puts two per byte.
+    ``storage`` is the NAME of the lucid dtype that stores the codes (``"int8"``), as
+    the seed specification writes it: ``getattr(lucid, qd.storage)`` is that dtype,
+    and so is ``storage_dtype``. 4-bit grids store one code per int8 / uint8 element;
+    ``pack_int4`` puts two per byte.
     """
 
     name: str
@@ -34,7 +40,12 @@ class QDtype:
     signed: bool
     quant_min: int
     quant_max: int
-    storage: _dtype.dtype
+    storage: str
+
+    @property
+    def storage_dtype(self) -> _dtype.dtype:
+        """The lucid dtype object named by ``storage``."""
+        return _dtype.as_dtype(self.storage)
 
     def __repr__(self) -> str:
         return f"lucid.quantization.{self.name}"
@@ -55,11 +66,11 @@ class QDtype:
         return (self.quant_min // 2, self.quant_max // 2) if self.signed else (0, self.quant_max // 2)
 
 
-qint8 = QDtype("qint8", 8, True, -128, 127, _dtype.int8)
-quint8 = QDtype("quint8", 8, False, 0, 255, _dtype.uint8)
-qint4 = QDtype("qint4", 4, True, -8, 7, _dtype.int8)
-quint4 = QDtype("quint4", 4, False, 0, 15, _dtype.uint8)
-qint32 = QDtype("qint32", 32, True, -(2**31), 2**31 - 1, _dtype.int32)
+qint8 = QDtype("qint8", 8, True, -128, 127, "int8")
+quint8 = QDtype("quint8", 8, False, 0, 255, "uint8")
+qint4 = QDtype("qint4", 4, True, -8, 7, "int8")
+quint4 = QDtype("quint4", 4, False, 0, 15, "uint8")
+qint32 = QDtype("qint32", 32, True, -(2**31), 2**31 - 1, "int32")
 
 _QDTYPES = {q.name: q for q in (qint8, quint8, qint4, quint4, qint32)}
 

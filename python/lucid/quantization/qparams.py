@@ -54,6 +54,9 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
         affine:    s = max((max_pos - min_neg) / (qmax - qmin), eps)
                    z = clamp(qmin - rint(min_neg / s), qmin, qmax)
 
+    The seed specification's order ``calculate_qparams(min_val, max_val, qscheme, qdtype)``
+    (scheme before grid) is accepted too: a ``QScheme`` and a ``QDtype`` are told apart by type.
+
     ``reduce_range`` halves 8-bit grids (quint8 -> [0, 127], qint8 -> [-64, 63]).
     Per-channel schemes record ``ch_axis`` (default 0). ValueError for NaN or infinite
     ranges, ``min_val > max_val``, mismatched shapes or ``eps <= 0``.
@@ -67,6 +70,10 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
     0
     """
     fn = "calculate_qparams"
+    if isinstance(qdtype, QScheme) and isinstance(qscheme, QDtype):
+        # The seed system's order, calculate_qparams(min_val, max_val, qscheme, qdtype):
+        # the two types are distinct, so either order means the same thing.
+        qdtype, qscheme = qscheme, qdtype
     qd = as_qdtype(qdtype, fn)
     qs = as_qscheme(qscheme, fn)
     mn, dev_a = _host(min_val, fn, "min_val")

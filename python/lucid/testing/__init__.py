@@ -8,6 +8,9 @@
   comparison (with timings) instead of raising.
 * ``python -m lucid.parity``: runs every quantization primitive over the
   battery on both streams and prints a table and a fingerprint.
+* ``lucid.testing.fuzz``: random configurations of every primitive, compared
+  three ways (CPU stream, GPU stream, ``lucid.testing.reference``, a numpy
+  transcription of docs/numerics.md); ``python -m lucid.parity --fuzz N``.
 
 >>> from lucid.testing import adversarial
 >>> adversarial.grid("qint8")

@@ -280,7 +280,7 @@ def _qparams_cases(name: str):
                 return p.scale, p.zero_point
 
             yield Case("calculate_qparams", name, label + (" reduce_range" if rr else ""),
-                       f"qparams/{name}/{label}/{rr}", fn, (_t(mins), _t(maxs)))
+                       f"qparams/{name}/{label}/{rr}", fn, (_t(mins), _t(maxs)), parity=False)
     for label, scheme in (("per-tensor affine", Q.QScheme.per_tensor_affine),
                           ("per-tensor symmetric", Q.QScheme.per_tensor_symmetric)):
         for j in range(0, mins.size, 37):
@@ -289,7 +289,7 @@ def _qparams_cases(name: str):
                 return p.scale, p.zero_point
 
             yield Case("calculate_qparams", name, label, f"qparams/{name}/{label}/{j}", fn,
-                       (_t(mins[j]), _t(maxs[j])))
+                       (_t(mins[j]), _t(maxs[j])), parity=False)
 
 
 def _int4_cases():
@@ -386,6 +386,85 @@ def _strided_cases(name: str):
                lambda t, sc, zc: Q.quantize(t.T, sc, zc, qd, ch_axis=0), (_t(xc), _t(scales), _t(zps)))
 
 
+# The CPU stream splits elementwise work into chunks of at least this many elements
+# (kElementwiseGrain); the large cases are a few times bigger, with odd sizes, so 1 thread
+# and N threads take different paths and uneven chunk boundaries land inside vector loops.
+PARALLEL_GRAIN = 65_536
+LARGE = 2 * PARALLEL_GRAIN + 7
+
+
+def _large_cases(name: str):
+    """Above-grain tensors for every scheme of every op, so the fingerprint depends on the
+    threaded paths agreeing with the serial ones (the --threads test can fail)."""
+    Q = _q()
+    qd = qdtype(name)
+    qmin, qmax = adv.grid(name)
+    (s, z) = GRID_PARAMS[name][1]
+    x = adv.random_values(s, z, name, LARGE, seed=SEED + 11)
+    bat = _batteries(name)[1]
+    x[: bat.size] = bat[: min(bat.size, LARGE)]  # the adversarial values too, in the first chunk
+    x[-bat.size:] = bat[: min(bat.size, LARGE)]  # and in the last
+    codes = np.resize(_codes(name, SEED + 2), LARGE)
+    dy = _grad_seed(x.shape, SEED + 13)
+    label = f"large/{name}"
+    yield Case("quantize", name, "per-tensor large", f"{label}/q", lambda t: Q.quantize(t, s, z, qd), (_t(x),))
+    yield Case("dequantize", name, "per-tensor large", f"{label}/dq", lambda q: Q.dequantize(q, s, z), (_t(codes),))
+    yield Case("fake_quantize", name, "per-tensor large", f"{label}/fq",
+               lambda t: Q.fake_quantize(t, s, z, qmin, qmax), (_t(x),))
+
+    def grad(t, g):
+        Q.fake_quantize(t, s, z, qmin, qmax).backward(g)
+        return t.grad
+
+    yield Case("fake_quantize_grad", name, "per-tensor large", f"{label}/fq_grad", grad,
+               (_t(x, requires_grad=True), _t(dy)))
+    rows = LARGE // 33 + 1
+    xc, scales, zps = _channel_tensor(name, rows)  # (rows, CHANNELS)
+    xc = np.concatenate([xc] * 7, axis=1)[:, :33]  # 33 channels: the grids' columns repeated
+    scales = np.resize(scales, 33)
+    zps = np.resize(zps, 33)
+    for axis, data in ((1, xc), (0, np.ascontiguousarray(xc.T))):
+        yield Case("quantize", name, "per-channel large", f"{label}/q_channel/{axis}",
+                   lambda t, sc, zc, axis=axis: Q.quantize(t, sc, zc, qd, ch_axis=axis),
+                   (_t(data), _t(scales), _t(zps)))
+    yield Case("dequantize", name, "per-channel large", f"{label}/dq_channel",
+               lambda q, sc, zc: Q.dequantize(q, sc, zc, ch_axis=1),
+               (_t(np.resize(codes, (rows, 33))), _t(scales), _t(zps)))
+    yield Case("fake_quantize", name, "per-channel large", f"{label}/fq_channel",
+               lambda t, sc, zc: Q.fake_quantize(t, sc, zc, qmin, qmax, ch_axis=1), (_t(xc), _t(scales), _t(zps)))
+    xg, sg, zg = _group_tensor(name, 129, 33)  # 129 x 1056 = 136,224 elements
+    yield Case("quantize", name, "per-group large", f"{label}/q_group",
+               lambda t, a, b: Q.quantize(t, a, b, qd, group_size=GROUP_SIZE), (_t(xg), _t(sg), _t(zg)))
+    yield Case("dequantize", name, "per-group large", f"{label}/dq_group",
+               lambda q, a, b: Q.dequantize(q, a, b, group_size=GROUP_SIZE),
+               (_t(np.resize(codes, xg.shape)), _t(sg), _t(zg)))
+    dyg = _grad_seed(xg.shape, SEED + 17)
+
+    def grad_group(t, g, a, b):
+        Q.fake_quantize(t, a, b, qmin, qmax, group_size=GROUP_SIZE).backward(g)
+        return t.grad
+
+    yield Case("fake_quantize_grad", name, "per-group large", f"{label}/fq_grad_group", grad_group,
+               (_t(xg, requires_grad=True), _t(dyg), _t(sg), _t(zg)))
+
+
+def _large_qmatmul_cases():
+    """qmatmul splits rows into tasks of about 2^16 multiply-adds: 67 rows of K=129, N=33 make several."""
+    Q = _q()
+    rng = np.random.default_rng(SEED + 21)
+    xq = rng.integers(0, 256, (67, 129)).astype(np.uint8)
+    wq = rng.integers(-128, 128, (33, 129)).astype(np.int8)
+    bias = adv.bell(rng, 0.0, 1.0, 33)
+    sw = adv.uniform(rng, 0.001, 0.01, 33)
+    zw = rng.integers(-5, 6, 33).astype(np.int32)
+    yield Case("qmatmul", "quint8x qint8w -> quint8", "per-channel large", "large/qmatmul",
+               lambda a, b, c, d, e: Q.qmatmul(a, 0.0173, 128, b, d, e, bias=c, out_scale=0.05, out_zp=128),
+               (_t(xq), _t(wq), _t(bias), _t(sw), _t(zw)))
+    yield Case("qmatmul", "quint8x qint8w -> float32", "per-channel large", "large/qmatmul_float",
+               lambda a, b, c, d, e: Q.qmatmul(a, 0.0173, 128, b, d, e, bias=c),
+               (_t(xq), _t(wq), _t(bias), _t(sw), _t(zw)))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -398,6 +477,9 @@ def fixed_cases() -> list:
     cases += _int4_cases()
     cases += _qmatmul_cases()
     cases += _fake_quantize_learnable_cases()
+    for name in QDTYPES:
+        cases += _large_cases(name)
+    cases += _large_qmatmul_cases()
     return cases
 
 

@@ -37,6 +37,10 @@ class Case:
     fn: Callable
     args: tuple
     fingerprint: bool = True  # False for data whose size depends on --quick/--full
+    # False for ops computed by the same host code whichever stream holds the data
+    # (calculate_qparams): their outputs enter the fingerprint, but comparing the two
+    # "streams" proves nothing, so their rows are marked and not counted as parity.
+    parity: bool = True
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Row:
     cpu_seconds: float = 0.0
     gpu_seconds: float = 0.0
     first_mismatch: str = ""
+    parity: bool = True  # False: host code on both streams (see Case.parity)
 
     def throughput(self, stream: str) -> float:
         """Output elements per second on ``stream`` ("cpu" or "gpu")."""
@@ -64,7 +69,7 @@ class Row:
                 "elements": self.elements, "mismatches": self.mismatches, "errors": self.errors,
                 "cpu_seconds": self.cpu_seconds, "gpu_seconds": self.gpu_seconds,
                 "cpu_elements_per_s": self.throughput("cpu"), "gpu_elements_per_s": self.throughput("gpu"),
-                "first_mismatch": self.first_mismatch}
+                "first_mismatch": self.first_mismatch, "parity": self.parity}
 
 
 @dataclass
@@ -131,7 +136,7 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
         if inject is not None and case.op == inject:
             fn, inject = _corrupt_gpu(fn), None
         key = (case.op, case.qdtype, case.scheme)
-        row = rows.setdefault(key, Row(*key))
+        row = rows.setdefault(key, Row(*key, parity=case.parity))
         row.cases += 1
         try:
             result = compare_streams(fn, *case.args)
@@ -161,7 +166,8 @@ def run_cases(cases, *, inject: str | None = None, progress: Callable | None = N
 def format_table(rows) -> str:
     """The table the parity command prints: one line per (op, qdtype, scheme)."""
     head = ("op", "qdtype", "scheme", "elements", "mismatches", "errors", "cpu Melem/s", "gpu Melem/s")
-    lines = [[r.op, r.qdtype, r.scheme, f"{r.elements:,}", f"{r.mismatches:,}", f"{r.errors}",
+    lines = [[r.op + ("" if r.parity else " (host)"), r.qdtype, r.scheme, f"{r.elements:,}",
+              f"{r.mismatches:,}", f"{r.errors}",
               f"{r.throughput('cpu') / 1e6:.1f}", f"{r.throughput('gpu') / 1e6:.1f}"] for r in rows]
     widths = [max(len(head[i]), *(len(line[i]) for line in lines)) if lines else len(head[i]) for i in range(len(head))]
 
@@ -170,4 +176,7 @@ def format_table(rows) -> str:
 
     out = [fmt(head), fmt(["-" * w for w in widths])]
     out += [fmt(line) for line in lines]
+    if any(not r.parity for r in rows):
+        out.append("(host): computed by the same host code for both streams; checked for the fingerprint, "
+                   "not counted as cross-stream parity")
     return "\n".join(out)

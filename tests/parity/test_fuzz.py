@@ -1,0 +1,142 @@
+"""The differential fuzzer (lucid.testing.fuzz): a fixed-seed slice runs here, and
+the fuzzer itself is shown to catch a planted difference on either side.
+
+`python -m lucid.parity --fuzz N` runs N more configurations (docs/parity.md).
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lucid.testing import fuzz
+from lucid.testing import reference as R
+
+SLICE = 400  # configurations of seed fuzz.DEFAULT_SEED run by the suite (a few seconds)
+
+# Configurations of the slice allowed to fail: none. Before branch harden-core (merged here)
+# 30 of these 400 failed, in three mismatch families of issue 7, which _family names if
+# they come back:
+#   fq-nan-payload:       fake_quantize with |zero_point| >= 2^24 returned the input's NaN
+#                         payload on the CPU stream (canonical NaN on the GPU stream)
+#   quantize-nan-float-z: quantize(NaN) gave float(z) rounded, not z, for qint32 |z| >= 2^24
+#   subnormal-scale:      a scale below 2^-126 was accepted instead of raising ValueError
+KNOWN_FAILURES = {}
+
+
+def _family(res) -> str:
+    c, m = res.config, res.message
+    z = np.abs(np.asarray(c.zero_point, dtype=np.float64))
+    scale = np.asarray(c.scale, np.float32).reshape(-1)
+    if "expected ValueError; cpu: no error / gpu: no error" in m and np.any((scale > 0) & (scale < R.MIN_NORMAL)):
+        return "subnormal-scale"
+    if c.op.startswith("fake_quantize") and "cpu vs gpu" in m and np.any(z >= 2**24):
+        return "fq-nan-payload"
+    if c.op == "quantize" and c.grid == "qint32" and "cpu vs reference" in m and np.any(z >= 2**24):
+        return "quantize-nan-float-z"
+    return "unknown: " + c.describe() + "\n  " + m
+
+
+@pytest.fixture(scope="module")
+def slice_report():
+    return fuzz.run(SLICE, seed=fuzz.DEFAULT_SEED)
+
+
+def test_fixed_slice_agrees_three_ways(slice_report):
+    got = {res.config.index: _family(res) for res in slice_report.failures}
+    assert got == KNOWN_FAILURES, "\n".join(f"{i}: {f}" for i, f in sorted(got.items()) if KNOWN_FAILURES.get(i) != f)
+
+
+def test_fixed_slice_covers_the_space():
+    configs = [fuzz.config(fuzz.DEFAULT_SEED, i) for i in range(SLICE)]
+    assert {c.op for c in configs} == set(fuzz.OPS)
+    quant = [c for c in configs if c.op in ("quantize", "fake_quantize", "fake_quantize_grad", "dequantize")]
+    assert {c.grid for c in quant} == set(fuzz.GRIDS) | {"custom"}
+    assert {c.scheme for c in quant} == {"per-tensor", "per-channel", "per-group"}
+    assert {c.dtype for c in quant} == set(fuzz.FLOAT_DTYPES)
+    assert {c.layout for c in configs} == {"contiguous", "transposed", "step-sliced"}
+    assert any(c.base.size == 0 for c in configs) and any(c.base.ndim == 0 for c in configs)
+    assert sum(bool(c.expect_error) for c in configs) >= 5
+    custom = [c for c in quant if c.grid == "custom"]
+    assert any(c.qmin == -(2**31) and c.qmax == 2**31 - 1 for c in custom)
+    xs = np.concatenate([c.base.reshape(-1).astype(np.float32) for c in quant
+                         if c.op != "dequantize" and c.dtype == "float32"])
+    bits = xs.view(np.uint32)
+    nan = np.isnan(xs)
+    assert np.any(nan & (bits >> 31 == 1)) and np.any(nan & (bits >> 31 == 0))  # NaNs of both signs
+    assert len(set(bits[nan].tolist())) > 10  # with many payloads
+    assert np.any(xs == np.inf) and np.any(xs == -np.inf)
+    scales = np.concatenate([np.asarray(c.scale, np.float32).reshape(-1) for c in quant])
+    ok = scales[np.isfinite(scales) & (scales > 0)]
+    assert ok.min() < 1e-30 and ok.max() > 1e30  # across the float range
+
+
+def test_configs_replay_identically():
+    a, b = fuzz.config(123, 45), fuzz.config(123, 45)
+    assert a.describe() == b.describe() and a.base.tobytes() == b.base.tobytes()
+
+
+def test_fuzzer_catches_a_gpu_stream_difference(monkeypatch):
+    real = fuzz._run_stream
+
+    def corrupt(cfg, device):
+        outs = real(cfg, device)
+        if device != "gpu" or cfg.op != "quantize" or outs[0].numel() == 0:
+            return outs
+        import lucid
+
+        arr = np.array(outs[0].to("cpu").numpy(), order="C")
+        arr.reshape(-1)[0] ^= 1
+        return (lucid.tensor(arr, device="gpu"),)
+
+    monkeypatch.setattr(fuzz, "_run_stream", corrupt)
+    report = fuzz.run(60, seed=3)
+    quantize_ok = [r for r in report.failures if r.config.op == "quantize" and "cpu vs gpu" in r.message]
+    assert quantize_ok, "a flipped bit on the GPU stream went unnoticed"
+
+
+def test_fuzzer_catches_a_reference_difference(monkeypatch):
+    real = R.dequantize
+    monkeypatch.setattr(R, "dequantize", lambda q, s, z: real(q, s, z) * np.float32(1.0000001))
+    report = fuzz.run(40, seed=4)
+    assert any("cpu vs reference" in r.message for r in report.failures)
+
+
+def test_fuzzer_requires_the_same_error_on_both_streams(monkeypatch):
+    real = fuzz._run_stream
+
+    def gpu_raises(cfg, device):
+        if device == "gpu":
+            raise TypeError("planted")
+        return real(cfg, device)
+
+    monkeypatch.setattr(fuzz, "_run_stream", gpu_raises)
+    res = fuzz.run_config(fuzz.config(fuzz.DEFAULT_SEED, 0))
+    assert not res.ok and "gpu: TypeError: planted" in res.message
+
+
+def test_reference_by_hand():
+    # ties go to even, NaN to z exactly (also where float(z) would round), inf to the ends
+    x = np.float32([0.25, 0.75, -0.25, np.nan, np.inf, -np.inf])
+    assert R.quantize(x, np.float32(0.5), 0, -8, 7).tolist() == [0, 2, 0, 0, 7, -8]
+    assert R.quantize(np.float32([np.nan]), np.float32(1), 2**31 - 1, -(2**31), 2**31 - 1).tolist() == [2**31 - 1]
+    assert R.quantize(np.float32([3e9]), np.float32(1), 0, -(2**31), 2**31 - 1).tolist() == [2147483520]
+    assert R.dequantize(np.int64([2**31 - 1]), np.float32(1), -(2**31)).tolist() == [4294967296.0]
+    y, mask = R.fake_quantize(np.float32([1.0, 100.0, np.nan]), np.float32(0.5), 0, -8, 7)
+    assert y[:2].tolist() == [1.0, 3.5] and y.view(np.uint32)[2] == 0x7FC00000 and mask.tolist() == [True, False,
+                                                                                                        False]
+    assert R.narrow(np.float32([1.0 + 2**-8, 1.0 + 3 * 2**-8]), "bfloat16").tolist() == [0x3F80, 0x3F82]
+    assert R.pack_int4(np.int8([1, -2, 7])).tolist() == [0xE1, 0x07]
+    assert R.unpack_int4(np.uint8([0xE1, 0x07]), 3, True).tolist() == [1, -2, 7]
+    y = R.qmatmul(np.uint8([[1, 2, 3]]), 0.5, 0, np.int8([[1, 0, -1], [2, 2, 2]]), 0.25, 0)
+    assert y.tolist() == [[-0.25, 1.5]]
+    q = R.qmatmul(np.uint8([[1, 2, 3]]), 0.5, 0, np.int8([[1, 0, -1], [2, 2, 2]]), 0.25, 0, out_scale=0.5,
+                  out_zp=10, qmin=0, qmax=255)
+    assert q.tolist() == [[10, 13]]
+
+
+def test_parity_fuzz_command():
+    out = subprocess.run([sys.executable, "-m", "lucid.parity", "--fuzz", "2", "--seed", str(fuzz.DEFAULT_SEED)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 configurations" in out.stdout and "PASS" in out.stdout and "mismatches" in out.stdout

@@ -1,0 +1,124 @@
+"""GPU readiness (issue 7): the CUDA install path is declared, TF32 is off unless the user
+asks for it, and neither the parity command (--require-gpu) nor the suite (LUCID_REQUIRE_GPU=1)
+falls back to MLX's CPU backend when a GPU is required; conftest only chooses that backend
+where no GPU exists."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import lucid
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _env(**changes):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    for k, v in changes.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def _py(code, **env):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=_env(**env))
+
+
+def test_tf32_is_off_by_default_after_import():
+    out = _py("import os, lucid; print(os.environ['MLX_ENABLE_TF32'])", MLX_ENABLE_TF32=None)
+    assert out.returncode == 0 and out.stdout.strip() == "0", out.stderr
+    assert os.environ["MLX_ENABLE_TF32"] in ("0", "1")  # this process imported lucid too
+
+
+def test_tf32_set_by_the_user_is_kept():
+    out = _py("import os, lucid; print(os.environ['MLX_ENABLE_TF32'])", MLX_ENABLE_TF32="1")
+    assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
+
+
+def test_tf32_is_set_before_mlx_loads():
+    # lucid/__init__.py sets the variable before importing lucid._C (which loads libmlx).
+    text = (ROOT / "python" / "lucid" / "__init__.py").read_text()
+    assert text.index('setdefault("MLX_ENABLE_TF32", "0")') < text.index("from . import _C")
+
+
+def test_choose_stream_never_overrides_a_real_gpu():
+    env = {}
+    assert lucid.gpu.choose_stream(env, gpu_present=lambda: True) == "" and env == {}
+
+
+def test_choose_stream_falls_back_only_without_a_gpu():
+    env = {}
+    note = lucid.gpu.choose_stream(env, gpu_present=lambda: False)
+    assert env == {"LUCID_MLX_DEVICE": "cpu"} and "no GPU" in note
+
+
+def test_choose_stream_keeps_the_callers_choice():
+    env = {"LUCID_MLX_DEVICE": "cpu"}
+    lucid.gpu.choose_stream(env, gpu_present=lambda: True)
+    assert env == {"LUCID_MLX_DEVICE": "cpu"}
+    env = {"LUCID_MLX_DEVICE": "gpu"}
+    lucid.gpu.choose_stream(env, gpu_present=lambda: False)
+    assert env == {"LUCID_MLX_DEVICE": "gpu"}
+
+
+def test_choose_stream_does_not_fall_back_when_a_gpu_is_required():
+    env = {"LUCID_REQUIRE_GPU": "1"}
+    assert lucid.gpu.choose_stream(env, gpu_present=lambda: False) == ""
+    assert "LUCID_MLX_DEVICE" not in env
+    assert lucid.gpu.gpu_required({"LUCID_REQUIRE_GPU": "1"})
+    assert not lucid.gpu.gpu_required({"LUCID_REQUIRE_GPU": "0"}) and not lucid.gpu.gpu_required({})
+
+
+def test_require_gpu_matches_the_backend():
+    if lucid.gpu.backend() in ("metal", "cuda"):
+        assert lucid.gpu.require_gpu() == lucid.gpu.backend()
+    else:
+        with pytest.raises(RuntimeError, match="GPU is required"):
+            lucid.gpu.require_gpu()
+
+
+def test_parity_require_gpu_fails_without_one():
+    proc = subprocess.run([sys.executable, "-m", "lucid.parity", "--quick", "--require-gpu"], capture_output=True,
+                          text=True, timeout=300, env=_env(LUCID_MLX_DEVICE=None))
+    real = _py("import lucid; print(lucid.gpu.is_available())", LUCID_MLX_DEVICE=None).stdout.strip() == "True"
+    if real:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        assert proc.returncode == 2 and "GPU is required" in proc.stderr and "fingerprint" not in proc.stdout
+
+
+def test_suite_with_require_gpu_fails_without_one(tmp_path):
+    (tmp_path / "test_one.py").write_text("def test_ok():\n    pass\n")
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=_env(LUCID_MLX_DEVICE=None, LUCID_REQUIRE_GPU="1"))
+    real = _py("import lucid; print(lucid.gpu.is_available())", LUCID_MLX_DEVICE=None).stdout.strip() == "True"
+    if real:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        assert proc.returncode != 0 and "LUCID_REQUIRE_GPU" in proc.stdout + proc.stderr
+        assert "1 passed" not in proc.stdout
+
+
+def test_cuda_extra_and_gpu_check_script_exist():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'cuda = ["mlx[cuda13]==0.32.4' in pyproject
+    script = ROOT / "scripts" / "gpu-check"
+    assert os.access(script, os.X_OK)
+    text = script.read_text()
+    for needed in ("--require-gpu", "--full", "LUCID_REQUIRE_GPU=1", "lucid.gpu.backend()", "fingerprint",
+                   "mlx-cuda-13==0.32.4", "pip uninstall"):
+        assert needed in text, needed
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    docs = (ROOT / "docs" / "parity.md").read_text()
+    assert "scripts/gpu-check" in docs and "lucid[cuda]" in docs and "MLX_ENABLE_TF32" in docs
+
+
+def test_numerics_doc_cites_no_path_outside_the_project():
+    assert "/work/" not in (ROOT / "docs" / "numerics.md").read_text()
