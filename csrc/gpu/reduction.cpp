@@ -58,7 +58,10 @@ mx::array sum_float(mx::array a, const std::vector<int>& axes, bool keepdim) {
   int64_t longest = 0;
   for (int ax : axes) longest = std::max<int64_t>(longest, a.shape(ax));
   if (longest <= kSumBlock) return mx::sum(a, axes, keepdim, s);
-  mx::eval(a);  // strides are known only once evaluated
+  // Strides are known only once evaluated. This costs a sync on a real GPU
+  // for large sums; without it a broadcast (or a transposed broadcast) could
+  // not be told apart from real data, and splitting it would materialise it.
+  mx::eval(a);
   std::vector<int> order(axes);
   auto is_broadcast = [&](int ax) { return a.strides()[ax] == 0 && a.shape(ax) > 1; };
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
