@@ -358,6 +358,9 @@ def fixed_cases() -> list:
         cases += _strided_cases(name)
     cases += _int4_cases()
     cases += _qmatmul_cases()
+    from .observer_battery import observer_cases  # observers' qparams (lucid.quantization.observer)
+
+    cases += observer_cases()
     return cases
 
 
