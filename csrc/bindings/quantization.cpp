@@ -1,6 +1,7 @@
 // lucid.quantization primitives (csrc/ops/quantization.cpp). Scalars arrive
 // from Python already as 0-d tensors; grids cross as names ("qint8").
 #include "bindings/common.h"
+#include "ops/fake_quantize_learnable.h"
 #include "ops/quantization.h"
 
 namespace lucid::bindings {
@@ -43,6 +44,8 @@ void init_quantization(py::module_& m) {
   m.def("dequantize_reference", dequantize(true));
   m.def("fake_quantize_reference", fake_quantize(true));
   m.def("fake_quantize_backward", &ops::fake_quantize_backward);
+  m.def("fake_quantize_learnable", &ops::fake_quantize_learnable);
+  m.def("fake_quantize_learnable_backward", &ops::fake_quantize_learnable_backward);
   m.def("pack_int4", &ops::pack_int4);
   m.def("unpack_int4", &ops::unpack_int4);
   m.def("qmatmul", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq,

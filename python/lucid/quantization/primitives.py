@@ -18,7 +18,7 @@ from .._dtype import as_dtype, float32
 from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul"]
+__all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul"]
 
 
 def _tensor_type():
@@ -175,6 +175,63 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     s = _param(scale, x, fn, "scale")
     z = _param(zero_point, x, fn, "zero_point", integer=True)
     return _FakeQuantize.apply(x, s, z, qmin, qmax, ch, g, ax)
+
+
+class _FakeQuantizeLearnable(Function):
+    """Forward kernel, then one fused backward kernel for dx, dscale and dzero_point."""
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, grad_factor):
+        ctx.save_for_backward(x, scale, zero_point)
+        ctx.args = (quant_min, quant_max, ch_axis, grad_factor)
+        return _wrap(_C.fake_quantize_learnable(x._impl, scale._impl, zero_point._impl, quant_min, quant_max, ch_axis))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, scale, zero_point = ctx.saved_tensors
+        qmin, qmax, ch, gf = ctx.args
+        dx, ds, dz = _C.fake_quantize_learnable_backward(grad._impl, x._impl, scale._impl, zero_point._impl, qmin,
+                                                         qmax, ch, gf)
+        need = ctx.needs_input_grad
+        return (_wrap(dx) if need[0] else None, _wrap(ds) if need[1] else None, _wrap(dz) if need[2] else None,
+                None, None, None, None)
+
+
+def fake_quantize_learnable(x, scale, zero_point, quant_min, quant_max, ch_axis=None, grad_factor=1.0):
+    """LSQ / LSQ+ fake quantization with a learnable ``scale`` and float ``zero_point``:
+    PyTorch's ``_fake_quantize_learnable_per_tensor_affine`` (``ch_axis`` None; one-value
+    tensors) or ``_per_channel_affine`` (length-C tensors along ``ch_axis``), forward bits
+    and gradient formulas included (docs/numerics.md, "fake_quantize_learnable").
+
+    Forward ``y = (clamp(rint(x * (1/s)) + zf) - zf) * s`` with ``zf = clamp(rint(z))``.
+    Gradients: ``x`` straight-through inside the grid; ``scale`` ``(y - x) / s`` inside,
+    ``qmin - z`` / ``qmax - z`` outside; ``zero_point`` ``-s`` outside, 0 inside; both
+    multiplied by ``grad_factor`` and summed per channel. ``x`` is float32.
+    ValueError unless ``quant_min <= 0 <= quant_max``, ``quant_min < quant_max``, scales are
+    finite and > 0 and zero points finite.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([0.26, 2.0], requires_grad=True)
+    >>> s = lucid.tensor([0.1], requires_grad=True)
+    >>> z = lucid.tensor([0.0], requires_grad=True)
+    >>> y = Q.fake_quantize_learnable(x, s, z, 0, 15)
+    >>> [round(v, 4) for v in y.tolist()]
+    [0.3, 1.5]
+    >>> y.sum().backward()
+    >>> x.grad.tolist(), [round(v, 4) for v in s.grad.tolist()], [round(v, 4) for v in z.grad.tolist()]
+    ([1.0, 0.0], [15.4], [-0.1])
+    """
+    fn = "fake_quantize_learnable"
+    x = _input(x, fn, "x")
+    qmin = _int_arg(quant_min, fn, "quant_min")
+    qmax = _int_arg(quant_max, fn, "quant_max")
+    ch = _int_arg(ch_axis, fn, "ch_axis", optional=True)
+    if isinstance(grad_factor, (bool, np.bool_)) or not isinstance(grad_factor, numbers.Real):
+        raise TypeError(f"{fn}(): argument 'grad_factor' must be a float, got {type(grad_factor).__name__}")
+    s = _param(scale, x, fn, "scale")
+    z = _param(zero_point, x, fn, "zero_point")
+    return _FakeQuantizeLearnable.apply(x, s, z, qmin, qmax, ch, float(grad_factor))
 
 
 def pack_int4(codes, axis=-1):

@@ -210,6 +210,45 @@ def _fake_quantize_cases(name: str):
                (_t(xg, requires_grad=True), _t(dy), _t(sg), _t(zg), None, GROUP_SIZE))
 
 
+def _fake_quantize_learnable_cases():
+    """LSQ fake quantization (forward, then dx / dscale / dzero_point) on the grids whose range
+    holds 0 (the op's requirement): float zero points half-way between codes, where the forward
+    (rint, ties to even) and PyTorch's per-tensor backward (trunc(z + 0.5)) round differently."""
+    Q = _q()
+    for name in ("qint8", "quint8", "qint4", "quint4"):
+        qmin, qmax = adv.grid(name)
+        for i, ((s, z), values) in enumerate(zip(GRID_PARAMS[name], _batteries(name))):
+            zf = float(min(max(z + 0.5, qmin), qmax))
+            # Finite upstream gradients: NaN payloads of dy * 0 are not part of the contract.
+            dy = adv.bell(np.random.default_rng(SEED + i), 0.0, 1.0, values.size)
+
+            def forward(x, sc, zp, a=qmin, b=qmax):
+                return Q.fake_quantize_learnable(x, sc, zp, a, b)
+
+            def backward(x, dy, sc, zp, a=qmin, b=qmax):
+                Q.fake_quantize_learnable(x, sc, zp, a, b, grad_factor=0.37).backward(dy)
+                return x.grad, sc.grad, zp.grad
+
+            yield Case("fake_quantize_learnable", name, "per-tensor", f"lfq/{name}/{i}", forward,
+                       (_t(values), _t(np.array([s], F32)), _t(np.array([zf], F32))))
+            yield Case("fake_quantize_learnable_grad", name, "per-tensor", f"lfq_grad/{name}/{i}", backward,
+                       (_t(values, requires_grad=True), _t(dy), _t(np.array([s], F32), requires_grad=True),
+                        _t(np.array([zf], F32), requires_grad=True)))
+        x, scales, zps = _channel_tensor(name, 1025)
+        zc = np.clip(zps.astype(F32) + F32(0.5), qmin, qmax).astype(F32)
+        dy = adv.bell(np.random.default_rng(SEED), 0.0, 1.0, x.size).reshape(x.shape)
+
+        def backward_ch(x, dy, sc, zp, a=qmin, b=qmax):
+            Q.fake_quantize_learnable(x, sc, zp, a, b, ch_axis=1, grad_factor=0.37).backward(dy)
+            return x.grad, sc.grad, zp.grad
+
+        yield Case("fake_quantize_learnable", name, "per-channel", f"lfq/{name}/channel",
+                   lambda x, sc, zp, a=qmin, b=qmax: Q.fake_quantize_learnable(x, sc, zp, a, b, ch_axis=1),
+                   (_t(x), _t(scales), _t(zc)))
+        yield Case("fake_quantize_learnable_grad", name, "per-channel", f"lfq_grad/{name}/channel", backward_ch,
+                   (_t(x, requires_grad=True), _t(dy), _t(scales, requires_grad=True), _t(zc, requires_grad=True)))
+
+
 # ---------------------------------------------------------------- qparams, int4 packing, qmatmul
 
 
@@ -358,6 +397,7 @@ def fixed_cases() -> list:
         cases += _strided_cases(name)
     cases += _int4_cases()
     cases += _qmatmul_cases()
+    cases += _fake_quantize_learnable_cases()
     from .observer_battery import observer_cases  # observers' qparams (lucid.quantization.observer)
 
     cases += observer_cases()

@@ -1,0 +1,247 @@
+"""``fuse_modules`` / ``fuse_modules_qat``: replace runs of modules such as
+conv → bn → relu by one fused module, as ``torch.ao.quantization`` does.
+
+Eval-mode fusion (``fuse_modules``) folds BatchNorm into the preceding conv /
+linear with PyTorch's exact float op order (``fuse_conv_bn_weights`` /
+``fuse_linear_bn_weights``), so the folded weights carry PyTorch's bits:
+
+* conv:   ``w' = w * (gamma * r)`` (``r`` reshaped per output channel),
+          ``b' = ((b - mean) * r) * gamma + beta``
+* linear: ``k = gamma * r``, ``w' = w * k[:, None]``, ``b' = (b - mean) * k + beta``
+
+with ``r = 1 / sqrt(var + eps)`` (``rsqrt``) and ``b = 0`` when the layer has no
+bias. QAT fusion (``fuse_modules_qat``) keeps BatchNorm and returns the
+``lucid.nn.intrinsic`` containers (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``).
+The first name of each group is replaced by the fused module, the rest by
+``nn.Identity``.
+"""
+from __future__ import annotations
+
+import copy
+
+from .. import nn
+from ..autograd import no_grad
+from ..nn import intrinsic as nni
+
+__all__ = ["fuse_modules", "fuse_modules_qat", "fuse_conv_bn_weights", "fuse_linear_bn_weights",
+           "get_fuser_method"]
+
+
+def _rsqrt(var, eps):
+    return 1.0 / (var + eps).sqrt()
+
+
+def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
+    """Folded ``(weight, bias)`` Parameters of a conv followed by an eval-mode BatchNorm
+    (PyTorch's ``fuse_conv_bn_weights`` op order; ``conv_b`` / ``bn_w`` / ``bn_b`` may be None)."""
+    import lucid
+
+    with no_grad():
+        b = conv_b if conv_b is not None else lucid.zeros_like(bn_rm)
+        g = bn_w if bn_w is not None else lucid.ones_like(bn_rm)
+        beta = bn_b if bn_b is not None else lucid.zeros_like(bn_rm)
+        r = _rsqrt(bn_rv, bn_eps)
+        shape = (-1,) + (1,) * (conv_w.ndim - 1)
+        w = conv_w * (g * r).reshape(shape)
+        bias = (b - bn_rm) * r * g + beta
+    return (nn.Parameter(w.detach(), conv_w.requires_grad),
+            nn.Parameter(bias.detach(), conv_b.requires_grad if conv_b is not None else False))
+
+
+def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
+    """Folded ``(weight, bias)`` Parameters of a linear followed by an eval-mode BatchNorm1d
+    (PyTorch's ``fuse_linear_bn_weights`` op order)."""
+    import lucid
+
+    with no_grad():
+        b = linear_b if linear_b is not None else lucid.zeros_like(bn_rm)
+        k = bn_w * _rsqrt(bn_rv, bn_eps)
+        w = linear_w * k.reshape(-1, 1)
+        bias = (b - bn_rm) * k + bn_b
+    return (nn.Parameter(w.detach(), linear_w.requires_grad),
+            nn.Parameter(bias.detach(), linear_b.requires_grad if linear_b is not None else False))
+
+
+class FusionError(ValueError):
+    pass
+
+
+def _check_bn(layer, bn, names, channels):
+    if bn.num_features != channels:
+        raise FusionError(f"fuse_modules(): cannot fuse {names}: {type(bn).__name__} has {bn.num_features} features "
+                          f"but the layer has {channels} output channels")
+    if not bn.track_running_stats or bn.running_mean is None:
+        raise FusionError(f"fuse_modules(): cannot fuse {names}: the BatchNorm must track running statistics")
+
+
+def _fold_conv(conv, bn, names):
+    if conv.training or bn.training:
+        raise FusionError(f"fuse_modules(): cannot fuse {names}: BatchNorm folding needs eval mode; call "
+                          "model.eval() first (or use fuse_modules_qat for training)")
+    _check_bn(conv, bn, names, conv.out_channels)
+    fused = copy.deepcopy(conv)
+    fused.weight, fused.bias = fuse_conv_bn_weights(conv.weight, conv.bias, bn.running_mean, bn.running_var, bn.eps,
+                                                    bn.weight, bn.bias)
+    return fused
+
+
+def _fold_linear(linear, bn, names):
+    if linear.training or bn.training:
+        raise FusionError(f"fuse_modules(): cannot fuse {names}: BatchNorm folding needs eval mode; call "
+                          "model.eval() first (or use fuse_modules_qat for training)")
+    _check_bn(linear, bn, names, linear.out_features)
+    if bn.weight is None:
+        raise FusionError(f"fuse_modules(): cannot fuse {names}: the BatchNorm1d must be affine")
+    fused = copy.deepcopy(linear)
+    fused.weight, fused.bias = fuse_linear_bn_weights(linear.weight, linear.bias, bn.running_mean, bn.running_var,
+                                                      bn.eps, bn.weight, bn.bias)
+    return fused
+
+
+def _conv_bn(is_qat, conv, bn, names):
+    if is_qat:
+        _check_bn(conv, bn, names, conv.out_channels)
+        if not bn.affine:
+            raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
+        return (nni.ConvBn1d if isinstance(conv, nn.Conv1d) else nni.ConvBn2d)(conv, bn)
+    return _fold_conv(conv, bn, names)
+
+
+def _conv_bn_relu(is_qat, conv, bn, relu, names):
+    if is_qat:
+        _check_bn(conv, bn, names, conv.out_channels)
+        if not bn.affine:
+            raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
+        return (nni.ConvBnReLU1d if isinstance(conv, nn.Conv1d) else nni.ConvBnReLU2d)(conv, bn, relu)
+    folded = _fold_conv(conv, bn, names)
+    return (nni.ConvReLU1d if isinstance(conv, nn.Conv1d) else nni.ConvReLU2d)(folded, relu)
+
+
+def _linear_bn(is_qat, linear, bn, names):
+    if is_qat:
+        _check_bn(linear, bn, names, linear.out_features)
+        return nni.LinearBn1d(linear, bn)
+    return _fold_linear(linear, bn, names)
+
+
+# (types...) -> fuser(is_qat, *modules, names). Exact types, as PyTorch's mapping.
+_FUSERS = {
+    (nn.Conv1d, nn.BatchNorm1d): _conv_bn,
+    (nn.Conv2d, nn.BatchNorm2d): _conv_bn,
+    (nn.Conv1d, nn.BatchNorm1d, nn.ReLU): _conv_bn_relu,
+    (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): _conv_bn_relu,
+    (nn.Conv1d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU1d(c, r),
+    (nn.Conv2d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU2d(c, r),
+    (nn.Linear, nn.ReLU): lambda qat, lin, r, names: nni.LinearReLU(lin, r),
+    (nn.Linear, nn.BatchNorm1d): _linear_bn,
+}
+
+
+def get_fuser_method(op_types):
+    """The fuser for a tuple of module types, or None when lucid cannot fuse that sequence."""
+    return _FUSERS.get(tuple(op_types))
+
+
+def _lookup(model, name, fn):
+    try:
+        return model.get_submodule(name)
+    except AttributeError:
+        raise AttributeError(f"{fn}(): the model has no submodule named {name!r}") from None
+
+
+def _plan(model, modules_to_fuse, is_qat, fn):
+    """Validates every group and computes its fused module, touching nothing."""
+    if not isinstance(modules_to_fuse, (list, tuple)) or not modules_to_fuse:
+        raise TypeError(f"{fn}(): argument 'modules_to_fuse' must be a non-empty list of names or of lists of "
+                        f"names, got {modules_to_fuse!r}")
+    groups = [modules_to_fuse] if all(isinstance(n, str) for n in modules_to_fuse) else list(modules_to_fuse)
+    plan, seen = [], set()
+    for group in groups:
+        if not isinstance(group, (list, tuple)) or not all(isinstance(n, str) for n in group) or len(group) < 2:
+            raise TypeError(f"{fn}(): each group must be a list of at least two module names, got {group!r}")
+        for n in group:
+            if n in seen:
+                raise ValueError(f"{fn}(): module {n!r} appears in more than one group")
+            seen.add(n)
+        mods = [_lookup(model, n, fn) for n in group]
+        types = tuple(type(m) for m in mods)
+        fuser = get_fuser_method(types)
+        names = list(group)
+        if fuser is None:
+            supported = ", ".join("(" + ", ".join(t.__name__ for t in k) + ")" for k in _FUSERS)
+            raise ValueError(f"{fn}(): cannot fuse {names} of types ({', '.join(t.__name__ for t in types)}); "
+                             f"fusable sequences: {supported}")
+        try:
+            fused = fuser(is_qat, *mods, names)
+        except FusionError as e:
+            raise ValueError(str(e).replace("fuse_modules()", f"{fn}()").replace("fuse_modules_qat()", f"{fn}()")) \
+                from None
+        fused.train(mods[0].training)
+        # Hooks: the first module's pre-hooks and the last one's forward hooks move to the fused module.
+        for hook in mods[0]._forward_pre_hooks.values():
+            fused.register_forward_pre_hook(hook)
+        for hook in mods[-1]._forward_hooks.values():
+            fused.register_forward_hook(hook)
+        plan.append((group, fused, mods))
+    return plan
+
+
+def _set(model, name, module):
+    parent, _, leaf = name.rpartition(".")
+    setattr(model.get_submodule(parent), leaf, module)
+
+
+def _fuse(model, modules_to_fuse, inplace, is_qat, fn, fuse_custom_config_dict):
+    if fuse_custom_config_dict is not None:
+        raise NotImplementedError(f"{fn}(): 'fuse_custom_config_dict' is not supported; only the built-in fusions are")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{fn}(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+    if not inplace:
+        model = copy.deepcopy(model)
+    for group, fused, _ in _plan(model, modules_to_fuse, is_qat, fn):
+        _set(model, group[0], fused)
+        for n in group[1:]:
+            identity = nn.Identity()
+            identity.train(fused.training)
+            _set(model, n, identity)
+    return model
+
+
+def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
+    """Fuses each listed group of submodules for eval-mode quantization; returns the model.
+
+    ``modules_to_fuse`` is a list of dotted names (one group) or a list of such
+    lists. Groups: conv-bn, conv-bn-relu, conv-relu, linear-relu, linear-bn
+    (Conv1d/Conv2d with BatchNorm1d/2d). BatchNorm is folded into the weights
+    (the model must be in eval mode). Every group is validated before anything
+    changes: an unknown name raises AttributeError, a sequence that cannot be
+    fused ValueError, both naming the modules, and the model is left untouched
+    even with ``inplace=True``. ``inplace=False`` (the default) fuses a deep copy.
+
+    >>> import lucid
+    >>> from lucid import nn
+    >>> import lucid.quantization as Q
+    >>> m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU()).eval()
+    >>> f = Q.fuse_modules(m, [["0", "1", "2"]])
+    >>> type(f[0]).__name__, type(f[1]).__name__, type(f[2]).__name__
+    ('ConvReLU2d', 'Identity', 'Identity')
+    """
+    if fuser_func is not None:
+        raise NotImplementedError("fuse_modules(): a custom 'fuser_func' is not supported")
+    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)
+
+
+def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
+    """As ``fuse_modules``, for quantization-aware training: BatchNorm stays a module
+    (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``, ...), so it keeps training.
+
+    >>> import lucid
+    >>> from lucid import nn
+    >>> import lucid.quantization as Q
+    >>> m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU())
+    >>> type(Q.fuse_modules_qat(m, ["0", "1", "2"])[0]).__name__
+    'ConvBnReLU2d'
+    """
+    if fuser_func is not None:
+        raise NotImplementedError("fuse_modules_qat(): a custom 'fuser_func' is not supported")
+    return _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
