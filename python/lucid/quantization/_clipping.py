@@ -11,7 +11,8 @@ import numbers
 
 import numpy as np
 
-from .observer import (_EPS, UniformQuantizationObserverBase, _accumulate, _host32, _int_or_none)
+from .histogram_observer import _accumulate
+from .observer import _EPS, UniformQuantizationObserverBase, _host32, _int_or_none
 from .qdtype import as_qscheme, per_tensor_affine, quint8
 
 __all__ = ["PercentileObserver", "MSEObserver"]
@@ -224,7 +225,8 @@ class MSEObserver(_ClippingObserverBase):
                     _F32(self.quant_max))
         y = ((q - z).astype(_F32) * s).astype(_F32)
         d = (y - centres[None, :]).astype(np.float64)
-        err = (d * d * counts[None, :]).sum(axis=1)
+        # Sequential float64 sums in bin order (np.cumsum never reorders), the same on every host.
+        err = np.cumsum(d * d * counts[None, :], axis=1)[:, -1]
         best = int(np.argmin(err))
         return lo[best], hi[best]
 

@@ -480,6 +480,9 @@ def fixed_cases() -> list:
     for name in QDTYPES:
         cases += _large_cases(name)
     cases += _large_qmatmul_cases()
+    from .observer_battery import observer_cases  # observers' qparams (lucid.quantization.observer)
+
+    cases += observer_cases()
     return cases
 
 
