@@ -30,7 +30,7 @@ const std::vector<const QGemmKernel*>& qgemm_kernels() {
   static const std::vector<const QGemmKernel*> all = {
       &qgemm_2x4c1_scalar,
 #if defined(__x86_64__)
-      &qgemm_6x16c2_avx2, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
+      &qgemm_5x16c2_avx2, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
 #endif
   };
   return all;

@@ -92,7 +92,7 @@ const QGemmKernel& qgemm_select(int64_t m);
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
 #if defined(__x86_64__)
-extern const QGemmKernel qgemm_6x16c2_avx2;
+extern const QGemmKernel qgemm_5x16c2_avx2;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
 extern const QGemmKernel qgemm_8x16c4_avx512vnni;
 extern const QGemmKernel qgemm_16x16c4_amx;
