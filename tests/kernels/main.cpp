@@ -89,22 +89,25 @@ int main(int argc, char** argv) {
     }
   }
   int run = 0;
-  for (const Case& c : registry()) {
-    bool is_test = c.kind == Kind::Test;
-    if ((is_test && !tests) || (!is_test && !bench)) continue;
-    std::string full = c.family + "/" + c.name;
-    if (!filter.empty() && full.find(filter) == std::string::npos) continue;
-    int before = ctx.failures;
-    std::printf("%s %s\n", is_test ? "[test ]" : "[bench]", full.c_str());
-    std::fflush(stdout);
-    try {
-      c.run(ctx);
-    } catch (const std::exception& e) {
-      ctx.fail(std::string("exception: ") + e.what());
+  // All tests first, then all benchmarks.
+  for (Kind phase : {Kind::Test, Kind::Bench})
+    for (const Case& c : registry()) {
+      if (c.kind != phase) continue;
+      bool is_test = c.kind == Kind::Test;
+      if ((is_test && !tests) || (!is_test && !bench)) continue;
+      std::string full = c.family + "/" + c.name;
+      if (!filter.empty() && full.find(filter) == std::string::npos) continue;
+      int before = ctx.failures;
+      std::printf("%s %s\n", is_test ? "[test ]" : "[bench]", full.c_str());
+      std::fflush(stdout);
+      try {
+        c.run(ctx);
+      } catch (const std::exception& e) {
+        ctx.fail(std::string("exception: ") + e.what());
+      }
+      if (is_test) std::printf("    %s\n", ctx.failures == before ? "ok" : "FAILED");
+      ++run;
     }
-    if (is_test) std::printf("    %s\n", ctx.failures == before ? "ok" : "FAILED");
-    ++run;
-  }
   std::printf("%d cases run, %d failures\n", run, ctx.failures);
   return ctx.failures == 0 ? 0 : 1;
 }

@@ -18,7 +18,7 @@ from .._dtype import as_dtype, float32
 from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul"]
+__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul", "qconv2d", "qconv1d"]
 
 
 def _tensor_type():
@@ -245,3 +245,83 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
     oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
     oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
     return _wrap(_C.qmatmul(xq._impl, *args, b, os_, oz, oq))
+
+
+def _pair(v, fn: str, argument: str):
+    if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+        return [int(v), int(v)]
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(
+            isinstance(e, numbers.Integral) and not isinstance(e, (bool, np.bool_)) for e in v):
+        return [int(v[0]), int(v[1])]
+    raise TypeError(f"{fn}(): argument '{argument}' must be an int or a pair of ints, got {v!r}")
+
+
+def _qconv(fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
+           out_qdtype):
+    xq = _input(xq, fn, "xq")
+    wq = _input(wq, fn, "wq")
+    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl, wq._impl,
+            _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
+    b = None if bias is None else _input(bias, fn, "bias")._impl
+    os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
+    oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
+    oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
+    return xq, args, b, stride, padding, dilation, _int_arg(groups, fn, "groups"), os_, oz, oq
+
+
+def qconv2d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0, dilation=1, groups=1,
+            out_scale=None, out_zp=None, out_qdtype=None):
+    """Integer 2-D convolution with exact int32 accumulation (docs/numerics.md,
+    "Quantized convolution"), on the same int8 GEMM as :func:`qmatmul`.
+
+    ``xq`` (N, C, H, W) holds uint8 or int8 codes with per-tensor ``x_scale`` /
+    ``x_zp``; the padding holds ``x_zp`` (real 0). ``wq`` (O, C / groups, kh, kw)
+    holds int8 codes with per-tensor or per-output-channel ``w_scale`` / ``w_zp``.
+    ``stride``, ``padding`` (symmetric), ``dilation``: an int or a pair. With
+    ``acc[n, o, y, x] = Σ (xpad - x_zp) * (wq - w_zp[o])`` over the window plus
+    ``bias_q``, the output (N, O, oh, ow) is float32 ``acc * (x_scale * w_scale)``
+    without ``out_scale``, else codes requantized exactly as in :func:`qmatmul`.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([[[[1, 2], [3, 4]]]], dtype=lucid.uint8)
+    >>> w = lucid.tensor([[[[1, -1], [2, 0]]]], dtype=lucid.int8)
+    >>> Q.qconv2d(x, 1.0, 0, w, 1.0, 0).tolist()
+    [[[[5.0]]]]
+    >>> Q.qconv2d(x, 1.0, 1, w, 1.0, 0, padding=1, out_scale=1.0, out_zp=0).tolist()[0][0][0]
+    [0, 0, 2]
+    """
+    fn = "qconv2d"
+    stride, padding, dilation = (_pair(stride, fn, "stride"), _pair(padding, fn, "padding"),
+                                 _pair(dilation, fn, "dilation"))
+    xq, args, b, stride, padding, dilation, groups, os_, oz, oq = _qconv(
+        fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
+        out_qdtype)
+    return _wrap(_C.qconv2d(xq._impl, *args, b, stride, padding, dilation, groups, os_, oz, oq))
+
+
+def qconv1d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0, dilation=1, groups=1,
+            out_scale=None, out_zp=None, out_qdtype=None):
+    """Integer 1-D convolution: :func:`qconv2d` over a unit height. ``xq`` (N, C, L),
+    ``wq`` (O, C / groups, k); ``stride``, ``padding``, ``dilation`` are ints.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([[[1, 2, 3]]], dtype=lucid.uint8)
+    >>> w = lucid.tensor([[[1, -1]]], dtype=lucid.int8)
+    >>> Q.qconv1d(x, 1.0, 0, w, 1.0, 0).tolist()
+    [[[-1.0, -1.0]]]
+    """
+    fn = "qconv1d"
+    xq = _input(xq, fn, "xq")
+    wq = _input(wq, fn, "wq")
+    if xq.ndim != 3:
+        raise ValueError(f"{fn}(): argument 'xq' must have shape (N, C, L), got {tuple(xq.shape)}")
+    if wq.ndim != 3:
+        raise ValueError(f"{fn}(): argument 'wq' must have shape (out_channels, in_channels / groups, k), "
+                         f"got {tuple(wq.shape)}")
+    ints = [_int_arg(v, fn, name) for v, name in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"))]
+    y = qconv2d(xq.unsqueeze(2), x_scale, x_zp, wq.unsqueeze(2), w_scale, w_zp, bias=bias, stride=(1, ints[0]),
+                padding=(0, ints[1]), dilation=(1, ints[2]), groups=groups, out_scale=out_scale, out_zp=out_zp,
+                out_qdtype=out_qdtype)
+    return y.squeeze(2)
