@@ -3,10 +3,10 @@ requantized) against lucid's fp32 matmul and PyTorch's quantized Linear
 (torch.ao.nn.quantized.Linear on fbgemm / x86, prepacked weights), one thread
 and all threads, ratios from the same run. Prints the CPU model and flags.
 
-GOP/s counts 2*M*N*K. lucid's Q.qmatmul packs the weights on every call (there
-is no prepacked-weight API yet), so small M pays an O(N*K) packing cost that
-PyTorch's prepacked Linear does not; the C++ bench (lucid_kernel_tests) shows
-the kernels alone.
+GOP/s counts 2*M*N*K. Both int8 sides use prepacked weights (lucid:
+Q.prepack_weight, as a quantized Linear would hold them; PyTorch: its
+Linear's packed params) and quantized uint8 activations in, quint8 out. The
+C++ bench (lucid_kernel_tests) shows the kernels alone.
 
 PyTorch may live in another environment without lucid. Then run
     /opt/torchenv/bin/python bench/qgemm.py --torch-only --json torch.json
@@ -110,7 +110,8 @@ def lucid_cases(shapes, threads, budget):
         lucid.set_num_threads(t)
         for m, n, k in shapes:
             x, w, sw, b = data(m, n, k)
-            xq, wq, swt, bt = lucid.tensor(x), lucid.tensor(w), lucid.tensor(sw), lucid.tensor(b)
+            xq, swt, bt = lucid.tensor(x), lucid.tensor(sw), lucid.tensor(b)
+            wq = Q.prepack_weight(lucid.tensor(w))
             key = f"{m}x{n}x{k}/t{t}"
             int8[key] = seconds(lambda: Q.qmatmul(xq, SX, ZX, wq, swt, 0, bias=bt, out_scale=SY, out_zp=ZY), budget)
             xf = lucid.tensor((x.astype(np.float32) - ZX) * SX)

@@ -53,6 +53,16 @@ void init_quantization(py::module_& m) {
     return ops::qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, optional_tensor(bias), optional_tensor(out_scale),
                         optional_tensor(out_zp), out_qdtype);
   });
+  py::class_<ops::QPackedWeight>(m, "QPackedWeight")
+      .def_property_readonly("weight", [](const ops::QPackedWeight& p) { return p.wq; });
+  m.def("qmatmul_prepack", &ops::qmatmul_prepack, py::arg("wq"));
+  m.def("qmatmul_packed", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const ops::QPackedWeight& w,
+                             const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
+                             const std::optional<Tensor>& out_scale, const std::optional<Tensor>& out_zp,
+                             const std::string& out_qdtype) {
+    return ops::qmatmul(xq, x_scale, x_zp, w.wq, w_scale, w_zp, optional_tensor(bias), optional_tensor(out_scale),
+                        optional_tensor(out_zp), out_qdtype, w.cache.get());
+  });
   m.def("qconv2d", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq,
                       const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
                       const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,

@@ -3,6 +3,7 @@
 // arrive as host arrays already validated by ops/quantization.cpp.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "core/tensor.h"
 #include "core/window2d.h"
@@ -72,8 +73,12 @@ void unpack_int4(const Tensor& packed, const Tensor& out, int64_t outer, int64_t
 // clamp(fl(rint(fl(float(acc) * scale[n])) + zy), lo, hi) in out's integer
 // dtype (scale holds the multipliers M[n]). x: (M, K) uint8/int8, w: (N, K)
 // int8, out: (M, N), all contiguous.
+// When `cache` is given, w's packed panels are taken from it (packed on the
+// first call per engine kernel) instead of being packed for this call.
+struct QWeightCache;
+std::shared_ptr<QWeightCache> make_qweight_cache();
 void qmatmul(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
-             const float* scale, int32_t zy, QBounds b, const Tensor& out);
+             const float* scale, int32_t zy, QBounds b, const Tensor& out, QWeightCache* cache = nullptr);
 
 // Integer 2-D convolution through the same GEMM: per image and group, an
 // integer im2col of x (N, C, H, W) whose padding holds zx, the product with

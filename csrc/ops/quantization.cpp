@@ -470,7 +470,7 @@ void common_params_device(const char* fn, const Tensor& xq, const Tensor& bias, 
 
 Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
                const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
-               const std::string& out_qdtype) {
+               const std::string& out_qdtype, cpu::QWeightCache* packed) {
   const char* fn = "qmatmul";
   common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
   common_params_device(fn, xq, bias, out_scale, out_zp);
@@ -494,8 +494,17 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   }
   Tensor xc = contiguous(xq), wc = contiguous(wq);
   Tensor out = Tensor::empty_cpu(out_shape, q.out_dtype());
-  cpu::qmatmul(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, out);
+  cpu::qmatmul(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, out, packed);
   return out;
+}
+
+QPackedWeight qmatmul_prepack(const Tensor& wq) {
+  const char* fn = "prepack_weight";
+  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  check_k(fn, wq.size(1));
+  if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
+  return {clone(wq), cpu::make_qweight_cache()};
 }
 
 // -------------------------------------------------------------- qconv2d ----

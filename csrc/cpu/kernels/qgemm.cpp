@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/errors.h"
 #include "core/thread_pool.h"
@@ -112,19 +113,36 @@ QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, in
   QPackedWeights p;
   p.kernel = &kernel;
   p.n = n, p.k = k, p.kp = round_up(std::max<int64_t>(k, 1), kernel.kpad);
-  const int64_t nr = kernel.nr, kr = kernel.kr, blocks = (n + nr - 1) / nr;
-  p.data.assign(static_cast<size_t>(blocks * nr * p.kp), 0);  // zero padding adds nothing
+  const int64_t nr = kernel.nr, kr = kernel.kr, blocks = (n + nr - 1) / nr, kp = p.kp;
+  p.data.assign(static_cast<size_t>(blocks * nr * kp), 0);  // zero padding adds nothing
   p.col_sum.assign(static_cast<size_t>(n), 0);
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t b = col / nr, j = col % nr;
-    int8_t* dst = p.data.data() + b * nr * p.kp;
-    int32_t s = 0;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      int8_t v = w[col * ldw + kk];
-      dst[((kk / kr) * nr + j) * kr + kk % kr] = v;
-      s += v;
-    }
-    p.col_sum[col] = s;
+  // Block by block, k-group by k-group: k-group g of column j lands at
+  // ((g * nr) + j) * kr, a fixed-size copy when kr is a compile-time value.
+  auto pack = [&](auto kr_const) {
+    constexpr int64_t KR = decltype(kr_const)::value;
+    parallel_for(blocks, std::max<int64_t>(1, (1 << 18) / std::max<int64_t>(1, nr * kp)), [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t cols = std::min(nr, n - b * nr), full = k / KR;
+        int8_t* dst = p.data.data() + b * nr * kp;
+        for (int64_t g = 0; g < full; ++g, dst += nr * KR)
+          for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * KR, w + (b * nr + j) * ldw + g * KR, KR);
+        for (int64_t j = 0; j < cols && full * KR < k; ++j)  // the partial last group; the rest stays zero
+          std::memcpy(dst + j * KR, w + (b * nr + j) * ldw + full * KR, static_cast<size_t>(k - full * KR));
+        for (int64_t j = 0; j < cols; ++j) {
+          const int8_t* src = w + (b * nr + j) * ldw;
+          int32_t sum = 0;
+          for (int64_t kk = 0; kk < k; ++kk) sum += src[kk];
+          p.col_sum[b * nr + j] = sum;
+        }
+      }
+    });
+  };
+  switch (kr) {
+    case 1: pack(std::integral_constant<int64_t, 1>{}); break;
+    case 2: pack(std::integral_constant<int64_t, 2>{}); break;
+    case 4: pack(std::integral_constant<int64_t, 4>{}); break;
+    case 8: pack(std::integral_constant<int64_t, 8>{}); break;
+    default: throw ValueError("internal: qgemm packing supports kr in {1, 2, 4, 8}");
   }
   return p;
 }

@@ -18,7 +18,8 @@ from .._dtype import as_dtype, float32
 from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul", "qconv2d", "qconv1d"]
+__all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul", "qconv2d", "qconv1d",
+           "PackedWeight", "prepack_weight"]
 
 
 def _tensor_type():
@@ -224,7 +225,8 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
       ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``.
 
     ValueError for mismatched shapes and for K too large for exact int32 accumulation
-    (K * 255 * 255 must stay below 2^31).
+    (K * 255 * 255 must stay below 2^31). ``wq`` may be a :class:`PackedWeight`
+    from :func:`prepack_weight`, which skips re-packing the weights on every call.
 
     >>> import lucid
     >>> import lucid.quantization as Q
@@ -237,13 +239,17 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
     """
     fn = "qmatmul"
     xq = _input(xq, fn, "xq")
-    wq = _input(wq, fn, "wq")
-    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl, wq._impl,
+    packed = wq if isinstance(wq, PackedWeight) else None
+    wq = packed.weight if packed is not None else _input(wq, fn, "wq")
+    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl,
+            packed._impl if packed is not None else wq._impl,
             _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
     b = None if bias is None else _input(bias, fn, "bias")._impl
     os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
     oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
     oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
+    if packed is not None:
+        return _wrap(_C.qmatmul_packed(xq._impl, *args, b, os_, oz, oq))
     return _wrap(_C.qmatmul(xq._impl, *args, b, os_, oz, oq))
 
 
@@ -325,3 +331,32 @@ def qconv1d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0
                 padding=(0, ints[1]), dilation=(1, ints[2]), groups=groups, out_scale=out_scale, out_zp=out_zp,
                 out_qdtype=out_qdtype)
     return y.squeeze(2)
+
+
+class PackedWeight:
+    """int8 weight codes (N, K) prepared once for repeated :func:`qmatmul` calls
+    (what a quantized Linear holds): a private copy of the codes, and on the CPU
+    stream the weight panels of each GEMM engine, packed on first use. Later writes
+    to the tensor it was made from change nothing. ``.weight`` is the copy."""
+
+    __slots__ = ("_impl", "weight")
+
+    def __init__(self, impl):
+        self._impl = impl
+        self.weight = _wrap(impl.weight)
+
+    def __repr__(self):
+        return f"PackedWeight(shape={tuple(self.weight.shape)}, device={self.weight.device})"
+
+
+def prepack_weight(wq):
+    """Prepares int8 weight codes ``wq`` (N, K) for repeated :func:`qmatmul` calls;
+    results are bit-identical to passing ``wq`` itself.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> w = Q.prepack_weight(lucid.tensor([[1, 0, -1], [2, 2, 2]], dtype=lucid.int8))
+    >>> Q.qmatmul(lucid.tensor([[1, 2, 3]], dtype=lucid.uint8), 0.5, 0, w, 0.25, 0).tolist()
+    [[-0.25, 1.5]]
+    """
+    return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl))
