@@ -22,10 +22,27 @@ __all__ = ["quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4"
            "PackedWeight", "prepack_weight"]
 
 
-def _tensor_type():
-    from .._tensor import Tensor
+_TENSOR = None
 
-    return Tensor
+
+def _tensor_type():
+    global _TENSOR
+    if _TENSOR is None:  # imported late: lucid._tensor imports this package
+        from .._tensor import Tensor
+
+        _TENSOR = Tensor
+    return _TENSOR
+
+
+def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
+    """``_param(...)._impl``; plain Python numbers take a short path (the generic
+    checks and the Tensor wrapper cost more than a small integer product)."""
+    t = type(value)
+    if t is float or (t is int and not integer and abs(value) < 2**53):
+        return _C.full((), float(value), "float32", like._impl.device)
+    if t is int and abs(value) < 2**53:
+        return _C.full((), float(value), "int64", like._impl.device)
+    return _param(value, like, fn, argument, integer)._impl
 
 
 def _wrap(impl):
@@ -241,12 +258,12 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
     xq = _input(xq, fn, "xq")
     packed = wq if isinstance(wq, PackedWeight) else None
     wq = packed.weight if packed is not None else _input(wq, fn, "wq")
-    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl,
+    args = [_param_impl(x_scale, xq, fn, "x_scale"), _param_impl(x_zp, xq, fn, "x_zp", integer=True),
             packed._impl if packed is not None else wq._impl,
-            _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
+            _param_impl(w_scale, xq, fn, "w_scale"), _param_impl(w_zp, xq, fn, "w_zp", integer=True)]
     b = None if bias is None else _input(bias, fn, "bias")._impl
-    os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
-    oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
+    os_ = None if out_scale is None else _param_impl(out_scale, xq, fn, "out_scale")
+    oz = None if out_zp is None else _param_impl(out_zp, xq, fn, "out_zp", integer=True)
     oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
     if packed is not None:
         return _wrap(_C.qmatmul_packed(xq._impl, *args, b, os_, oz, oq))
