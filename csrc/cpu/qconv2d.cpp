@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "core/thread_pool.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "cpu/quantization.h"
 
 namespace lucid::cpu {

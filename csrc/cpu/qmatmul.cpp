@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "cpu/quantization.h"
 
 namespace lucid::cpu {

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "core/thread_pool.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "harness.h"
 
 namespace lucid::kernel_tests {
