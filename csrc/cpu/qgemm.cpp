@@ -76,8 +76,10 @@ namespace {
 // int8 activations enter as uint8 with the sign bit flipped (x + 128), and
 // the row sums of those uint8 values feed the correction for zw.
 template <class A>
-void pack_rows(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel, uint32_t* row_sum) {
+void pack_rows(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel, uint32_t* row_sum,
+               bool minus128) {
   const uint8_t flip = p.x_signed ? 0x80 : 0;
+  const uint8_t store_flip = minus128 ? 0x80 : 0;  // the panel holds xu - 128 as int8 bytes
   for (int64_t r = lo; r < hi; ++r) {
     A* dst = panel + r * kp;
     uint32_t s = 0;
@@ -85,7 +87,7 @@ void pack_rows(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t
       const uint8_t* src = static_cast<const uint8_t*>(p.x) + r * p.ldx;
       for (int64_t i = 0; i < k; ++i) {
         uint8_t v = static_cast<uint8_t>(src[i] ^ flip);
-        dst[i] = static_cast<A>(v);
+        dst[i] = static_cast<A>(static_cast<uint8_t>(v ^ store_flip));
         s += v;
       }
       row_sum[r] = s;
@@ -181,8 +183,8 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   if (kern.a_int16) a16.resize(static_cast<size_t>(Mp * kp));
   else a8.resize(static_cast<size_t>(Mp * kp));
   parallel_for(Mp, std::max<int64_t>(1, (1 << 16) / kp), [&](int64_t lo, int64_t hi) {
-    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.data(), row_sum.data());
-    else pack_rows(p, lo, hi, kp, K, a8.data(), row_sum.data());
+    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.data(), row_sum.data(), false);
+    else pack_rows(p, lo, hi, kp, K, a8.data(), row_sum.data(), kern.a_minus128);
   });
   const void* panel = kern.a_int16 ? static_cast<const void*>(a16.data()) : static_cast<const void*>(a8.data());
   const size_t elem = kern.a_int16 ? 2 : 1;
@@ -193,6 +195,9 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   for (int64_t n = 0; n < N; ++n) {
     zw[n] = static_cast<uint32_t>(p.zw[n]);
     uint32_t t = static_cast<uint32_t>(K) * zxu * zw[n] - zxu * static_cast<uint32_t>(w.col_sum[n]);
+    // A panel of xu - 128 gives raw - 128 * col_sum; padding zeros are real
+    // zeros there too, since padded weights are zero.
+    if (kern.a_minus128) t += 128u * static_cast<uint32_t>(w.col_sum[n]);
     col_term[n] = t + (p.bias ? static_cast<uint32_t>(p.bias[n]) : 0u);
   }
   Epilogue epi{p, col_term.data(), zw.data()};

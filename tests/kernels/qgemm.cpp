@@ -34,15 +34,17 @@ void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int 
   const int64_t kp = packed.kp;
   std::vector<uint8_t> p8(static_cast<size_t>(mr * kp), 0);
   std::vector<int16_t> p16(static_cast<size_t>(mr * kp), 0);
+  const uint8_t flip = kern.a_minus128 ? 0x80 : 0;  // such panels hold a - 128
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t kk = 0; kk < k; ++kk) p8[i * kp + kk] = a[i * k + kk], p16[i * kp + kk] = a[i * k + kk];
+    for (int64_t kk = 0; kk < k; ++kk)
+      p8[i * kp + kk] = static_cast<uint8_t>(a[i * k + kk] ^ flip), p16[i * kp + kk] = a[i * k + kk];
   std::vector<int32_t> c(static_cast<size_t>(mr * nr), 0x5a5a5a5a);
   kern.ukernel(rows, static_cast<size_t>(kp), kern.a_int16 ? static_cast<const void*>(p16.data()) : p8.data(),
                static_cast<size_t>(kp), packed.data.data(), c.data());
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < nr; ++j) {
       int64_t want = 0;
-      for (int64_t kk = 0; kk < k; ++kk) want += int64_t{a[i * k + kk]} * w[j * k + kk];
+      for (int64_t kk = 0; kk < k; ++kk) want += (int64_t{a[i * k + kk]} - (flip ? 128 : 0)) * w[j * k + kk];
       if (c[i * nr + j] != want) {
         ctx.fail(tag(kern) + " tile rows=" + std::to_string(rows) + " K=" + std::to_string(k) + " at (" +
                  std::to_string(i) + "," + std::to_string(j) + "): got " + std::to_string(c[i * nr + j]) +
@@ -231,12 +233,16 @@ void products(Context& ctx, const QGemmKernel& kern) {
 //  avxvnni 2 ymm vpdpbusd per cycle x 32 = 128
 //  avx512vnni 2 zmm vpdpbusd per cycle x 64 = 256 (Sapphire Rapids ports 0+5)
 //  amx     tdpbusd 16x16x64 = 16384 multiply-adds per 16 cycles = 2048
+//  neon-dot  4 SDOT per cycle x 16 = 128 (Apple M-series P-cores; 2 on Neoverse = 64)
+//  neon-i8mm 4 USMMLA per cycle x 32 = 256 (Apple M2+ P-cores)
 double peak_ops_per_cycle(const QGemmKernel& k) {
   std::string e = k.engine;
   if (e == "avx2") return 64;
   if (e == "avxvnni") return 128;
   if (e == "avx512vnni") return 256;
   if (e == "amx") return 2048;
+  if (e == "neon-dot") return 128;
+  if (e == "neon-i8mm") return 256;
   return 2;
 }
 

@@ -15,6 +15,9 @@ namespace lucid::kernels {
 const std::vector<const QGemmKernel*>& qgemm_kernels() {
   static const std::vector<const QGemmKernel*> all = {
       &qgemm_2x4c1_scalar,
+#if defined(__aarch64__)
+      &qgemm_4x16c4_neondot, &qgemm_4x16c8_neoni8mm,
+#endif
 #if defined(__x86_64__)
       &qgemm_5x16c2_avx2, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
 #endif

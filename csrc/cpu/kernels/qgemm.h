@@ -32,7 +32,9 @@ struct QGemmKernel {
   const char* name;     // file stem, e.g. "qu8-qs8-gemm-6x16c2-avx2"
   int mr, nr, kr;       // register tile rows / columns; k values interleaved per column
   int kpad;             // K is zero-padded to a multiple of this in both panels
-  bool a_int16;         // activation panel as int16 (else uint8)
+  bool a_int16;         // activation panel as int16 (else 8-bit)
+  bool a_minus128;      // 8-bit panel holds xu - 128 as int8 (for s8 x s8 dot products); the
+                        // driver adds 128 * column sum back
   bool (*supported)();  // this CPU (and OS) can run it; checked at run time
   QGemmUKernel ukernel;
   // Weight panel layout: for column block b (nr columns, zero-padded past N),
@@ -56,6 +58,10 @@ const QGemmKernel& qgemm_select(int64_t m);
 
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
+#if defined(__aarch64__)
+extern const QGemmKernel qgemm_4x16c4_neondot;
+extern const QGemmKernel qgemm_4x16c8_neoni8mm;
+#endif
 #if defined(__x86_64__)
 extern const QGemmKernel qgemm_5x16c2_avx2;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
@@ -68,5 +74,7 @@ bool cpu_has_avx2();
 bool cpu_has_avxvnni();
 bool cpu_has_avx512vnni();
 bool cpu_has_amx_int8();
+bool cpu_has_neon_dot();   // arm64 SDOT / UDOT (FEAT_DotProd)
+bool cpu_has_neon_i8mm();  // arm64 USMMLA (FEAT_I8MM)
 
 }  // namespace lucid::kernels
