@@ -168,6 +168,23 @@ struct Epilogue {
 
 }  // namespace
 
+LUCID_EPILOGUE_CLONES static uint8_t or_bytes(const uint8_t* x, int64_t n) {
+  uint8_t acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc |= x[i];
+  return acc;
+}
+LUCID_EPILOGUE_CLONES static uint8_t and_bytes(const uint8_t* x, int64_t n) {
+  uint8_t acc = 0xff;
+  for (int64_t i = 0; i < n; ++i) acc &= x[i];
+  return acc;
+}
+
+bool activations_below_128(const void* x, bool x_signed, int64_t n) {
+  const uint8_t* b = static_cast<const uint8_t*>(x);
+  // uint8: no top bit set anywhere; int8: x + 128 < 128 means every x < 0.
+  return x_signed ? (n == 0 || (and_bytes(b, n) & 0x80) != 0) : (or_bytes(b, n) & 0x80) == 0;
+}
+
 // ------------------------------------------------------------------ driver --
 
 void qgemm(const QPackedWeights& w, const QGemmParams& p) {

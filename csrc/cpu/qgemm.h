@@ -45,4 +45,9 @@ struct QGemmParams {
 // tiles on lucid's pool.
 void qgemm(const QPackedWeights& w, const QGemmParams& p);
 
+// True when every activation code, as the kernels see it (uint8; int8 codes
+// with the sign bit flipped), is below 128, so a needs_a7 kernel is exact.
+// n bytes from x.
+bool activations_below_128(const void* x, bool x_signed, int64_t n);
+
 }  // namespace lucid::kernels

@@ -19,7 +19,7 @@ const std::vector<const QGemmKernel*>& qgemm_kernels() {
       &qgemm_4x16c4_neondot, &qgemm_4x16c8_neoni8mm,
 #endif
 #if defined(__x86_64__)
-      &qgemm_5x16c2_avx2, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
+      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
 #endif
   };
   return all;
@@ -31,8 +31,15 @@ std::atomic<const QGemmKernel*> g_engine{nullptr};  // null: "auto"
 
 const QGemmKernel* find_engine(const std::string& name) {
   for (const QGemmKernel* k : qgemm_kernels())
-    if (name == k->engine) return k;
+    if (name == k->engine && !k->needs_a7) return k;
   return nullptr;
+}
+
+// The family's kernel for activations below 128, when it has one.
+const QGemmKernel* a7_variant(const QGemmKernel* base) {
+  for (const QGemmKernel* k : qgemm_kernels())
+    if (k->needs_a7 && std::string(k->engine) == base->engine) return k;
+  return base;
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -45,14 +52,15 @@ std::string joined(const std::vector<std::string>& v) {
 
 std::vector<std::string> qgemm_engine_names() {
   std::vector<std::string> v = {"auto"};
-  for (const QGemmKernel* k : qgemm_kernels()) v.push_back(k->engine);
+  for (const QGemmKernel* k : qgemm_kernels())
+    if (!k->needs_a7) v.push_back(k->engine);
   return v;
 }
 
 std::vector<std::string> qgemm_available_engines() {
   std::vector<std::string> v = {"auto"};
   for (const QGemmKernel* k : qgemm_kernels())
-    if (k->supported()) v.push_back(k->engine);
+    if (k->supported() && !k->needs_a7) v.push_back(k->engine);
   return v;
 }
 
@@ -75,18 +83,19 @@ std::string qgemm_engine() {
   return k ? k->engine : "auto";
 }
 
-const QGemmKernel& qgemm_select(int64_t m) {
-  if (const QGemmKernel* k = g_engine.load()) return *k;
-  // "auto": the widest instruction set the host has. A 16-row AMX tile
-  // wastes most of its work on a few rows, so small M stays on vector units.
-  const auto& all = qgemm_kernels();
-  const QGemmKernel* best = all.front();
-  for (const QGemmKernel* k : all) {
-    if (!k->supported()) continue;
-    if (std::string(k->engine) == "amx" && m < 8) continue;
-    best = k;  // the list is ordered from narrowest to widest
+const QGemmKernel& qgemm_select(int64_t m, bool a7) {
+  const QGemmKernel* chosen = g_engine.load();
+  if (!chosen) {
+    // "auto": the widest instruction set the host has. A 16-row AMX tile
+    // wastes most of its work on a few rows, so small M stays on vector units.
+    chosen = qgemm_kernels().front();
+    for (const QGemmKernel* k : qgemm_kernels()) {
+      if (!k->supported() || k->needs_a7) continue;
+      if (std::string(k->engine) == "amx" && m < 8) continue;
+      chosen = k;  // the list is ordered from narrowest to widest
+    }
   }
-  return *best;
+  return a7 ? *a7_variant(chosen) : *chosen;
 }
 
 }  // namespace lucid::kernels

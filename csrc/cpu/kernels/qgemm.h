@@ -37,6 +37,9 @@ struct QGemmKernel {
                         // driver adds 128 * column sum back
   bool (*supported)();  // this CPU (and OS) can run it; checked at run time
   QGemmUKernel ukernel;
+  // Only valid when every activation (as uint8, after the sign flip of int8
+  // codes) is below 128; the driver checks before choosing such a kernel.
+  bool needs_a7 = false;
   // Weight panel layout: for column block b (nr columns, zero-padded past N),
   // k-group g (kr consecutive k), column j, lane r:
   //   data[((b * (kp / kr) + g) * nr + j) * kr + r] = w[b * nr + j][g * kr + r]
@@ -53,8 +56,9 @@ std::vector<std::string> qgemm_available_engines();
 // Throws ValueError naming the valid choices for an unknown or unsupported name.
 void set_qgemm_engine(const std::string& name);
 std::string qgemm_engine();
-// The kernel the current engine uses for a product with m rows.
-const QGemmKernel& qgemm_select(int64_t m);
+// The kernel the current engine uses for a product with m rows; `a7`: every
+// activation is below 128 (then a needs_a7 kernel of the family may be used).
+const QGemmKernel& qgemm_select(int64_t m, bool a7 = false);
 
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
@@ -64,6 +68,7 @@ extern const QGemmKernel qgemm_4x16c8_neoni8mm;
 #endif
 #if defined(__x86_64__)
 extern const QGemmKernel qgemm_5x16c2_avx2;
+extern const QGemmKernel qgemm_5x16c4_avx2_u7;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
 extern const QGemmKernel qgemm_8x16c4_avx512vnni;
 extern const QGemmKernel qgemm_16x16c4_amx;
