@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "core/errors.h"
@@ -194,16 +195,17 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const int64_t Mp = round_up(M, mr);
 
   // Activation panel and row sums, packed in parallel over rows.
-  std::vector<int16_t> a16;
-  std::vector<uint8_t> a8;
+  // Left uninitialized: pack_rows writes every element, padding included.
+  std::unique_ptr<int16_t[]> a16;
+  std::unique_ptr<uint8_t[]> a8;
   std::vector<uint32_t> row_sum(static_cast<size_t>(Mp), 0);
-  if (kern.a_int16) a16.resize(static_cast<size_t>(Mp * kp));
-  else a8.resize(static_cast<size_t>(Mp * kp));
+  if (kern.a_int16) a16.reset(new int16_t[static_cast<size_t>(Mp * kp)]);
+  else a8.reset(new uint8_t[static_cast<size_t>(Mp * kp)]);
   parallel_for(Mp, std::max<int64_t>(1, (1 << 16) / kp), [&](int64_t lo, int64_t hi) {
-    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.data(), row_sum.data(), false);
-    else pack_rows(p, lo, hi, kp, K, a8.data(), row_sum.data(), kern.a_minus128);
+    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.get(), row_sum.data(), false);
+    else pack_rows(p, lo, hi, kp, K, a8.get(), row_sum.data(), kern.a_minus128);
   });
-  const void* panel = kern.a_int16 ? static_cast<const void*>(a16.data()) : static_cast<const void*>(a8.data());
+  const void* panel = kern.a_int16 ? static_cast<const void*>(a16.get()) : static_cast<const void*>(a8.get());
   const size_t elem = kern.a_int16 ? 2 : 1;
 
   // Per-column terms of the correction, in wrapping uint32 arithmetic.
