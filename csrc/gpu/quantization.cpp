@@ -52,6 +52,8 @@ Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zp, const Sh
   mx::array zf = mx::astype(params(zp, p_view, mx::int32), mx::float32, s);
   Quantized r = quantize_float(xf, sc, zf, lo, hi);
   mx::array q = mx::astype(r.c, to_mx(storage), s);
+  // NaN -> z exactly, chosen after the cast: float(z) rounds above 2^24.
+  q = mx::where(mx::isnan(r.t, s), mx::astype(params(zp, p_view, mx::int32), to_mx(storage), s), q, s);
   return wrap(mx::reshape(q, to_mx_shape(x.shape()), s));
 }
 

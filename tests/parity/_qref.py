@@ -51,8 +51,10 @@ def ref_quantize(x, s, z, qmin, qmax, storage):
         t = x / s
         v = np.rint(t) + zf
         c = np.minimum(np.maximum(v, lo), hi)
-        c = np.where(np.isnan(t), zf, c)
-    return c.astype(np.int64).astype(storage)
+        nan = np.isnan(t)
+        q = np.where(nan, 0, c).astype(np.int64)
+    # NaN -> z exactly, in integers (float(z) rounds for |z| > 2^24).
+    return np.where(nan, np.asarray(z).astype(np.int64), q).astype(storage)
 
 
 def ref_dequantize(q, s, z):

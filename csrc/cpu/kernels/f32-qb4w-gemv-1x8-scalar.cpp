@@ -1,0 +1,62 @@
+// Scalar reference of the int4 weight-only GEMV (qb4w-gemv.h): the vector
+// kernels' 4 x 8-lane accumulation, written lane by lane.
+#include <initializer_list>
+
+#include "cpu/kernels/qb4w-gemv.h"
+#include "cpu/kernels/vquant-isa.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
+#else
+#define LUCID_SCALAR_ONLY
+#endif
+
+namespace lucid::kernels {
+
+LUCID_SCALAR_ONLY void f32_qb4w_gemv_scalar(size_t K, size_t G, size_t rows, const float* xp, const uint8_t* w,
+                                            const float* s, const int32_t* zq, uint8_t flip, const float* bias,
+                                            float* y) {
+  const size_t groups = K / G;
+  for (size_t n = 0; n < rows; ++n) {
+    const uint8_t* wn = w + n * (K / 2);
+    float row[8] = {};
+    for (size_t g = 0; g < groups; ++g) {
+      const int32_t z = zq[n * groups + g];
+      float acc[4][8] = {};
+      for (size_t b = g * G; b < (g + 1) * G; b += 32) {
+        const uint8_t* wb = wn + b / 2;
+        for (int p = 0; p < 4; ++p)
+          for (int l = 0; l < 8; ++l) {
+            uint8_t byte = static_cast<uint8_t>(wb[(p & 1) * 8 + l] ^ flip);
+            int32_t nib = p < 2 ? (byte & 0x0f) : (byte >> 4);
+            float prod = xp[b + p * 8 + l] * static_cast<float>(nib - z);
+            acc[p][l] = acc[p][l] + prod;
+          }
+      }
+      for (int l = 0; l < 8; ++l) {
+        float gsum = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+        float scaled = gsum * s[n * groups + g];
+        row[l] = row[l] + scaled;
+      }
+    }
+    float t = ((row[0] + row[4]) + (row[2] + row[6])) + ((row[1] + row[5]) + (row[3] + row[7]));
+    y[n] = bias ? t + bias[n] : t;
+  }
+}
+
+qb4w_gemv_fn f32_qb4w_gemv_best(const char** isa) {
+  static const char* name = "scalar";
+  static const qb4w_gemv_fn best = [] {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (isa_supported("avx2")) return name = "avx2", &f32_qb4w_gemv_avx2;
+#endif
+#if defined(__aarch64__)
+    return name = "neon", &f32_qb4w_gemv_neon;
+#endif
+    return &f32_qb4w_gemv_scalar;
+  }();
+  if (isa) *isa = name;
+  return best;
+}
+
+}  // namespace lucid::kernels
