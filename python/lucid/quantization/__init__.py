@@ -12,10 +12,12 @@ whose integer codes are bit-identical on the CPU and GPU streams
 """
 from .qdtype import (QDtype, QScheme, as_qdtype, as_qscheme, per_channel_affine, per_channel_symmetric,
                      per_tensor_affine, per_tensor_symmetric, qint4, qint8, qint32, quint4, quint8)
-from .primitives import dequantize, fake_quantize, pack_int4, qmatmul, quantize, unpack_int4
+from .primitives import (dequantize, fake_quantize, int4_weight_only_linear, pack_int4, qmatmul, quantize,
+                         unpack_int4)
 from .qparams import QParams, calculate_qparams
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
-           "quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul", "QParams",
+           "quantize", "dequantize", "fake_quantize", "pack_int4", "unpack_int4", "qmatmul",
+           "int4_weight_only_linear", "QParams",
            "calculate_qparams"]

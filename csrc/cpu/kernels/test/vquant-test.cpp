@@ -181,7 +181,7 @@ void check_gemv(const char* isa, qb4w_gemv_fn fast) {
           for (bool with_bias : {false, true}) {
             if (K % G) continue;
             size_t groups = K / G;
-            std::vector<float> x(K), xp(K), s(rows * groups), bias(rows), ya(rows), yb(rows);
+            std::vector<float> x(K), xp(K), sx(groups), s(rows * groups), bias(rows), ya(rows), yb(rows);
             std::vector<uint8_t> w(rows * K / 2);
             std::vector<int32_t> zq(rows * groups);
             for (auto& v : x) v = nd(rng) * 3.0f;
@@ -191,10 +191,10 @@ void check_gemv(const char* isa, qb4w_gemv_fn fast) {
               zq[i] = static_cast<int32_t>(i % 3 == 0 ? 0 : i % 3 == 1 ? 15 : rng() % 16);  // z' ends of the grid
             }
             for (auto& v : bias) v = nd(rng);
-            f32_qb4w_permute_x(K, x.data(), xp.data());
+            f32_qb4w_prepare_x(K, G, x.data(), xp.data(), sx.data());
             const float* b = with_bias ? bias.data() : nullptr;
-            fast(K, G, rows, xp.data(), w.data(), s.data(), zq.data(), flip, b, ya.data());
-            f32_qb4w_gemv_scalar(K, G, rows, xp.data(), w.data(), s.data(), zq.data(), flip, b, yb.data());
+            fast(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, ya.data());
+            f32_qb4w_gemv_scalar(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, yb.data());
             report(same_bytes(ya, yb), isa, "qb4w_gemv", rows, K, false, flip ? "qint4" : "quint4");
           }
 }
@@ -255,12 +255,12 @@ int main(int argc, char** argv) {
     std::printf("bench (1 thread, 4M elements, per-tensor int8):\n");
     for (const VQuantKernels* k : tables) bench_table(*k);
     const size_t K = 4096, N = 4096, G = 128;
-    std::vector<float> x(K, 0.5f), xp(K), s(N * K / G, 0.01f), y(N);
+    std::vector<float> x(K, 0.5f), xp(K), sx(K / G), s(N * K / G, 0.01f), y(N);
     std::vector<uint8_t> w(N * K / 2, 0x5a), copy(N * K / 2);
     std::vector<int32_t> zq(N * K / G, 8);
-    f32_qb4w_permute_x(K, x.data(), xp.data());
+    f32_qb4w_prepare_x(K, G, x.data(), xp.data(), sx.data());
     for (auto [name, fn] : {std::pair<const char*, qb4w_gemv_fn>{"scalar", &f32_qb4w_gemv_scalar}, {gemv_isa, gemv}}) {
-      double t = best_seconds([&] { fn(K, G, N, xp.data(), w.data(), s.data(), zq.data(), 0, nullptr, y.data()); });
+      double t = best_seconds([&] { fn(K, G, N, xp.data(), sx.data(), w.data(), s.data(), zq.data(), 0, nullptr, y.data()); });
       std::printf("  qb4w-gemv %-7s 4096x4096 g128: %7.3f ms, %6.2f GB/s of packed weights\n", name, t * 1e3,
                   w.size() / t / 1e9);
     }
