@@ -15,6 +15,13 @@ namespace {
 
 bool reference_table(const kernels::VQuantKernels& k) { return &k == &kernels::vquant_scalar(); }
 
+// Non-temporal output stores pay when the call touches more memory than a
+// last-level cache holds (the output is evicted before anyone reads it) and
+// then save the read of every output line before it is written.
+unsigned stream_flag(int64_t n, int64_t bytes_per_element) {
+  return n * bytes_per_element >= (int64_t{32} << 20) ? kernels::kStream : 0u;
+}
+
 // Walks `seg` calling fn(rows, len, start, param, per_elem).
 template <class F>
 void walk(const QSegments& seg, bool threaded, F&& fn) {
@@ -27,8 +34,9 @@ void walk(const QSegments& seg, bool threaded, F&& fn) {
 template <class Q>
 void quantize_with(kernels::vquantize_fn<Q> fn, const float* x, Q* q, const QSegments& seg, const float* scale,
                    const int32_t* zp, QBounds b, bool threaded) {
+  unsigned stream = threaded ? stream_flag(seg.n, 4 + sizeof(Q)) : 0u;
   walk(seg, threaded, [&](int64_t rows, int64_t len, int64_t i, int64_t p, bool pe) {
-    fn(rows, len, x + i, q + i, scale + p, zp + p, pe, b.lo, b.hi);
+    fn(rows, len, x + i, q + i, scale + p, zp + p, (pe ? kernels::kPerElem : 0u) | stream, b.lo, b.hi);
   });
 }
 
@@ -51,10 +59,11 @@ bool dequantize_simd(const Tensor& q, const Tensor& out, const QSegments& seg, c
                      const kernels::VQuantKernels& k) {
   if (out.dtype() != DType::Float32) return false;
   bool threaded = !reference_table(k);
+  unsigned stream = threaded ? stream_flag(seg.n, 5) : 0u;
   float* py = out.data<float>();
   auto run = [&](auto fn, const auto* pq) {
     walk(seg, threaded, [&](int64_t rows, int64_t len, int64_t i, int64_t p, bool pe) {
-      fn(rows, len, pq + i, py + i, scale + p, zp + p, pe);
+      fn(rows, len, pq + i, py + i, scale + p, zp + p, (pe ? kernels::kPerElem : 0u) | stream);
     });
   };
   if (q.dtype() == DType::Int8) run(k.dequantize_qs8, q.data<int8_t>());
@@ -72,8 +81,11 @@ bool fake_quantize_simd(const Tensor& x, const Tensor& y, const Tensor& mask, co
   const float* px = x.data<float>();
   float* py = y.data<float>();
   uint8_t* pm = static_cast<uint8_t*>(mask.raw_data());
-  walk(seg, !reference_table(k), [&](int64_t rows, int64_t len, int64_t i, int64_t p, bool pe) {
-    k.fake_quantize(rows, len, px + i, py + i, pm + i, scale + p, zp + p, pe, b.lo, b.hi);
+  bool threaded = !reference_table(k);
+  unsigned stream = threaded ? stream_flag(seg.n, 9) : 0u;
+  walk(seg, threaded, [&](int64_t rows, int64_t len, int64_t i, int64_t p, bool pe) {
+    k.fake_quantize(rows, len, px + i, py + i, pm + i, scale + p, zp + p, (pe ? kernels::kPerElem : 0u) | stream,
+                    b.lo, b.hi);
   });
   return true;
 }
@@ -84,7 +96,9 @@ bool masked_grad_simd(const Tensor& dy, const Tensor& mask, const Tensor& dx) {
   const uint32_t* g = static_cast<const uint32_t*>(dy.raw_data());
   const uint8_t* m = static_cast<const uint8_t*>(mask.raw_data());
   uint32_t* d = static_cast<uint32_t*>(dx.raw_data());
-  parallel_for(dx.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) { k.mask_grad(hi - lo, g + lo, m + lo, d + lo); });
+  unsigned stream = stream_flag(dx.numel(), 9);
+  parallel_for(dx.numel(), kElementwiseGrain,
+               [&](int64_t lo, int64_t hi) { k.mask_grad(hi - lo, g + lo, m + lo, d + lo, stream); });
   return true;
 }
 

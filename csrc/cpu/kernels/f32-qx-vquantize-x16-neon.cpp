@@ -64,15 +64,15 @@ void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s
 }  // namespace
 
 template <class Q>
-void quantize_neon(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z, bool per_elem,
+void quantize_neon(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z, unsigned flags,
                    float lo, float hi) {
-  if (per_elem) quantize_rows<Q, true>(rows, len, x, q, s, z, lo, hi);
+  if (flags & kPerElem) quantize_rows<Q, true>(rows, len, x, q, s, z, lo, hi);
   else quantize_rows<Q, false>(rows, len, x, q, s, z, lo, hi);
 }
 
-template void quantize_neon<int8_t>(size_t, size_t, const float*, int8_t*, const float*, const int32_t*, bool, float, float);
-template void quantize_neon<uint8_t>(size_t, size_t, const float*, uint8_t*, const float*, const int32_t*, bool, float, float);
-template void quantize_neon<int32_t>(size_t, size_t, const float*, int32_t*, const float*, const int32_t*, bool, float, float);
+template void quantize_neon<int8_t>(size_t, size_t, const float*, int8_t*, const float*, const int32_t*, unsigned, float, float);
+template void quantize_neon<uint8_t>(size_t, size_t, const float*, uint8_t*, const float*, const int32_t*, unsigned, float, float);
+template void quantize_neon<int32_t>(size_t, size_t, const float*, int32_t*, const float*, const int32_t*, unsigned, float, float);
 
 }  // namespace lucid::kernels
 #endif

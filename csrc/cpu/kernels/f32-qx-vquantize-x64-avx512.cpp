@@ -56,14 +56,14 @@ void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s
 
 template <class Q>
 void quantize_avx512(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z,
-                     bool per_elem, float lo, float hi) {
-  if (per_elem) quantize_rows<Q, true>(rows, len, x, q, s, z, lo, hi);
+                     unsigned flags, float lo, float hi) {
+  if (flags & kPerElem) quantize_rows<Q, true>(rows, len, x, q, s, z, lo, hi);
   else quantize_rows<Q, false>(rows, len, x, q, s, z, lo, hi);
 }
 
-template void quantize_avx512<int8_t>(size_t, size_t, const float*, int8_t*, const float*, const int32_t*, bool, float, float);
-template void quantize_avx512<uint8_t>(size_t, size_t, const float*, uint8_t*, const float*, const int32_t*, bool, float, float);
-template void quantize_avx512<int32_t>(size_t, size_t, const float*, int32_t*, const float*, const int32_t*, bool, float, float);
+template void quantize_avx512<int8_t>(size_t, size_t, const float*, int8_t*, const float*, const int32_t*, unsigned, float, float);
+template void quantize_avx512<uint8_t>(size_t, size_t, const float*, uint8_t*, const float*, const int32_t*, unsigned, float, float);
+template void quantize_avx512<int32_t>(size_t, size_t, const float*, int32_t*, const float*, const int32_t*, unsigned, float, float);
 
 }  // namespace lucid::kernels
 LUCID_ISA_END

@@ -5,6 +5,8 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"
 
@@ -26,7 +28,15 @@ inline __m256 fq8(__m256 x, __m256 s, __m256 zf, __m256i z, __m256 lo, __m256 hi
   return _mm256_blendv_ps(y, _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(scalar::kCanonicalNaN))), nan);
 }
 
-template <bool PerElem>
+// Elements before p reaches a 32-byte boundary (streamed stores need one);
+// lucid's buffers are T-aligned, so the byte gap is a multiple of sizeof(T).
+template <class T>
+inline size_t to_aligned(const T* p, size_t len) {
+  size_t gap = (32 - (reinterpret_cast<uintptr_t>(p) & 31)) & 31;
+  return gap / sizeof(T) < len ? gap / sizeof(T) : len;
+}
+
+template <bool PerElem, bool Stream>
 void fq_rows(size_t rows, size_t len, const float* x, float* y, uint8_t* m, const float* s, const int32_t* z,
              float lo, float hi) {
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
@@ -34,6 +44,11 @@ void fq_rows(size_t rows, size_t len, const float* x, float* y, uint8_t* m, cons
     __m256 vs = _mm256_set1_ps(s[r]), vzf = _mm256_set1_ps(static_cast<float>(z[r]));
     __m256i vz = _mm256_set1_epi32(z[r]);
     size_t j = 0;
+    if (Stream)
+      for (size_t e = to_aligned(y, len); j < e; ++j) {
+        size_t p = PerElem ? j : r;
+        y[j] = scalar::fake_quantize_one(x[j], s[p], z[p], lo, hi, m[j]);
+      }
     for (; j + 32 <= len; j += 32) {
       __m256i pass[4];
       for (int k = 0; k < 4; ++k) {
@@ -43,7 +58,9 @@ void fq_rows(size_t rows, size_t len, const float* x, float* y, uint8_t* m, cons
           vzf = _mm256_cvtepi32_ps(vz);
         }
         __m256 pk;
-        _mm256_storeu_ps(y + j + 8 * k, fq8(_mm256_loadu_ps(x + j + 8 * k), vs, vzf, vz, vlo, vhi, pk));
+        __m256 yv = fq8(_mm256_loadu_ps(x + j + 8 * k), vs, vzf, vz, vlo, vhi, pk);
+        if (Stream) _mm256_stream_ps(y + j + 8 * k, yv);
+        else _mm256_storeu_ps(y + j + 8 * k, yv);
         pass[k] = _mm256_castps_si256(pk);
       }
       // all-ones / zero int32 lanes -> 0xff / 0 bytes in order -> 1 / 0.
@@ -56,27 +73,38 @@ void fq_rows(size_t rows, size_t len, const float* x, float* y, uint8_t* m, cons
       y[j] = scalar::fake_quantize_one(x[j], s[p], z[p], lo, hi, m[j]);
     }
   }
+  if (Stream) _mm_sfence();
 }
 
 }  // namespace
 
 void fake_quantize_avx2(size_t rows, size_t len, const float* x, float* y, uint8_t* m, const float* s,
-                        const int32_t* z, bool per_elem, float lo, float hi) {
-  if (per_elem) fq_rows<true>(rows, len, x, y, m, s, z, lo, hi);
-  else fq_rows<false>(rows, len, x, y, m, s, z, lo, hi);
+                        const int32_t* z, unsigned flags, float lo, float hi) {
+  switch (flags & (kPerElem | kStream)) {
+    case 0: return fq_rows<false, false>(rows, len, x, y, m, s, z, lo, hi);
+    case kPerElem: return fq_rows<true, false>(rows, len, x, y, m, s, z, lo, hi);
+    case kStream: return fq_rows<false, true>(rows, len, x, y, m, s, z, lo, hi);
+    default: return fq_rows<true, true>(rows, len, x, y, m, s, z, lo, hi);
+  }
 }
 
-void mask_grad_avx2(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx) {
+void mask_grad_avx2(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx, unsigned flags) {
   const __m256i one = _mm256_set1_epi32(1);
+  const bool stream = flags & kStream;
   size_t i = 0;
+  if (stream)
+    for (size_t e = to_aligned(dx, n); i < e; ++i) dx[i] = (m[i] & 1u) ? dy[i] : 0u;
   for (; i + 32 <= n; i += 32)
     for (int k = 0; k < 4; ++k) {
       __m256i mk = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(m + i + 8 * k)));
       __m256i keep = _mm256_cmpeq_epi32(_mm256_and_si256(mk, one), one);
       __m256i g = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dy + i + 8 * k));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dx + i + 8 * k), _mm256_and_si256(g, keep));
+      __m256i out = _mm256_and_si256(g, keep);
+      if (stream) _mm256_stream_si256(reinterpret_cast<__m256i*>(dx + i + 8 * k), out);
+      else _mm256_storeu_si256(reinterpret_cast<__m256i*>(dx + i + 8 * k), out);
     }
   for (; i < n; ++i) dx[i] = (m[i] & 1u) ? dy[i] : 0u;
+  if (stream) _mm_sfence();
 }
 
 }  // namespace lucid::kernels

@@ -49,12 +49,12 @@ void fq_rows(size_t rows, size_t len, const float* x, float* y, uint8_t* m, cons
 }  // namespace
 
 void fake_quantize_avx512(size_t rows, size_t len, const float* x, float* y, uint8_t* m, const float* s,
-                          const int32_t* z, bool per_elem, float lo, float hi) {
-  if (per_elem) fq_rows<true>(rows, len, x, y, m, s, z, lo, hi);
+                          const int32_t* z, unsigned flags, float lo, float hi) {
+  if (flags & kPerElem) fq_rows<true>(rows, len, x, y, m, s, z, lo, hi);
   else fq_rows<false>(rows, len, x, y, m, s, z, lo, hi);
 }
 
-void mask_grad_avx512(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx) {
+void mask_grad_avx512(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx, unsigned) {
   const __m512i one = _mm512_set1_epi32(1);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {

@@ -51,13 +51,13 @@ void dequantize_rows(size_t rows, size_t len, const Q* q, float* y, const float*
 }  // namespace
 
 template <class Q>
-void dequantize_neon(size_t rows, size_t len, const Q* q, float* y, const float* s, const int32_t* z, bool per_elem) {
-  if (per_elem) dequantize_rows<Q, true>(rows, len, q, y, s, z);
+void dequantize_neon(size_t rows, size_t len, const Q* q, float* y, const float* s, const int32_t* z, unsigned flags) {
+  if (flags & kPerElem) dequantize_rows<Q, true>(rows, len, q, y, s, z);
   else dequantize_rows<Q, false>(rows, len, q, y, s, z);
 }
 
-template void dequantize_neon<int8_t>(size_t, size_t, const int8_t*, float*, const float*, const int32_t*, bool);
-template void dequantize_neon<uint8_t>(size_t, size_t, const uint8_t*, float*, const float*, const int32_t*, bool);
+template void dequantize_neon<int8_t>(size_t, size_t, const int8_t*, float*, const float*, const int32_t*, unsigned);
+template void dequantize_neon<uint8_t>(size_t, size_t, const uint8_t*, float*, const float*, const int32_t*, unsigned);
 
 }  // namespace lucid::kernels
 #endif

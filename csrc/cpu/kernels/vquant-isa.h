@@ -22,13 +22,13 @@ namespace lucid::kernels {
 #define LUCID_VQUANT_DECLARE(isa)                                                                              \
   template <class Q>                                                                                           \
   void quantize_##isa(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z,         \
-                      bool per_elem, float lo, float hi);                                                      \
+                      unsigned flags, float lo, float hi);                                                      \
   template <class Q>                                                                                           \
   void dequantize_##isa(size_t rows, size_t len, const Q* q, float* y, const float* s, const int32_t* z,       \
-                        bool per_elem);                                                                        \
+                        unsigned flags);                                                                        \
   void fake_quantize_##isa(size_t rows, size_t len, const float* x, float* y, uint8_t* m, const float* s,      \
-                           const int32_t* z, bool per_elem, float lo, float hi);                               \
-  void mask_grad_##isa(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx);                         \
+                           const int32_t* z, unsigned flags, float lo, float hi);                               \
+  void mask_grad_##isa(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx, unsigned flags);                  \
   void pack4_##isa(size_t pairs, const uint8_t* c, uint8_t* out);                                              \
   void unpack4_##isa(size_t pairs, const uint8_t* p, uint8_t* out, bool is_signed);
 

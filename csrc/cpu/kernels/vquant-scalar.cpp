@@ -16,34 +16,34 @@ namespace {
 
 template <class Q>
 LUCID_SCALAR_ONLY void quantize_scalar(size_t rows, size_t len, const float* x, Q* q, const float* s,
-                                       const int32_t* z, bool per_elem, float lo, float hi) {
+                                       const int32_t* z, unsigned flags, float lo, float hi) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t j = 0; j < len; ++j) {
-      size_t p = per_elem ? j : r;
+      size_t p = (flags & kPerElem) ? j : r;
       q[r * len + j] = static_cast<Q>(scalar::quantize_one(x[r * len + j], s[p], z[p], lo, hi));
     }
 }
 
 template <class Q>
 LUCID_SCALAR_ONLY void dequantize_scalar(size_t rows, size_t len, const Q* q, float* y, const float* s,
-                                         const int32_t* z, bool per_elem) {
+                                         const int32_t* z, unsigned flags) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t j = 0; j < len; ++j) {
-      size_t p = per_elem ? j : r;
+      size_t p = (flags & kPerElem) ? j : r;
       y[r * len + j] = scalar::dequantize_one(q[r * len + j], s[p], z[p]);
     }
 }
 
 LUCID_SCALAR_ONLY void fake_quantize_scalar(size_t rows, size_t len, const float* x, float* y, uint8_t* m,
-                                            const float* s, const int32_t* z, bool per_elem, float lo, float hi) {
+                                            const float* s, const int32_t* z, unsigned flags, float lo, float hi) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t j = 0; j < len; ++j) {
-      size_t p = per_elem ? j : r, i = r * len + j;
+      size_t p = (flags & kPerElem) ? j : r, i = r * len + j;
       y[i] = scalar::fake_quantize_one(x[i], s[p], z[p], lo, hi, m[i]);
     }
 }
 
-LUCID_SCALAR_ONLY void mask_grad_scalar(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx) {
+LUCID_SCALAR_ONLY void mask_grad_scalar(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx, unsigned) {
   for (size_t i = 0; i < n; ++i) dx[i] = (m[i] & 1u) ? dy[i] : 0u;
 }
 

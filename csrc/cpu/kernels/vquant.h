@@ -11,7 +11,8 @@
 // The kernels take plain pointers (no Tensor), so the standalone test driver
 // (kernels/test/) builds them without the rest of lucid, also for aarch64.
 //
-// Parameter modes, shared by every kernel that takes (s, z):
+// `flags` of every kernel that takes (s, z): kPerElem selects the parameter
+// mode, kStream asks for non-temporal stores of the (large) output.
 //   per_elem = false: `rows` runs of `len` elements; run r uses s[r], z[r]
 //                     (per-tensor: rows = 1; per-group along the last axis:
 //                     one run per group).
@@ -23,22 +24,29 @@
 
 namespace lucid::kernels {
 
+constexpr unsigned kPerElem = 1;  // element j of every run uses s[j], z[j]
+// Write the float / 32-bit output with non-temporal stores (AVX2 tables;
+// others ignore it): worth it when the output is evicted before anyone reads
+// it, since it saves reading each output line before writing it.
+constexpr unsigned kStream = 2;
+
 // quantize: q = clamp(fl(rint(fl(x / s)) + float(z)), lo, hi); NaN x -> z.
 // lo / hi are the float grid bounds (cpu::QBounds).
 template <class Q>
 using vquantize_fn = void (*)(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z,
-                              bool per_elem, float lo, float hi);
+                              unsigned flags, float lo, float hi);
 // dequantize: y = fl(float(q - z) * s), q - z exact in int32.
 template <class Q>
 using vdequantize_fn = void (*)(size_t rows, size_t len, const Q* q, float* y, const float* s, const int32_t* z,
-                                bool per_elem);
+                                unsigned flags);
 // fake_quantize forward for grids with qmax - qmin < 2^31 (q - z in int32):
 // y = dequantize(quantize(x)), m = (lo <= v <= hi) for the pre-clamp v,
 // NaN x -> y = 0x7fc00000, m = 0.
 using vfakequant_fn = void (*)(size_t rows, size_t len, const float* x, float* y, uint8_t* m, const float* s,
-                               const int32_t* z, bool per_elem, float lo, float hi);
-// fake_quantize backward on raw 32-bit floats: dx = (m & 1) ? dy : +0.
-using vmaskgrad_fn = void (*)(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx);
+                               const int32_t* z, unsigned flags, float lo, float hi);
+// fake_quantize backward on raw 32-bit floats: dx = (m & 1) ? dy : +0
+// (flags: kStream only).
+using vmaskgrad_fn = void (*)(size_t n, const uint32_t* dy, const uint8_t* m, uint32_t* dx, unsigned flags);
 // int4 pack of `pairs` consecutive code pairs: out[i] = (c[2i] & 15) | (c[2i+1] & 15) << 4.
 using vpack4_fn = void (*)(size_t pairs, const uint8_t* codes, uint8_t* out);
 // int4 unpack: out[2i] = lo nibble, out[2i+1] = hi nibble, sign-extended

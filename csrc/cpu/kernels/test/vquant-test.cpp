@@ -94,20 +94,20 @@ std::vector<int32_t> make_zps(size_t n, const Grid& g) {
 
 template <class Q>
 void check_quantize(const VQuantKernels& k, vquantize_fn<Q> fast, vquantize_fn<Q> ref, const Grid& g, size_t rows,
-                    size_t len, bool per_elem) {
+                    size_t len, bool per_elem, unsigned stream) {
   size_t np = per_elem ? len : rows;
   auto s = make_scales(np ? np : 1);
   auto z = make_zps(np ? np : 1, g);
   auto x = make_inputs(rows * len, s[0]);
   std::vector<Q> a(rows * len), b(rows * len);
-  fast(rows, len, x.data(), a.data(), s.data(), z.data(), per_elem, g.lo, g.hi);
+  fast(rows, len, x.data(), a.data(), s.data(), z.data(), per_elem | stream, g.lo, g.hi);
   ref(rows, len, x.data(), b.data(), s.data(), z.data(), per_elem, g.lo, g.hi);
   report(same_bytes(a, b), k.isa, "quantize", rows, len, per_elem, g.name);
 }
 
 template <class Q>
 void check_dequantize(const VQuantKernels& k, vdequantize_fn<Q> fast, vdequantize_fn<Q> ref, size_t rows,
-                      size_t len, bool per_elem) {
+                      size_t len, bool per_elem, unsigned stream) {
   size_t np = per_elem ? len : rows;
   Grid g = std::is_signed_v<Q> ? kGrids[0] : kGrids[1];
   auto s = make_scales(np ? np : 1);
@@ -115,30 +115,31 @@ void check_dequantize(const VQuantKernels& k, vdequantize_fn<Q> fast, vdequantiz
   std::vector<Q> q(rows * len);
   for (auto& v : q) v = static_cast<Q>(rng());
   std::vector<float> a(rows * len), b(rows * len);
-  fast(rows, len, q.data(), a.data(), s.data(), z.data(), per_elem);
+  fast(rows, len, q.data(), a.data(), s.data(), z.data(), per_elem | stream);
   ref(rows, len, q.data(), b.data(), s.data(), z.data(), per_elem);
   report(same_bytes(a, b), k.isa, "dequantize", rows, len, per_elem, g.name);
 }
 
-void check_fake_quantize(const VQuantKernels& k, const Grid& g, size_t rows, size_t len, bool per_elem) {
+void check_fake_quantize(const VQuantKernels& k, const Grid& g, size_t rows, size_t len, bool per_elem,
+                         unsigned stream) {
   size_t np = per_elem ? len : rows;
   auto s = make_scales(np ? np : 1);
   auto z = make_zps(np ? np : 1, g);
   auto x = make_inputs(rows * len, s[0]);
   std::vector<float> ya(rows * len), yb(rows * len);
   std::vector<uint8_t> ma(rows * len, 7), mb(rows * len, 7);
-  k.fake_quantize(rows, len, x.data(), ya.data(), ma.data(), s.data(), z.data(), per_elem, g.lo, g.hi);
+  k.fake_quantize(rows, len, x.data(), ya.data(), ma.data(), s.data(), z.data(), per_elem | stream, g.lo, g.hi);
   vquant_scalar().fake_quantize(rows, len, x.data(), yb.data(), mb.data(), s.data(), z.data(), per_elem, g.lo, g.hi);
   report(same_bytes(ya, yb) && same_bytes(ma, mb), k.isa, "fake_quantize", rows, len, per_elem, g.name);
 }
 
-void check_bytes_ops(const VQuantKernels& k, size_t n) {
+void check_bytes_ops(const VQuantKernels& k, size_t n, unsigned stream) {
   std::vector<uint8_t> m(n), c(2 * n), pa(n), pb(n), ua(2 * n), ub(2 * n);
   std::vector<uint32_t> dy(n), da(n), db(n);
   for (size_t i = 0; i < n; ++i) m[i] = static_cast<uint8_t>(rng() % 3), dy[i] = static_cast<uint32_t>(rng());
   for (auto& v : c) v = static_cast<uint8_t>(rng());
-  k.mask_grad(n, dy.data(), m.data(), da.data());
-  vquant_scalar().mask_grad(n, dy.data(), m.data(), db.data());
+  k.mask_grad(n, dy.data(), m.data(), da.data(), stream);
+  vquant_scalar().mask_grad(n, dy.data(), m.data(), db.data(), 0);
   report(same_bytes(da, db), k.isa, "mask_grad", 1, n, false, "-");
   k.pack4(n, c.data(), pa.data());
   vquant_scalar().pack4(n, c.data(), pb.data());
@@ -155,19 +156,25 @@ void check_table(const VQuantKernels& k) {
   std::vector<size_t> lens;
   for (size_t n = 0; n <= 80; ++n) lens.push_back(n);
   for (size_t n : {127, 128, 129, 255, 1000, 4099}) lens.push_back(n);
+  // Streamed stores (kStream) start at an aligned output element: every
+  // length checks both modes, so the unaligned heads are covered too.
   for (size_t len : lens)
     for (size_t rows : {1, 3})
-      for (bool pe : {false, true}) {
-        for (const Grid& g : kGrids) {
-          if (g.qmax <= 127 && g.qmin >= -128) check_quantize<int8_t>(k, k.quantize_qs8, r.quantize_qs8, g, rows, len, pe);
-          if (g.qmin >= 0 && g.qmax <= 255) check_quantize<uint8_t>(k, k.quantize_qu8, r.quantize_qu8, g, rows, len, pe);
-          check_quantize<int32_t>(k, k.quantize_qs32, r.quantize_qs32, g, rows, len, pe);
-          if (g.qmax - g.qmin < (int64_t{1} << 31)) check_fake_quantize(k, g, rows, len, pe);
+      for (bool pe : {false, true})
+        for (unsigned st : {0u, kStream}) {
+          for (const Grid& g : kGrids) {
+            if (g.qmax <= 127 && g.qmin >= -128)
+              check_quantize<int8_t>(k, k.quantize_qs8, r.quantize_qs8, g, rows, len, pe, st);
+            if (g.qmin >= 0 && g.qmax <= 255)
+              check_quantize<uint8_t>(k, k.quantize_qu8, r.quantize_qu8, g, rows, len, pe, st);
+            check_quantize<int32_t>(k, k.quantize_qs32, r.quantize_qs32, g, rows, len, pe, st);
+            if (g.qmax - g.qmin < (int64_t{1} << 31)) check_fake_quantize(k, g, rows, len, pe, st);
+          }
+          check_dequantize<int8_t>(k, k.dequantize_qs8, r.dequantize_qs8, rows, len, pe, st);
+          check_dequantize<uint8_t>(k, k.dequantize_qu8, r.dequantize_qu8, rows, len, pe, st);
         }
-        check_dequantize<int8_t>(k, k.dequantize_qs8, r.dequantize_qs8, rows, len, pe);
-        check_dequantize<uint8_t>(k, k.dequantize_qu8, r.dequantize_qu8, rows, len, pe);
-      }
-  for (size_t n : lens) check_bytes_ops(k, n);
+  for (size_t n : lens)
+    for (unsigned st : {0u, kStream}) check_bytes_ops(k, n, st);
 }
 
 // int4 weight-only GEMV: every kernel against the scalar reference, for
@@ -210,19 +217,21 @@ double best_seconds(F&& f) {
   return best;
 }
 
-void bench_table(const VQuantKernels& k) {
-  const size_t n = size_t{1} << 22;  // 4M elements: 16 MB of float32
+void bench_table(const VQuantKernels& k, unsigned st) {
+  const size_t n = size_t{1} << 24;  // 16M elements: 64 MB of float32
   std::vector<float> x(n), y(n);
   std::vector<int8_t> q(n);
   std::vector<uint8_t> m(n);
   for (size_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<float>(i)) * 2.0f;
   float s = 0.0173f;
   int32_t z = 3;
-  double tq = best_seconds([&] { k.quantize_qs8(1, n, x.data(), q.data(), &s, &z, false, -128.0f, 127.0f); });
-  double td = best_seconds([&] { k.dequantize_qs8(1, n, q.data(), y.data(), &s, &z, false); });
-  double tf = best_seconds([&] { k.fake_quantize(1, n, x.data(), y.data(), m.data(), &s, &z, false, -128.0f, 127.0f); });
-  std::printf("  %-7s quantize %6.2f GB/s  dequantize %6.2f GB/s  fake_quantize %6.2f GB/s\n", k.isa,
-              5.0 * n / tq / 1e9, 5.0 * n / td / 1e9, 9.0 * n / tf / 1e9);
+  double tq = best_seconds([&] { k.quantize_qs8(1, n, x.data(), q.data(), &s, &z, st, -128.0f, 127.0f); });
+  double td = best_seconds([&] { k.dequantize_qs8(1, n, q.data(), y.data(), &s, &z, st); });
+  double tf = best_seconds([&] { k.fake_quantize(1, n, x.data(), y.data(), m.data(), &s, &z, st, -128.0f, 127.0f); });
+  double tc = best_seconds([&] { std::memcpy(y.data(), x.data(), 4 * n); });
+  std::printf("  %-7s%s quantize %6.2f GB/s  dequantize %6.2f GB/s  fake_quantize %6.2f GB/s  (memcpy %6.2f GB/s)\n",
+              k.isa, st ? " stream" : "       ", 5.0 * n / tq / 1e9, 5.0 * n / td / 1e9, 9.0 * n / tf / 1e9,
+              8.0 * n / tc / 1e9);
 }
 
 }  // namespace
@@ -252,8 +261,9 @@ int main(int argc, char** argv) {
   }
   if (tables.size() == 1) std::printf("no vector table runs on this CPU; only the scalar reference exists\n");
   if (bench) {
-    std::printf("bench (1 thread, 4M elements, per-tensor int8):\n");
-    for (const VQuantKernels* k : tables) bench_table(*k);
+    std::printf("bench (1 thread, 16M elements, per-tensor int8):\n");
+    for (const VQuantKernels* k : tables)
+      for (unsigned st : {0u, kStream}) bench_table(*k, st);
     const size_t K = 4096, N = 4096, G = 128;
     std::vector<float> x(K, 0.5f), xp(K), sx(K / G), s(N * K / G, 0.01f), y(N);
     std::vector<uint8_t> w(N * K / 2, 0x5a), copy(N * K / 2);
