@@ -53,6 +53,12 @@ def main(argv=None) -> int:
         t32 = best_time(lambda: F.linear(x, w32), a.repeat)
         tc = best_time(lambda: np.copyto(dst, src), a.repeat)
         print(f"{threads:7d} {t4 * 1e3:9.3f} {t32 * 1e3:9.3f} {tc * 1e3:10.3f} {t32 / t4:10.2f} {t4 / tc:12.2f}")
+    # Batched rows (prefill): compute-bound, dequantize-then-sgemm on the CPU stream.
+    xm = lucid.tensor(rng.standard_normal((64, a.k)).astype(np.float32))
+    lucid.set_num_threads(1)
+    t4 = best_time(lambda: Q.int4_weight_only_linear(xm, packed, s, group_size=a.group), 3)
+    t32 = best_time(lambda: F.linear(xm, w32), 3)
+    print(f"M=64, one thread: int4 {t4 * 1e3:.2f} ms, fp32 {t32 * 1e3:.2f} ms, fp32/int4 {t32 / t4:.2f}")
     lucid.set_num_threads(all_threads)
     return 0
 

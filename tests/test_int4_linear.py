@@ -43,7 +43,7 @@ def assert_close(y, x, w, bias, s, group):
 
 @pytest.mark.parametrize("signed", [True, False])
 @pytest.mark.parametrize("group", [32, 64, 128])
-@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("m", [1, 3, 20])  # 20: the dequantize-then-sgemm path
 def test_matches_numpy(device, rng, signed, group, m):
     n, k = 37, 256
     codes, packed, s, z = make_case(rng, n, k, group, signed)

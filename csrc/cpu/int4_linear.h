@@ -1,6 +1,7 @@
 // CPU stream of int4_weight_only_linear (ops/int4_linear.h): float32
 // activations times packed int4 weights with per-group scales, through the
-// qb4w GEMV microkernels of cpu/kernels/ (weights stay packed).
+// qb4w GEMV microkernels of cpu/kernels/ (weights stay packed) for up to 15
+// activation rows; from 16 rows on, dequantized once and multiplied by sgemm.
 #pragma once
 #include <cstdint>
 
