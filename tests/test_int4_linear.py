@@ -66,6 +66,16 @@ def test_batched_shape_no_zero_point_no_bias(device, rng):
     assert_close(y.numpy().reshape(6, 16), x.reshape(6, 128), ref_weights(codes, s, z, 32), None, s, 32)
 
 
+@pytest.mark.parametrize("m", [1, 20])
+def test_empty_k_gives_bias(device, m):
+    x = lucid.zeros(m, 0, device=device)
+    w = lucid.tensor(np.zeros((3, 0), np.uint8), device=device)
+    s = lucid.tensor(np.zeros((3, 0), np.float32), device=device)
+    b = lucid.tensor(np.array([1.5, -2.0, 0.25], np.float32), device=device)
+    y = Q.int4_weight_only_linear(x, w, s, group_size=32, bias=b)
+    assert y.tolist() == [[1.5, -2.0, 0.25]] * m
+
+
 def test_hand_computed():
     # Row 0: codes 1 (k even) and -2 (k odd), z = 0, s = 0.5: sum_k x_k w_k with x = 1..64
     # = 0.5 * (sum_even k+1 - 2 * sum_odd k+1) = 0.5 * (1024 - 2 * 1056) = -544.

@@ -46,6 +46,11 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
   const float* px = x.data<float>();
   const uint8_t* pw = w.data<uint8_t>();
   float* py = out.data<float>();
+  if (K == 0) {  // an empty sum: y = bias (or 0), without asking BLAS about k = 0
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) py[m * N + n] = bias ? bias[n] : 0.0f;
+    return;
+  }
   if (!reference && M >= kGemmRows) {
     Tensor wf = Tensor::empty_cpu({N, K}, DType::Float32);
     dequantize_weights(pw, N, K, G, scale, zq, flip, wf.data<float>());

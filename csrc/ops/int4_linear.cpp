@@ -108,7 +108,8 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   std::vector<int32_t> zq(z);
   if (is_signed)
     for (auto& v : zq) v += 8;
-  int64_t M = x.numel() / std::max<int64_t>(K, 1);
+  int64_t M = 1;  // rows of x: the product of its leading dimensions (K may be 0)
+  for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
   Tensor xc = contiguous(reshape(x, {M, K}));
   Tensor wc = contiguous(w_packed);
   Tensor out = Tensor::empty_cpu({M, N}, DType::Float32);
