@@ -8,11 +8,11 @@
 // of the rest of the build: code outside these functions (and every inline
 // function from a header included before the macro) stays baseline, so no
 // AVX instruction can leak into code that runs before CPUID is checked.
+#define LUCID_ISA_PRAGMA(x) _Pragma(#x)
 #if defined(__clang__)
-#define LUCID_ISA_BEGIN(isa) _Pragma("clang attribute push (__attribute__((target(" #isa "))), apply_to = function)")
+#define LUCID_ISA_BEGIN(isa) LUCID_ISA_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))
 #define LUCID_ISA_END _Pragma("clang attribute pop")
 #elif defined(__GNUC__)
-#define LUCID_ISA_PRAGMA(x) _Pragma(#x)
 #define LUCID_ISA_BEGIN(isa) _Pragma("GCC push_options") LUCID_ISA_PRAGMA(GCC target(isa))
 #define LUCID_ISA_END _Pragma("GCC pop_options")
 #endif
