@@ -1,6 +1,7 @@
 """The quantization microkernels (csrc/cpu/kernels/) against their scalar
-references: the standalone C++ driver natively (every ISA this CPU runs) and,
-where the cross tools exist, for aarch64 under qemu (the NEON kernels); and
+references: the standalone C++ driver natively (every ISA this CPU runs),
+where the tools exist for aarch64 under qemu (the NEON kernels) and with
+AVX-512 emulated by SIMDe (the AVX-512 kernels on an AVX2-only CPU); and
 through lucid, long rows that reach the vector bodies, against numpy."""
 import os
 import shutil
@@ -34,6 +35,14 @@ def test_kernel_driver_native(tmp_path):
 def test_kernel_driver_arm64_under_qemu(tmp_path):
     out = _run(["--arm64"], tmp_path)
     assert "neon: " in out and "qb4w-gemv neon" in out
+
+
+@pytest.mark.skipif(not os.path.isdir("/usr/include/simde") or os.uname().machine != "x86_64"
+                    or shutil.which(os.environ.get("CXX", "g++")) is None,
+                    reason="needs x86-64, g++ and SIMDe (libsimde-dev)")
+def test_kernel_driver_avx512_emulated(tmp_path):
+    out = _run(["--avx512-simde"], tmp_path)
+    assert "avx512: " in out and "0 mismatches" in out.split("avx512: ")[1].splitlines()[0]
 
 
 def ref_quantize(x, s, z, lo, hi):

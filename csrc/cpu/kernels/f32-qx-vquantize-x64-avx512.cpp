@@ -3,7 +3,14 @@
 // vaddps, vmaxps / vminps with the bound first (NaN stays NaN), NaN lanes
 // take the integer z; vpmovdb narrows (codes are already in range).
 #if defined(__x86_64__) || defined(_M_X64)
+#if defined(LUCID_KERNELS_SIMDE_AVX512)  // test builds only: AVX-512 emulated by SIMDe (scripts/check-arm64)
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx512.h>
+
+#include "cpu/kernels/test/simde-avx512-shims.h"
+#else
 #include <immintrin.h>
+#endif
 
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"

@@ -1,7 +1,14 @@
 // fake_quantize f32 forward (y + STE mask) and backward, AVX-512F, 64
 // elements per iteration; the AVX2 kernel's sequence with mask registers.
 #if defined(__x86_64__) || defined(_M_X64)
+#if defined(LUCID_KERNELS_SIMDE_AVX512)  // test builds only: AVX-512 emulated by SIMDe (scripts/check-arm64)
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx512.h>
+
+#include "cpu/kernels/test/simde-avx512-shims.h"
+#else
 #include <immintrin.h>
+#endif
 
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"

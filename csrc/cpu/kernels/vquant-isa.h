@@ -9,7 +9,11 @@
 // function from a header included before the macro) stays baseline, so no
 // AVX instruction can leak into code that runs before CPUID is checked.
 #define LUCID_ISA_PRAGMA(x) _Pragma(#x)
-#if defined(__clang__)
+#if defined(LUCID_KERNELS_SIMDE_AVX512)
+// Test builds that emulate AVX-512 with SIMDe compile everything for the host.
+#define LUCID_ISA_BEGIN(isa)
+#define LUCID_ISA_END
+#elif defined(__clang__)
 #define LUCID_ISA_BEGIN(isa) LUCID_ISA_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))
 #define LUCID_ISA_END _Pragma("clang attribute pop")
 #elif defined(__GNUC__)

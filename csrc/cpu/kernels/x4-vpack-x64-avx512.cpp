@@ -2,7 +2,14 @@
 // iteration: pairs as 16-bit lanes, narrowed (vpmovwb) or widened
 // (vpmovzxbw) in order, so no lane shuffles are needed.
 #if defined(__x86_64__) || defined(_M_X64)
+#if defined(LUCID_KERNELS_SIMDE_AVX512)  // test builds only: AVX-512 emulated by SIMDe (scripts/check-arm64)
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx512.h>
+
+#include "cpu/kernels/test/simde-avx512-shims.h"
+#else
 #include <immintrin.h>
+#endif
 
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"
