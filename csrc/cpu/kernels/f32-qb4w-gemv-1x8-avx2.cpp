@@ -28,8 +28,8 @@ void gemv(LUCID_QB4W_GEMV_ARGS) {
         __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wb + 8)));
         if (Flip) u = _mm256_xor_si256(u, vflip), v = _mm256_xor_si256(v, vflip);
         a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(xp + b), _mm256_cvtepi32_ps(_mm256_and_si256(u, low))));
-        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(xp + b + 8), _mm256_cvtepi32_ps(_mm256_srli_epi32(u, 4))));
-        a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(xp + b + 16), _mm256_cvtepi32_ps(_mm256_and_si256(v, low))));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(xp + b + 16), _mm256_cvtepi32_ps(_mm256_srli_epi32(u, 4))));
+        a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(xp + b + 8), _mm256_cvtepi32_ps(_mm256_and_si256(v, low))));
         a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(xp + b + 24), _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4))));
       }
       const float sg = s[n * groups + g];

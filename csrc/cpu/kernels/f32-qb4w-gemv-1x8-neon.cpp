@@ -35,8 +35,8 @@ void f32_qb4w_gemv_neon(LUCID_QB4W_GEMV_ARGS) {
         uint8x16_t bytes = veorq_u8(vld1q_u8(wn + b / 2), vflip);
         uint8x16_t lo = vandq_u8(bytes, low), hi = vshrq_n_u8(bytes, 4);
         a0 = add(a0, term(vget_low_u8(lo), xp + b));
-        a1 = add(a1, term(vget_low_u8(hi), xp + b + 8));
-        a2 = add(a2, term(vget_high_u8(lo), xp + b + 16));
+        a1 = add(a1, term(vget_low_u8(hi), xp + b + 16));
+        a2 = add(a2, term(vget_high_u8(lo), xp + b + 8));
         a3 = add(a3, term(vget_high_u8(hi), xp + b + 24));
       }
       const float sg = s[n * groups + g];

@@ -26,7 +26,7 @@ LUCID_SCALAR_ONLY void f32_qb4w_gemv_scalar(LUCID_QB4W_GEMV_ARGS) {
           for (int l = 0; l < 8; ++l) {
             uint8_t byte = static_cast<uint8_t>(wb[(p >> 1) * 8 + l] ^ flip);
             int32_t nib = (p & 1) ? (byte >> 4) : (byte & 0x0f);
-            float prod = xp[b + 8 * p + l] * static_cast<float>(nib);
+            float prod = xp[b + 8 * (p >> 1) + 16 * (p & 1) + l] * static_cast<float>(nib);
             acc[p][l] = acc[p][l] + prod;
           }
       }
@@ -50,6 +50,7 @@ qb4w_gemv_fn f32_qb4w_gemv_best(const char** isa) {
   static const char* name = "scalar";
   static const qb4w_gemv_fn best = [] {
 #if defined(__x86_64__) || defined(_M_X64)
+    if (isa_supported("avx512")) return name = "avx512", &f32_qb4w_gemv_avx512;
     if (isa_supported("avx2")) return name = "avx2", &f32_qb4w_gemv_avx2;
 #endif
 #if defined(__aarch64__)

@@ -253,10 +253,18 @@ int main(int argc, char** argv) {
   }
   const char* gemv_isa = "scalar";
   qb4w_gemv_fn gemv = f32_qb4w_gemv_best(&gemv_isa);
-  if (gemv != &f32_qb4w_gemv_scalar) {
+  std::vector<std::pair<const char*, qb4w_gemv_fn>> gemvs;
+#if defined(__x86_64__)
+  if (isa_supported("avx2")) gemvs.push_back({"avx2", &f32_qb4w_gemv_avx2});
+  if (isa_supported("avx512")) gemvs.push_back({"avx512", &f32_qb4w_gemv_avx512});
+#endif
+#if defined(__aarch64__)
+  gemvs.push_back({"neon", &f32_qb4w_gemv_neon});
+#endif
+  for (auto [isa, fn] : gemvs) {
     int before = failures, checks_before = checks;
-    check_gemv(gemv_isa, gemv);
-    std::printf("qb4w-gemv %s: %d checks, %d mismatches against scalar\n", gemv_isa, checks - checks_before,
+    check_gemv(isa, fn);
+    std::printf("qb4w-gemv %s: %d checks, %d mismatches against scalar\n", isa, checks - checks_before,
                 failures - before);
   }
   if (tables.size() == 1) std::printf("no vector table runs on this CPU; only the scalar reference exists\n");
