@@ -17,6 +17,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const RuntimeError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
   init_tensor(m);

@@ -113,6 +113,7 @@ void init_tensor(py::module_& m) {
 
   m.def("set_num_threads", &set_num_threads, py::arg("n"));
   m.def("get_num_threads", &get_num_threads);
+  m.def("max_num_threads", &max_num_threads);
   m.def("gpu_is_available", &gpu::is_available);
   m.def("gpu_backend", []() { return std::string(gpu::backend()); });
 }

@@ -1,5 +1,6 @@
 // Typed exceptions thrown anywhere in the engine; bindings/module.cpp maps
-// them onto Python's ValueError / TypeError / IndexError / RuntimeError.
+// them onto Python's ValueError / TypeError / IndexError / RuntimeError /
+// MemoryError.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -9,8 +10,10 @@ namespace lucid {
 struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
-// Environment problems: no GPU, MLX failures, allocation failures.
+// Environment problems: no GPU, MLX failures.
 struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
+// An allocation that cannot be satisfied (Python's MemoryError), on both streams.
+struct MemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
 
 // check(cond, "add(): argument 'other' ...") — the message names the function
 // and the argument, so both streams raise the same words.

@@ -4,9 +4,21 @@
 
 namespace lucid {
 
+namespace {
+[[noreturn]] void too_large(const Shape& s) {
+  throw ValueError("shape " + shape_str(s) + " is too large: its element count or strides overflow int64");
+}
+}  // namespace
+
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  bool zero = false, overflow = false;
+  for (int64_t d : s) {
+    if (d == 0) zero = true;
+    else overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (zero) return 0;  // (0, 2^62, 2^62) is a valid empty shape
+  if (overflow) too_large(s);
   return n;
 }
 
@@ -15,7 +27,7 @@ Strides contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
     st[i] = acc;
-    acc *= s[i] > 0 ? s[i] : 1;
+    if (__builtin_mul_overflow(acc, s[i] > 0 ? s[i] : 1, &acc) && i > 0) too_large(s);
   }
   return st;
 }

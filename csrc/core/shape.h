@@ -9,7 +9,10 @@ namespace lucid {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements, not bytes
 
+// Element count; ValueError when the product of the dimensions overflows
+// int64 (a shape that large can never be allocated or indexed).
 int64_t numel(const Shape& s);
+// Row-major strides; ValueError when a stride overflows int64.
 Strides contiguous_strides(const Shape& s);
 std::string shape_str(const Shape& s);  // "(2, 3)"
 // numpy broadcasting; ValueError naming `fn` when incompatible.

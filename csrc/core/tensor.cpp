@@ -13,6 +13,11 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include "core/errors.h"
 
@@ -100,9 +105,59 @@ void keep_freed_buffers_on_heap() {
 #endif
 }
 
+size_t physical_memory() {
+  static const size_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : SIZE_MAX;
+  }();
+  return bytes;
+}
+
+// Address space still free under RLIMIT_AS (SIZE_MAX without a limit).
+size_t address_space_left() {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  size_t used = 0;
+#if defined(__linux__)
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    unsigned long pages = 0;
+    if (std::fscanf(f, "%lu", &pages) == 1) used = pages * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
+    std::fclose(f);
+  }
+#endif
+  size_t limit = static_cast<size_t>(rl.rlim_cur);
+  return used < limit ? limit - used : 0;
+}
+
 }  // namespace
 
+size_t checked_nbytes(const Shape& shape, DType dtype, const char* fn) {
+  int64_t n = 1;
+  bool zero = false, overflow = false;
+  for (int64_t d : shape) {
+    check(d >= 0, std::string(fn) + "(): negative dimension in shape " + shape_str(shape));
+    if (d == 0) zero = true;
+    else overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  int64_t bytes = 0;
+  if (!zero && (overflow || __builtin_mul_overflow(n, static_cast<int64_t>(itemsize(dtype)), &bytes)))
+    throw ValueError(std::string(fn) + "(): shape " + shape_str(shape) + " is too large: " + dtype_name(dtype) +
+                     " data of that size overflows a 64-bit byte count");
+  return static_cast<size_t>(bytes);
+}
+
+void check_allocatable(size_t nbytes, const std::string& what) {
+  constexpr size_t kSmall = size_t{64} << 20;  // below this, the allocator's own failure is clean enough
+  if (nbytes < kSmall) return;
+  size_t limit = std::min(physical_memory(), address_space_left());
+  if (nbytes > limit)
+    throw MemoryError(what + ": cannot allocate " + std::to_string(nbytes) + " bytes (" +
+                      std::to_string(nbytes >> 20) + " MiB); this process can use at most " +
+                      std::to_string(limit >> 20) + " MiB");
+}
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
+  check_allocatable(nbytes, "out of memory");
   auto s = std::make_shared<Storage>();
   size_t padded = ((nbytes + 63) / 64) * 64;
   if (padded == 0) padded = 64;
@@ -115,7 +170,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
         LargeBufferCache::get().release();
         p = std::aligned_alloc(kHugePage, size);
       }
-      if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+      if (!p) throw MemoryError("out of memory: cannot allocate " + std::to_string(nbytes) + " bytes");
 #if defined(MADV_HUGEPAGE)
       madvise(p, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
 #endif
@@ -127,7 +182,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
   }
   keep_freed_buffers_on_heap();
   void* p = std::aligned_alloc(64, padded);
-  if (!p) throw RuntimeError("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  if (!p) throw MemoryError("out of memory: cannot allocate " + std::to_string(nbytes) + " bytes");
   s->data = p;
   s->nbytes = nbytes;
   s->owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
@@ -135,14 +190,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes) {
 }
 
 Tensor Tensor::empty_cpu(const Shape& shape, DType dtype) {
-  for (int64_t d : shape)
-    check(d >= 0, "empty(): negative dimension in shape " + shape_str(shape));
+  size_t nbytes = checked_nbytes(shape, dtype, "empty");
   auto impl = std::make_shared<TensorImpl>();
   impl->dtype = dtype;
   impl->device = Device::CPU;
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
-  impl->storage = Storage::allocate(static_cast<size_t>(lucid::numel(shape)) * itemsize(dtype));
+  impl->storage = Storage::allocate(nbytes);
   return Tensor(impl);
 }
 

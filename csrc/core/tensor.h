@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "core/device.h"
 #include "core/dtype.h"
@@ -18,8 +19,18 @@ struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
   std::shared_ptr<void> owner;
-  static std::shared_ptr<Storage> allocate(size_t nbytes);  // 64-byte aligned, RuntimeError on failure
+  static std::shared_ptr<Storage> allocate(size_t nbytes);  // 64-byte aligned, MemoryError on failure
 };
+
+// Byte count of a tensor of `shape` and `dtype`; ValueError naming `fn` when
+// it overflows (the shape is too large to exist at all).
+size_t checked_nbytes(const Shape& shape, DType dtype, const char* fn);
+// MemoryError naming `what` unless `nbytes` fits in this process's memory:
+// no more than physical memory, nor than the address space an RLIMIT_AS
+// leaves. Both streams call it before allocating, so an impossible request
+// fails cleanly instead of reaching an allocator that may crash (MLX's CPU
+// backend dereferences a failed allocation).
+void check_allocatable(size_t nbytes, const std::string& what);
 
 struct GpuArray;  // wraps mlx::core::array; see gpu/array.h
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,11 +29,30 @@ class Pool {
 
   int threads() const { return num_threads_; }
 
+  // A failed resize (the OS refuses a thread) joins whatever it started and
+  // restores the previous pool, so get_num_threads() and parallel_for keep
+  // working as before; the caller sees RuntimeError.
   void resize(int n) {
     std::lock_guard<std::mutex> run_lock(run_mutex_);
+    const int previous = num_threads_;
     stop_workers();
     num_threads_ = n;
-    start_workers();
+    try {
+      start_workers();
+      return;
+    } catch (const std::exception& e) {
+      stop_workers();
+      num_threads_ = previous;
+      std::string why = e.what();
+      try {
+        start_workers();
+      } catch (const std::exception&) {  // not even the old count: run inline, which always works
+        stop_workers();
+        num_threads_ = 1;
+      }
+      throw RuntimeError("set_num_threads(): could not start " + std::to_string(n) + " threads (" + why +
+                         "); the pool keeps " + std::to_string(num_threads_) + " threads");
+    }
   }
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
@@ -135,9 +155,19 @@ class Pool {
 
 }  // namespace
 
-void set_num_threads(int n) {
+int max_num_threads() {
+  unsigned hw = std::thread::hardware_concurrency();
+  return std::min(kMaxThreads, 4 * static_cast<int>(hw == 0 ? 1 : hw));
+}
+
+void set_num_threads(int64_t n) {
   check(n >= 1, "set_num_threads(): argument 'n' must be >= 1, got " + std::to_string(n));
-  if (n != Pool::get().threads()) Pool::get().resize(n);
+  check(n <= max_num_threads(), "set_num_threads(): argument 'n' must be at most " +
+                                    std::to_string(max_num_threads()) + " (4 x the " +
+                                    std::to_string(std::thread::hardware_concurrency()) +
+                                    " hardware threads, capped at " + std::to_string(kMaxThreads) + "), got " +
+                                    std::to_string(n));
+  if (n != Pool::get().threads()) Pool::get().resize(static_cast<int>(n));
 }
 
 int get_num_threads() { return Pool::get().threads(); }

@@ -6,7 +6,11 @@
 
 namespace lucid {
 
-void set_num_threads(int n);  // ValueError unless n >= 1
+// ValueError unless 1 <= n <= max_num_threads(); RuntimeError (pool and
+// count unchanged) when the OS cannot start that many threads.
+void set_num_threads(int64_t n);
+int max_num_threads();  // 4 x hardware threads, at most kMaxThreads
+constexpr int kMaxThreads = 256;
 int get_num_threads();
 
 // Calls fn(begin, end) over disjoint chunks covering [0, n). Chunks are at

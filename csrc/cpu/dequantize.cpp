@@ -1,5 +1,6 @@
 // dequantize: integer codes -> float32 / float16 / bfloat16.
 // d = q - z exactly in integers (int64 for 32-bit codes); y = fl(float(d) * s).
+#include <limits>
 #include <type_traits>
 
 #include "core/dispatch.h"
@@ -14,9 +15,21 @@ namespace {
 // Codes up to 16 bits differ from z by less than 2^31: int32 arithmetic is exact.
 template <class Q> using diff_t = std::conditional_t<(sizeof(Q) >= 4), int64_t, int32_t>;
 
+// int64 codes: q - z can leave int64 (q = 2^63 - 1, z < 0), so q is first
+// clamped to [INT64_MIN + max(z, 0), INT64_MAX + min(z, 0)], which makes the
+// difference saturate instead of wrapping. float(d) is then exactly
+// float(q - z) computed without bound: every |q - z| beyond int64 lies within
+// 2^31 of +-2^63, where the float spacing is 2^40, so it rounds to +-2^63 just
+// as the saturated value does.
 template <class Q, class T>
 inline T dequantize_value(Q q, float s, int32_t z) {
-  diff_t<Q> d = static_cast<diff_t<Q>>(q) - static_cast<diff_t<Q>>(z);
+  diff_t<Q> qd = static_cast<diff_t<Q>>(q);
+  if constexpr (sizeof(Q) == 8) {
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+    int64_t lo = kMin + (z > 0 ? z : 0), hi = kMax + (z < 0 ? z : 0);
+    qd = qd < lo ? lo : (qd > hi ? hi : qd);
+  }
+  diff_t<Q> d = qd - static_cast<diff_t<Q>>(z);
   return T(static_cast<float>(d) * s);
 }
 

@@ -28,8 +28,12 @@ inline float fake_quantize_value(float x, float s, int32_t z, float lo, float hi
   pass = static_cast<uint8_t>(v >= lo) & static_cast<uint8_t>(v <= hi);
   float c = v < lo ? lo : v;
   c = c > hi ? hi : c;
-  c = t != t ? zf : c;  // y = (z - z) * s = +0 here, so the OR below yields exactly 0x7fc00000
+  // The NaN lane casts lo (always in range) and its d is masked to 0, so
+  // y = +0 and the OR below yields exactly 0x7fc00000. (Selecting float(z)
+  // instead gave d != 0 whenever float(z) != z, i.e. |z| >= 2^24.)
+  c = t != t ? lo : c;
   D d = static_cast<D>(static_cast<int32_t>(c)) - static_cast<D>(z);
+  d &= static_cast<D>(static_cast<D>(t != t) - 1);
   float y = static_cast<float>(d) * s;
   uint32_t nan_bits = (0u - static_cast<uint32_t>(t != t)) & 0x7fc00000u;
   return std::bit_cast<float>(std::bit_cast<uint32_t>(y) | nan_bits);

@@ -13,9 +13,8 @@ namespace {
 // One (scale, zero_point) for the whole run: per-tensor, per-channel rows and
 // per-group runs all land here.
 template <class T, class Q>
-LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int64_t n, float s, float zf, float lo, float hi) {
-  for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s, zf, lo, hi)));
+LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int64_t n, float s, int32_t z, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<Q>(quantize_code(widen(x[i]), s, z, lo, hi));
 }
 
 // Consecutive runs of `len` elements, run k using parameter k: per-group
@@ -27,11 +26,11 @@ LUCID_QUANT_CLONES void quantize_groups(const T* __restrict x, Q* __restrict q, 
                                         const float* __restrict s, const int32_t* __restrict z, float lo, float hi) {
   const int64_t n = G > 0 ? G : len;
   for (int64_t r = 0; r < rows; ++r) {
-    float sr = s[r], zr = static_cast<float>(z[r]);
+    float sr = s[r];
+    int32_t zr = z[r];
     const T* xr = x + r * n;
     Q* qr = q + r * n;
-    for (int64_t i = 0; i < n; ++i)
-      qr[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(xr[i]), sr, zr, lo, hi)));
+    for (int64_t i = 0; i < n; ++i) qr[i] = static_cast<Q>(quantize_code(widen(xr[i]), sr, zr, lo, hi));
   }
 }
 
@@ -39,16 +38,14 @@ LUCID_QUANT_CLONES void quantize_groups(const T* __restrict x, Q* __restrict q, 
 template <class T, class Q>
 LUCID_QUANT_CLONES void quantize_elem(const T* __restrict x, Q* __restrict q, int64_t n, const float* __restrict s, const int32_t* __restrict z, float lo,
                                       float hi) {
-  for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<Q>(static_cast<int32_t>(quantize_value(widen(x[i]), s[i], static_cast<float>(z[i]), lo, hi)));
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<Q>(quantize_code(widen(x[i]), s[i], z[i], lo, hi));
 }
 
 template <class T, class Q>
 LUCID_NO_VECTORIZE void quantize_scalar(const T* x, Q* q, int64_t n, const float* s, const int32_t* z,
                                         int64_t s_step, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i) {
-    float v = quantize_value(widen(x[i]), s[i * s_step], static_cast<float>(z[i * s_step]), lo, hi);
-    q[i] = static_cast<Q>(static_cast<int32_t>(v));
+    q[i] = static_cast<Q>(quantize_code(widen(x[i]), s[i * s_step], z[i * s_step], lo, hi));
   }
 }
 
@@ -79,7 +76,7 @@ void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const fl
     for_each_segment(
         seg, true,
         [&](int64_t i, int64_t len, int64_t p) {
-          quantize_run(px + i, pq + i, len, scale[p], static_cast<float>(zp[p]), b.lo, b.hi);
+          quantize_run(px + i, pq + i, len, scale[p], zp[p], b.lo, b.hi);
         },
         [&](int64_t i, int64_t len, int64_t p) { quantize_elem(px + i, pq + i, len, scale + p, zp + p, b.lo, b.hi); },
         [&](int64_t i, int64_t rows, int64_t len, int64_t p) {

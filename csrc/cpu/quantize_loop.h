@@ -98,15 +98,20 @@ void with_group_length(int64_t len, F&& f) {
 // Float widening of a stored element (half types convert exactly).
 template <class T> inline float widen(T v) { return static_cast<float>(v); }
 
-// The quantize formula of docs/numerics.md for one element, in float:
-// t = x / s; r = rint(t); v = r + z; clamp; NaN -> z.
-inline float quantize_value(float x, float s, float zf, float lo, float hi) {
+// The quantize formula of docs/numerics.md for one element: t = x / s;
+// r = rint(t); v = r + float(z); clamp in float; NaN -> z. NaN is mapped in
+// the integer domain: float(z) rounds 2^31 - 1 up to 2^31, which no int32
+// cast can take. The NaN lane casts `lo` (always in range) and is then
+// replaced by z with a bit mask, which keeps the loop vectorizable.
+inline int32_t quantize_code(float x, float s, int32_t z, float lo, float hi) {
   float t = x / s;
   float r = std::nearbyint(t);
-  float v = r + zf;
+  float v = r + static_cast<float>(z);
   v = v < lo ? lo : v;
   v = v > hi ? hi : v;
-  return v != v ? zf : v;
+  int32_t nan = -static_cast<int32_t>(v != v);  // all ones for NaN x
+  int32_t c = static_cast<int32_t>(v != v ? lo : v);
+  return (c & ~nan) | (z & nan);
 }
 
 }  // namespace lucid::cpu

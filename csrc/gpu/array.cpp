@@ -85,6 +85,13 @@ const mx::array& array_of(const Tensor& t) {
 }
 
 Tensor wrap(mx::array a) {
+  Shape shape(a.shape().begin(), a.shape().end());
+  check_allocatable(checked_nbytes(shape, from_mx(a.dtype()), "gpu"),
+                    "out of memory on the GPU stream: a result of shape " + shape_str(shape));
+  return wrap_view(std::move(a));
+}
+
+Tensor wrap_view(mx::array a) {
   auto impl = std::make_shared<TensorImpl>();
   impl->dtype = from_mx(a.dtype());
   impl->device = Device::GPU;

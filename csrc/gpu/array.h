@@ -26,7 +26,13 @@ DType from_mx(mx::Dtype t);
 mx::Shape to_mx_shape(const Shape& s);
 
 const mx::array& array_of(const Tensor& t);  // RuntimeError if t is not a GPU tensor
-Tensor wrap(mx::array a);                    // a new GPU tensor holding `a`
+// A new GPU tensor holding `a`. MemoryError when `a` is larger than this
+// process can allocate (checked before MLX evaluates it: MLX's CPU backend
+// crashes on a failed allocation).
+Tensor wrap(mx::array a);
+// As wrap, for results that are views MLX never materialises by themselves
+// (broadcasts): their logical size may exceed memory.
+Tensor wrap_view(mx::array a);
 // Replaces the array a GPU tensor holds (in-place ops rebind, MLX arrays are values).
 void rebind(const Tensor& t, mx::array a);
 

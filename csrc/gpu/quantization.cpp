@@ -29,8 +29,10 @@ Quantized quantize_float(const mx::array& x, const mx::array& sc, const mx::arra
   mx::array v = mx::add(mx::round(t, 0, s), zf, s);
   mx::array c = mx::clip(v, scalar_f32(lo), scalar_f32(hi), s);
   // The NaN lane is chosen from t, not from the clipped value, so the result
-  // does not depend on how clip treats NaN.
-  c = mx::where(mx::isnan(t, s), mx::broadcast_to(zf, c.shape(), s), c, s);
+  // does not depend on how clip treats NaN. It holds lo, a value every cast
+  // takes; callers put z (quantize) or NaN (fake_quantize) there afterwards,
+  // since float(z) may be 2^31, outside int32.
+  c = mx::where(mx::isnan(t, s), scalar_f32(lo), c, s);
   return {t, v, c};
 }
 
@@ -49,11 +51,11 @@ Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zp, const Sh
   auto s = stream();
   mx::array xf = mx::reshape(mx::astype(array_of(x), mx::float32, s), to_mx_shape(x_view), s);
   mx::array sc = params(scale, p_view, mx::float32);
-  mx::array zf = mx::astype(params(zp, p_view, mx::int32), mx::float32, s);
+  mx::array zi = params(zp, p_view, mx::int32);
+  mx::array zf = mx::astype(zi, mx::float32, s);
   Quantized r = quantize_float(xf, sc, zf, lo, hi);
-  mx::array q = mx::astype(r.c, to_mx(storage), s);
-  // NaN -> z exactly, chosen after the cast: float(z) rounds above 2^24.
-  q = mx::where(mx::isnan(r.t, s), mx::astype(params(zp, p_view, mx::int32), to_mx(storage), s), q, s);
+  // NaN -> z, in the integer domain (exact for every zero point).
+  mx::array q = mx::where(mx::isnan(r.t, s), mx::astype(zi, to_mx(storage), s), mx::astype(r.c, to_mx(storage), s), s);
   return wrap(mx::reshape(q, to_mx_shape(x.shape()), s));
 }
 
@@ -63,7 +65,16 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zp, const 
   // q - z exactly: int32 for codes up to 16 bits, int64 for wider ones.
   mx::Dtype diff = itemsize(q.dtype()) >= 4 ? mx::int64 : mx::int32;
   mx::array qi = mx::reshape(mx::astype(array_of(q), diff, s), to_mx_shape(x_view), s);
-  mx::array d = mx::subtract(qi, params(zp, p_view, diff), s);
+  mx::array z = params(zp, p_view, diff);
+  if (itemsize(q.dtype()) == 8) {
+    // Saturating q - z for int64 codes, as on the CPU stream: clamp q to
+    // [INT64_MIN + max(z, 0), INT64_MAX + min(z, 0)] first (docs/numerics.md).
+    mx::array zero(int64_t{0}), i64min(std::numeric_limits<int64_t>::min()), i64max(std::numeric_limits<int64_t>::max());
+    mx::array qlo = mx::add(i64min, mx::maximum(z, zero, s), s);
+    mx::array qhi = mx::add(i64max, mx::minimum(z, zero, s), s);
+    qi = mx::minimum(mx::maximum(qi, qlo, s), qhi, s);
+  }
+  mx::array d = mx::subtract(qi, z, s);
   mx::array y = mx::multiply(mx::astype(d, mx::float32, s), params(scale, p_view, mx::float32), s);
   return wrap(mx::reshape(mx::astype(y, to_mx(out), s), to_mx_shape(q.shape()), s));
 }

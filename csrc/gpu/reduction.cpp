@@ -1,5 +1,7 @@
 #include "gpu/reduction.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 #include "gpu/array.h"
 
@@ -15,6 +17,63 @@ std::vector<int> all_axes(int ndim) {
   return axes;
 }
 
+// Float sums accumulate in blocks of at most kSumBlock elements: MLX adds a
+// reduction's elements one after another into one float32, which stops
+// growing at 2^24 (ones(2^25).sum() gave 2^24). An axis longer than a block
+// is split into (q, kSumBlock) plus a tail; each block is summed, then the q
+// partial sums are summed the same way. The rounding error of a sum of n
+// terms is then about (kSumBlock + n / kSumBlock) ulp instead of n ulp.
+constexpr int kSumBlock = 4096;
+
+mx::array sum_axis(const mx::array& a, int ax, bool broadcast) {
+  auto s = stream();
+  int len = a.shape(ax);
+  if (len <= kSumBlock) return mx::sum(a, ax, true, s);
+  mx::Shape first = a.shape(), lo(a.ndim(), 0);
+  if (broadcast) {  // every element along ax is the same: one product, no copy of the broadcast
+    first[ax] = 1;
+    return mx::multiply(mx::slice(a, lo, first, s), mx::array(static_cast<float>(len)), s);
+  }
+  int q = len / kSumBlock, tail = len - q * kSumBlock;
+  mx::Shape head_end = a.shape();
+  head_end[ax] = q * kSumBlock;
+  mx::Shape split = a.shape();
+  split[ax] = kSumBlock;
+  split.insert(split.begin() + ax, q);
+  mx::array blocks = mx::sum(mx::reshape(mx::slice(a, lo, head_end, s), split, s), ax + 1, false, s);
+  mx::array r = sum_axis(blocks, ax, false);
+  if (tail) {
+    mx::Shape tail_start(a.ndim(), 0);
+    tail_start[ax] = q * kSumBlock;
+    r = mx::add(r, mx::sum(mx::slice(a, tail_start, a.shape(), s), ax, true, s), s);
+  }
+  return r;
+}
+
+// Sum of a float32 array over `axes`, blocked as above. Axes along which the
+// input is a broadcast (stride 0, as after expand()) are reduced first, by a
+// multiplication, so an expanded tensor is never materialised.
+mx::array sum_float(mx::array a, const std::vector<int>& axes, bool keepdim) {
+  auto s = stream();
+  int64_t longest = 0;
+  for (int ax : axes) longest = std::max<int64_t>(longest, a.shape(ax));
+  if (longest <= kSumBlock) return mx::sum(a, axes, keepdim, s);
+  // Strides are known only once evaluated. This costs a sync on a real GPU
+  // for large sums; without it a broadcast (or a transposed broadcast) could
+  // not be told apart from real data, and splitting it would materialise it.
+  mx::eval(a);
+  std::vector<int> order(axes);
+  auto is_broadcast = [&](int ax) { return a.strides()[ax] == 0 && a.shape(ax) > 1; };
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    if (is_broadcast(x) != is_broadcast(y)) return is_broadcast(x);
+    return x > y;
+  });
+  std::vector<bool> broadcast(a.ndim());
+  for (int ax : axes) broadcast[ax] = is_broadcast(ax);
+  for (int ax : order) a = sum_axis(a, ax, broadcast[ax]);
+  return keepdim ? a : mx::squeeze(a, axes, s);
+}
+
 }  // namespace
 
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool keepdim) {
@@ -27,7 +86,9 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool k
       // Accumulate wide (float32 / int64) and round once, as the CPU stream does.
       mx::Dtype acc = is_float(a) ? mx::float32 : mx::int64;
       mx::array w = mx::astype(a, acc, s);
-      mx::array r = op == ReduceOp::Sum ? mx::sum(w, axes, keepdim, s) : mx::prod(w, axes, keepdim, s);
+      mx::array r = op == ReduceOp::Prod   ? mx::prod(w, axes, keepdim, s)
+                    : is_float(a)            ? sum_float(w, axes, keepdim)
+                                             : mx::sum(w, axes, keepdim, s);
       return wrap(mx::astype(r, is_float(a) ? dt : mx::int64, s));
     }
     case ReduceOp::Max:
@@ -77,7 +138,7 @@ Tensor arg_reduce(bool is_max, const Tensor& x, int axis, bool keepdim, Tensor* 
 Tensor broadcast_reduced(const Tensor& g, const Shape& keep_shape, const Shape& shape) {
   auto s = stream();
   mx::array r = mx::reshape(array_of(g), to_mx_shape(keep_shape), s);
-  return wrap(mx::broadcast_to(r, to_mx_shape(shape), s));
+  return wrap_view(mx::broadcast_to(r, to_mx_shape(shape), s));
 }
 
 Tensor equal_mask(const Tensor& x, const Tensor& v) {

@@ -9,12 +9,14 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   return wrap(mx::reshape(array_of(x), to_mx_shape(shape), stream()));
 }
 
+// Transposes and broadcasts are views: their logical size may exceed memory
+// (an expanded tensor) without anything being allocated.
 Tensor permute(const Tensor& x, const std::vector<int>& dims) {
-  return wrap(mx::transpose(array_of(x), dims, stream()));
+  return wrap_view(mx::transpose(array_of(x), dims, stream()));
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
-  return wrap(mx::broadcast_to(array_of(x), to_mx_shape(shape), stream()));
+  return wrap_view(mx::broadcast_to(array_of(x), to_mx_shape(shape), stream()));
 }
 
 namespace {
@@ -32,7 +34,9 @@ PositiveSlice positive_slice(const std::vector<int64_t>& starts, const std::vect
   for (size_t i = 0; i < lengths.size(); ++i) {
     int64_t len = lengths[i], st = steps[i];
     int64_t lo = st > 0 || len == 0 ? starts[i] : starts[i] + (len - 1) * st;
-    int64_t step = st > 0 ? st : -st;
+    // With at most one element the step does not matter, and it may not fit
+    // MLX's int32 (x[::2**62] would become a step of 0).
+    int64_t step = len <= 1 ? 1 : (st > 0 ? st : -st);
     if (len == 0) lo = 0;
     p.start.push_back(static_cast<int32_t>(lo));
     p.stop.push_back(static_cast<int32_t>(len == 0 ? lo : lo + (len - 1) * step + 1));

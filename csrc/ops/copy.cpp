@@ -20,19 +20,24 @@ Device common_device(const char* fn, std::initializer_list<const Tensor*> ts) {
   return first ? first->device() : Device::CPU;
 }
 
-static void check_shape(const Shape& shape, const char* fn) {
+// Non-negative dimensions whose byte count fits in 64 bits (ValueError), and
+// for the GPU stream a size this process can allocate (MemoryError), before
+// MLX sees the shape.
+static void check_shape(const Shape& shape, const char* fn, DType dtype = DType::UInt8, Device device = Device::CPU) {
   for (int64_t d : shape)
     check(d >= 0, std::string(fn) + "(): argument 'size' must have non-negative dimensions, got " + shape_str(shape));
+  size_t nbytes = checked_nbytes(shape, dtype, fn);
+  if (device == Device::GPU) check_allocatable(nbytes, std::string(fn) + "(): out of memory on the GPU stream");
 }
 
 Tensor empty(const Shape& shape, DType dtype, Device device) {
-  check_shape(shape, "empty");
+  check_shape(shape, "empty", dtype, device);
   if (device == Device::CPU) return Tensor::empty_cpu(shape, dtype);
   return gpu::full(shape, dtype, 0.0);  // MLX has no uninitialised arrays worth the name
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
-  check_shape(shape, "full");
+  check_shape(shape, "full", dtype, device);
   if (device == Device::GPU) return gpu::full(shape, dtype, value);
   Tensor t = Tensor::empty_cpu(shape, dtype);
   cpu::fill(t, value);

@@ -134,10 +134,15 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   Tensor h = host_values(s, DType::Float32);
   const float* v = h.data<float>();
   const int64_t n = h.numel();
+  // Subnormal scales are rejected: Metal (and CUDA with flush-to-zero)
+  // flush them to 0, which would make the streams disagree.
   for (int64_t i = 0; i < n; ++i)
-    if (!(std::isfinite(v[i]) && v[i] > 0.0f))  // message built only on failure: scales can be many
+    if (!(std::isfinite(v[i]) && v[i] >= std::numeric_limits<float>::min()))  // message built only on failure
       throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
-                       (n > 1 ? " at index " + std::to_string(i) : std::string()));
+                       (n > 1 ? " at index " + std::to_string(i) : std::string()) +
+                       (v[i] > 0.0f && std::isfinite(v[i])
+                            ? " (subnormal: a scale must be >= 2^-126, since GPUs flush subnormals to 0)"
+                            : std::string()));
   if (n == count) return std::vector<float>(v, v + n);
   return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
@@ -372,7 +377,8 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   const char* fn = "qmatmul";
   common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
   if (bias.defined()) common_device(fn, {&xq, &bias});
-  if (out_scale.defined()) common_device(fn, {&xq, &out_scale, &out_zp});
+  if (out_scale.defined()) common_device(fn, {&xq, &out_scale});
+  if (out_zp.defined()) common_device(fn, {&xq, &out_zp});
   check<TypeError>(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8,
                    arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
   check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
@@ -404,7 +410,18 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   std::vector<int32_t> zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8");
   // Combined scales fl(sx * sw[n]), computed once on the host for both streams.
   std::vector<float> sxw(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) sxw[n] = sx * sw[n];
+  // Combined scales and multipliers must be finite normal floats, for the
+  // same reason as the scales themselves; then no requantization step can
+  // produce NaN (acc is finite), so no NaN case exists to define.
+  auto check_normal = [&](float v, const char* what, int64_t n) {
+    if (!(std::isfinite(v) && v >= std::numeric_limits<float>::min()))
+      throw ValueError(std::string(fn) + "(): the " + what + " at output channel " + std::to_string(n) + " is " +
+                       fmt(v) + ", not a finite normal float32 (>= 2^-126); rescale the inputs");
+  };
+  for (int64_t n = 0; n < N; ++n) {
+    sxw[n] = sx * sw[n];
+    check_normal(sxw[n], "combined scale x_scale * w_scale", n);
+  }
   std::vector<int32_t> bias_q;
   if (bias.defined()) {
     check<TypeError>(is_floating(bias.dtype()), arg(fn, "bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
@@ -441,7 +458,10 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
       zy = read_zero_point(fn, "out_zp", out_zp, 1, og.qmin, og.qmax, og.name)[0];
     }
     mult.resize(static_cast<size_t>(N));
-    for (int64_t n = 0; n < N; ++n) mult[n] = sxw[n] / sy;
+    for (int64_t n = 0; n < N; ++n) {
+      mult[n] = sxw[n] / sy;
+      check_normal(mult[n], "multiplier x_scale * w_scale / out_scale", n);
+    }
   }
   cpu::QBounds ob = cpu::QBounds::of(og.qmin, og.qmax);
   if (xq.device() == Device::GPU) {

@@ -36,7 +36,10 @@ Shape infer_shape(const Shape& shape, int64_t numel_in, const char* fn) {
       infer = static_cast<int>(i);
     } else {
       check(out[i] >= 0, std::string(fn) + "(): argument 'shape' has a negative size: " + shape_str(shape));
-      known *= out[i];
+      if (out[i] != 0)
+        check(!__builtin_mul_overflow(known, out[i], &known), std::string(fn) + "(): shape " + shape_str(shape) + " is too large");
+      else
+        known = 0;
     }
   }
   if (infer >= 0) {

@@ -27,7 +27,21 @@ from . import nn, optim  # noqa: E402,F401
 
 
 def set_num_threads(n: int) -> None:
-    """Sets the CPU stream's thread pool size (``n >= 1``)."""
+    """Sets the CPU stream's thread pool size.
+
+    ``n`` must be an int in ``[1, 4 * os.cpu_count()]`` (at most 256), else
+    ``TypeError`` / ``ValueError``. If the OS cannot start that many threads,
+    ``RuntimeError`` is raised and the previous pool keeps running unchanged.
+    """
+    import builtins
+    import numbers
+
+    if not isinstance(n, numbers.Integral) or isinstance(n, builtins.bool):
+        raise TypeError(f"set_num_threads(): argument 'n' must be an int, got {type(n).__name__}")
+    n = builtins.int(n)
+    if n < 1 or n > _C.max_num_threads():
+        raise ValueError(f"set_num_threads(): argument 'n' must be in [1, {_C.max_num_threads()}] "
+                         f"(4 x the CPU count, at most 256), got {n}")
     _C.set_num_threads(n)
 
 

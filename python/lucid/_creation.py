@@ -47,10 +47,39 @@ def _np_default_dtype(arr: np.ndarray):
     return None
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _saturating_to_int(arr: np.ndarray, np_dtype) -> np.ndarray:
+    """Floats to an integer dtype by the engine's one cast rule (csrc/core/convert.h,
+    the rule ``.to()`` uses): NaN -> 0, saturate to the type's range, then truncate
+    toward zero. Applied to the float64 values, so no float32 rounding comes first."""
+    info = np.iinfo(np_dtype)
+    d = np.asarray(arr, dtype=np.float64)
+    out = np.zeros(d.shape, dtype=np_dtype)
+    lo, hi = float(info.min), float(info.max)  # hi rounds up for int64 (2^63): compared with >=, as in C++
+    low, high = d <= lo, d >= hi
+    mid = ~(np.isnan(d) | low | high)
+    out[mid] = np.trunc(d[mid]).astype(np_dtype)
+    out[low] = info.min
+    out[high] = info.max
+    return out
+
+
+def _check_int64_range(arr: np.ndarray) -> None:
+    """uint64 data above int64's range would wrap when stored as int64: refuse it."""
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and arr.max() > _INT64_MAX:
+        raise OverflowError(f"tensor(): value {int(arr.max())} is out of range for int64 (the widest integer "
+                            f"dtype lucid has: at most {_INT64_MAX})")
+
+
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors).
 
     Python floats become float32, ints int64, bools bool (as in PyTorch).
+    Integers beyond int64 raise ``OverflowError``; floats stored into an
+    integer ``dtype`` follow the same rule as ``.to()`` (NaN -> 0, saturate,
+    truncate toward zero).
 
     >>> import lucid
     >>> lucid.tensor([[1, 2], [3, 4]]).dtype
@@ -62,6 +91,10 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         return _finish(t._impl, requires_grad)
     arr = np.asarray(data)
     if arr.dtype == object:
+        if any(isinstance(v, builtins.int) and not isinstance(v, builtins.bool) and not -2**63 <= v < 2**63
+               for v in np.ravel(arr)):
+            raise OverflowError("tensor(): an integer in 'data' is out of range for int64 (the widest integer "
+                                "dtype lucid has)")
         raise TypeError("tensor(): argument 'data' must be numbers or nested sequences of numbers of equal length")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"tensor(): unsupported data of numpy dtype {arr.dtype}")
@@ -69,12 +102,17 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         dt = as_dtype(dtype)
         if dt.name == "bfloat16":
             impl = _C.astype(_C.from_numpy(np.ascontiguousarray(arr, dtype=np.float32)), "bfloat16")
+        elif arr.dtype.kind == "f" and np.dtype(dt.name).kind in "iu":
+            impl = _C.from_numpy(_saturating_to_int(arr, np.dtype(dt.name)))
         else:
+            if np.dtype(dt.name) == np.int64:
+                _check_int64_range(arr)
             impl = _C.from_numpy(np.array(arr, dtype=dt.name, copy=True, order="C"))
     else:
         target = _np_default_dtype(arr)
         if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
             target = np.int64
+            _check_int64_range(arr)
         impl = _C.from_numpy(np.array(arr, dtype=target or arr.dtype, copy=True, order="C"))
     if dev is not None and dev != "cpu":
         impl = _C.to_device(impl, dev)

@@ -51,10 +51,9 @@ def ref_quantize(x, s, z, qmin, qmax, storage):
         t = x / s
         v = np.rint(t) + zf
         c = np.minimum(np.maximum(v, lo), hi)
-        nan = np.isnan(t)
-        q = np.where(nan, 0, c).astype(np.int64)
-    # NaN -> z exactly, in integers (float(z) rounds for |z| > 2^24).
-    return np.where(nan, np.asarray(z).astype(np.int64), q).astype(storage)
+        c = np.where(np.isnan(t), lo, c)
+    # NaN -> z in the integer domain (float(z) may be 2^31, outside int32).
+    return np.where(np.isnan(t), np.asarray(z).astype(np.int64), c.astype(np.int64)).astype(storage)
 
 
 def ref_dequantize(q, s, z):

@@ -131,6 +131,10 @@ class _Div(Function):
 class _Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
+        if not a.dtype.is_floating_point and not b.dtype.is_floating_point and b.dtype.name != "bool" \
+                and b.numel() and bool((b < 0).any()):
+            raise ValueError("pow(): integers to negative integer powers are not allowed (as in numpy and "
+                             "PyTorch); use a floating base, e.g. x.float() ** -1")
         y = wrap(_C.pow(a._impl, b._impl))
         ctx.save_for_backward(a, b, y)
         return y
@@ -223,8 +227,8 @@ true_divide = div
 def pow(input, exponent):  # noqa: A001
     """``input ** exponent`` with broadcasting.
 
-    Integer powers wrap on overflow; a negative integer exponent gives the
-    truncated ``1 / input**|exponent|`` (1 for 1, +-1 for -1, else 0).
+    Integer powers wrap on overflow; a negative exponent with an integer base
+    and exponent raises ``ValueError`` (as in numpy and PyTorch).
     Gradient: ``b a^(b-1)`` for the base, ``a^b log a`` for the exponent.
 
     >>> import lucid

@@ -92,7 +92,7 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     ``group_size`` consecutive elements along ``axis`` share one pair.
 
     Raises TypeError for a non-float ``x``; ValueError for a scale that is not finite
-    and > 0, a zero point that is not an integer on the grid, parameter shapes that do
+    and >= 2^-126 (subnormal scales are flushed to 0 on GPUs), a zero point that is not an integer on the grid, parameter shapes that do
     not match, an out-of-range ``ch_axis`` / ``axis`` or a ``group_size`` that does not
     divide the axis.
 
@@ -222,10 +222,13 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
 
     * ``out_scale`` None: float32 ``acc * (x_scale * w_scale)``;
     * otherwise codes of ``out_qdtype`` (default: ``xq``'s grid):
-      ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``.
+      ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``;
+      ``out_zp`` defaults to 0.
 
-    ValueError for mismatched shapes and for K too large for exact int32 accumulation
-    (K * 255 * 255 must stay below 2^31).
+    ValueError for mismatched shapes, for K too large for exact int32 accumulation
+    (K * 255 * 255 must stay below 2^31), and for scales, combined scales
+    ``x_scale * w_scale`` or multipliers that are not finite normal float32
+    (>= 2^-126).
 
     >>> import lucid
     >>> import lucid.quantization as Q
