@@ -3,6 +3,7 @@
 #include "bindings/common.h"
 #include "cpu/kernels/qgemm.h"
 #include "ops/fake_quantize_learnable.h"
+#include "ops/int4_linear.h"
 #include "ops/quantization.h"
 
 namespace lucid::bindings {
@@ -49,6 +50,16 @@ void init_quantization(py::module_& m) {
   m.def("fake_quantize_learnable_backward", &ops::fake_quantize_learnable_backward);
   m.def("pack_int4", &ops::pack_int4);
   m.def("unpack_int4", &ops::unpack_int4);
+  auto int4_linear = [](bool reference) {
+    return [reference](const Tensor& x, const Tensor& w_packed, const Tensor& scale,
+                       const std::optional<Tensor>& zero_point, int64_t group_size, const std::string& qdtype,
+                       const std::optional<Tensor>& bias) {
+      return ops::int4_weight_only_linear(x, w_packed, scale, optional_tensor(zero_point), group_size, qdtype,
+                                          optional_tensor(bias), reference);
+    };
+  };
+  m.def("int4_weight_only_linear", int4_linear(false));
+  m.def("int4_weight_only_linear_reference", int4_linear(true));
   m.def("qmatmul", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq,
                       const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
                       const std::optional<Tensor>& out_scale, const std::optional<Tensor>& out_zp,

@@ -6,6 +6,7 @@
 #include "core/dispatch.h"
 #include "core/errors.h"
 #include "cpu/quantize_loop.h"
+#include "cpu/quantize_simd.h"
 
 namespace lucid::cpu {
 
@@ -77,6 +78,7 @@ void dispatch_dequantize(const Tensor& q, const Tensor& out, F&& f) {
 }  // namespace
 
 void dequantize(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp) {
+  if (dequantize_simd(q, out, seg, scale, zp, kernels::vquant_best())) return;
   dispatch_dequantize(q, out, [&](const auto* pq, auto* py) {
     for_each_segment(
         seg, true, [&](int64_t i, int64_t len, int64_t p) { dequantize_run(pq + i, py + i, len, scale[p], zp[p]); },
@@ -89,6 +91,7 @@ void dequantize(const Tensor& q, const Tensor& out, const QSegments& seg, const 
 
 void dequantize_reference(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale,
                           const int32_t* zp) {
+  if (dequantize_simd(q, out, seg, scale, zp, kernels::vquant_scalar())) return;
   dispatch_dequantize(q, out, [&](const auto* pq, auto* py) {
     for_each_segment(
         seg, false,

@@ -6,6 +6,7 @@
 #include "core/dispatch.h"
 #include "core/errors.h"
 #include "cpu/quantize_loop.h"
+#include "cpu/quantize_simd.h"
 
 namespace lucid::cpu {
 
@@ -136,15 +137,18 @@ LUCID_QUANT_CLONES void masked_run(const U* __restrict dy, const uint8_t* __rest
 
 void fake_quantize(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg, const float* scale,
                    const int32_t* zp, int64_t qmin, int64_t qmax) {
+  if (fake_quantize_simd(x, y, mask, seg, scale, zp, qmin, qmax, kernels::vquant_best())) return;
   fake_quantize_any(x, y, mask, seg, scale, zp, qmin, qmax, false);
 }
 
 void fake_quantize_reference(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg,
                              const float* scale, const int32_t* zp, int64_t qmin, int64_t qmax) {
+  if (fake_quantize_simd(x, y, mask, seg, scale, zp, qmin, qmax, kernels::vquant_scalar())) return;
   fake_quantize_any(x, y, mask, seg, scale, zp, qmin, qmax, true);
 }
 
 void masked_grad(const Tensor& dy, const Tensor& mask, const Tensor& dx) {
+  if (masked_grad_simd(dy, mask, dx)) return;
   const uint8_t* pm = static_cast<const uint8_t*>(mask.raw_data());
   auto run = [&](auto* pdy, auto* pdx) {
     parallel_for(dx.numel(), kElementwiseGrain,

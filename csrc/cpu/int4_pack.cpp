@@ -3,11 +3,13 @@
 #include "core/errors.h"
 #include "core/thread_pool.h"
 #include "cpu/quantization.h"
+#include "cpu/quantize_simd.h"
 
 namespace lucid::cpu {
 
 void pack_int4(const Tensor& codes, const Tensor& out, int64_t outer, int64_t len, int64_t inner) {
   check<TypeError>(itemsize(codes.dtype()) == 1 && out.dtype() == DType::UInt8, "internal: pack_int4 dtypes");
+  if (pack_int4_simd(codes, out, outer, len, inner)) return;
   const uint8_t* c = static_cast<const uint8_t*>(codes.raw_data());
   uint8_t* o = out.data<uint8_t>();
   int64_t half = (len + 1) / 2;
@@ -29,6 +31,7 @@ void pack_int4(const Tensor& codes, const Tensor& out, int64_t outer, int64_t le
 
 void unpack_int4(const Tensor& packed, const Tensor& out, int64_t outer, int64_t len, int64_t inner) {
   check<TypeError>(packed.dtype() == DType::UInt8 && itemsize(out.dtype()) == 1, "internal: unpack_int4 dtypes");
+  if (unpack_int4_simd(packed, out, outer, len, inner)) return;
   bool is_signed = out.dtype() == DType::Int8;
   const uint8_t* p = packed.data<uint8_t>();
   uint8_t* o = static_cast<uint8_t*>(out.raw_data());

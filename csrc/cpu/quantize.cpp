@@ -4,6 +4,7 @@
 #include "core/dispatch.h"
 #include "core/errors.h"
 #include "cpu/quantize_loop.h"
+#include "cpu/quantize_simd.h"
 
 namespace lucid::cpu {
 
@@ -70,6 +71,7 @@ void dispatch_quantize(const Tensor& x, const Tensor& out, F&& f) {
 
 void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp,
               QBounds b) {
+  if (quantize_simd(x, out, seg, scale, zp, b, kernels::vquant_best())) return;
   dispatch_quantize(x, out, [&](const auto* px, auto* pq) {
     for_each_segment(
         seg, true,
@@ -87,6 +89,7 @@ void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const fl
 
 void quantize_reference(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale,
                         const int32_t* zp, QBounds b) {
+  if (quantize_simd(x, out, seg, scale, zp, b, kernels::vquant_scalar())) return;
   dispatch_quantize(x, out, [&](const auto* px, auto* pq) {
     for_each_segment(
         seg, false,

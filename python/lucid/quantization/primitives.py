@@ -19,7 +19,7 @@ from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
-           "qconv2d", "qconv1d", "PackedWeight", "prepack_weight"]
+           "qconv2d", "qconv1d", "PackedWeight", "prepack_weight", "int4_weight_only_linear"]
 
 
 _TENSOR = None
@@ -443,3 +443,34 @@ def prepack_weight(wq):
     [[-0.25, 1.5]]
     """
     return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl))
+
+
+def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, qdtype="qint4", bias=None):
+    """``x @ W.T + bias`` with ``W`` (N, K) stored as packed int4 codes: weight-only
+    quantization for memory-bound inference (M = 1 decoding).
+
+    ``w_packed`` is ``pack_int4(codes, axis=-1)`` of (N, K) ``qdtype`` codes (qint4:
+    int8 in [-8, 7]; quint4: uint8 in [0, 15]), shape (N, K / 2). ``scale`` (and
+    ``zero_point``, optional for qint4 where it defaults to 0, required for quint4)
+    have shape (N, K / group_size): one pair per run of ``group_size`` weights along
+    K, ``group_size`` a multiple of 32. Each weight is ``dequantize``'s value
+    ``(q - z) * s``; the output is float32 (..., N). The weights stay packed on the
+    CPU stream. Float output: the streams agree within the tolerance of
+    docs/numerics.md, not bit for bit. No gradient is recorded.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> codes = lucid.tensor([[1] * 32, [-2] * 32], dtype=lucid.int8)
+    >>> w = Q.pack_int4(codes)
+    >>> Q.int4_weight_only_linear(lucid.ones(1, 32), w, lucid.full((2, 1), 0.5), group_size=32).tolist()
+    [[16.0, -32.0]]
+    """
+    fn = "int4_weight_only_linear"
+    x = _input(x, fn, "x")
+    w_packed = _input(w_packed, fn, "w_packed")
+    scale = _input(scale, fn, "scale")
+    zp = None if zero_point is None else _input(zero_point, fn, "zero_point")._impl
+    b = None if bias is None else _input(bias, fn, "bias")._impl
+    q = as_qdtype(qdtype, fn, "qdtype").name
+    return _wrap(_C.int4_weight_only_linear(x._impl, w_packed._impl, scale._impl, zp,
+                                            _int_arg(group_size, fn, "group_size"), q, b))

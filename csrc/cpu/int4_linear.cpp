@@ -1,0 +1,79 @@
+// int4_weight_only_linear on the CPU stream. Few activation rows (the
+// memory-bound decoding case): each row is prepared once (permuted to the
+// nibble order, group sums), then the output columns are split over the
+// thread pool, each chunk one GEMV microkernel call that streams its rows of
+// packed weights. From kGemmRows rows on, the product is compute-bound and
+// re-streaming the weights per row loses to dequantizing them once (to
+// exactly dequantize's float values) and calling sgemm.
+#include "cpu/int4_linear.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "cpu/blas.h"
+#include "cpu/kernels/qb4w-gemv.h"
+#include "cpu/kernels/vquant.h"
+
+namespace lucid::cpu {
+
+namespace {
+
+constexpr int64_t kGemmRows = 16;
+
+// w = fl(float(q - z) * s) for every weight, with q - z = (nib ^ flip) - zq.
+void dequantize_weights(const uint8_t* pw, int64_t N, int64_t K, int64_t G, const float* scale, const int32_t* zq,
+                        uint8_t flip, float* wf) {
+  const auto& k = kernels::vquant_best();
+  const int64_t groups = K / G;
+  parallel_for(N, std::max<int64_t>(1, (int64_t{1} << 14) / K), [&](int64_t lo, int64_t hi) {
+    std::vector<uint8_t> codes(static_cast<size_t>(K));
+    for (int64_t n = lo; n < hi; ++n) {
+      k.unpack4(K / 2, pw + n * (K / 2), codes.data(), false);
+      if (flip)
+        for (auto& c : codes) c = static_cast<uint8_t>(c ^ 8u);
+      k.dequantize_qu8(groups, G, codes.data(), wf + n * K, scale + n * groups, zq + n * groups, 0);
+    }
+  });
+}
+
+}  // namespace
+
+void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq, uint8_t flip,
+                             int64_t group_size, const float* bias, const Tensor& out, bool reference) {
+  const int64_t M = x.size(0), K = x.size(1), N = w.size(0), G = group_size, groups = K / G;
+  kernels::qb4w_gemv_fn gemv = reference ? &kernels::f32_qb4w_gemv_scalar : kernels::f32_qb4w_gemv_best();
+  const float* px = x.data<float>();
+  const uint8_t* pw = w.data<uint8_t>();
+  float* py = out.data<float>();
+  if (K == 0) {  // an empty sum: y = bias (or 0), without asking BLAS about k = 0
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) py[m * N + n] = bias ? bias[n] : 0.0f;
+    return;
+  }
+  if (!reference && M >= kGemmRows) {
+    Tensor wf = Tensor::empty_cpu({N, K}, DType::Float32);
+    dequantize_weights(pw, N, K, G, scale, zq, flip, wf.data<float>());
+    blas::sgemm(false, true, M, N, K, 1.0f, px, K, wf.data<float>(), K, 0.0f, py, N);
+    if (bias)
+      parallel_for(M, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t m = lo; m < hi; ++m)
+          for (int64_t n = 0; n < N; ++n) py[m * N + n] = py[m * N + n] + bias[n];
+      });
+    return;
+  }
+  std::vector<float> xp(static_cast<size_t>(K)), sx(static_cast<size_t>(groups));
+  // About 64 KB of packed weights per task: enough work to amortise a task.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(K / 2, 1));
+  for (int64_t m = 0; m < M; ++m) {
+    kernels::f32_qb4w_prepare_x(K, G, px + m * K, xp.data(), sx.data());
+    auto run = [&](int64_t lo, int64_t hi) {
+      gemv(K, G, hi - lo, xp.data(), sx.data(), pw + lo * (K / 2), scale + lo * groups, zq + lo * groups, flip,
+           bias ? bias + lo : nullptr, py + m * N + lo);
+    };
+    if (reference) run(0, N);
+    else parallel_for(N, grain, run);
+  }
+}
+
+}  // namespace lucid::cpu

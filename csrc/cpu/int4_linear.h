@@ -1,0 +1,19 @@
+// CPU stream of int4_weight_only_linear (ops/int4_linear.h): float32
+// activations times packed int4 weights with per-group scales, through the
+// qb4w GEMV microkernels of cpu/kernels/ (weights stay packed) for up to 15
+// activation rows; from 16 rows on, dequantized once and multiplied by sgemm.
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace lucid::cpu {
+
+// x: (M, K) float32 contiguous; w: (N, K/2) uint8 (pack_int4 along K);
+// scale, zq: N x K/G (zq = z + 8 for qint4 codes, with flip = 0x88; z and
+// flip = 0 for quint4); bias: N floats or null; out: (M, N) float32.
+// `reference` runs the scalar kernel single-threaded.
+void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq, uint8_t flip,
+                             int64_t group_size, const float* bias, const Tensor& out, bool reference);
+
+}  // namespace lucid::cpu
