@@ -22,5 +22,6 @@ void init_shape(py::module_& m);
 void init_linalg(py::module_& m);
 void init_nn(py::module_& m);
 void init_quantization(py::module_& m);
+void init_histogram(py::module_& m);
 
 }  // namespace lucid::bindings

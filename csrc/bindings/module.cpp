@@ -26,6 +26,7 @@ PYBIND11_MODULE(_C, m) {
   init_linalg(m);
   init_nn(m);
   init_quantization(m);
+  init_histogram(m);
 }
 
 }  // namespace lucid::bindings

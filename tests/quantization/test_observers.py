@@ -33,7 +33,7 @@ def _cases(observers):
 
 
 MINMAX = ["MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
-          "MovingAveragePerChannelMinMaxObserver"]
+          "MovingAveragePerChannelMinMaxObserver", "HistogramObserver"]
 
 
 @pytest.mark.parametrize("obs_name,cfg_name,kw,data_name,nb", list(_cases(MINMAX)))

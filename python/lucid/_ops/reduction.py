@@ -23,7 +23,8 @@ from .. import _C
 from ..autograd import Function
 from .common import dims_arg, is_tensor, wrap, wrap_dim
 
-__all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any"]
+__all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any",
+           "histc"]
 TENSOR_METHODS = list(__all__)
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
@@ -331,3 +332,35 @@ def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
     [False, True]
     """
     return wrap(_C.any(input._impl, dims_arg(dim, axis, input.ndim, "any"), bool(keepdim)))
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002
+    """Histogram of ``input`` in ``bins`` equal bins over [min, max], as ``torch.histc``:
+    counts in ``input``'s dtype; elements outside the range (and NaN) are not counted;
+    ``min == max`` uses the data's min and max, and a zero-width range is widened to
+    [v - 1, v + 1]. The bin index is docs/numerics.md's (``Observers``), identical on
+    both streams. Not differentiable.
+
+    >>> import lucid
+    >>> lucid.histc(lucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
+    [0.0, 2.0, 1.0, 0.0]
+    """
+    import numpy as np
+
+    if not is_tensor(input) or not input.dtype.is_floating_point:
+        raise TypeError(f"histc(): argument 'input' must be a floating-point lucid.Tensor, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)!r}")
+    lo, hi = np.float32(min), np.float32(max)
+    if lo == hi and input.numel() > 0:
+        lo = np.float32(amin(input.detach()).item())
+        hi = np.float32(amax(input.detach()).item())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"histc(): range of [{lo}, {hi}] is not finite")
+    if lo > hi:
+        raise ValueError(f"histc(): argument 'max' must be larger than 'min', got min={min}, max={max}")
+    if lo == hi:
+        lo, hi = np.float32(lo - np.float32(1)), np.float32(hi + np.float32(1))
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"histc(): argument 'bins' must be a positive int, got {bins!r}")
+    counts = wrap(_C.histc(input._impl, bins, float(lo), float(hi)))
+    return counts.to(input.dtype)
