@@ -2,6 +2,7 @@
 // from Python already as 0-d tensors; grids cross as names ("qint8").
 #include "bindings/common.h"
 #include "ops/fake_quantize_learnable.h"
+#include "cpu/kernels/qgemm.h"
 #include "ops/quantization.h"
 
 namespace lucid::bindings {
@@ -55,6 +56,29 @@ void init_quantization(py::module_& m) {
     return ops::qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, optional_tensor(bias), optional_tensor(out_scale),
                         optional_tensor(out_zp), out_qdtype);
   });
+  py::class_<ops::QPackedWeight>(m, "QPackedWeight")
+      .def_property_readonly("weight", [](const ops::QPackedWeight& p) { return p.wq; });
+  m.def("qmatmul_prepack", &ops::qmatmul_prepack, py::arg("wq"));
+  m.def("qmatmul_packed", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const ops::QPackedWeight& w,
+                             const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
+                             const std::optional<Tensor>& out_scale, const std::optional<Tensor>& out_zp,
+                             const std::string& out_qdtype) {
+    return ops::qmatmul(xq, x_scale, x_zp, w.wq, w_scale, w_zp, optional_tensor(bias), optional_tensor(out_scale),
+                        optional_tensor(out_zp), out_qdtype, w.cache.get());
+  });
+  m.def("qconv2d", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq,
+                      const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
+                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                      const std::vector<int64_t>& dilation, int64_t groups, const std::optional<Tensor>& out_scale,
+                      const std::optional<Tensor>& out_zp, const std::string& out_qdtype) {
+    return ops::qconv2d(xq, x_scale, x_zp, wq, w_scale, w_zp, optional_tensor(bias), stride, padding, dilation,
+                        groups, optional_tensor(out_scale), optional_tensor(out_zp), out_qdtype);
+  });
+  // lucid.backends.quantized: the int8 GEMM engine of the CPU stream.
+  m.def("qengine", &kernels::qgemm_engine);
+  m.def("set_qengine", &kernels::set_qgemm_engine, py::arg("name"));
+  m.def("qengines_available", &kernels::qgemm_available_engines);
+  m.def("qengines_known", &kernels::qgemm_engine_names);
 }
 
 }  // namespace lucid::bindings

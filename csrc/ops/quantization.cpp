@@ -11,6 +11,8 @@
 #include "gpu/quantization.h"
 #include "gpu/transfer.h"
 #include "ops/copy.h"
+#include "ops/nn_common.h"
+#include "core/window2d.h"
 
 namespace lucid::ops {
 
@@ -366,33 +368,36 @@ Tensor unpack_int4(const Tensor& packed, int64_t length, bool is_signed, int64_t
 
 // -------------------------------------------------------------- qmatmul ----
 
-Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
-               const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
-               const std::string& out_qdtype) {
-  const char* fn = "qmatmul";
-  common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
-  if (bias.defined()) common_device(fn, {&xq, &bias});
-  if (out_scale.defined()) common_device(fn, {&xq, &out_scale, &out_zp});
-  check<TypeError>(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8,
-                   arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
-  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
-  check(xq.ndim() >= 1, arg(fn, "xq") + " must have shape (..., K), got a 0-d tensor");
-  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
-  int64_t K = xq.shape().back(), N = wq.size(0);
-  check(wq.size(1) == K, std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) +
-                             " has K = " + std::to_string(K) + " but 'wq' " + shape_str(wq.shape()) +
-                             " has K = " + std::to_string(wq.size(1)) + "; expected wq of shape (N, " +
-                             std::to_string(K) + ")");
-  // |x - zx| <= 255 and |w - zw| <= 255, so K terms stay below 2^31 when
-  // K * 255 * 255 < 2^31.
-  constexpr int64_t kMaxK = ((int64_t{1} << 31) - 1) / (255 * 255);
-  check(K <= kMaxK, std::string(fn) + "(): K = " + std::to_string(K) + " is too large for exact int32 accumulation "
-                        "(K * 255 * 255 must stay below 2^31, so K <= " + std::to_string(kMaxK) + ")");
+namespace {
+
+using nn_detail::ints_str;
+
+// Everything qmatmul and qconv2d share: the validated quantization
+// parameters of the activation, the weight (n output channels) and the
+// output, and the host-side constants of docs/numerics.md (sxw[n] =
+// fl(sx * sw[n]), bias_q[n], M[n]) computed once so both streams use the same
+// bits.
+struct QProduct {
+  int32_t zx = 0, zy = 0;
+  std::vector<int32_t> zw, bias_q;
+  std::vector<float> sxw, mult;
+  bool quantized_out = false;
+  Grid og;
+  cpu::QBounds ob;
+  DType out_dtype() const { return quantized_out ? og.storage : DType::Float32; }
+  const float* scale() const { return quantized_out ? mult.data() : sxw.data(); }
+  const int32_t* bias() const { return bias_q.empty() ? nullptr : bias_q.data(); }
+};
+
+QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, int64_t N,
+                        const Tensor& w_scale, const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale,
+                        const Tensor& out_zp, const std::string& out_qdtype) {
+  QProduct q;
   Grid xg = xq.dtype() == DType::UInt8 ? grid_of("quint8", fn) : grid_of("qint8", fn);
   check(x_scale.numel() == 1, arg(fn, "x_scale") + " must be a number or a one-element tensor, got shape " + shape_str(x_scale.shape()));
   check(x_zp.numel() == 1, arg(fn, "x_zp") + " must be an int or a one-element tensor, got shape " + shape_str(x_zp.shape()));
   float sx = read_scale(fn, "x_scale", x_scale, 1)[0];
-  int32_t zx = read_zero_point(fn, "x_zp", x_zp, 1, xg.qmin, xg.qmax, xg.name)[0];
+  q.zx = read_zero_point(fn, "x_zp", x_zp, 1, xg.qmin, xg.qmax, xg.name)[0];
   auto per_n = [&](const Tensor& t, const char* name) {
     check(t.numel() == 1 || (t.ndim() == 1 && t.size(0) == N),
           arg(fn, name) + " must be a number or have shape (" + std::to_string(N) + ",) (one per output channel), got shape " +
@@ -401,65 +406,158 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   per_n(w_scale, "w_scale");
   per_n(w_zp, "w_zp");
   std::vector<float> sw = read_scale(fn, "w_scale", w_scale, N);
-  std::vector<int32_t> zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8");
-  // Combined scales fl(sx * sw[n]), computed once on the host for both streams.
-  std::vector<float> sxw(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) sxw[n] = sx * sw[n];
-  std::vector<int32_t> bias_q;
+  q.zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8");
+  q.sxw.resize(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) q.sxw[n] = sx * sw[n];
   if (bias.defined()) {
     check<TypeError>(is_floating(bias.dtype()), arg(fn, "bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
     check(bias.ndim() == 1 && bias.size(0) == N, arg(fn, "bias") + " must have shape (" + std::to_string(N) + ",), got " +
                                                      shape_str(bias.shape()));
     Tensor hb = host_values(bias, DType::Float32);
     cpu::QBounds i32 = cpu::QBounds::of(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
-    bias_q.resize(static_cast<size_t>(N));
+    q.bias_q.resize(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) {
       float b = hb.data<float>()[n];
       if (!std::isfinite(b))
         throw ValueError(arg(fn, "bias") + " must be finite, got " + fmt(b) + " at index " + std::to_string(n));
-      float r = std::nearbyint(b / sxw[n]);
+      float r = std::nearbyint(b / q.sxw[n]);
       r = r < i32.lo ? i32.lo : (r > i32.hi ? i32.hi : r);  // saturate into int32
-      bias_q[n] = static_cast<int32_t>(r);
+      q.bias_q[n] = static_cast<int32_t>(r);
     }
   }
-  Shape out_shape = xq.shape();
-  out_shape.back() = N;
-  bool quantized_out = out_scale.defined();
-  if (!quantized_out)
+  q.quantized_out = out_scale.defined();
+  if (!q.quantized_out)
     check(!out_zp.defined() && out_qdtype.empty(),
           std::string(fn) + "(): 'out_zp' and 'out_qdtype' need 'out_scale' (without it the output is float32)");
-  Grid og = quantized_out ? grid_of(out_qdtype.empty() ? xg.name : out_qdtype, fn) : xg;
-  std::vector<float> mult;
-  int32_t zy = 0;
-  if (quantized_out) {
+  q.og = q.quantized_out ? grid_of(out_qdtype.empty() ? xg.name : out_qdtype, fn) : xg;
+  if (q.quantized_out) {
     check(out_scale.numel() == 1, arg(fn, "out_scale") + " must be a number or a one-element tensor, got shape " +
                                       shape_str(out_scale.shape()));
     float sy = read_scale(fn, "out_scale", out_scale, 1)[0];
     if (out_zp.defined()) {
       check(out_zp.numel() == 1, arg(fn, "out_zp") + " must be an int or a one-element tensor, got shape " +
                                      shape_str(out_zp.shape()));
-      zy = read_zero_point(fn, "out_zp", out_zp, 1, og.qmin, og.qmax, og.name)[0];
+      q.zy = read_zero_point(fn, "out_zp", out_zp, 1, q.og.qmin, q.og.qmax, q.og.name)[0];
     }
-    mult.resize(static_cast<size_t>(N));
-    for (int64_t n = 0; n < N; ++n) mult[n] = sxw[n] / sy;
+    q.mult.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) q.mult[n] = q.sxw[n] / sy;
   }
-  cpu::QBounds ob = cpu::QBounds::of(og.qmin, og.qmax);
+  q.ob = cpu::QBounds::of(q.og.qmin, q.og.qmax);
+  return q;
+}
+
+// |x - zx| <= 255 and |w - zw| <= 255, so K terms stay below 2^31 when
+// K * 255 * 255 < 2^31.
+void check_k(const char* fn, int64_t K) {
+  constexpr int64_t kMaxK = ((int64_t{1} << 31) - 1) / (255 * 255);
+  check(K <= kMaxK, std::string(fn) + "(): K = " + std::to_string(K) + " is too large for exact int32 accumulation "
+                        "(K * 255 * 255 must stay below 2^31, so K <= " + std::to_string(kMaxK) + ")");
+}
+
+void check_codes(const char* fn, const Tensor& xq, const Tensor& wq) {
+  check<TypeError>(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8,
+                   arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
+  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+}
+
+void common_params_device(const char* fn, const Tensor& xq, const Tensor& bias, const Tensor& out_scale,
+                          const Tensor& out_zp) {
+  if (bias.defined()) common_device(fn, {&xq, &bias});
+  if (out_scale.defined()) common_device(fn, {&xq, &out_scale, &out_zp});
+}
+
+}  // namespace
+
+Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
+               const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
+               const std::string& out_qdtype, cpu::QWeightCache* packed) {
+  const char* fn = "qmatmul";
+  common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
+  common_params_device(fn, xq, bias, out_scale, out_zp);
+  check_codes(fn, xq, wq);
+  check(xq.ndim() >= 1, arg(fn, "xq") + " must have shape (..., K), got a 0-d tensor");
+  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  int64_t K = xq.shape().back(), N = wq.size(0);
+  check(wq.size(1) == K, std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) +
+                             " has K = " + std::to_string(K) + " but 'wq' " + shape_str(wq.shape()) +
+                             " has K = " + std::to_string(wq.size(1)) + "; expected wq of shape (N, " +
+                             std::to_string(K) + ")");
+  check_k(fn, K);
+  QProduct q = product_params(fn, xq, x_scale, x_zp, N, w_scale, w_zp, bias, out_scale, out_zp, out_qdtype);
+  Shape out_shape = xq.shape();
+  out_shape.back() = N;
   if (xq.device() == Device::GPU) {
-    Tensor acc = gpu::qmatmul_accumulate(xq, zx, wq, gpu_tensor(zw, DType::Int32),
-                                         bias.defined() ? gpu_tensor(bias_q, DType::Int32) : Tensor());
-    if (!quantized_out) return gpu::qmatmul_to_float(acc, gpu_tensor(sxw, DType::Float32));
-    return gpu::qmatmul_requantize(acc, gpu_tensor(mult, DType::Float32), zy, ob.lo, ob.hi, og.storage);
+    Tensor acc = gpu::qmatmul_accumulate(xq, q.zx, wq, gpu_tensor(q.zw, DType::Int32),
+                                         q.bias() ? gpu_tensor(q.bias_q, DType::Int32) : Tensor());
+    if (!q.quantized_out) return gpu::qmatmul_to_float(acc, gpu_tensor(q.sxw, DType::Float32));
+    return gpu::qmatmul_requantize(acc, gpu_tensor(q.mult, DType::Float32), q.zy, q.ob.lo, q.ob.hi, q.og.storage);
   }
   Tensor xc = contiguous(xq), wc = contiguous(wq);
-  Tensor acc = Tensor::empty_cpu(out_shape, DType::Int32);
-  cpu::qmatmul_accumulate(xc, zx, wc, zw.data(), bias.defined() ? bias_q.data() : nullptr, acc);
-  if (!quantized_out) {
-    Tensor out = Tensor::empty_cpu(out_shape, DType::Float32);
-    cpu::qmatmul_to_float(acc, sxw.data(), out);
-    return out;
+  Tensor out = Tensor::empty_cpu(out_shape, q.out_dtype());
+  cpu::qmatmul(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, out, packed);
+  return out;
+}
+
+QPackedWeight qmatmul_prepack(const Tensor& wq) {
+  const char* fn = "prepack_weight";
+  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  check_k(fn, wq.size(1));
+  if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
+  return {clone(wq), cpu::make_qweight_cache()};
+}
+
+// -------------------------------------------------------------- qconv2d ----
+
+Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
+               const Tensor& w_zp, const Tensor& bias, const std::vector<int64_t>& stride,
+               const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups,
+               const Tensor& out_scale, const Tensor& out_zp, const std::string& out_qdtype) {
+  const char* fn = "qconv2d";
+  common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
+  common_params_device(fn, xq, bias, out_scale, out_zp);
+  check_codes(fn, xq, wq);
+  check(xq.ndim() == 4, arg(fn, "xq") + " must have shape (N, C, H, W), got " + shape_str(xq.shape()));
+  check(wq.ndim() == 4, arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
+                            shape_str(wq.shape()));
+  auto pair = [&](const std::vector<int64_t>& v, const char* name, int64_t lo) {
+    check(v.size() == 2 && v[0] >= lo && v[1] >= lo,
+          arg(fn, name) + " must be two integers >= " + std::to_string(lo) + ", got " + ints_str(v));
+  };
+  pair(stride, "stride", 1);
+  pair(padding, "padding", 0);
+  pair(dilation, "dilation", 1);
+  check(groups >= 1, arg(fn, "groups") + " must be positive, got " + std::to_string(groups));
+  const int64_t C = xq.size(1), O = wq.size(0);
+  check(C % groups == 0 && O % groups == 0 && wq.size(1) * groups == C,
+        std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) + " and 'wq' " +
+            shape_str(wq.shape()) + " with groups = " + std::to_string(groups) +
+            "; expected in_channels = wq.shape[1] * groups and out_channels divisible by groups");
+  check(wq.numel() > 0, arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
+  Window2d win;
+  win.kh = wq.size(2), win.kw = wq.size(3);
+  win.sh = stride[0], win.sw = stride[1], win.ph = padding[0], win.pw = padding[1];
+  win.dh = dilation[0], win.dw = dilation[1];
+  const int64_t span_h = xq.size(2) + 2 * win.ph - win.dh * (win.kh - 1);
+  const int64_t span_w = xq.size(3) + 2 * win.pw - win.dw * (win.kw - 1);
+  check(span_h >= 1 && span_w >= 1, std::string(fn) + "(): input of shape " + shape_str(xq.shape()) +
+                                        " (padded by " + ints_str(padding) + ") is smaller than the dilated kernel");
+  win.oh = (span_h - 1) / win.sh + 1;
+  win.ow = (span_w - 1) / win.sw + 1;
+  check_k(fn, wq.size(1) * win.kh * win.kw);
+  QProduct q = product_params(fn, xq, x_scale, x_zp, O, w_scale, w_zp, bias, out_scale, out_zp, out_qdtype);
+  const Shape out_shape{xq.size(0), O, win.oh, win.ow};
+  if (xq.device() == Device::GPU) {
+    // An empty batch: MLX cannot reshape empty arrays, and there is nothing to compute.
+    if (xq.size(0) == 0) return full(out_shape, 0.0, q.out_dtype(), Device::GPU);
+    return gpu::qconv2d(xq, q.zx, wq, gpu_tensor(q.zw, DType::Int32),
+                        q.bias() ? gpu_tensor(q.bias_q, DType::Int32) : Tensor(),
+                        gpu_tensor(q.quantized_out ? q.mult : q.sxw, DType::Float32), q.quantized_out, q.zy,
+                        q.ob.lo, q.ob.hi, q.og.storage, win, groups);
   }
-  Tensor out = Tensor::empty_cpu(out_shape, og.storage);
-  cpu::qmatmul_requantize(acc, mult.data(), zy, ob, out);
+  Tensor xc = contiguous(xq), wc = contiguous(wq);
+  Tensor out = Tensor::empty_cpu(out_shape, q.out_dtype());
+  cpu::qconv2d(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, win, groups, out);
   return out;
 }
 

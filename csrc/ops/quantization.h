@@ -3,11 +3,14 @@
 // canonical parameters the cpu:: and gpu:: kernels take. Formulas:
 // docs/numerics.md.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "core/tensor.h"
+#include "cpu/quantization.h"
 
 namespace lucid::ops {
 
@@ -36,10 +39,29 @@ Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
 Tensor pack_int4(const Tensor& codes, int64_t axis);
 Tensor unpack_int4(const Tensor& packed, int64_t length, bool is_signed, int64_t axis);
 
+// A qmatmul weight prepared once for repeated calls (as a quantized Linear
+// would): a private copy of the int8 codes (N, K), so later writes to the
+// caller's tensor change neither stream, and on the CPU stream the packed
+// panels of each GEMM engine used, built on first use.
+struct QPackedWeight {
+  Tensor wq;
+  std::shared_ptr<cpu::QWeightCache> cache;  // null for GPU tensors
+};
+QPackedWeight qmatmul_prepack(const Tensor& wq);
+
 // Integer matmul; float32 output when out_scale is undefined, otherwise codes
-// of `out_qdtype`.
+// of `out_qdtype`. `packed` (optional) supplies wq's cached panels.
 Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
                const Tensor& w_zp, const Tensor& bias, const Tensor& out_scale, const Tensor& out_zp,
-               const std::string& out_qdtype);
+               const std::string& out_qdtype, cpu::QWeightCache* packed = nullptr);
+
+// Integer 2-D convolution (docs/numerics.md, "Quantized convolution"): xq
+// (N, C, H, W) codes padded with x_zp, wq (O, C / groups, kh, kw) int8,
+// symmetric padding (ph, pw); float32 output when out_scale is undefined,
+// otherwise codes of `out_qdtype`. Output (N, O, oh, ow).
+Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
+               const Tensor& w_zp, const Tensor& bias, const std::vector<int64_t>& stride,
+               const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups,
+               const Tensor& out_scale, const Tensor& out_zp, const std::string& out_qdtype);
 
 }  // namespace lucid::ops

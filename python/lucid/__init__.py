@@ -13,7 +13,7 @@ from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int,
 from ._tensor import Tensor, _install_methods
 from ._creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed,
                         ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
-from . import autograd, gpu
+from . import autograd, backends, gpu
 from .autograd import enable_grad, no_grad, is_grad_enabled, set_grad_enabled
 from ._ops import *  # noqa: F401,F403
 from ._ops import TENSOR_METHODS as _TENSOR_METHODS

@@ -118,3 +118,23 @@ def test_bias_only_when_k_is_zero(device):
     w = lucid.tensor(np.zeros((3, 0), np.int8), device=device)
     y = Q.qmatmul(x, 0.5, 0, w, 0.25, 0, bias=lucid.tensor([0.125, -0.25, 1.0], device=device))
     assert to_np(y).tolist() == [[0.125, -0.25, 1.0]] * 2
+
+
+def test_prepacked_weight_same_bytes_and_frozen(device, rng):
+    x, zx, w, sw, zw = make(rng, 9, 130, 21, "uint8", True)
+    wt = lucid.tensor(w, device=device)
+    packed = Q.prepack_weight(wt)
+    args = (float(0.02), zx)
+    tail = (lucid.tensor(sw, device=device), lucid.tensor(zw, device=device))
+    xt = lucid.tensor(x, device=device)
+    plain = to_np(Q.qmatmul(xt, *args, wt, *tail, out_scale=0.4, out_zp=128))
+    for _ in range(2):  # the second call reuses the packed panels
+        assert_bytes_equal(to_np(Q.qmatmul(xt, *args, packed, *tail, out_scale=0.4, out_zp=128)), plain)
+    if device == "cpu":  # a write to the original does not reach the packed copy
+        wt[0, 0] = 5 if w[0, 0] != 5 else 6
+        assert_bytes_equal(to_np(Q.qmatmul(xt, *args, packed, *tail, out_scale=0.4, out_zp=128)), plain)
+    assert packed.weight.shape == (21, 130)
+    with pytest.raises(TypeError, match=r"prepack_weight\(\): argument 'wq' must hold int8"):
+        Q.prepack_weight(lucid.tensor(x, device=device))
+    with pytest.raises(ValueError, match=r"qmatmul\(\): shapes do not match"):
+        Q.qmatmul(lucid.tensor(x[:, :5], device=device), *args, packed, *tail)

@@ -12,7 +12,8 @@ whose integer codes are bit-identical on the CPU and GPU streams
 """
 from .qdtype import (QDtype, QScheme, as_qdtype, as_qscheme, per_channel_affine, per_channel_symmetric,
                      per_tensor_affine, per_tensor_symmetric, qint4, qint8, qint32, quint4, quint8)
-from .primitives import dequantize, fake_quantize, fake_quantize_learnable, pack_int4, qmatmul, quantize, unpack_int4
+from .primitives import (PackedWeight, dequantize, fake_quantize, fake_quantize_learnable, pack_int4, prepack_weight,
+                         qconv1d, qconv2d, qmatmul, quantize, unpack_int4)
 from .qparams import QParams, calculate_qparams
 from . import observer
 from .observer import *  # noqa: F401,F403
@@ -29,7 +30,7 @@ from .qconfig_mapping import *  # noqa: F401,F403
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
-           "qmatmul", "QParams", "calculate_qparams", "observer", "fuse_modules",
+           "qmatmul", "qconv2d", "qconv1d", "PackedWeight", "prepack_weight", "QParams", "calculate_qparams", "observer", "fuse_modules",
            "fuse_modules_qat"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__)

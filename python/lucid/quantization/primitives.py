@@ -18,13 +18,31 @@ from .._dtype import as_dtype, float32
 from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul"]
+__all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul", "qconv2d", "qconv1d",
+           "PackedWeight", "prepack_weight"]
+
+
+_TENSOR = None
 
 
 def _tensor_type():
-    from .._tensor import Tensor
+    global _TENSOR
+    if _TENSOR is None:  # imported late: lucid._tensor imports this package
+        from .._tensor import Tensor
 
-    return Tensor
+        _TENSOR = Tensor
+    return _TENSOR
+
+
+def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
+    """``_param(...)._impl``; plain Python numbers take a short path (the generic
+    checks and the Tensor wrapper cost more than a small integer product)."""
+    t = type(value)
+    if t is float or (t is int and not integer and abs(value) < 2**53):
+        return _C.full((), float(value), "float32", like._impl.device)
+    if t is int and abs(value) < 2**53:
+        return _C.full((), float(value), "int64", like._impl.device)
+    return _param(value, like, fn, argument, integer)._impl
 
 
 def _wrap(impl):
@@ -281,7 +299,8 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
       ``clamp(rint(acc * (x_scale * w_scale / out_scale)) + out_zp)``.
 
     ValueError for mismatched shapes and for K too large for exact int32 accumulation
-    (K * 255 * 255 must stay below 2^31).
+    (K * 255 * 255 must stay below 2^31). ``wq`` may be a :class:`PackedWeight`
+    from :func:`prepack_weight`, which skips re-packing the weights on every call.
 
     >>> import lucid
     >>> import lucid.quantization as Q
@@ -294,6 +313,32 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
     """
     fn = "qmatmul"
     xq = _input(xq, fn, "xq")
+    packed = wq if isinstance(wq, PackedWeight) else None
+    wq = packed.weight if packed is not None else _input(wq, fn, "wq")
+    args = [_param_impl(x_scale, xq, fn, "x_scale"), _param_impl(x_zp, xq, fn, "x_zp", integer=True),
+            packed._impl if packed is not None else wq._impl,
+            _param_impl(w_scale, xq, fn, "w_scale"), _param_impl(w_zp, xq, fn, "w_zp", integer=True)]
+    b = None if bias is None else _input(bias, fn, "bias")._impl
+    os_ = None if out_scale is None else _param_impl(out_scale, xq, fn, "out_scale")
+    oz = None if out_zp is None else _param_impl(out_zp, xq, fn, "out_zp", integer=True)
+    oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
+    if packed is not None:
+        return _wrap(_C.qmatmul_packed(xq._impl, *args, b, os_, oz, oq))
+    return _wrap(_C.qmatmul(xq._impl, *args, b, os_, oz, oq))
+
+
+def _pair(v, fn: str, argument: str):
+    if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+        return [int(v), int(v)]
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(
+            isinstance(e, numbers.Integral) and not isinstance(e, (bool, np.bool_)) for e in v):
+        return [int(v[0]), int(v[1])]
+    raise TypeError(f"{fn}(): argument '{argument}' must be an int or a pair of ints, got {v!r}")
+
+
+def _qconv(fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
+           out_qdtype):
+    xq = _input(xq, fn, "xq")
     wq = _input(wq, fn, "wq")
     args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl, wq._impl,
             _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
@@ -301,4 +346,91 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
     os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
     oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
     oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
-    return _wrap(_C.qmatmul(xq._impl, *args, b, os_, oz, oq))
+    return xq, args, b, stride, padding, dilation, _int_arg(groups, fn, "groups"), os_, oz, oq
+
+
+def qconv2d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0, dilation=1, groups=1,
+            out_scale=None, out_zp=None, out_qdtype=None):
+    """Integer 2-D convolution with exact int32 accumulation (docs/numerics.md,
+    "Quantized convolution"), on the same int8 GEMM as :func:`qmatmul`.
+
+    ``xq`` (N, C, H, W) holds uint8 or int8 codes with per-tensor ``x_scale`` /
+    ``x_zp``; the padding holds ``x_zp`` (real 0). ``wq`` (O, C / groups, kh, kw)
+    holds int8 codes with per-tensor or per-output-channel ``w_scale`` / ``w_zp``.
+    ``stride``, ``padding`` (symmetric), ``dilation``: an int or a pair. With
+    ``acc[n, o, y, x] = Σ (xpad - x_zp) * (wq - w_zp[o])`` over the window plus
+    ``bias_q``, the output (N, O, oh, ow) is float32 ``acc * (x_scale * w_scale)``
+    without ``out_scale``, else codes requantized exactly as in :func:`qmatmul`.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([[[[1, 2], [3, 4]]]], dtype=lucid.uint8)
+    >>> w = lucid.tensor([[[[1, -1], [2, 0]]]], dtype=lucid.int8)
+    >>> Q.qconv2d(x, 1.0, 0, w, 1.0, 0).tolist()
+    [[[[5.0]]]]
+    >>> Q.qconv2d(x, 1.0, 1, w, 1.0, 0, padding=1, out_scale=1.0, out_zp=0).tolist()[0][0][0]
+    [0, 0, 2]
+    """
+    fn = "qconv2d"
+    stride, padding, dilation = (_pair(stride, fn, "stride"), _pair(padding, fn, "padding"),
+                                 _pair(dilation, fn, "dilation"))
+    xq, args, b, stride, padding, dilation, groups, os_, oz, oq = _qconv(
+        fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
+        out_qdtype)
+    return _wrap(_C.qconv2d(xq._impl, *args, b, stride, padding, dilation, groups, os_, oz, oq))
+
+
+def qconv1d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0, dilation=1, groups=1,
+            out_scale=None, out_zp=None, out_qdtype=None):
+    """Integer 1-D convolution: :func:`qconv2d` over a unit height. ``xq`` (N, C, L),
+    ``wq`` (O, C / groups, k); ``stride``, ``padding``, ``dilation`` are ints.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> x = lucid.tensor([[[1, 2, 3]]], dtype=lucid.uint8)
+    >>> w = lucid.tensor([[[1, -1]]], dtype=lucid.int8)
+    >>> Q.qconv1d(x, 1.0, 0, w, 1.0, 0).tolist()
+    [[[-1.0, -1.0]]]
+    """
+    fn = "qconv1d"
+    xq = _input(xq, fn, "xq")
+    wq = _input(wq, fn, "wq")
+    if xq.ndim != 3:
+        raise ValueError(f"{fn}(): argument 'xq' must have shape (N, C, L), got {tuple(xq.shape)}")
+    if wq.ndim != 3:
+        raise ValueError(f"{fn}(): argument 'wq' must have shape (out_channels, in_channels / groups, k), "
+                         f"got {tuple(wq.shape)}")
+    ints = [_int_arg(v, fn, name) for v, name in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"))]
+    y = qconv2d(xq.unsqueeze(2), x_scale, x_zp, wq.unsqueeze(2), w_scale, w_zp, bias=bias, stride=(1, ints[0]),
+                padding=(0, ints[1]), dilation=(1, ints[2]), groups=groups, out_scale=out_scale, out_zp=out_zp,
+                out_qdtype=out_qdtype)
+    return y.squeeze(2)
+
+
+class PackedWeight:
+    """int8 weight codes (N, K) prepared once for repeated :func:`qmatmul` calls
+    (what a quantized Linear holds): a private copy of the codes, and on the CPU
+    stream the weight panels of each GEMM engine, packed on first use. Later writes
+    to the tensor it was made from change nothing. ``.weight`` is the copy."""
+
+    __slots__ = ("_impl", "weight")
+
+    def __init__(self, impl):
+        self._impl = impl
+        self.weight = _wrap(impl.weight)
+
+    def __repr__(self):
+        return f"PackedWeight(shape={tuple(self.weight.shape)}, device={self.weight.device})"
+
+
+def prepack_weight(wq):
+    """Prepares int8 weight codes ``wq`` (N, K) for repeated :func:`qmatmul` calls;
+    results are bit-identical to passing ``wq`` itself.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> w = Q.prepack_weight(lucid.tensor([[1, 0, -1], [2, 2, 2]], dtype=lucid.int8))
+    >>> Q.qmatmul(lucid.tensor([[1, 2, 3]], dtype=lucid.uint8), 0.5, 0, w, 0.25, 0).tolist()
+    [[-0.25, 1.5]]
+    """
+    return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl))

@@ -352,6 +352,38 @@ def _qmatmul_cases():
                                (_t(xq), _t(wq), _t(bias), *w_args))
 
 
+def _qconv2d_cases():
+    """qconv2d through the int8 GEMM: both activation grids, zero points at the
+    grid ends (the padding holds them), strides, dilation, groups, per-channel
+    weights with bias, float and requantized outputs. Not fingerprinted, so the
+    fingerprint of the earlier battery stays comparable across versions."""
+    Q = _q()
+    rng = np.random.default_rng(SEED + 11)
+    geoms = (((2, 3, 8, 8), (4, 3, 3), 1, 1, 1, 1), ((1, 4, 9, 7), (6, 3, 2), (2, 1), (0, 2), (1, 2), 2),
+             ((1, 16, 6, 6), (8, 1, 1), 1, 0, 1, 1))
+    for x_name in ("quint8", "qint8"):
+        xmin, xmax = adv.grid(x_name)
+        for gi, ((n, c, h, w), (o, kh, kw), stride, padding, dilation, groups) in enumerate(geoms):
+            zx = xmax if gi % 2 == 0 else xmin
+            xq = rng.integers(xmin, xmax + 1, (n, c, h, w)).astype(STORAGE[x_name])
+            wq = rng.integers(-128, 128, (o, c // groups, kh, kw)).astype(np.int8)
+            sw = adv.uniform(rng, 0.001, 0.01, o)
+            zw = rng.integers(-128, 128, o).astype(np.int32)
+            bias = adv.bell(rng, 0.0, 1.0, o)
+            for out_name, out_scale in (("float32", None), (x_name, 0.05)):
+                def fn(xq, wq, sw, zw, bias, out_scale=out_scale, out_name=out_name, zx=zx, stride=stride,
+                       padding=padding, dilation=dilation, groups=groups):
+                    kw_ = dict(bias=bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
+                    if out_scale is None:
+                        return Q.qconv2d(xq, 0.0173, zx, wq, sw, zw, **kw_)
+                    return Q.qconv2d(xq, 0.0173, zx, wq, sw, zw, out_scale=out_scale, out_zp=zx,
+                                     out_qdtype=qdtype(out_name), **kw_)
+
+                yield Case("qconv2d", f"{x_name}x qint8w -> {out_name}", "per-channel",
+                           f"qconv2d/{x_name}/{gi}/{out_name}", fn,
+                           (_t(xq), _t(wq), _t(sw), _t(zw), _t(bias)), fingerprint=False)
+
+
 def _strided_cases(name: str):
     """Non-contiguous inputs: the function takes a transposed or step-sliced view of its argument.
 
@@ -398,6 +430,7 @@ def fixed_cases() -> list:
     cases += _int4_cases()
     cases += _qmatmul_cases()
     cases += _fake_quantize_learnable_cases()
+    cases += _qconv2d_cases()
     return cases
 
 

@@ -1,0 +1,52 @@
+// AVX-512 VNNI microkernel, 8x16 tile, weights packed four k per column (c4):
+// one zmm holds 16 columns x 4 k, and vpdpbusd adds the four u8*s8 products
+// of each lane (at most 4*255*128, no saturation) into int32. Compiled with a
+// target attribute and called only when cpu_has_avx512vnni() (CPUID + XCR0).
+// Not run on the AVX2-only machine this was written on; its equality with
+// the scalar reference is asserted by tests/kernels on any host that has it.
+#include "cpu/kernels/qgemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace lucid::kernels {
+
+namespace {
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile(size_t kp, const uint8_t* a, size_t a_stride,
+                                                                   const int8_t* w, int32_t* c) {
+  __m512i acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_si512();
+  for (size_t k = 0; k < kp; k += 4) {
+    __m512i wv = _mm512_loadu_si512(w);
+    w += 64;
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      std::memcpy(&quad, a + i * a_stride + k, sizeof quad);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(quad), wv);
+    }
+  }
+  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(c + i * 16, acc[i]);
+}
+
+void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride, const int8_t* w, int32_t* c) {
+  const uint8_t* a = static_cast<const uint8_t*>(a_panel);
+  switch (mr) {
+    case 1: return tile<1>(kp, a, a_stride, w, c);
+    case 2: return tile<2>(kp, a, a_stride, w, c);
+    case 3: return tile<3>(kp, a, a_stride, w, c);
+    case 4: return tile<4>(kp, a, a_stride, w, c);
+    default: return tile<8>(kp, a, a_stride, w, c);  // rows past mr are zero padding
+  }
+}
+
+}  // namespace
+
+const QGemmKernel qgemm_8x16c4_avx512vnni = {"avx512vnni", "qu8-qs8-gemm-8x16c4-avx512vnni", 8, 16, 4, 4, false,
+                                             cpu_has_avx512vnni, ukernel};
+
+}  // namespace lucid::kernels
+#endif

@@ -1,0 +1,123 @@
+"""qconv2d / qconv1d on both streams against a numpy int64 reference written
+from docs/numerics.md ("Quantized convolution"): explicit zero-point padding,
+a direct window loop, then the qmatmul epilogue; streams compared byte for byte."""
+import numpy as np
+import pytest
+
+import lucid
+import lucid.quantization as Q
+from _qref import F32, assert_bytes_equal, bounds, to_np
+
+
+def ref_acc(x, zx, w, zw, stride, padding, dilation, groups):
+    N, C, H, W = x.shape
+    O, cg, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.full((N, C, H + 2 * ph, W + 2 * pw), zx, np.int64)
+    xp[:, :, ph:ph + H, pw:pw + W] = x
+    oh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    og = O // groups
+    acc = np.zeros((N, O, oh, ow), np.int64)
+    wc = w.astype(np.int64) - np.asarray(zw, np.int64).reshape(-1, 1, 1, 1)
+    for o in range(O):
+        g = o // og
+        for i in range(kh):
+            for j in range(kw):
+                win = xp[:, g * cg:(g + 1) * cg, i * dh:i * dh + (oh - 1) * sh + 1:sh,
+                         j * dw:j * dw + (ow - 1) * sw + 1:sw] - zx
+                acc[:, o] += np.einsum("nchw,c->nhw", win, wc[o, :, i, j])
+    assert np.abs(acc).max(initial=0) < 2**31
+    return acc
+
+
+CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups
+    ((2, 3, 8, 8), (4, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((1, 4, 9, 7), (6, 3, 2), (2, 1), (0, 2), (1, 2), 2),
+    ((1, 16, 8, 8), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # ResNet-block-like
+    ((3, 1, 8, 8), (8, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits-like
+    ((1, 4, 5, 5), (4, 1, 1), (1, 1), (0, 0), (1, 1), 4),  # depthwise 1x1
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("xdtype", ["uint8", "int8"])
+def test_float_output_per_channel(device, case, xdtype, rng):
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    x = (rng.integers(0, 256, (N, C, H, W)).astype(np.uint8) if xdtype == "uint8"
+         else rng.integers(-128, 128, (N, C, H, W)).astype(np.int8))
+    w = rng.integers(-128, 128, (O, C // groups, kh, kw)).astype(np.int8)
+    zx = 255 if xdtype == "uint8" else -128  # grid ends: padding holds them
+    sx = F32(0.02)
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    zw = rng.integers(-128, 128, O)
+    b = rng.standard_normal(O).astype(F32)
+    sxw = (sx * sw).astype(F32)
+    bias_q = np.rint(b / sxw).astype(np.int64)
+    acc = ref_acc(x, zx, w, zw, stride, padding, dilation, groups) + bias_q.reshape(1, -1, 1, 1)
+    expect = (acc.astype(np.int32).astype(F32) * sxw.reshape(1, -1, 1, 1)).astype(F32)
+    y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
+                  lucid.tensor(sw, device=device), lucid.tensor(zw, device=device), bias=lucid.tensor(b, device=device),
+                  stride=stride, padding=padding, dilation=dilation, groups=groups)
+    assert y.dtype == lucid.float32
+    assert_bytes_equal(to_np(y), expect)
+
+
+@pytest.mark.parametrize("out_qd", [None, Q.qint8, Q.qint32])
+def test_quantized_output(device, out_qd, rng):
+    x = rng.integers(0, 256, (2, 5, 7, 6)).astype(np.uint8)
+    w = rng.integers(-128, 128, (3, 5, 3, 3)).astype(np.int8)
+    zx, sx, sw, zw, sy = 17, F32(0.05), F32(0.01), 2, F32(0.9)
+    acc = ref_acc(x, zx, w, np.full(3, zw), (1, 2), (1, 0), (1, 1), 1)
+    mult = ((sx * sw).astype(F32) / sy).astype(F32)
+    qd = out_qd or Q.quint8
+    zy = 128 if qd is Q.quint8 else -3
+    lo, hi = bounds(qd.quant_min, qd.quant_max)
+    v = np.rint(acc.astype(F32) * mult) + F32(zy)
+    expect = np.clip(v, lo, hi).astype(np.int64).astype(
+        {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[qd.storage.name])
+    y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device), float(sw), zw,
+                  stride=(1, 2), padding=(1, 0), out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
+    assert y.dtype == qd.storage
+    assert_bytes_equal(to_np(y), expect)
+
+
+def test_qconv1d(device, rng):
+    x = rng.integers(0, 256, (2, 3, 11)).astype(np.uint8)
+    w = rng.integers(-128, 128, (4, 3, 3)).astype(np.int8)
+    acc = ref_acc(x[:, :, None, :], 9, w[:, :, None, :], np.zeros(4), (1, 2), (0, 1), (1, 1), 1)[:, :, 0, :]
+    y = Q.qconv1d(lucid.tensor(x, device=device), 0.5, 9, lucid.tensor(w, device=device), 0.25, 0,
+                  stride=2, padding=1)
+    assert_bytes_equal(to_np(y), (acc.astype(F32) * F32(0.125)).astype(F32))
+
+
+def test_streams_bit_identical(rng):
+    x = rng.integers(0, 256, (2, 8, 10, 10)).astype(np.uint8)
+    w = rng.integers(-128, 128, (16, 8, 3, 3)).astype(np.int8)
+    sw = rng.uniform(0.001, 0.02, 16).astype(F32)
+    outs = [to_np(Q.qconv2d(lucid.tensor(x, device=d), 0.03, 120, lucid.tensor(w, device=d),
+                            lucid.tensor(sw, device=d), 0, padding=1, out_scale=0.2, out_zp=128))
+            for d in ("cpu", "gpu")]
+    assert_bytes_equal(outs[0], outs[1])
+
+
+def test_errors_same_on_both_streams():
+    for dev in ("cpu", "gpu"):
+        x = lucid.tensor(np.zeros((1, 4, 5, 5), np.uint8), device=dev)
+        with pytest.raises(ValueError, match=r"qconv2d\(\): shapes do not match"):
+            Q.qconv2d(x, 0.1, 0, lucid.tensor(np.zeros((2, 3, 3, 3), np.int8), device=dev), 0.1, 0)
+        with pytest.raises(ValueError, match="smaller than the dilated kernel"):
+            Q.qconv2d(x, 0.1, 0, lucid.tensor(np.zeros((2, 4, 7, 7), np.int8), device=dev), 0.1, 0)
+        with pytest.raises(TypeError, match="argument 'wq' must hold int8"):
+            Q.qconv2d(x, 0.1, 0, lucid.tensor(np.zeros((2, 4, 3, 3), np.uint8), device=dev), 0.1, 0)
+        with pytest.raises(TypeError, match="argument 'stride' must be an int or a pair"):
+            Q.qconv2d(x, 0.1, 0, lucid.tensor(np.zeros((2, 4, 3, 3), np.int8), device=dev), 0.1, 0, stride=(1, 2, 3))
+        with pytest.raises(ValueError, match="argument 'stride' must be two integers >= 1"):
+            Q.qconv2d(x, 0.1, 0, lucid.tensor(np.zeros((2, 4, 3, 3), np.int8), device=dev), 0.1, 0, stride=0)
+
+
+def test_empty_batch(device):
+    x = lucid.tensor(np.zeros((0, 2, 4, 4), np.uint8), device=device)
+    w = lucid.tensor(np.zeros((3, 2, 3, 3), np.int8), device=device)
+    y = Q.qconv2d(x, 0.5, 0, w, 0.5, 0, out_scale=1.0, out_zp=3)
+    assert y.shape == (0, 3, 2, 2) and y.dtype == lucid.uint8

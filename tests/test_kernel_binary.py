@@ -1,0 +1,57 @@
+"""Builds and runs the standalone microkernel test + bench binary
+(tests/kernels, CMake target lucid_kernel_tests) when cmake and a C++
+compiler are present: every kernel variant this CPU supports must equal the
+scalar reference bit for bit. The build goes to build/kernel-tests (reused,
+incremental; ccache when installed)."""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "kernel-tests"
+
+
+def _tools():
+    cmake = shutil.which("cmake")
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    return cmake, cxx
+
+
+@pytest.fixture(scope="module")
+def binary():
+    cmake, cxx = _tools()
+    if not cmake or not cxx:
+        pytest.skip("cmake or a C++ compiler is not installed")
+    args = [cmake, "-S", str(ROOT / "tests" / "kernels"), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"]
+    if shutil.which("ninja"):
+        args += ["-G", "Ninja"] if not (BUILD / "CMakeCache.txt").exists() else []
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    subprocess.run([cmake, "--build", str(BUILD), "-j", "2"], check=True, capture_output=True, text=True)
+    return BUILD / "lucid_kernel_tests"
+
+
+def test_every_supported_kernel_equals_scalar_reference(binary):
+    r = subprocess.run([str(binary), "--quick"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    out = r.stdout
+    assert "0 failures" in out
+    assert "[test ] qgemm/qu8-qs8-gemm-2x4c1-scalar" in out
+    # Each test case ends with "ok"; a kernel the CPU lacks says so explicitly.
+    blocks = out.split("[bench]")[0].split("[test ] ")[1:]
+    assert blocks and all(b.rstrip().splitlines()[-1].strip() == "ok" for b in blocks)
+    assert "GOP/s" in out and "peak" in out
+
+
+def test_ctest_registration(binary):
+    ctest = shutil.which("ctest")
+    if not ctest:
+        pytest.skip("ctest is not installed")
+    r = subprocess.run([ctest, "--test-dir", str(BUILD), "--output-on-failure"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout[-4000:]
+    assert "100% tests passed" in r.stdout

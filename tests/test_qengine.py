@@ -1,0 +1,99 @@
+"""lucid.backends.quantized.engine: the int8 GEMM engine of the CPU stream.
+Every engine the host can run gives the bytes of the scalar "reference"
+engine, and those equal a numpy evaluation of docs/numerics.md."""
+import numpy as np
+import pytest
+
+import lucid
+import lucid.quantization as Q
+from lucid.backends import quantized
+
+F32 = np.float32
+KNOWN = {"auto", "reference", "avx2", "avxvnni", "avx512vnni", "amx", "neon-dot", "neon-i8mm"}
+
+
+@pytest.fixture(autouse=True)
+def restore_engine():
+    yield
+    quantized.engine = "auto"
+
+
+def test_default_and_available():
+    assert quantized.engine == "auto"
+    avail = quantized.available
+    assert avail[:2] == ["auto", "reference"]
+    assert set(avail) <= KNOWN
+    assert quantized.supported_engines == avail
+    for name in avail:
+        quantized.engine = name
+        assert quantized.engine == name
+
+
+def test_unknown_or_unsupported_name_raises_listing_valid():
+    with pytest.raises(ValueError, match=r"unknown engine 'fbgemm'.*'auto', 'reference'"):
+        quantized.engine = "fbgemm"
+    assert quantized.engine == "auto"  # unchanged
+    for name in KNOWN - set(quantized.available):
+        with pytest.raises(ValueError, match=r"(unknown engine|this CPU cannot run engine) '" + name + "'"):
+            quantized.engine = name
+    with pytest.raises(TypeError, match="must be a str"):
+        quantized.engine = 3
+
+
+def ref(x, zx, w, zw, sx, sw, b=None, sy=None, zy=0, lohi=None):
+    acc = (x.astype(np.int64) - zx) @ (w.astype(np.int64) - np.asarray(zw, np.int64).reshape(-1, 1)).T
+    sxw = (F32(sx) * np.asarray(sw, F32)).astype(F32)
+    if b is not None:
+        acc = acc + np.rint(b / sxw).astype(np.int64)
+    acc = acc.astype(np.int32)
+    if sy is None:
+        return (acc.astype(F32) * sxw).astype(F32)
+    mult = (sxw / F32(sy)).astype(F32)
+    v = np.rint(acc.astype(F32) * mult) + F32(zy)
+    return np.clip(v, *lohi)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_engine_equals_reference(seed):
+    rng = np.random.default_rng(seed)
+    M, K, N = [(1, 300, 33), (7, 64, 16), (37, 129, 50), (64, 256, 64), (5, 1, 3), (130, 70, 17)][seed]
+    signed = seed % 2 == 1
+    x = rng.integers(-128, 128, (M, K)).astype(np.int8) if signed else rng.integers(0, 256, (M, K)).astype(np.uint8)
+    w = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    zx = int(rng.integers(-128, 128)) if signed else int(rng.integers(0, 256))
+    per_channel = seed % 3 != 0
+    sw = rng.uniform(0.001, 0.02, N).astype(F32) if per_channel else F32(0.0071)
+    zw = rng.integers(-128, 128, N) if per_channel else 5
+    b = rng.standard_normal(N).astype(F32)
+    sx, sy = F32(0.03), F32(0.4)
+    swt = lucid.tensor(sw) if per_channel else float(sw)
+    zwt = lucid.tensor(zw) if per_channel else zw
+    results = {}
+    for name in quantized.available:
+        quantized.engine = name
+        xt, wt = lucid.tensor(x), lucid.tensor(w)
+        results[name] = (Q.qmatmul(xt, float(sx), zx, wt, swt, zwt, bias=lucid.tensor(b)).numpy(),
+                         Q.qmatmul(xt, float(sx), zx, wt, swt, zwt, out_scale=float(sy), out_zp=3,
+                                   out_qdtype="qint8").numpy(),
+                         Q.qmatmul(xt, float(sx), zx, wt, swt, zwt, bias=lucid.tensor(b), out_scale=float(sy),
+                                   out_zp=200, out_qdtype="quint8").numpy())
+    zwn = zw if per_channel else np.full(N, zw)
+    swn = sw if per_channel else np.full(N, sw, F32)
+    want = (ref(x, zx, w, zwn, sx, swn, b),
+            ref(x, zx, w, zwn, sx, swn, None, sy, 3, (-128, 127)).astype(np.int8),
+            ref(x, zx, w, zwn, sx, swn, b, sy, 200, (0, 255)).astype(np.uint8))
+    for name, got in results.items():
+        for g, wnt in zip(got, want):
+            assert g.dtype == wnt.dtype
+            assert g.tobytes() == wnt.tobytes(), name
+
+
+def test_every_engine_equals_reference_for_qconv2d():
+    rng = np.random.default_rng(7)
+    x = lucid.tensor(rng.integers(0, 256, (2, 6, 9, 9)).astype(np.uint8))
+    w = lucid.tensor(rng.integers(-128, 128, (10, 3, 3, 3)).astype(np.int8))
+    outs = []
+    for name in quantized.available:
+        quantized.engine = name
+        outs.append(Q.qconv2d(x, 0.02, 77, w, 0.01, -4, padding=1, groups=2, out_scale=0.3, out_zp=128).numpy())
+    assert all(o.tobytes() == outs[0].tobytes() for o in outs)
