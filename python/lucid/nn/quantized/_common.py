@@ -82,6 +82,11 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
         codes = q.quantize(weight.detach(), s.reshape(()), z.reshape(()), q.qint8)
         s = s.reshape(1).expand(n).contiguous() if hasattr(s, "expand") else s
         z = z.reshape(1).expand(n).contiguous()
+    qmin, qmax = getattr(weight_observer, "quant_min", -128), getattr(weight_observer, "quant_max", 127)
+    if (qmin, qmax) != (-128, 127):  # a restricted weight range (e.g. -127..127) holds for the codes too
+        import lucid
+
+        codes = lucid.clamp(codes, qmin, qmax)
     return codes, s, z, ("per_channel_affine" if per_channel else "per_tensor_affine")
 
 
