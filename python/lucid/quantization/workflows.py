@@ -151,8 +151,8 @@ def _add_observers(model, allow_list, left_in_float):
             return
         if t in skip:
             return
-        leaf = not mod._modules or _is_fused(mod)
-        if leaf and t in allow_list and not isinstance(mod, Sequential):
+        # A mapped type is observed as a unit (fused and QAT layers have children of their own).
+        if t in allow_list and (_is_fused(mod) or not isinstance(mod, Sequential)):
             if qc is not None and "activation_post_process" not in mod._modules:
                 _attach_observer(mod, qc.activation)
                 count += 1
