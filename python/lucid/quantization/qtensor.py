@@ -242,5 +242,8 @@ def quantize_per_channel(x, scales, zero_points, axis, dtype) -> QTensor:
     ([[1, 2], [2, 4]], 0)
     """
     qd = as_qdtype(dtype, "quantize_per_channel", "dtype")
+    if isinstance(x, Tensor):
+        scales = scales.to(x.device) if isinstance(scales, Tensor) else scales
+        zero_points = zero_points.to(x.device) if isinstance(zero_points, Tensor) else zero_points
     codes = _quantize(x, scales, zero_points, qd, ch_axis=axis)
     return QTensor(codes, scales, zero_points, qd, axis)

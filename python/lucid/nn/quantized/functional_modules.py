@@ -102,7 +102,7 @@ class QFunctional(QuantizedStateMixin, Module):
         if c > 0:
             return Q().QTensor(x.int_repr(), s, x.q_zero_point(), qd)
         mirror = qd.quant_min + qd.quant_max  # code q -> mirror - q keeps the grid and negates the real value
-        codes = (lucid.full((), mirror, dtype="int32", device=x.device) - x.int_repr().to("int32")).to(qd.storage)
+        codes = (lucid.full((), mirror, dtype="int32", device=x.device) - x.int_repr().to(dtype=lucid.int32)).to(dtype=qd.storage)
         return Q().QTensor(codes, s, mirror - x.q_zero_point(), qd)
 
     @classmethod
