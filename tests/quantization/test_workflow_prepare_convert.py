@@ -114,7 +114,8 @@ def test_exact_type_matching_and_user_mapping():
 
     model = nn.Sequential(Q.QuantStub(), MyLinear(3, 2), Q.DeQuantStub()).eval()
     model.qconfig = Q.default_qconfig
-    prepared = Q.prepare(model)
+    with pytest.warns(UserWarning, match="MyLinear has no quantized version"):
+        prepared = Q.prepare(model)
     assert "activation_post_process" not in prepared[1]._modules  # subclasses are not matched
     prepared(lucid.randn(4, 3))
     mapping = Q.get_default_static_quant_module_mappings()

@@ -104,9 +104,9 @@ def _device_of(module):
     return None
 
 
-def _attach_observer(module, factory):
+def _attach_observer(module, factory, model_device=None):
     obs = factory()
-    dev = _device_of(module)
+    dev = _device_of(module) or model_device
     if dev is not None:
         obs.to(dev)
     module.activation_post_process = obs
@@ -136,6 +136,7 @@ def _add_observers(model, allow_list, left_in_float):
 
     skip = no_observer_set()
     count = 0
+    model_device = _device_of(model)  # for parameter-free modules (QuantStub), as PyTorch's prepare does
 
     def visit(mod, name):
         nonlocal count
@@ -144,7 +145,7 @@ def _add_observers(model, allow_list, left_in_float):
         if isinstance(mod, FloatFunctional):
             if qc is not None:
                 mod.activation_post_process = qc.activation()
-                dev = _device_of(mod)
+                dev = _device_of(mod) or model_device
                 if dev is not None:
                     mod.activation_post_process.to(dev)
                 count += 1
@@ -154,7 +155,7 @@ def _add_observers(model, allow_list, left_in_float):
         # A mapped type is observed as a unit (fused and QAT layers have children of their own).
         if t in allow_list and (_is_fused(mod) or not isinstance(mod, Sequential)):
             if qc is not None and "activation_post_process" not in mod._modules:
-                _attach_observer(mod, qc.activation)
+                _attach_observer(mod, qc.activation, model_device)
                 count += 1
             return
         if not mod._modules:
