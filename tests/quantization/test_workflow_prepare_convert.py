@@ -163,8 +163,9 @@ def test_residual_model_with_floatfunctional(device):
     assert type(q.skip) is nnq.QFunctional
     y = q(x)
     ref = model(x)
+    # input, two linear outputs and the sum are each rounded once: a few output steps at most
     step = q.skip.scale.item()
-    assert float((y - ref).abs().max().item()) <= 3 * step
+    assert float((y - ref).abs().max().item()) <= 5 * step
 
 
 def test_fused_modules_convert_to_fused_quantized():
