@@ -23,7 +23,7 @@ def describe(factory):
     return (type(m).__name__,) + d if m is not obs else d
 
 
-names = ["default_qconfig", "default_per_channel_qconfig", "default_dynamic_qconfig", "float16_dynamic_qconfig",
+names = ["default_qconfig", "default_debug_qconfig", "default_per_channel_qconfig", "default_dynamic_qconfig", "float16_dynamic_qconfig",
          "float16_static_qconfig", "per_channel_dynamic_qconfig", "default_qat_qconfig", "default_dynamic_qat_qconfig",
          "default_weight_only_qconfig", "default_activation_only_qconfig", "default_qat_qconfig_v2",
          "default_symmetric_qnnpack_qconfig", "default_per_channel_symmetric_qnnpack_qconfig",

@@ -2,6 +2,7 @@
 dtype, qscheme, quant_min, quant_max, reduce_range, eps, is_dynamic, averaging_constant, ch_axis."""
 REFS = {
     'default_qconfig': (('MinMaxObserver', 'quint8', 'per_tensor_affine', 0, 127, False, 1.1920928955078125e-07, False, None, None), ('MinMaxObserver', 'qint8', 'per_tensor_symmetric', -128, 127, False, 1.1920928955078125e-07, False, None, None)),
+    'default_debug_qconfig': (('RecordingObserver', 'quint8', '', None, None, None, None, False, None, None), ('MinMaxObserver', 'qint8', 'per_tensor_symmetric', -128, 127, False, 1.1920928955078125e-07, False, None, None)),
     'default_per_channel_qconfig': (('MinMaxObserver', 'quint8', 'per_tensor_affine', 0, 127, False, 1.1920928955078125e-07, False, None, None), ('PerChannelMinMaxObserver', 'qint8', 'per_channel_symmetric', -128, 127, False, 1.1920928955078125e-07, False, None, 0)),
     'default_dynamic_qconfig': (('PlaceholderObserver', 'quint8', 'per_tensor_affine', 0, 255, None, 1.1920928955078125e-07, True, None, None), ('MinMaxObserver', 'qint8', 'per_tensor_symmetric', -128, 127, False, 1.1920928955078125e-07, False, None, None)),
     'float16_dynamic_qconfig': (('PlaceholderObserver', 'float16', 'per_tensor_affine', None, None, None, 1.1920928955078125e-07, True, None, None), ('PlaceholderObserver', 'float16', 'per_tensor_affine', None, None, None, 1.1920928955078125e-07, False, None, None)),

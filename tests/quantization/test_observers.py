@@ -234,3 +234,129 @@ def test_observer_in_a_module_state_dict():
     a.obs(lucid.tensor(DATA["skewed"][0]))
     b.load_state_dict(a.state_dict())
     assert _qparams_as_lists(b.obs) == _qparams_as_lists(a.obs)
+
+
+# ----- clipping observers (lucid's own) ------------------------------------------------------
+def _recon_mse(x, scale, zp, qmin, qmax, ch_axis=None):
+    """Quantize -> dequantize in numpy (docs/numerics.md formulas), mean squared error in float64."""
+    s, z = np.asarray(scale, np.float32), np.asarray(zp, np.float32)
+    if ch_axis is not None:
+        shape = [1] * x.ndim
+        shape[ch_axis] = -1
+        s, z = s.reshape(shape), z.reshape(shape)
+    q = np.clip(np.rint((x / s).astype(np.float32)) + z, qmin, qmax)
+    y = ((q - z) * s).astype(np.float32)
+    return float(np.mean((y.astype(np.float64) - x.astype(np.float64)) ** 2))
+
+
+T3 = np.random.default_rng(31).standard_t(3, 1 << 22).astype(np.float32)  # Student-t, nu = 3
+
+CLIP_CASES = [  # (name, clipping observer, MinMax baseline, ch_axis)
+    ("pct_abs_sym", lambda: Q.PercentileObserver(dtype="qint8", qscheme="per_tensor_symmetric"),
+     lambda: Q.MinMaxObserver(dtype="qint8", qscheme="per_tensor_symmetric"), None),
+    ("mse_sym", lambda: Q.MSEObserver(dtype="qint8", qscheme="per_tensor_symmetric"),
+     lambda: Q.MinMaxObserver(dtype="qint8", qscheme="per_tensor_symmetric"), None),
+    ("mse_affine", lambda: Q.MSEObserver(dtype="qint8"), lambda: Q.MinMaxObserver(dtype="qint8"), None),
+    # per channel: 4 channels of 2^20 values (with 8 of 2^19 the gains are 2.4x / 2.6x: fewer
+    # values per channel means milder extremes for MinMax to suffer from)
+    ("pct_abs_per_channel", lambda: Q.PercentileObserver(percentile=99.999, dtype="qint8",
+                                                         qscheme="per_channel_symmetric"),
+     lambda: Q.PerChannelMinMaxObserver(dtype="qint8", qscheme="per_channel_symmetric"), 0),
+    ("mse_per_channel", lambda: Q.MSEObserver(dtype="qint8", qscheme="per_channel_symmetric"),
+     lambda: Q.PerChannelMinMaxObserver(dtype="qint8", qscheme="per_channel_symmetric"), 0),
+]
+
+
+@pytest.mark.parametrize("name,make,make_base,ch_axis", CLIP_CASES, ids=[c[0] for c in CLIP_CASES])
+def test_clipping_observers_beat_minmax_3x_on_student_t(name, make, make_base, ch_axis):
+    x = T3 if ch_axis is None else T3.reshape(4, -1)
+    base = make_base()
+    base(lucid.tensor(x))
+    bs, bz = (t.numpy() for t in base.calculate_qparams())
+    got = {}
+    for device in ("cpu", "gpu"):
+        obs = make()
+        for part in np.split(x, 4, axis=-1):  # several batches: the histograms get re-binned
+            obs(lucid.tensor(part, device=device))
+        got[device] = _qparams_as_lists(obs)
+    assert got["gpu"] == got["cpu"]
+    s = np.array([float.fromhex(v) for v in got["cpu"][0]], np.float32)
+    z = np.array(got["cpu"][1])
+    mse, mse_base = _recon_mse(x, s, z, -128, 127, ch_axis), _recon_mse(x, bs, bz, -128, 127, ch_axis)
+    print(f"{name}: int8 reconstruction MSE {mse:.5f} vs MinMax {mse_base:.5f} ({mse_base / mse:.2f}x)")
+    assert mse_base / mse >= 3.0
+
+
+def test_percentile_hand_computed():
+    # 0..99 in 100 bins of width w = 0.99: value k lands in bin k (99 in bin 99); 90 values fill bins
+    # 0..89, so the cut is bin 89's key, its right edge e_90 = 90 w
+    obs = Q.PercentileObserver(percentile=90.0, dtype="qint8", qscheme="per_tensor_symmetric", bins=100)
+    obs(lucid.tensor(np.arange(100, dtype=np.float32).reshape(1, 100)))
+    w = np.float32(np.float32(99) / np.float32(100))
+    edge = np.float32(np.float32(w * np.float32(90)))
+    assert obs.calculate_qparams()[0].tolist() == [float(np.float32(edge / np.float32(127.5)))]
+    tails = Q.PercentileObserver(percentile=95.0, mode="tails", bins=100)
+    tails(lucid.tensor(np.arange(100, dtype=np.float32) - 50))
+    s, z = tails.calculate_qparams()
+    # lower cut: first bin with cumulative count >= 5 is bin 4 (left edge -50 + 4w); upper: bin 94 (right edge)
+    lo = np.float32(np.float32(-50) + np.float32(w * np.float32(4)))
+    hi = np.float32(np.float32(-50) + np.float32(w * np.float32(95)))
+    assert s.tolist() == [float(np.float32(np.float32(hi - lo) / np.float32(255)))]
+
+
+def test_clipping_observers_state_and_errors(device):
+    obs = Q.MSEObserver(qscheme="per_channel_affine", ch_axis=1)
+    obs(lucid.tensor(DATA["skewed"][0], device=device))
+    fresh = Q.MSEObserver(qscheme="per_channel_affine", ch_axis=1)
+    fresh.load_state_dict(obs.state_dict())
+    assert tuple(fresh.histogram.shape) == (40, 2048)
+    assert _qparams_as_lists(fresh) == _qparams_as_lists(obs)
+    before = _state(obs)
+    bad = DATA["skewed"][1].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"holds 1 non-finite value\(s\)"):
+        obs(lucid.tensor(bad, device=device))
+    _same_state(before, _state(obs))
+    with pytest.raises(RuntimeError, match="no data observed yet"):
+        Q.PercentileObserver().calculate_qparams()
+    with pytest.raises(ValueError, match="'percentile' must be a number in \\(0, 100\\]"):
+        Q.PercentileObserver(percentile=101)
+    with pytest.raises(ValueError, match="'mode' must be 'abs' or 'tails'"):
+        Q.PercentileObserver(mode="left")
+    with pytest.raises(ValueError, match="'num_candidates'"):
+        Q.MSEObserver(num_candidates=0)
+    with pytest.raises(TypeError, match="floating-point"):
+        Q.MSEObserver()(lucid.tensor([1, 2], device=device))
+
+
+def test_recording_observer(device):
+    rec = Q.default_debug_observer()
+    x = lucid.tensor([1.0, 2.0], device=device)
+    assert rec(x) is x
+    vals = rec.get_tensor_value()
+    assert len(vals) == 1 and vals[0].tolist() == [1.0, 2.0] and vals[0] is not x
+    with pytest.raises(RuntimeError, match="should not be called for RecordingObserver"):
+        rec.calculate_qparams()
+
+
+def test_histogram_observer_state_errors(device):
+    obs = Q.HistogramObserver()
+    obs(lucid.tensor(DATA["random"][0], device=device))
+    assert list(obs.state_dict()) == ["eps", "histogram", "min_val", "max_val"]
+    before = _state(obs)
+    bad = DATA["random"][1].copy()
+    bad[1, 1] = np.inf
+    with pytest.raises(ValueError, match=r"holds 1 non-finite value\(s\)"):
+        obs(lucid.tensor(bad, device=device))
+    _same_state(before, _state(obs))
+    fresh = Q.HistogramObserver()
+    fresh.load_state_dict(obs.state_dict())
+    assert _qparams_as_lists(fresh) == _qparams_as_lists(obs)
+    with pytest.raises(RuntimeError, match="no data observed yet"):
+        Q.HistogramObserver().calculate_qparams()
+    with pytest.raises(NotImplementedError, match="per_tensor_affine and per_tensor_symmetric"):
+        Q.HistogramObserver(qscheme="per_channel_affine")
+    ign = Q.HistogramObserver(ignore_nonfinite=True)
+    ign(lucid.tensor(DATA["random"][0], device=device))
+    ign(lucid.tensor(bad, device=device))
+    assert ign.nonfinite_count.item() == 1

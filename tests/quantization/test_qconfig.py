@@ -15,19 +15,6 @@ def _describe(factory):
     """The same tuple make_qconfig_refs.py records for torch, from a lucid factory."""
     if factory is nn.Identity:
         return ("Identity",)
-    if isinstance(factory, Q.qconfig._LazyHistogram) and not hasattr(Q, "HistogramObserver"):
-        # HistogramObserver not merged into this build: compare what the factory binds.
-        kw = factory.keywords
-        qd = kw.get("dtype", Q.quint8)
-        qd = Q.as_qdtype(qd)
-        rr = kw.get("reduce_range", False)
-        qmin, qmax = (qd.quant_min, qd.quant_max)
-        if rr and qd.name == "quint8":
-            qmin, qmax = 0, 127
-        elif rr:
-            qmin, qmax = -64, 63
-        return ("HistogramObserver", qd.name, "per_tensor_affine", qmin, qmax, rr, kw.get("eps", 2.0**-23), False,
-                None, None)
     m = factory()
     obs = m.activation_post_process if hasattr(m, "activation_post_process") else m
     eps = getattr(obs, "eps", None)

@@ -495,13 +495,5 @@ fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuan
     qscheme=per_channel_symmetric, eps=2**-12)
 
 
-def default_histogram_fake_quant(**kwargs):
-    """``FakeQuantize`` with a ``HistogramObserver`` (quint8, 0..255, reduce_range), as PyTorch's."""
-    hist = getattr(_obs, "HistogramObserver", None)
-    if hist is None:
-        raise NotImplementedError("default_histogram_fake_quant(): lucid.quantization.HistogramObserver is not "
-                                  "available in this build")
-    args = dict(observer=hist, quant_min=0, quant_max=255, dtype=quint8, qscheme=per_tensor_affine,
-                reduce_range=True)
-    args.update(kwargs)
-    return FakeQuantize(**args)
+default_histogram_fake_quant = FakeQuantize.with_args(observer=_obs.HistogramObserver, quant_min=0, quant_max=255,
+                                                      dtype=quint8, qscheme=per_tensor_affine, reduce_range=True)

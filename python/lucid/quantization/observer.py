@@ -32,7 +32,8 @@ from .qdtype import QDtype, QScheme, as_qdtype, as_qscheme, per_channel_affine, 
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
            "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "FixedQParamsObserver",
-           "PlaceholderObserver", "NoopObserver", "default_observer", "default_placeholder_observer",
+           "PlaceholderObserver", "NoopObserver", "RecordingObserver", "PercentileObserver", "MSEObserver",
+           "default_observer", "default_placeholder_observer", "default_debug_observer",
            "default_weight_observer", "weight_observer_range_neg_127_to_127", "default_histogram_observer", "default_per_channel_weight_observer",
            "per_channel_weight_observer_range_neg_127_to_127", "default_dynamic_quant_observer",
            "default_fixed_qparams_range_neg1to1_observer", "default_fixed_qparams_range_0to1_observer",
@@ -281,6 +282,13 @@ class UniformQuantizationObserverBase(ObserverBase):
         if np.any(mn > mx):
             raise ValueError(f"{owner}.calculate_qparams(): min_val must be <= max_val, got {mn.tolist()} > "
                              f"{mx.tolist()}")
+        scale, zp = self._qparams_arrays(mn, mx)
+        scale = np.asarray(scale, dtype=_F32).reshape(-1)
+        zp = np.asarray(zp, dtype=np.int32).reshape(-1)
+        return _to_like(scale, self.eps, _dtype.float32), _to_like(zp, self.eps, _dtype.int32)
+
+    def _qparams_arrays(self, mn, mx):
+        """The qparams formulas on float32 arrays of any shape (no checks): (scale, zero_point int64)."""
         qmin, qmax = self.quant_min, self.quant_max
         eps = _host32(self.eps).reshape(-1)[0]
         min_neg = np.minimum(mn, _F32(0))
@@ -299,9 +307,7 @@ class UniformQuantizationObserverBase(ObserverBase):
             scale = np.maximum((max_pos - min_neg) / _F32(qmax - qmin), eps)
             r = np.rint(min_neg / scale).astype(np.float64)  # float32 quotient, exact widening
             zp = np.clip(np.float64(qmin) - r, qmin, qmax).astype(np.int64)
-        scale = np.asarray(scale, dtype=_F32).reshape(-1)
-        zp = np.asarray(zp, dtype=np.int32).reshape(-1)
-        return _to_like(scale, self.eps, _dtype.float32), _to_like(zp, self.eps, _dtype.int32)
+        return np.asarray(scale, dtype=_F32), zp
 
     def reset_min_max_vals(self):
         raise NotImplementedError(f"{type(self).__name__}: cannot reset min/max values")
@@ -519,6 +525,32 @@ def _histc_counts(x: Tensor, bins: int, lo, hi) -> np.ndarray:
     return counts.astype(_F32)
 
 
+def _accumulate(hist, cur_min, cur_max, x: Tensor, mn, mx, bins: int, upsample_rate: int):
+    """One batch ``x`` (finite extremes ``mn`` / ``mx``) added to the running histogram
+    ``hist`` over [cur_min, cur_max] (+inf / -inf: empty), as PyTorch's HistogramObserver
+    does: the batch is counted over the combined range and the old histogram re-binned
+    onto it when the range grew. Returns (histogram, new_min, new_max)."""
+    mn, mx = _F32(mn), _F32(mx)
+    cur_min, cur_max = _F32(cur_min), _F32(cur_max)
+    if cur_min == np.inf or cur_max == -np.inf:
+        return _histc_counts(x, bins, mn, mx), mn, mx
+    if hist.shape[0] != bins:
+        raise ValueError(f"the histogram has {hist.shape[0]} bins, expected {bins}")
+    new_min, new_max = min(cur_min, mn), max(cur_max, mx)
+    update = _histc_counts(x, bins, new_min, new_max)
+    if new_min == cur_min and new_max == cur_max:
+        return (hist + update).astype(_F32), new_min, new_max
+    if cur_min == cur_max:
+        # All earlier data sat at one value: its whole mass goes to that value's bin.
+        old = np.zeros(bins, dtype=_F32)
+        lo, hi = _hist.widen_if_flat(new_min, new_max)
+        old[_hist.bin_index(np.array([cur_min], dtype=_F32), lo, hi, bins)[0]] = _F32(
+            math.fsum(hist.astype(np.float64).tolist()))
+    else:
+        old = _hist.upscale(hist, cur_min, cur_max, new_min, new_max, upsample_rate)
+    return (update + old).astype(_F32), new_min, new_max
+
+
 class HistogramObserver(UniformQuantizationObserverBase):
     """A running histogram (``bins`` bins over the running [min, max]) and PyTorch's
     L2-error range search: ``calculate_qparams`` picks the sub-range whose quantization
@@ -565,35 +597,13 @@ class HistogramObserver(UniformQuantizationObserverBase):
             return x_orig
         mn, mx, bad = self._extremes(x, None)
         if mn <= mx:
-            mn, mx = _F32(mn), _F32(mx)
-            cur_min, cur_max = _F32(_host32(self.min_val)), _F32(_host32(self.max_val))
-            hist = _host32(self.histogram)
-            if cur_min == np.inf or cur_max == -np.inf:
-                new_min, new_max, hist = mn, mx, _histc_counts(x, self.bins, mn, mx)
-            else:
-                new_min, new_max = min(cur_min, mn), max(cur_max, mx)
-                update = _histc_counts(x, self.bins, new_min, new_max)
-                if new_min == cur_min and new_max == cur_max:
-                    hist = (hist + update).astype(_F32)
-                else:
-                    hist = (update + self._rebin(hist, cur_min, cur_max, new_min, new_max)).astype(_F32)
+            hist, new_min, new_max = _accumulate(_host32(self.histogram), _host32(self.min_val),
+                                                 _host32(self.max_val), x, mn, mx, self.bins, self.upsample_rate)
             self._write("histogram", hist)
             self._write("min_val", new_min)
             self._write("max_val", new_max)
         self._count_nonfinite(bad)
         return x_orig
-
-    def _rebin(self, hist, cur_min, cur_max, new_min, new_max):
-        if hist.shape[0] != self.bins:
-            raise ValueError(f"{type(self).__name__}: the histogram has {hist.shape[0]} bins, expected {self.bins}")
-        if cur_min == cur_max:
-            # All earlier data sat at one value: its whole mass goes to that value's bin.
-            out = np.zeros(self.bins, dtype=_F32)
-            lo, hi = _hist.widen_if_flat(new_min, new_max)
-            out[_hist.bin_index(np.array([cur_min], dtype=_F32), lo, hi, self.bins)[0]] = _F32(
-                math.fsum(hist.astype(np.float64).tolist()))
-            return out
-        return _hist.upscale(hist, cur_min, cur_max, new_min, new_max, self.upsample_rate)
 
     def calculate_qparams(self):
         mn, mx = _F32(_host32(self.min_val)), _F32(_host32(self.max_val))
@@ -681,6 +691,25 @@ class PlaceholderObserver(ObserverBase):
         raise RuntimeError("calculate_qparams should not be called for PlaceholderObserver")
 
 
+class RecordingObserver(ObserverBase):
+    """Debugging aid: keeps a copy of every tensor it sees (``get_tensor_value()``);
+    ``calculate_qparams`` raises."""
+
+    def __init__(self, dtype=quint8):
+        super().__init__(_any_dtype(dtype, type(self).__name__), False)
+        self.tensor_val = []
+
+    def forward(self, x):
+        self.tensor_val.append(x.detach().clone())
+        return x
+
+    def calculate_qparams(self):
+        raise RuntimeError("calculate_qparams should not be called for RecordingObserver")
+
+    def get_tensor_value(self):
+        return self.tensor_val
+
+
 class NoopObserver(ObserverBase):
     """Observes nothing (e.g. float16 quantization); ``calculate_qparams`` raises."""
 
@@ -701,6 +730,7 @@ class NoopObserver(ObserverBase):
 # ----- PyTorch's default factories --------------------------------------------------------------
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 default_placeholder_observer = PlaceholderObserver
+default_debug_observer = RecordingObserver
 default_weight_observer = MinMaxObserver.with_args(dtype="qint8", qscheme="per_tensor_symmetric")
 weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(dtype="qint8", qscheme="per_tensor_symmetric",
                                                                 quant_min=-127, quant_max=127, eps=2**-12)
@@ -717,3 +747,5 @@ default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
     scale=1.0 / 256.0, zero_point=0, dtype="quint8", quant_min=0, quant_max=255)
 default_symmetric_fixed_qparams_observer = default_fixed_qparams_range_neg1to1_observer
 default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observer
+
+from ._clipping import MSEObserver, PercentileObserver  # noqa: E402  (they build on the classes above)

@@ -34,12 +34,13 @@ from .fake_quantize_modules import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
                                     fused_per_channel_wt_fake_quant_range_neg_127_to_127,
                                     fused_wt_fake_quant_range_neg_127_to_127)
 from .group_observer import PerGroupMinMaxObserver
-from .observer import (MovingAverageMinMaxObserver, PlaceholderObserver, default_dynamic_quant_observer,
+from .observer import (HistogramObserver, MovingAverageMinMaxObserver, PlaceholderObserver,
+                       default_dynamic_quant_observer,
                        default_observer, default_per_channel_weight_observer, default_weight_observer,
                        per_channel_weight_observer_range_neg_127_to_127, weight_observer_range_neg_127_to_127)
 from .qdtype import per_channel_symmetric, qint4, qint8
 
-__all__ = ["QConfig", "QConfigDynamic", "QConfigAny", "default_qconfig", "default_per_channel_qconfig",
+__all__ = ["QConfig", "QConfigDynamic", "QConfigAny", "default_qconfig", "default_debug_qconfig", "default_per_channel_qconfig",
            "default_dynamic_qconfig", "float16_dynamic_qconfig", "float16_static_qconfig",
            "per_channel_dynamic_qconfig", "default_qat_qconfig", "default_dynamic_qat_qconfig",
            "default_weight_only_qconfig", "default_activation_only_qconfig", "default_qat_qconfig_v2",
@@ -53,47 +54,6 @@ BACKENDS = ("x86", "fbgemm", "qnnpack", "arm", "onednn")
 INT4_GROUP_SIZES = (32, 64, 128)
 
 
-class _LazyHistogram:
-    """``HistogramObserver.with_args(**kwargs)``, resolved when first called, so this module
-    imports in builds whose observer module does not define HistogramObserver yet."""
-
-    def __init__(self, **kwargs):
-        self.keywords = dict(kwargs)
-        self.func_name = "HistogramObserver"
-
-    def _cls(self):
-        cls = getattr(_obs, "HistogramObserver", None)
-        if cls is None:
-            raise NotImplementedError("HistogramObserver is not available in this build of lucid.quantization")
-        return cls
-
-    @property
-    def p(self):  # PyTorch-style introspection: factory.p.func / factory.p.keywords
-        from functools import partial
-
-        return partial(self._cls(), **self.keywords)
-
-    def __call__(self, **kwargs):
-        return self._cls()(**{**self.keywords, **kwargs})
-
-    def with_args(self, **kwargs):
-        return _LazyHistogram(**{**self.keywords, **kwargs})
-
-    def __eq__(self, other):
-        return isinstance(other, _LazyHistogram) and other.keywords == self.keywords
-
-    def __hash__(self):
-        return hash(tuple(sorted(self.keywords.items(), key=lambda kv: kv[0])))
-
-    def __repr__(self):
-        return f"HistogramObserver.with_args({', '.join(f'{k}={v!r}' for k, v in self.keywords.items())})"
-
-
-def _histogram(**kwargs):
-    cls = getattr(_obs, "HistogramObserver", None)
-    return cls.with_args(**kwargs) if cls is not None else _LazyHistogram(**kwargs)
-
-
 def _factory_is_dynamic(factory) -> bool:
     """Whether a factory builds a dynamic observer, read from its bound arguments when it
     has them (no instance needed), else from an instance."""
@@ -104,10 +64,7 @@ def _factory_is_dynamic(factory) -> bool:
         keywords = getattr(getattr(factory, "p", None), "keywords", None)
     if keywords is not None and "is_dynamic" in keywords:
         return bool(keywords["is_dynamic"])
-    try:
-        return bool(getattr(factory(), "is_dynamic", False))
-    except NotImplementedError:
-        return False
+    return bool(getattr(factory(), "is_dynamic", False))
 
 
 class QConfig(namedtuple("QConfig", ["activation", "weight"])):
@@ -147,6 +104,7 @@ QConfigAny = object  # type annotation alias: a QConfig or None
 
 # ----- PyTorch's defaults ------------------------------------------------------------------------
 default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+default_debug_qconfig = QConfig(activation=_obs.default_debug_observer, weight=default_weight_observer)
 default_per_channel_qconfig = QConfig(activation=default_observer, weight=default_per_channel_weight_observer)
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)
 float16_dynamic_qconfig = QConfig(activation=PlaceholderObserver.with_args(dtype=_dtype.float16, is_dynamic=True),
@@ -161,9 +119,10 @@ default_weight_only_qconfig = QConfig(activation=Identity, weight=default_weight
 default_activation_only_qconfig = QConfig(activation=default_fake_quant, weight=Identity)
 default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant, weight=default_fused_wt_fake_quant)
 default_symmetric_qnnpack_qconfig = QConfig(
-    activation=_histogram(dtype=qint8, reduce_range=False, eps=2**-12), weight=weight_observer_range_neg_127_to_127)
+    activation=HistogramObserver.with_args(dtype=qint8, reduce_range=False, eps=2**-12),
+    weight=weight_observer_range_neg_127_to_127)
 default_per_channel_symmetric_qnnpack_qconfig = QConfig(
-    activation=_histogram(dtype=qint8, reduce_range=False, eps=2**-12),
+    activation=HistogramObserver.with_args(dtype=qint8, reduce_range=False, eps=2**-12),
     weight=per_channel_weight_observer_range_neg_127_to_127)
 default_symmetric_qnnpack_qat_qconfig = QConfig(
     activation=FusedMovingAvgObsFakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=-128,
@@ -173,7 +132,7 @@ default_per_channel_symmetric_qnnpack_qat_qconfig = QConfig(
     activation=FusedMovingAvgObsFakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=-128,
                                                        quant_max=127, dtype=qint8, reduce_range=False, eps=2**-12),
     weight=fused_per_channel_wt_fake_quant_range_neg_127_to_127)
-default_quint8_weight_qconfig = QConfig(activation=_histogram(), weight=_obs.MinMaxObserver)
+default_quint8_weight_qconfig = QConfig(activation=HistogramObserver, weight=_obs.MinMaxObserver)
 
 
 def _check_backend(fn: str, backend) -> str:
@@ -201,10 +160,12 @@ def get_default_qconfig(backend="x86", version=0) -> QConfig:
     if version != 0:
         raise ValueError(f"get_default_qconfig(): version must be 0, got {version!r}")
     if b in ("x86", "fbgemm"):
-        return QConfig(activation=_histogram(reduce_range=True), weight=default_per_channel_weight_observer)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
+                       weight=default_per_channel_weight_observer)
     if b == "qnnpack":
-        return QConfig(activation=_histogram(reduce_range=False), weight=default_weight_observer)
-    return QConfig(activation=_histogram(reduce_range=False), weight=default_per_channel_weight_observer)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=False), weight=default_weight_observer)
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
+                   weight=default_per_channel_weight_observer)
 
 
 def get_default_qat_qconfig(backend="x86", version=1) -> QConfig:
