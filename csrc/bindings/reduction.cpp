@@ -22,6 +22,7 @@ void init_reduction(py::module_& m) {
   m.def("var", &ops::var);
   m.def("amax", &ops::amax);
   m.def("amin", &ops::amin);
+  m.def("aminmax", &ops::aminmax);
   m.def("all", &ops::all);
   m.def("any", &ops::any);
   m.def("argmax", &ops::argmax);

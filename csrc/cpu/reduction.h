@@ -16,6 +16,11 @@ namespace lucid::cpu {
 // layer's error to raise, never reached here.
 void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out);
 
+// min[c] and max[c] over x viewed as (outer, channels, inner) (contiguous,
+// floating), in one pass; a NaN in a channel makes both NaN (as amin / amax).
+// mn, mx: contiguous, x's dtype, `channels` elements.
+void aminmax(const Tensor& x, int64_t outer, int64_t channels, int64_t inner, const Tensor& mn, const Tensor& mx);
+
 // Index of the first maximum (or minimum) along `axis` (a NaN counts as the
 // extreme, the first NaN wins); axis == -1 means over the flattened tensor.
 // `values` (optional, x's dtype) receives the extreme itself. indices: int64.

@@ -45,6 +45,12 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool k
   throw RuntimeError("internal: unknown reduction");
 }
 
+std::pair<Tensor, Tensor> aminmax(const Tensor& x, const std::vector<int>& axes, bool keepdim) {
+  auto s = stream();
+  const mx::array& a = array_of(x);
+  return {wrap(mx::min(a, axes, keepdim, s)), wrap(mx::max(a, axes, keepdim, s))};
+}
+
 Tensor arg_reduce(bool is_max, const Tensor& x, int axis, bool keepdim, Tensor* values) {
   auto s = stream();
   mx::array a = array_of(x);

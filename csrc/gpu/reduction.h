@@ -10,6 +10,8 @@
 namespace lucid::gpu {
 
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, bool keepdim);
+// (min, max) over `axes`; NaN propagates into both.
+std::pair<Tensor, Tensor> aminmax(const Tensor& x, const std::vector<int>& axes, bool keepdim);
 // First index of the extreme along `axis` (-1: flattened); int64. `values`
 // (if not null) receives the extreme values.
 Tensor arg_reduce(bool is_max, const Tensor& x, int axis, bool keepdim, Tensor* values);

@@ -157,6 +157,35 @@ Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
 Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) { return reduce_op(ReduceOp::Max, "amax", x, dims, keepdim); }
 Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) { return reduce_op(ReduceOp::Min, "amin", x, dims, keepdim); }
 Tensor all(const Tensor& x, const Dims& dims, bool keepdim) { return reduce_op(ReduceOp::All, "all", x, dims, keepdim); }
+
+std::pair<Tensor, Tensor> aminmax(const Tensor& x, const Dims& dims, bool keepdim) {
+  common_device("aminmax", {&x});
+  std::vector<int> axes = resolve_axes(dims, x.ndim(), "aminmax");
+  check_nonempty_axes("aminmax", x.shape(), axes);
+  const int kept = x.ndim() - static_cast<int>(axes.size());
+  const bool floating = is_floating(x.dtype());
+  if (kept > 1 || !floating || x.numel() == 0)
+    return {reduce_op(ReduceOp::Min, "aminmax", x, dims, keepdim), reduce_op(ReduceOp::Max, "aminmax", x, dims, keepdim)};
+  // One kept axis k (or none): x is (outer, C, inner) with C = shape[k].
+  int64_t outer = 1, channels = 1, inner = 1;
+  int k = -1;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) k = d;
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (k < 0 || d > k) inner *= x.shape()[d];
+    else if (d < k) outer *= x.shape()[d];
+    else channels = x.shape()[d];
+  }
+  Shape out_shape = reduced_shape(x.shape(), axes, keepdim);
+  if (x.device() == Device::GPU) {
+    auto r = gpu::aminmax(x, axes, keepdim);
+    return r;
+  }
+  Tensor mn = Tensor::empty_cpu(out_shape, x.dtype());
+  Tensor mx = Tensor::empty_cpu(out_shape, x.dtype());
+  cpu::aminmax(contiguous(x), outer, channels, inner, mn, mx);
+  return {mn, mx};
+}
 Tensor any(const Tensor& x, const Dims& dims, bool keepdim) { return reduce_op(ReduceOp::Any, "any", x, dims, keepdim); }
 
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {

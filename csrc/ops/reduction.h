@@ -28,6 +28,10 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim);
 Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim);
 Tensor amax(const Tensor& x, const Dims& dims, bool keepdim);
 Tensor amin(const Tensor& x, const Dims& dims, bool keepdim);
+// (amin, amax) in one pass over x when the kept axes are at most one (all
+// reduced, or all but one: per-tensor and per-channel statistics); otherwise
+// amin and amax. Same values, dtypes and errors as amin / amax.
+std::pair<Tensor, Tensor> aminmax(const Tensor& x, const Dims& dims, bool keepdim);
 Tensor all(const Tensor& x, const Dims& dims, bool keepdim);
 Tensor any(const Tensor& x, const Dims& dims, bool keepdim);
 // int64 index of the first max/min (NaN counts as the extreme) along dim,

@@ -240,6 +240,12 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None):
     (-1.0, 3.0)
     """
     dims = dims_arg(dim, axis, input.ndim, "aminmax")
+    from ..autograd import is_grad_enabled
+
+    if not (input.requires_grad and is_grad_enabled()):
+        # One pass over the data (csrc/ops/reduction.cpp: aminmax) when no gradient is recorded.
+        mn, mx = _C.aminmax(input._impl, dims, bool(keepdim))
+        return min_max(wrap(mn), wrap(mx))
     return min_max(_Extreme.apply(input, dims, bool(keepdim), False), _Extreme.apply(input, dims, bool(keepdim), True))
 
 

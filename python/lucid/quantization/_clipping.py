@@ -224,7 +224,8 @@ class MSEObserver(_ClippingObserverBase):
                     _F32(self.quant_max))
         y = ((q - z).astype(_F32) * s).astype(_F32)
         d = (y - centres[None, :]).astype(np.float64)
-        err = (d * d * counts[None, :]).sum(axis=1)
+        # Sequential float64 sums in bin order (np.cumsum never reorders), the same on every host.
+        err = np.cumsum(d * d * counts[None, :], axis=1)[:, -1]
         best = int(np.argmin(err))
         return lo[best], hi[best]
 

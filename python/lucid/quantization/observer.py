@@ -233,10 +233,9 @@ class UniformQuantizationObserverBase(ObserverBase):
         float32 arrays, and the number of non-finite values skipped. Non-finite inputs raise
         (nothing is written) unless ``ignore_nonfinite``; then a slot with no finite value
         gets (+inf, -inf), which the callers treat as 'nothing seen'."""
-        from .. import amax, amin, isfinite, logical_not, where
+        from .. import amax, amin, aminmax, isfinite, logical_not, where
 
-        mn = _host32(amin(x, dim=dims))
-        mx = _host32(amax(x, dim=dims))
+        mn, mx = (_host32(t) for t in aminmax(x, dim=dims))
         # amin / amax propagate NaN and keep ±inf, so finite results mean finite inputs.
         if np.isfinite(mn).all() and np.isfinite(mx).all():
             return mn, mx, 0

@@ -481,6 +481,9 @@ def fixed_cases() -> list:
     cases += _qmatmul_cases()
     cases += _fake_quantize_learnable_cases()
     cases += _qconv2d_cases()
+    from .observer_battery import observer_cases  # observers' qparams (lucid.quantization.observer)
+
+    cases += observer_cases()
     cases += _quantized_module_cases()
     return cases
 

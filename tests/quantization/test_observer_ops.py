@@ -1,5 +1,6 @@
-"""lucid.histc (the HistogramObserver's counting op) on both streams: against the bin
-index formula of docs/numerics.md written here in numpy, and a torch.histc literal."""
+"""The ops observers run on: lucid.histc (HistogramObserver's counting op) on both streams, against the bin
+index formula of docs/numerics.md written here in numpy, and a torch.histc literal; the fused
+one-pass lucid.aminmax against numpy."""
 import numpy as np
 import pytest
 
@@ -53,3 +54,27 @@ def test_histc_defaults_and_errors(device):
         lucid.histc(lucid.tensor([1.0, float("inf")], device=device))
     with pytest.raises(ValueError, match="'bins' must be a positive int"):
         lucid.histc(t, bins=0, min=0, max=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape,dim", [((4099,), None), ((5, 7, 301), None), ((5, 7, 301), (0, 2)),
+                                       ((5, 7, 301), (1, 2)), ((70001, 3), (0,)), ((3, 70001), (1,)),
+                                       ((5, 7, 301), (0, 1))])
+def test_fused_aminmax_matches_numpy(device, dtype, shape, dim):
+    """lucid.aminmax without autograd runs one fused pass (kept axes <= 1) or amin + amax."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(shape) * 50).astype(F)
+    t = lucid.tensor(a, device=device).to(dtype=dtype)
+    av = t.to("cpu").float().numpy()
+    for poison in (None, np.nan, np.inf):
+        if poison is not None:
+            av = av.copy()
+            av.flat[av.size // 3] = poison
+            t = lucid.tensor(av, device=device).to(dtype=dtype)
+        r = lucid.aminmax(t, dim=dim)
+        ax = None if dim is None else tuple(dim)
+        assert r.min.dtype == t.dtype and r.max.dtype == t.dtype
+        np.testing.assert_array_equal(r.min.to("cpu").float().numpy(), np.min(av, axis=ax))
+        np.testing.assert_array_equal(r.max.to("cpu").float().numpy(), np.max(av, axis=ax))
+    with pytest.raises(ValueError, match="cannot reduce over dimension 0 of size 0"):
+        lucid.aminmax(lucid.zeros(0, 3, device=device), dim=0)
