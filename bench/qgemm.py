@@ -14,7 +14,7 @@ PyTorch may live in another environment without lucid. Then run
 (the second prints lucid's figures next to PyTorch's). When one interpreter
 has both, a plain run measures all three.
 
-Usage: python bench/qgemm.py [--quick] [--json PATH] [--torch-only] [--merge PATH]
+Usage: python bench/qgemm.py [--quick] [--7bit] [--threads N] [--json PATH] [--torch-only] [--merge PATH]
 """
 from __future__ import annotations
 
@@ -73,9 +73,12 @@ def seconds(fn, budget, threads):
     return best
 
 
+XMAX = 256  # activation codes drawn from [0, XMAX); --7bit sets 128
+
+
 def data(m, n, k):
     rng = np.random.default_rng(m * 7 + n * 3 + k)
-    x = rng.integers(0, 256, (m, k)).astype(np.uint8)
+    x = rng.integers(0, XMAX, (m, k)).astype(np.uint8)
     w = rng.integers(-127, 128, (n, k)).astype(np.int8)
     sw = rng.uniform(0.001, 0.01, n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
@@ -133,14 +136,19 @@ def main():
     ap.add_argument("--torch-only", action="store_true", help="time only PyTorch (for an env without lucid)")
     ap.add_argument("--merge", help="PyTorch figures from a --torch-only run")
     ap.add_argument("--threads", type=int, default=0, help="the 'all threads' count (default: all cores, at most 4)")
+    ap.add_argument("--7bit", dest="seven", action="store_true",
+                    help="activation codes in [0, 127], as reduce_range=True produces (lucid then uses its "
+                         "vpmaddubsw kernel on AVX2; PyTorch's speed does not depend on the values)")
     args = ap.parse_args()
+    global XMAX
+    XMAX = 128 if args.seven else 256
     ms, nks = (QUICK_MS, QUICK_NKS) if args.quick else (MS, NKS)
     shapes = [(m, nk, nk) for m in ms for nk in nks]  # N = K: the issue's grid along its diagonal
     all_threads = args.threads or min(4, os.cpu_count() or 1)
     threads = sorted({1, all_threads})
     budget = 0.15 if args.quick else 0.3
     model, flags = cpu_info()
-    res = {"cpu": model, "flags": flags, "threads": threads}
+    res = {"cpu": model, "flags": flags, "threads": threads, "activations": f"[0, {XMAX - 1}]"}
 
     if args.torch_only:
         res.update(torch_cases(shapes, threads, budget))
@@ -155,7 +163,7 @@ def main():
             except ImportError:
                 print("(torch not importable here: run its part with --torch-only and pass --merge)")
 
-    print(f"CPU: {model}\nflags: {' '.join(flags)}")
+    print(f"CPU: {model}\nflags: {' '.join(flags)}\nactivation codes in [0, {XMAX - 1}]")
     if "engine" in res:
         print(f"lucid engine: {res['engine']} (available: {', '.join(res['engines_available'])})")
     if "torch_version" in res:

@@ -55,3 +55,29 @@ def test_ctest_registration(binary):
                        timeout=120)
     assert r.returncode == 0, r.stdout[-4000:]
     assert "100% tests passed" in r.stdout
+
+
+def test_arm64_kernels_under_qemu():
+    """The NEON dot-product and i8mm kernels (Apple silicon, arm64 Linux),
+    cross-compiled and run under qemu-user with every feature on (-cpu max)."""
+    cmake = shutil.which("cmake")
+    cxx = shutil.which("aarch64-linux-gnu-g++")
+    qemu = shutil.which("qemu-aarch64")
+    if not (cmake and cxx and qemu):
+        pytest.skip("needs cmake, g++-aarch64-linux-gnu and qemu-user")
+    build = ROOT / "build" / "kernel-tests-arm64"
+    args = [cmake, "-S", str(ROOT / "tests" / "kernels"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_SYSTEM_NAME=Linux", "-DCMAKE_SYSTEM_PROCESSOR=aarch64", f"-DCMAKE_CXX_COMPILER={cxx}"]
+    if shutil.which("ninja") and not (build / "CMakeCache.txt").exists():
+        args += ["-G", "Ninja"]
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    subprocess.run([cmake, "--build", str(build), "-j", "2"], check=True, capture_output=True, text=True)
+    sysroot = "/usr/aarch64-linux-gnu"
+    r = subprocess.run([qemu, "-L", sysroot, "-cpu", "max", str(build / "lucid_kernel_tests"), "--no-bench"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    for name in ("qu8-qs8-gemm-4x16c4-neondot", "qu8-qs8-gemm-4x16c8-neoni8mm"):
+        block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
+        assert block.strip() == "ok", block  # run, not skipped

@@ -97,3 +97,33 @@ def test_every_engine_equals_reference_for_qconv2d():
         quantized.engine = name
         outs.append(Q.qconv2d(x, 0.02, 77, w, 0.01, -4, padding=1, groups=2, out_scale=0.3, out_zp=128).numpy())
     assert all(o.tobytes() == outs[0].tobytes() for o in outs)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_activations_below_128_take_the_same_bits(signed):
+    # uint8 codes <= 127 (reduce_range activations) or int8 codes < 0 let the
+    # AVX2 engine use its vpmaddubsw kernel; the bytes must not change.
+    rng = np.random.default_rng(11)
+    M, K, N = 23, 301, 37
+    x = (rng.integers(-128, 0, (M, K)).astype(np.int8) if signed
+         else rng.integers(0, 128, (M, K)).astype(np.uint8))
+    x.reshape(-1)[:7] = -1 if signed else 127  # the largest codes the fast kernel admits
+    w = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    w.reshape(-1)[:7] = -128
+    sw = rng.uniform(0.001, 0.02, N).astype(F32)
+    zw = rng.integers(-128, 128, N)
+    zx = -128 if signed else 0
+    b = rng.standard_normal(N).astype(F32)
+    want = ref(x, zx, w, zw, F32(0.03), sw, b, F32(0.4), 100, (0, 255)).astype(np.uint8)
+    xc = lucid.tensor(np.ascontiguousarray(x[:, :20]).reshape(1, M, 4, 5))
+    wc = lucid.tensor(np.ascontiguousarray(w[:, :M * 4]).reshape(N, M, 2, 2))
+    convs = {}
+    for name in quantized.available:
+        quantized.engine = name
+        got = Q.qmatmul(lucid.tensor(x), 0.03, zx, Q.prepack_weight(lucid.tensor(w)), lucid.tensor(sw),
+                        lucid.tensor(zw), bias=lucid.tensor(b), out_scale=0.4, out_zp=100, out_qdtype="quint8")
+        assert got.numpy().tobytes() == want.tobytes(), name
+        # padding holds zx, itself below 128 as the kernels see it
+        convs[name] = Q.qconv2d(xc, 0.03, zx, wc, lucid.tensor(sw), lucid.tensor(zw), padding=1, out_scale=0.4,
+                                out_zp=100).numpy().tobytes()
+    assert all(v == convs["reference"] for v in convs.values())

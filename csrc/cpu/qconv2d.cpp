@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "core/thread_pool.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "cpu/quantization.h"
 
 namespace lucid::cpu {
@@ -56,7 +56,11 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
     case DType::Int32: p.out_kind = kernels::QOut::Requant32; break;
     default: throw TypeError("internal: qconv2d output storage");
   }
-  const kernels::QGemmKernel& kern = kernels::qgemm_select(P);
+  // The patches hold x's codes and, where the window leaves the image, zx.
+  const uint8_t zx_byte = static_cast<uint8_t>(zx);
+  bool a7 = kernels::activations_below_128(x.raw_data(), p.x_signed, x.numel()) &&
+            (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
+  const kernels::QGemmKernel& kern = kernels::qgemm_select(P, a7);
   std::vector<kernels::QPackedWeights> packed;  // once per call, per group
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w.data<int8_t>() + g * og * K, og, K, K));

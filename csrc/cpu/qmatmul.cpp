@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "cpu/quantization.h"
 
 namespace lucid::cpu {
@@ -35,7 +35,9 @@ void qmatmul(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   int64_t K = x.shape().back(), N = w.size(0);
   int64_t M = 1;  // rows of the flattened (M, K) activation, also when K = 0
   for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
-  const kernels::QGemmKernel& kern = kernels::qgemm_select(M);
+  bool x_signed = x.dtype() == DType::Int8;
+  const kernels::QGemmKernel& kern =
+      kernels::qgemm_select(M, kernels::activations_below_128(x.raw_data(), x_signed, M * K));
   std::shared_ptr<const kernels::QPackedWeights> packed =
       cache ? cache->get(kern, w)
             : std::make_shared<const kernels::QPackedWeights>(kernels::qgemm_pack_weights(kern, w.data<int8_t>(), N, K, K));

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "core/thread_pool.h"
-#include "cpu/kernels/qgemm.h"
+#include "cpu/qgemm.h"
 #include "harness.h"
 
 namespace lucid::kernel_tests {
@@ -27,22 +27,25 @@ void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int 
   const int64_t nr = kern.nr, mr = kern.mr;
   std::vector<uint8_t> a(static_cast<size_t>(mr * k));
   std::vector<int8_t> w(static_cast<size_t>(nr * k));
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
-  for (auto& v : a) v = static_cast<uint8_t>(fill == 1 ? 255 : u8(ctx.rng));
+  const int amax = kern.needs_a7 ? 127 : 255;  // such kernels take activations below 128 only
+  std::uniform_int_distribution<int> u8(0, amax), s8(-128, 127);
+  for (auto& v : a) v = static_cast<uint8_t>(fill == 1 ? amax : u8(ctx.rng));
   for (auto& v : w) v = static_cast<int8_t>(fill == 1 ? -128 : s8(ctx.rng));
   auto packed = kernels::qgemm_pack_weights(kern, w.data(), nr, k, k);
   const int64_t kp = packed.kp;
   std::vector<uint8_t> p8(static_cast<size_t>(mr * kp), 0);
   std::vector<int16_t> p16(static_cast<size_t>(mr * kp), 0);
+  const uint8_t flip = kern.a_minus128 ? 0x80 : 0;  // such panels hold a - 128
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t kk = 0; kk < k; ++kk) p8[i * kp + kk] = a[i * k + kk], p16[i * kp + kk] = a[i * k + kk];
+    for (int64_t kk = 0; kk < k; ++kk)
+      p8[i * kp + kk] = static_cast<uint8_t>(a[i * k + kk] ^ flip), p16[i * kp + kk] = a[i * k + kk];
   std::vector<int32_t> c(static_cast<size_t>(mr * nr), 0x5a5a5a5a);
   kern.ukernel(rows, static_cast<size_t>(kp), kern.a_int16 ? static_cast<const void*>(p16.data()) : p8.data(),
                static_cast<size_t>(kp), packed.data.data(), c.data());
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < nr; ++j) {
       int64_t want = 0;
-      for (int64_t kk = 0; kk < k; ++kk) want += int64_t{a[i * k + kk]} * w[j * k + kk];
+      for (int64_t kk = 0; kk < k; ++kk) want += (int64_t{a[i * k + kk]} - (flip ? 128 : 0)) * w[j * k + kk];
       if (c[i * nr + j] != want) {
         ctx.fail(tag(kern) + " tile rows=" + std::to_string(rows) + " K=" + std::to_string(k) + " at (" +
                  std::to_string(i) + "," + std::to_string(j) + "): got " + std::to_string(c[i * nr + j]) +
@@ -147,13 +150,20 @@ const char* out_name(QOut o) {
 }
 
 // fill: 0 random, 1 all-255 (x) x all-(-128) (w), 2 all-0 x all-127.
+// a7: activations whose kernel view (uint8, int8 with the sign bit flipped)
+// stays below 128, for needs_a7 kernels.
 Problem make(Context& ctx, int64_t m, int64_t n, int64_t k, bool x_signed, int zx_mode, int zw_mode, int fill,
-             QOut out, bool bias) {
+             QOut out, bool bias, bool a7 = false) {
   Problem pr{m, n, k, x_signed, 0, {}, {}, {}, {}, {}, out, 0, 0, 0};
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), u7(0, 127);
   pr.x.resize(static_cast<size_t>(m * k));
   pr.w.resize(static_cast<size_t>(n * k));
-  for (auto& v : pr.x) v = static_cast<uint8_t>(fill == 1 ? (x_signed ? 127 : 255) : fill == 2 ? (x_signed ? 0x80 : 0) : u8(ctx.rng));
+  // Largest code: 255 (uint8) / 127 (int8), or with a7 127 / -1.
+  const int top = a7 ? (x_signed ? 0xff : 127) : (x_signed ? 127 : 255);
+  for (auto& v : pr.x) {
+    int r = a7 ? (x_signed ? 0x80 | u7(ctx.rng) : u7(ctx.rng)) : u8(ctx.rng);
+    v = static_cast<uint8_t>(fill == 1 ? top : fill == 2 ? (x_signed ? 0x80 : 0) : r);
+  }
   for (auto& v : pr.w) v = static_cast<int8_t>(fill == 1 ? -128 : fill == 2 ? 127 : s8(ctx.rng));
   int xmin = x_signed ? -128 : 0, xmax = x_signed ? 127 : 255;
   pr.zx = zx_mode == 0 ? xmin : zx_mode == 1 ? xmax : (x_signed ? s8(ctx.rng) : u8(ctx.rng));
@@ -189,6 +199,7 @@ bool same(Context& ctx, const QGemmKernel& kern, const Problem& pr, const std::s
 }
 
 void products(Context& ctx, const QGemmKernel& kern) {
+  const bool a7 = kern.needs_a7;
   const QOut outs[] = {QOut::Int32, QOut::Float, QOut::Int8, QOut::UInt8, QOut::Requant32};
   int idx = 0;
   for (int64_t m : {1, 2, 5, 7, 16, 17, 33})
@@ -196,7 +207,7 @@ void products(Context& ctx, const QGemmKernel& kern) {
       for (int64_t k : {1, 3, 4, 63, 64, 65, 129}) {
         ++idx;
         bool xs = idx % 2;
-        Problem pr = make(ctx, m, n, k, xs, idx % 3, (idx / 3) % 3, idx % 7 == 0 ? 1 : 0, outs[idx % 5], idx % 4 != 0);
+        Problem pr = make(ctx, m, n, k, xs, idx % 3, (idx / 3) % 3, idx % 7 == 0 ? 1 : 0, outs[idx % 5], idx % 4 != 0, a7);
         if (!same(ctx, kern, pr, "tails")) return;
       }
   // Extremes: every product at its largest magnitude, zero points at both
@@ -205,18 +216,18 @@ void products(Context& ctx, const QGemmKernel& kern) {
     for (int zx_mode : {0, 1})
       for (int zw_mode : {0, 1})
         for (int fill : {1, 2}) {
-          Problem pr = make(ctx, 3, 19, 301, xs, zx_mode, zw_mode, fill, QOut::Int32, false);
+          Problem pr = make(ctx, 3, 19, 301, xs, zx_mode, zw_mode, fill, QOut::Int32, false, a7);
           if (!same(ctx, kern, pr, "grid ends")) return;
         }
   const int64_t kmax = ((int64_t{1} << 31) - 1) / (255 * 255);
-  Problem big = make(ctx, 2, 17, kmax, false, 0, 1, 1, QOut::Int32, false);  // (255-0) * (-128-127) * kmax
+  Problem big = make(ctx, 2, 17, kmax, false, 0, 1, 1, QOut::Int32, false, a7);  // (255-0) * (-128-127) * kmax
   same(ctx, kern, big, "K max");
-  Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false);  // (127+128) * (-255) * kmax
+  Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false, a7);  // (127+128) * (-255) * kmax
   same(ctx, kern, big_s, "K max s8");
   // Threaded: blocks split over the pool must give the same bits.
   int saved = get_num_threads();
   set_num_threads(2);
-  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true);
+  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true, a7);
   same(ctx, kern, th, "2 threads");
   set_num_threads(saved);
 }
@@ -227,16 +238,21 @@ void products(Context& ctx, const QGemmKernel& kern) {
 // variant's main instruction can issue, assumed from published tables:
 //  scalar  1 imul + 1 add per cycle (2 ops)
 //  avx2    2 vpmaddwd per cycle x 16 int16 multiply-adds (Zen3 pipes FP0+FP3,
-//          Intel ports 0+5; the vpaddd that follows has spare ALU pipes) = 64
+//          Intel ports 0+5; the vpaddd that follows has spare ALU pipes) = 64;
+//          the qu7 kernel's vpmaddubsw + vpmaddwd pair: 32 per 2 = the same 64
 //  avxvnni 2 ymm vpdpbusd per cycle x 32 = 128
 //  avx512vnni 2 zmm vpdpbusd per cycle x 64 = 256 (Sapphire Rapids ports 0+5)
 //  amx     tdpbusd 16x16x64 = 16384 multiply-adds per 16 cycles = 2048
+//  neon-dot  4 SDOT per cycle x 16 = 128 (Apple M-series P-cores; 2 on Neoverse = 64)
+//  neon-i8mm 4 USMMLA per cycle x 32 = 256 (Apple M2+ P-cores)
 double peak_ops_per_cycle(const QGemmKernel& k) {
   std::string e = k.engine;
   if (e == "avx2") return 64;
   if (e == "avxvnni") return 128;
   if (e == "avx512vnni") return 256;
   if (e == "amx") return 2048;
+  if (e == "neon-dot") return 128;
+  if (e == "neon-i8mm") return 256;
   return 2;
 }
 
@@ -250,7 +266,7 @@ void bench(Context& ctx, const QGemmKernel& kern) {
   bool scalar = std::string(kern.engine) == "reference";
   for (Shape s : shapes) {
     if (scalar) s.m = std::min<int64_t>(s.m, 16);  // keep the scalar run short
-    Problem pr = make(ctx, s.m, s.n, s.k, false, 2, 2, 0, QOut::UInt8, true);
+    Problem pr = make(ctx, s.m, s.n, s.k, false, 2, 2, 0, QOut::UInt8, true, kern.needs_a7);
     auto packed = kernels::qgemm_pack_weights(kern, pr.w.data(), pr.n, pr.k, pr.k);
     std::vector<uint8_t> out(static_cast<size_t>(s.m * s.n));
     kernels::QGemmParams p;
@@ -294,7 +310,15 @@ struct Registrar {
         const QGemmKernel& k = kernels::qgemm_select(64);
         if (!k.supported()) ctx.fail("engine " + e + " selected an unsupported kernel " + k.name);
         if (e != "auto" && e != k.engine) ctx.fail("engine " + e + " selected " + k.name);
+        if (k.needs_a7) ctx.fail("engine " + e + " chose " + k.name + " without the activation check");
+        if (kernels::qgemm_select(64, true).engine != std::string(k.engine))
+          ctx.fail("engine " + e + ": the activations-below-128 variant left the family");
       }
+      const uint8_t u[] = {0, 127, 5}, u_hi[] = {0, 128, 5};
+      const uint8_t s_neg[] = {0x80, 0xff, 0x90}, s_pos[] = {0x80, 0x00, 0x90};  // int8 -128, -1, -112 / 0
+      if (!kernels::activations_below_128(u, false, 3) || kernels::activations_below_128(u_hi, false, 3) ||
+          !kernels::activations_below_128(s_neg, true, 3) || kernels::activations_below_128(s_pos, true, 3))
+        ctx.fail("activations_below_128 misjudged a case");
       for (const QGemmKernel* k : kernels::qgemm_kernels()) {
         if (k->supported()) continue;
         try {

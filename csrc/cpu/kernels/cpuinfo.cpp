@@ -1,9 +1,15 @@
 // Run-time CPU feature probes for the kernel dispatcher. A kernel compiled
 // for an instruction set is only ever called when CPUID reports it AND the OS
 // saves the register state it needs (XCR0); AMX additionally needs Linux to
-// grant tile data to this process (arch_prctl(ARCH_REQ_XCOMP_PERM)).
+// grant tile data to this process (arch_prctl(ARCH_REQ_XCOMP_PERM)). On
+// arm64, Linux reports features in the auxiliary vector, macOS in sysctl.
 #include "cpu/kernels/qgemm.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 #if defined(__x86_64__)
 #include <cpuid.h>
 #if defined(__linux__)
@@ -80,6 +86,25 @@ bool cpu_has_avx2() { return false; }
 bool cpu_has_avxvnni() { return false; }
 bool cpu_has_avx512vnni() { return false; }
 bool cpu_has_amx_int8() { return false; }
+#endif
+
+#if defined(__aarch64__) && defined(__linux__)
+// HWCAP_ASIMDDP (bit 20 of AT_HWCAP) and HWCAP2_I8MM (bit 13 of AT_HWCAP2).
+bool cpu_has_neon_dot() { return (getauxval(AT_HWCAP) >> 20) & 1; }
+bool cpu_has_neon_i8mm() { return (getauxval(AT_HWCAP2) >> 13) & 1; }
+#elif defined(__aarch64__) && defined(__APPLE__)
+namespace {
+bool sysctl_flag(const char* name) {
+  int v = 0;
+  size_t len = sizeof v;
+  return sysctlbyname(name, &v, &len, nullptr, 0) == 0 && v != 0;
+}
+}  // namespace
+bool cpu_has_neon_dot() { return sysctl_flag("hw.optional.arm.FEAT_DotProd"); }
+bool cpu_has_neon_i8mm() { return sysctl_flag("hw.optional.arm.FEAT_I8MM"); }
+#else
+bool cpu_has_neon_dot() { return false; }
+bool cpu_has_neon_i8mm() { return false; }
 #endif
 
 }  // namespace lucid::kernels

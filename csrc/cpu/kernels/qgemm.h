@@ -8,8 +8,9 @@
 // kernel has the scalar reference kernel beside it, and
 // tests/kernels/qgemm.cpp holds each one against it bit for bit.
 //
-// This layer depends on nothing but the standard library and lucid's thread
-// pool, so the standalone test binary (LUCID_KERNEL_TESTS) links it alone.
+// This folder depends on nothing but the standard library (and the header-only
+// core/errors.h), so it builds alone for tests and cross-compiled checks. The
+// threaded driver (packing, blocking, epilogue) is cpu/qgemm.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,9 +32,14 @@ struct QGemmKernel {
   const char* name;     // file stem, e.g. "qu8-qs8-gemm-6x16c2-avx2"
   int mr, nr, kr;       // register tile rows / columns; k values interleaved per column
   int kpad;             // K is zero-padded to a multiple of this in both panels
-  bool a_int16;         // activation panel as int16 (else uint8)
+  bool a_int16;         // activation panel as int16 (else 8-bit)
+  bool a_minus128;      // 8-bit panel holds xu - 128 as int8 (for s8 x s8 dot products); the
+                        // driver adds 128 * column sum back
   bool (*supported)();  // this CPU (and OS) can run it; checked at run time
   QGemmUKernel ukernel;
+  // Only valid when every activation (as uint8, after the sign flip of int8
+  // codes) is below 128; the driver checks before choosing such a kernel.
+  bool needs_a7 = false;
   // Weight panel layout: for column block b (nr columns, zero-padded past N),
   // k-group g (kr consecutive k), column j, lane r:
   //   data[((b * (kp / kr) + g) * nr + j) * kr + r] = w[b * nr + j][g * kr + r]
@@ -41,42 +47,6 @@ struct QGemmKernel {
 
 // Every kernel compiled into this build for this architecture, reference first.
 const std::vector<const QGemmKernel*>& qgemm_kernels();
-
-// Weights packed once for one kernel's layout, with the per-column sums the
-// zero-point correction needs. Callers cache it (pack at convert / first use).
-struct QPackedWeights {
-  const QGemmKernel* kernel = nullptr;
-  int64_t n = 0, k = 0, kp = 0;
-  std::vector<int8_t> data;
-  std::vector<int32_t> col_sum;  // sum_k w[n][k] of the raw int8 codes
-};
-// w: (n, k) int8 codes, row stride ldw.
-QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, int64_t n, int64_t k, int64_t ldw);
-
-// What the epilogue writes, per docs/numerics.md:
-//   acc[m,n] = sum_k (x - zx)(w - zw[n]) + bias[n]   (int32, two's complement)
-//   Int32:  out = acc
-//   Float:  out = fl(float(acc) * scale[n])
-//   Int8 / UInt8 / Requant32: out = clamp(fl(rint(fl(float(acc) * scale[n])) + zy), lo, hi)
-enum class QOut { Int32, Float, Int8, UInt8, Requant32 };
-
-struct QGemmParams {
-  const void* x = nullptr;  // (m, k) activation codes, row stride ldx
-  bool x_signed = false;    // int8 (qint8) activations, else uint8 (quint8)
-  int64_t m = 0, ldx = 0;
-  int32_t zx = 0;
-  const int32_t* zw = nullptr;    // n weight zero points
-  const int32_t* bias = nullptr;  // n int32 biases (bias_q), or null
-  QOut out_kind = QOut::Int32;
-  const float* scale = nullptr;   // n: sxw (Float) or the multipliers M (requantizing kinds)
-  float zy = 0, lo = 0, hi = 0;   // requantization zero point and float clamp bounds
-  void* out = nullptr;            // (m, n) row stride ldo
-  int64_t ldo = 0;
-};
-
-// Runs the product and fused epilogue with w's kernel, threaded over M and N
-// tiles on lucid's pool.
-void qgemm(const QPackedWeights& w, const QGemmParams& p);
 
 // ---- engine selection (lucid.backends.quantized.engine) -------------------
 // Names this build knows on this architecture, and those the host can run
@@ -86,13 +56,19 @@ std::vector<std::string> qgemm_available_engines();
 // Throws ValueError naming the valid choices for an unknown or unsupported name.
 void set_qgemm_engine(const std::string& name);
 std::string qgemm_engine();
-// The kernel the current engine uses for a product with m rows.
-const QGemmKernel& qgemm_select(int64_t m);
+// The kernel the current engine uses for a product with m rows; `a7`: every
+// activation is below 128 (then a needs_a7 kernel of the family may be used).
+const QGemmKernel& qgemm_select(int64_t m, bool a7 = false);
 
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
+#if defined(__aarch64__)
+extern const QGemmKernel qgemm_4x16c4_neondot;
+extern const QGemmKernel qgemm_4x16c8_neoni8mm;
+#endif
 #if defined(__x86_64__)
 extern const QGemmKernel qgemm_5x16c2_avx2;
+extern const QGemmKernel qgemm_5x16c4_avx2_u7;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
 extern const QGemmKernel qgemm_8x16c4_avx512vnni;
 extern const QGemmKernel qgemm_16x16c4_amx;
@@ -103,5 +79,7 @@ bool cpu_has_avx2();
 bool cpu_has_avxvnni();
 bool cpu_has_avx512vnni();
 bool cpu_has_amx_int8();
+bool cpu_has_neon_dot();   // arm64 SDOT / UDOT (FEAT_DotProd)
+bool cpu_has_neon_i8mm();  // arm64 USMMLA (FEAT_I8MM)
 
 }  // namespace lucid::kernels

@@ -46,7 +46,7 @@ __attribute__((target("amx-tile,amx-int8"))) void ukernel(int mr, size_t kp, con
 
 }  // namespace
 
-const QGemmKernel qgemm_16x16c4_amx = {"amx", "qu8-qs8-gemm-16x16c4-amx", 16, 16, 4, 64, false, cpu_has_amx_int8,
+const QGemmKernel qgemm_16x16c4_amx = {"amx", "qu8-qs8-gemm-16x16c4-amx", 16, 16, 4, 64, false, false, cpu_has_amx_int8,
                                        ukernel};
 
 }  // namespace lucid::kernels

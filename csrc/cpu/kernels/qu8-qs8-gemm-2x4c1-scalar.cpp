@@ -28,6 +28,6 @@ bool always() { return true; }
 
 }  // namespace
 
-const QGemmKernel qgemm_2x4c1_scalar = {"reference", "qu8-qs8-gemm-2x4c1-scalar", 2, 4, 1, 1, false, always, ukernel};
+const QGemmKernel qgemm_2x4c1_scalar = {"reference", "qu8-qs8-gemm-2x4c1-scalar", 2, 4, 1, 1, false, false, always, ukernel};
 
 }  // namespace lucid::kernels

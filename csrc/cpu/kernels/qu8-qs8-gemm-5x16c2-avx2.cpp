@@ -93,7 +93,7 @@ void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride, const int8
 
 }  // namespace
 
-const QGemmKernel qgemm_5x16c2_avx2 = {"avx2", "qu8-qs8-gemm-5x16c2-avx2", 5, 16, 2, 2, true, cpu_has_avx2, ukernel};
+const QGemmKernel qgemm_5x16c2_avx2 = {"avx2", "qu8-qs8-gemm-5x16c2-avx2", 5, 16, 2, 2, true, false, cpu_has_avx2, ukernel};
 
 }  // namespace lucid::kernels
 #endif

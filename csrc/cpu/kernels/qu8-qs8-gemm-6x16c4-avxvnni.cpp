@@ -51,7 +51,7 @@ void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride, const int8
 
 }  // namespace
 
-const QGemmKernel qgemm_6x16c4_avxvnni = {"avxvnni", "qu8-qs8-gemm-6x16c4-avxvnni", 6, 16, 4, 4, false,
+const QGemmKernel qgemm_6x16c4_avxvnni = {"avxvnni", "qu8-qs8-gemm-6x16c4-avxvnni", 6, 16, 4, 4, false, false,
                                           cpu_has_avxvnni, ukernel};
 
 }  // namespace lucid::kernels

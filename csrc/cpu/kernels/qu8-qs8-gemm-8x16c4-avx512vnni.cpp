@@ -45,7 +45,7 @@ void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride, const int8
 
 }  // namespace
 
-const QGemmKernel qgemm_8x16c4_avx512vnni = {"avx512vnni", "qu8-qs8-gemm-8x16c4-avx512vnni", 8, 16, 4, 4, false,
+const QGemmKernel qgemm_8x16c4_avx512vnni = {"avx512vnni", "qu8-qs8-gemm-8x16c4-avx512vnni", 8, 16, 4, 4, false, false,
                                              cpu_has_avx512vnni, ukernel};
 
 }  // namespace lucid::kernels

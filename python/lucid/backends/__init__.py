@@ -4,7 +4,8 @@
 stream (``Q.qmatmul``, ``Q.qconv2d``): ``"auto"`` (the default: the widest
 instruction set this CPU has), ``"reference"`` (the scalar kernels, for
 debugging and for proving equality), or one kernel family (``"avx2"``,
-``"avxvnni"``, ``"avx512vnni"``, ``"amx"``). Every engine gives the same bits.
+``"avxvnni"``, ``"avx512vnni"``, ``"amx"`` on x86-64; ``"neon-dot"``,
+``"neon-i8mm"`` on arm64). Every engine gives the same bits.
 ``lucid.backends.quantized.available`` lists those this host can run; setting
 any other name raises ValueError listing them. The GPU stream is unaffected.
 

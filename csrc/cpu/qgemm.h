@@ -1,0 +1,53 @@
+// The int8 GEMM driver over the microkernels of cpu/kernels/qgemm.h: packed
+// weights, the product with its fused epilogue of docs/numerics.md ("Integer
+// matrix product and requantization"), threaded on lucid's pool.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cpu/kernels/qgemm.h"
+
+namespace lucid::kernels {
+
+// Weights packed once for one kernel's layout, with the per-column sums the
+// zero-point correction needs. Callers cache it (pack at convert / first use).
+struct QPackedWeights {
+  const QGemmKernel* kernel = nullptr;
+  int64_t n = 0, k = 0, kp = 0;
+  std::vector<int8_t> data;
+  std::vector<int32_t> col_sum;  // sum_k w[n][k] of the raw int8 codes
+};
+// w: (n, k) int8 codes, row stride ldw.
+QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, int64_t n, int64_t k, int64_t ldw);
+
+// What the epilogue writes, per docs/numerics.md:
+//   acc[m,n] = sum_k (x - zx)(w - zw[n]) + bias[n]   (int32, two's complement)
+//   Int32:  out = acc
+//   Float:  out = fl(float(acc) * scale[n])
+//   Int8 / UInt8 / Requant32: out = clamp(fl(rint(fl(float(acc) * scale[n])) + zy), lo, hi)
+enum class QOut { Int32, Float, Int8, UInt8, Requant32 };
+
+struct QGemmParams {
+  const void* x = nullptr;  // (m, k) activation codes, row stride ldx
+  bool x_signed = false;    // int8 (qint8) activations, else uint8 (quint8)
+  int64_t m = 0, ldx = 0;
+  int32_t zx = 0;
+  const int32_t* zw = nullptr;    // n weight zero points
+  const int32_t* bias = nullptr;  // n int32 biases (bias_q), or null
+  QOut out_kind = QOut::Int32;
+  const float* scale = nullptr;   // n: sxw (Float) or the multipliers M (requantizing kinds)
+  float zy = 0, lo = 0, hi = 0;   // requantization zero point and float clamp bounds
+  void* out = nullptr;            // (m, n) row stride ldo
+  int64_t ldo = 0;
+};
+
+// Runs the product and fused epilogue with w's kernel, threaded over M and N
+// tiles on lucid's pool.
+void qgemm(const QPackedWeights& w, const QGemmParams& p);
+
+// True when every activation code, as the kernels see it (uint8; int8 codes
+// with the sign bit flipped), is below 128, so a needs_a7 kernel is exact.
+// n bytes from x.
+bool activations_below_128(const void* x, bool x_signed, int64_t n);
+
+}  // namespace lucid::kernels
