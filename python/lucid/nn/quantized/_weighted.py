@@ -10,6 +10,29 @@ from ..module import Module
 from ._common import Q, QuantizedStateMixin, observer_qparams, quantize_weight, requant_param_buffers
 
 
+class _PackCache:
+    """The prepacked weight (``Q.prepack_weight``) of the current ``weight_int8``, keyed by
+    the tensor object and its device. Not state: copies start empty, and loading a
+    state dict (which writes the codes in place) clears it."""
+
+    def __init__(self):
+        self.key, self.packed = None, None
+
+    def get(self, weight):
+        if weight.device.type != "cpu":
+            return weight
+        key = (id(weight), weight.device.type)
+        if key != self.key:
+            self.key, self.packed = key, Q().prepack_weight(weight)
+        return self.packed
+
+    def clear(self):
+        self.key, self.packed = None, None
+
+    def __deepcopy__(self, memo):
+        return _PackCache()
+
+
 def _float_parts(mod):
     """(the float layer holding weight / bias, the module holding the output observer) of a
     float / fused / QAT module."""
@@ -41,6 +64,12 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         requant_param_buffers(self, 1.0, 0)
         self.weight_qscheme = "per_tensor_affine"
         self.out_qdtype = Q().as_qdtype(dtype or "quint8")
+        self._pack_cache = _PackCache()
+
+    def _packed_weight(self):
+        """``weight_int8`` prepacked for ``Q.qmatmul`` on the CPU stream (cached; writing the codes
+        in place other than through ``load_state_dict`` needs ``self._pack_cache.clear()``)."""
+        return self._pack_cache.get(self.weight_int8)
 
     # ----- PyTorch's accessors -----------------------------------------------------------
     def weight(self):
@@ -69,6 +98,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
             raise RuntimeError(f"{type(self).__name__}.load_state_dict(): the checkpoint's extra state describes "
                                f"{state.get('kind') if isinstance(state, dict) else state!r}, not "
                                f"{type(self).__name__}")
+        self._pack_cache.clear()  # the codes were just written in place
         self.weight_qscheme = state["weight_qscheme"]
         self.out_qdtype = Q().as_qdtype(state["out_qdtype"])
 

@@ -35,7 +35,7 @@ class Linear(WeightedQuantized):
         if x.shape[-1] != self.in_features:
             raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, got "
                              f"shape {tuple(x.shape)}")
-        codes = Q().qmatmul(x.int_repr(), x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale,
+        codes = Q().qmatmul(x.int_repr(), x.q_scale(), x.q_zero_point(), self._packed_weight(), self.weight_scale,
                             self.weight_zero_point, bias=self.bias_float, out_scale=self.scale,
                             out_zp=self.zero_point, out_qdtype=self.out_qdtype)
         return self._out(codes)
