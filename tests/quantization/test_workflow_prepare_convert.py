@@ -178,3 +178,16 @@ def test_fused_modules_convert_to_fused_quantized():
     assert type(q[1]) is nniq.LinearReLU
     out = q[1](q[0](lucid.randn(5, 4)))
     assert int(out.int_repr().to(lucid.int32).amin().item()) >= out.q_zero_point()
+
+
+def test_convert_error_leaves_an_inplace_model_unchanged():
+    model = nn.Sequential(Q.QuantStub(), nn.Linear(3, 3), nn.Linear(33100, 2), Q.DeQuantStub()).eval()
+    model.qconfig = Q.default_qconfig
+    prepared = Q.prepare(model)
+    prepared[0](lucid.randn(2, 3))
+    prepared[1](lucid.randn(2, 3))
+    prepared[2](lucid.randn(1, 33100))
+    with pytest.raises(ValueError, match="K = 33100"):
+        Q.convert(prepared, inplace=True)
+    assert [type(m) for m in prepared] == [Q.QuantStub, nn.Linear, nn.Linear, Q.DeQuantStub]
+    assert hasattr(prepared[1], "activation_post_process")

@@ -220,19 +220,33 @@ def swap_module(mod, mapping, module_name=""):
     return mapping[type(mod)].from_float(mod, module_name=module_name)
 
 
-def _convert(module, mapping, left, prefix=""):
+def _plan_swaps(module, mapping, left, plan, prefix=""):
+    """Collects ``(parent, name, new module)`` for every swap, building the new modules
+    without touching the model, and the leaves that stay in float."""
     for name, child in list(module.named_children()):
         full = f"{prefix}.{name}" if prefix else name
         if type(child) in mapping and getattr(child, "qconfig", None) is not None:
-            module._modules[name] = mapping[type(child)].from_float(child, module_name=full)
+            plan.append((module, name, mapping[type(child)].from_float(child, module_name=full)))
             continue
         if child._modules and not _is_fused(child):
-            _convert(child, mapping, left, full)
+            _plan_swaps(child, mapping, left, plan, full)
         elif getattr(child, "qconfig", None) is not None and not _is_observer_like(child) \
                 and not type(child).__module__.startswith("lucid.nn.quantized"):
             left.setdefault(type(child), []).append(full)
-        if "activation_post_process" in child._modules and type(child) not in mapping:
-            _detach_observer(child)
+
+
+def _convert(module, mapping, left):
+    """Swaps in two phases: every new module is built first (any error leaves the model as it
+    was, also with ``inplace=True``), then they are put in place and the observers of the
+    modules that stay are removed."""
+    plan = []
+    _plan_swaps(module, mapping, left, plan)
+    for parent, name, new in plan:
+        parent._modules[name] = new
+    for mod in module.modules():
+        if "activation_post_process" in mod._modules and type(mod) not in mapping \
+                and _HOOK_ATTR in mod.__dict__:
+            _detach_observer(mod)
 
 
 def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig: bool = True,

@@ -133,6 +133,13 @@ class WeightedQuantized(QuantizedStateMixin, Module):
             wobs = qconfig.weight()
             wobs.to(weight.device)
             wobs(weight.detach())
+        k = 1
+        for d in weight.shape[1:]:
+            k *= d
+        if k * 255 * 255 >= 2**31:
+            raise ValueError(f"{cls.__name__}.from_float(): '{module_name or type(mod).__name__}' sums K = {k} "
+                             f"products per output, too many for exact int32 accumulation (K * 255 * 255 must "
+                             f"stay below 2^31, K <= 33025); leave this layer in float (qconfig None)")
         codes, ws, wz, scheme = quantize_weight(weight, wobs, module_name or type(mod).__name__)
         if out_qd.name not in ("quint8", "qint8"):
             raise NotImplementedError(f"convert: '{module_name}': activations must be quint8 or qint8, the observer "

@@ -75,6 +75,9 @@ class Linear(QuantizedStateMixin, Module):
         from .._weighted import _float_parts
 
         layer, _ = _float_parts(mod)
+        if layer.in_features * 255 * 255 >= 2**31:
+            raise ValueError(f"dynamic Linear.from_float(): '{module_name or 'Linear'}' has in_features = "
+                             f"{layer.in_features}, too many for exact int32 accumulation (at most 33025)")
         if weight_observer is None:
             qconfig = getattr(mod, "qconfig", None)
             weight_observer = (qconfig.weight() if qconfig is not None and qconfig.weight is not None
