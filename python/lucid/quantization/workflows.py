@@ -330,7 +330,6 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
     (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128). ``qconfig_spec``: None (every
     ``nn.Linear``), a set of types / qualified names, or a dict ``{type or name: QConfig}``
     (qint8 only). Warns "no module of a targeted type" when nothing matched."""
-    from .. import _dtype as D
     from ..nn import layers as L
     from ..nn.quantized import dynamic as nnqd
 
@@ -360,27 +359,28 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
             mapping = {L.Linear: nnqd.Float16Linear}
         else:
             mapping = {L.Linear: _Int4Factory(group_size)}
-    swapped = [0]
+    plan = []  # built first, swapped after: an error leaves the model as it was
 
     def visit(mod, prefix):
         for child_name, child in list(mod.named_children()):
             full = f"{prefix}.{child_name}" if prefix else child_name
             if type(child) in mapping and getattr(child, "qconfig", None) is not None:
-                mod._modules[child_name] = mapping[type(child)].from_float(child, module_name=full)
-                swapped[0] += 1
+                plan.append((mod, child_name, mapping[type(child)].from_float(child, module_name=full)))
             elif child._modules:
                 visit(child, full)
 
     if type(model) in mapping and getattr(model, "qconfig", None) is not None:
         model = mapping[type(model)].from_float(model)
-        swapped[0] += 1
+        plan.append(None)
     else:
         visit(model, "")
-    if not swapped[0]:
+    for entry in plan:
+        if entry is not None:
+            entry[0]._modules[entry[1]] = entry[2]
+    if not plan:
         warnings.warn("quantize_dynamic: the model has no module of a targeted type (with a qconfig); nothing was "
                       "quantized", UserWarning, stacklevel=2)
     _remove_qconfig(model)
-    del D
     return model
 
 
