@@ -191,3 +191,21 @@ def test_convert_error_leaves_an_inplace_model_unchanged():
         Q.convert(prepared, inplace=True)
     assert [type(m) for m in prepared] == [Q.QuantStub, nn.Linear, nn.Linear, Q.DeQuantStub]
     assert hasattr(prepared[1], "activation_post_process")
+
+
+def test_quant_wrapper_and_add_quant_dequant():
+    lin = nn.Linear(3, 2)
+    lin.qconfig = Q.default_qconfig
+    w = Q.QuantWrapper(lin)
+    assert w.quant.qconfig is Q.default_qconfig and w.module is lin
+    seq = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    seq[0].qconfig = Q.default_qconfig
+    wrapped = Q.add_quant_dequant(seq)
+    assert type(wrapped[0]) is Q.QuantWrapper and type(wrapped[1]) is nn.ReLU
+    x = lucid.randn(4, 3)
+    np.testing.assert_array_equal(wrapped(x).numpy(), nn.functional.relu(seq[0].module(x)).numpy())
+    prepared = Q.prepare(wrapped)
+    prepared(x)
+    q = Q.convert(prepared)
+    assert type(q[0].module) is nnq.Linear and type(q[0].quant) is nnq.Quantize
+    assert q(x).dtype == lucid.float32

@@ -49,9 +49,10 @@ class Quantize(QuantizedStateMixin, Module):
 
     @classmethod
     def from_float(cls, mod, module_name=""):
-        s, z, qd = observer_qparams(mod.activation_post_process, module_name or type(mod).__name__)
-        return cls(s, z, qd).to(mod.activation_post_process.eps.device
-                                if hasattr(mod.activation_post_process, "eps") else "cpu")
+        app = mod.activation_post_process
+        s, z, qd = observer_qparams(app, module_name or type(mod).__name__)
+        bufs = list(app.buffers())
+        return cls(s, z, qd).to(bufs[0].device if bufs else "cpu")
 
     def extra_repr(self):
         return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}, dtype={self.dtype!r}"
