@@ -154,3 +154,36 @@ def test_quantize_qat_one_call():
     q = Q.quantize_qat(model, train, (_batches(2),))
     assert type(q.conv) is nniq.ConvReLU2d and type(q.fc) is nnq.Linear
     assert q(_batches(1)[0]).shape == (8, 5)
+
+
+def test_conv1d_bn_relu_qat_same_padding(device):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = Q.QuantStub()
+            self.c = nn.Conv1d(2, 3, 3, padding="same")
+            self.bn = nn.BatchNorm1d(3)
+            self.r = nn.ReLU()
+            self.c2 = nn.Conv1d(3, 3, 2, padding="same")  # even kernel: asymmetric padding
+            self.r2 = nn.ReLU()
+            self.d = Q.DeQuantStub()
+
+        def forward(self, x):
+            return self.d(self.r2(self.c2(self.r(self.bn(self.c(self.q(x)))))))
+
+    model = Q.fuse_modules_qat(M().to(device), [["c", "bn", "r"], ["c2", "r2"]])
+    model.qconfig = Q.get_default_qat_qconfig("qnnpack")
+    p = Q.prepare_qat(model)
+    assert type(p.c) is nniqat.ConvBnReLU1d and type(p.c2) is nniqat.ConvReLU1d
+    r = np.random.RandomState(0)
+    for _ in range(3):
+        p(lucid.tensor(r.randn(4, 2, 9).astype(np.float32), device=device))
+    p.eval()
+    p.apply(Q.disable_observer)
+    x = lucid.tensor(r.randn(4, 2, 9).astype(np.float32), device=device)
+    fake = p(x).to("cpu").numpy()
+    q = Q.convert(p)
+    assert type(q.c) is nniq.ConvReLU1d and q.c2.padding == "same"
+    real = q(x).to("cpu").numpy()
+    step = q.c2.scale.item()
+    assert real.shape == (4, 3, 9) and np.abs(real - fake).max() <= step * 1.01
