@@ -16,6 +16,7 @@ void init_elementwise(py::module_& m) {
   for (auto [name, f] : std::initializer_list<std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)>>{
            {"add", &ops::add}, {"sub", &ops::sub}, {"mul", &ops::mul}, {"div", &ops::div},
            {"pow", &ops::pow}, {"maximum", &ops::maximum}, {"minimum", &ops::minimum},
+           {"floor_divide", &ops::floor_divide}, {"remainder", &ops::remainder}, {"fmod", &ops::fmod},
            {"eq", &ops::eq}, {"ne", &ops::ne}, {"lt", &ops::lt}, {"le", &ops::le}, {"gt", &ops::gt},
            {"ge", &ops::ge}, {"logical_and", &ops::logical_and}, {"logical_or", &ops::logical_or},
            {"logical_xor", &ops::logical_xor}})

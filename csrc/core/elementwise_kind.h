@@ -15,8 +15,10 @@ enum class UnaryOp {
 // bool = op(x) over a floating x.
 enum class PredicateOp { IsNan, IsInf, IsFinite };
 
-// y = op(a, b), a, b and y share one dtype.
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+// y = op(a, b), a, b and y share one dtype. FloorDivide / Remainder round the
+// quotient toward -inf (the remainder takes the divisor's sign), Fmod toward 0
+// (the dividend's sign), as in Python and PyTorch.
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDivide, Remainder, Fmod };
 
 // bool = op(a, b), a and b share one dtype; the logical ones test `!= 0`.
 enum class CompareOp { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };

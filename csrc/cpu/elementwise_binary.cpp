@@ -19,6 +19,9 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
         case BinaryOp::Pow: return binary_loop<T, T>(fn::Pow{}, a, b, out);
         case BinaryOp::Maximum: return binary_loop<T, T>(fn::Maximum{}, a, b, out);
         case BinaryOp::Minimum: return binary_loop<T, T>(fn::Minimum{}, a, b, out);
+        case BinaryOp::FloorDivide: return binary_loop<T, T>(fn::FloorDivide{}, a, b, out);
+        case BinaryOp::Remainder: return binary_loop<T, T>(fn::Remainder{}, a, b, out);
+        case BinaryOp::Fmod: return binary_loop<T, T>(fn::Fmod{}, a, b, out);
         case BinaryOp::Div:
           if constexpr (!std::is_integral_v<T>) return binary_loop<T, T>(fn::Div{}, a, b, out);
           break;

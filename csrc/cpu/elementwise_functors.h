@@ -169,6 +169,51 @@ struct Pow {
     }
   }
 };
+// Integer division by zero never reaches these (ops/ raises first); b == -1
+// is taken apart because INT_MIN / -1 overflows in C++, and the result wraps.
+// Floats follow docs/numerics.md "Floor division and remainder": the floor
+// quotient is (a - fmod(a, b)) / b corrected by one, which is exact where
+// floor(a / b) is not (1 // 0.1 is 9, not 10).
+struct Fmod {
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (is_int_v<C>) {
+      if constexpr (std::is_signed_v<C>) { if (b == C(-1)) return C(0); }
+      return static_cast<C>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct Remainder {
+  template <class C> C operator()(C a, C b) const {
+    C r = Fmod{}(a, b);
+    if constexpr (std::is_unsigned_v<C>) return r;
+    else return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? static_cast<C>(r + b) : r;
+  }
+};
+struct FloorDivide {
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (is_int_v<C>) {
+      if constexpr (std::is_signed_v<C>) {
+        using W = wide_unsigned_t<C>;
+        if (b == C(-1)) return static_cast<C>(W(0) - W(a));  // wraps for the minimum
+        C q = static_cast<C>(a / b);
+        return (a % b != 0 && ((a < C(0)) != (b < C(0)))) ? static_cast<C>(q - 1) : q;
+      } else {
+        return static_cast<C>(a / b);
+      }
+    } else {
+      if (b == C(0)) return a / b;  // +-inf or NaN, as in IEEE division
+      C mod = std::fmod(a, b);
+      C div = (a - mod) / b;
+      if (mod != C(0) && ((b < C(0)) != (mod < C(0)))) div = div - C(1);
+      if (div == C(0)) return std::copysign(C(0), a / b);
+      C fl = std::floor(div);
+      return (div - fl > C(0.5)) ? static_cast<C>(fl + C(1)) : fl;
+    }
+  }
+};
+
 // NaN in either input propagates (PyTorch). Otherwise the larger value; on a
 // tie (+0 vs -0) the second argument wins, as in MLX, so the streams agree bit
 // for bit.

@@ -72,6 +72,63 @@ mx::array integer_pow(const mx::array& a, const mx::array& b, mx::StreamOrDevice
   return mx::where(mx::less(b, zero, s), negative, positive, s);
 }
 
+// fmod / remainder / floor division (docs/numerics.md "Floor division and
+// remainder"). MLX's remainder is Python's (the divisor's sign); fmod is built
+// from it on magnitudes, where the two agree exactly, then given a's sign
+// (a * 0 carries a's sign onto a zero result). Integers: ops/ has already
+// rejected a zero divisor.
+mx::array fmod_mx(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  mx::array zero = mx::zeros({}, a.dtype(), s);
+  if (mx::issubdtype(a.dtype(), mx::integer)) {
+    if (!mx::issubdtype(a.dtype(), mx::signedinteger)) return mx::remainder(a, b, s);
+    mx::array r = mx::remainder(a, b, s);  // 0 for b == -1, also at the minimum
+    mx::array fix = mx::logical_and(mx::not_equal(r, zero, s),
+                                    mx::not_equal(mx::less(r, zero, s), mx::less(a, zero, s), s), s);
+    return mx::where(fix, mx::subtract(r, b, s), r, s);
+  }
+  mx::array r = mx::remainder(mx::abs(a, s), mx::abs(b, s), s);
+  return mx::where(mx::equal(r, zero, s), mx::multiply(a, zero, s),
+                   mx::where(mx::less(a, zero, s), mx::negative(r, s), r, s), s);
+}
+
+mx::array remainder_mx(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  if (mx::issubdtype(a.dtype(), mx::integer)) return mx::remainder(a, b, s);
+  mx::array zero = mx::zeros({}, a.dtype(), s);
+  mx::array mod = fmod_mx(a, b, s);
+  mx::array fix = mx::logical_and(mx::not_equal(mod, zero, s),
+                                  mx::not_equal(mx::less(mod, zero, s), mx::less(b, zero, s), s), s);
+  return mx::where(fix, mx::add(mod, b, s), mod, s);
+}
+
+mx::array floor_divide_mx(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  if (mx::issubdtype(a.dtype(), mx::integer)) {
+    if (!mx::issubdtype(a.dtype(), mx::signedinteger)) return mx::floor_divide(a, b, s);
+    // b == -1 wraps (0 - a), like the CPU stream, whatever MLX does at the minimum.
+    mx::array minus_one = mx::negative(mx::ones({}, a.dtype(), s), s);
+    return mx::where(mx::equal(b, minus_one, s), mx::negative(a, s), mx::floor_divide(a, b, s), s);
+  }
+  mx::array zero = mx::zeros({}, a.dtype(), s);
+  mx::array one = mx::ones({}, a.dtype(), s);
+  mx::array mod = fmod_mx(a, b, s);
+  mx::array div = mx::divide(mx::subtract(a, mod, s), b, s);
+  mx::array fix = mx::logical_and(mx::not_equal(mod, zero, s),
+                                  mx::not_equal(mx::less(b, zero, s), mx::less(mod, zero, s), s), s);
+  div = mx::where(fix, mx::subtract(div, one, s), div, s);
+  mx::array fl = mx::floor(div, s);
+  fl = mx::where(mx::greater(mx::subtract(div, fl, s), mx::array(0.5f, a.dtype()), s), mx::add(fl, one, s), fl, s);
+  mx::array quotient = mx::divide(a, b, s);
+  fl = mx::where(mx::equal(div, zero, s), mx::multiply(quotient, zero, s), fl, s);  // copysign(0, a / b)
+  return mx::where(mx::equal(b, zero, s), quotient, fl, s);
+}
+
+mx::array rounding_division(BinaryOp op, const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  switch (op) {
+    case BinaryOp::FloorDivide: return floor_divide_mx(a, b, s);
+    case BinaryOp::Remainder: return remainder_mx(a, b, s);
+    default: return fmod_mx(a, b, s);
+  }
+}
+
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& x) {
@@ -110,6 +167,11 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, DType out_dtype) {
       return wrap(mx::power(x, y, s));
     case BinaryOp::Maximum: return wrap(mx::maximum(x, y, s));  // propagates NaN
     case BinaryOp::Minimum: return wrap(mx::minimum(x, y, s));
+    case BinaryOp::FloorDivide: case BinaryOp::Remainder: case BinaryOp::Fmod:
+      if (is_half(dt))  // like the CPU stream: computed in float32, rounded once
+        return wrap(mx::astype(rounding_division(op, mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s),
+                               dt, s));
+      return wrap(rounding_division(op, x, y, s));
   }
   throw RuntimeError("internal: unknown binary op");
 }

@@ -5,6 +5,7 @@
 #include "cpu/elementwise.h"
 #include "gpu/elementwise.h"
 #include "ops/copy.h"
+#include "ops/reduction.h"
 
 namespace lucid::ops {
 
@@ -65,6 +66,18 @@ Tensor compare_op(CompareOp op, const char* fn, const Tensor& a, const Tensor& b
   return out;
 }
 
+// Integer division by zero has no value (C++ leaves it undefined, MLX returns
+// garbage): both streams check the divisor first and raise the same error.
+// This reads `b` back on the GPU stream, one synchronisation per call. An
+// empty result divides nothing, so it raises nothing.
+void reject_integer_zero(const char* fn, const Tensor& b, DType dt, const Shape& out_shape) {
+  if (is_floating(dt) || b.numel() == 0 || numel(out_shape) == 0) return;
+  Tensor has_zero = any(compare_op(CompareOp::Eq, fn, b, full({}, 0.0, b.dtype(), b.device())), std::nullopt, false);
+  Tensor host = to_device(has_zero, Device::CPU);
+  check<ValueError>(!host.data<bool>()[0], std::string(fn) + "(): integer division by zero: argument 'other' "
+                                               "holds a zero");
+}
+
 Tensor binary_arith(BinaryOp op, const char* fn, const Tensor& a, const Tensor& b) {
   common_device(fn, {&a, &b});
   Shape shape = broadcast_shapes(a.shape(), b.shape(), fn);
@@ -79,6 +92,8 @@ Tensor binary_arith(BinaryOp op, const char* fn, const Tensor& a, const Tensor& 
                         "or floating dtype first");
     }
   }
+  if (op == BinaryOp::FloorDivide || op == BinaryOp::Remainder || op == BinaryOp::Fmod)
+    reject_integer_zero(fn, b, dt, shape);
   if (a.device() == Device::GPU) return gpu::binary(op, a, b, dt);
   Tensor out = Tensor::empty_cpu(shape, dt);
   cpu::binary(op, cast_if_needed(a, dt), cast_if_needed(b, dt), out);
@@ -126,6 +141,11 @@ Tensor div(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Div
 Tensor pow(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Pow, "pow", a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Maximum, "maximum", a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Minimum, "minimum", a, b); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  return binary_arith(BinaryOp::FloorDivide, "floor_divide", a, b);
+}
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Remainder, "remainder", a, b); }
+Tensor fmod(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Fmod, "fmod", a, b); }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return compare_op(CompareOp::Eq, "eq", a, b); }
 Tensor ne(const Tensor& a, const Tensor& b) { return compare_op(CompareOp::Ne, "ne", a, b); }

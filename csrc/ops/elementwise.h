@@ -47,6 +47,14 @@ Tensor div(const Tensor& a, const Tensor& b);  // true division: integer inputs 
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);  // NaN propagates
 Tensor minimum(const Tensor& a, const Tensor& b);
+// Python / PyTorch division with rounding: floor_divide rounds the quotient
+// toward -inf, remainder = a - floor_divide(a, b) * b (the divisor's sign),
+// fmod = a - trunc(a / b) * b (the dividend's sign). Integer inputs stay
+// integer and raise ValueError when `other` holds a zero; floats follow IEEE
+// (x // 0 is +-inf or NaN, x % 0 is NaN). TypeError for two bool tensors.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
 
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);

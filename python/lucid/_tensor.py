@@ -16,6 +16,10 @@ from . import _device
 from ._device import device
 from ._dtype import as_dtype, dtype
 
+_CTensor = _C.Tensor
+_DTYPES = dtype._by_name  # engine dtype name -> lucid dtype
+_DEVICES = {"cpu": device("cpu"), "gpu": device("gpu")}  # devices are immutable: one object each
+
 
 class Tensor:
     """An n-dimensional array on the ``"cpu"`` or ``"gpu"`` stream.
@@ -28,18 +32,33 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    __slots__ = ("_impl", "requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
+    # Plain slots and no __setattr__: every op builds one Tensor, so building
+    # one is six slot stores. Only `requires_grad` validates, through its
+    # property; the op wrappers read the slot `_requires_grad` directly.
+    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, impl, requires_grad: bool = False):
-        if not isinstance(impl, _C.Tensor):
+        if type(impl) is not _CTensor and not isinstance(impl, _CTensor):
             raise TypeError("lucid.Tensor(...) wraps an engine tensor; create tensors with lucid.tensor(data)")
         self._impl = impl
-        self.requires_grad = requires_grad
+        self._requires_grad = False
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._retain_grad = False
+        if requires_grad:
+            self.requires_grad = True  # validates the dtype
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        if value and not _DTYPES[self._impl.dtype].is_floating_point:
+            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
+        self._requires_grad = builtins.bool(value)
 
     # ----- metadata -------------------------------------------------------
     @property
@@ -55,11 +74,11 @@ class Tensor:
 
     @property
     def dtype(self) -> dtype:
-        return as_dtype(self._impl.dtype)
+        return _DTYPES[self._impl.dtype]
 
     @property
     def device(self) -> device:
-        return device(self._impl.device)
+        return _DEVICES[self._impl.device]
 
     @property
     def ndim(self) -> int:
@@ -111,9 +130,14 @@ class Tensor:
         return self.numpy().tolist()
 
     def item(self):
-        if self.numel() != 1:
+        impl = self._impl
+        if impl.numel() != 1:
             raise ValueError(f"item(): expected a tensor with one element, got shape {self.shape}")
-        return self.numpy().reshape(-1)[0].item()
+        if impl.device != "cpu":
+            impl = _C.to_device(impl, "cpu")
+        if impl.dtype == "bfloat16":
+            impl = _C.astype(impl, "float32")  # exact
+        return _C.to_numpy(impl).item()
 
     def __float__(self):
         return builtins.float(self.item())
@@ -199,7 +223,7 @@ class Tensor:
 
     def detach_(self):
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def requires_grad_(self, requires_grad: bool = True):
@@ -212,9 +236,7 @@ class Tensor:
         self._retain_grad = True
 
     def backward(self, gradient=None, retain_graph: bool = False):
-        from . import autograd
-
-        autograd.backward(self, gradient, retain_graph=retain_graph)
+        _autograd.backward(self, gradient, retain_graph=retain_graph)
 
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: a new leaf with its own copy of the values, on the same
@@ -233,11 +255,6 @@ class Tensor:
                 new.__dict__[key] = copy.deepcopy(value, memo)
         return new
 
-    def __setattr__(self, name, value):
-        if name == "requires_grad" and value and hasattr(self, "_impl") and not self.dtype.is_floating_point:
-            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
-        object.__setattr__(self, name, value)
-
 
 def _default_float():
     return as_dtype("float32")
@@ -247,9 +264,16 @@ def _int64():
     return as_dtype("int64")
 
 
+_autograd = None  # lucid.autograd, bound by _install_methods (it imports this module)
+
+
 def _install_methods():
     """Tensor methods and operators, each a one-line delegation to lucid._ops."""
+    global _autograd
     from . import _ops as F
+    from . import autograd
+
+    _autograd = autograd
 
     def method(name):
         fn = getattr(F, name)
@@ -267,7 +291,7 @@ def _install_methods():
     def binary(fn, reflected=False):
         if reflected:
             return lambda self, other: fn(other, self)
-        return lambda self, other: fn(self, other)
+        return fn  # a plain function binds `self` as its first argument: one frame less per operator
 
     def inplace(fn):
         def op(self, other):
@@ -287,12 +311,12 @@ def _install_methods():
         if hasattr(F, fname):
             setattr(Tensor, f"__{name}__", binary(getattr(F, fname)))
     Tensor.__hash__ = object.__hash__
-    Tensor.__neg__ = lambda self: F.neg(self)
+    Tensor.__neg__ = F.neg
     Tensor.__pos__ = lambda self: self
     if hasattr(F, "abs"):
-        Tensor.__abs__ = lambda self: F.abs(self)
+        Tensor.__abs__ = F.abs
     if hasattr(F, "logical_not"):
-        Tensor.__invert__ = lambda self: F.logical_not(self)
+        Tensor.__invert__ = F.logical_not
     if hasattr(F, "getitem"):
-        Tensor.__getitem__ = lambda self, idx: F.getitem(self, idx)
-        Tensor.__setitem__ = lambda self, idx, value: F.setitem(self, idx, value)
+        Tensor.__getitem__ = F.getitem
+        Tensor.__setitem__ = F.setitem

@@ -360,3 +360,21 @@ def test_histogram_observer_state_errors(device):
     ign(lucid.tensor(DATA["random"][0], device=device))
     ign(lucid.tensor(bad, device=device))
     assert ign.nonfinite_count.item() == 1
+
+
+@pytest.mark.parametrize("cls", ["MinMaxObserver", "PerChannelMinMaxObserver", "HistogramObserver", "MSEObserver",
+                                 "PercentileObserver"])
+def test_observer_moved_to_gpu_and_deepcopied(cls):
+    import copy
+
+    x = DATA["skewed"][0]
+    on_cpu = getattr(Q, cls)()
+    on_gpu = getattr(Q, cls)().to("gpu")
+    for obs, dev in ((on_cpu, "cpu"), (on_gpu, "gpu")):
+        obs(lucid.tensor(x, device=dev))
+        obs(lucid.tensor(x * 2, device=dev))
+    assert on_gpu.min_val.device.type == "gpu" and on_gpu.calculate_qparams()[0].device.type == "gpu"
+    assert _qparams_as_lists(on_gpu) == _qparams_as_lists(on_cpu)
+    twin = copy.deepcopy(on_gpu)
+    twin(lucid.tensor(x * 4, device="gpu"))  # the copy's state is its own
+    assert _qparams_as_lists(on_gpu) == _qparams_as_lists(on_cpu) != _qparams_as_lists(twin)

@@ -8,39 +8,60 @@ import numpy as np
 
 from .. import _C
 from .._dtype import as_dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+
+_full = _C.full
 
 
 def wrap(impl, requires_grad: bool = False):
-    from .._tensor import Tensor
-
     return Tensor(impl, requires_grad)
 
 
 def is_tensor(x) -> bool:
-    from .._tensor import Tensor
-
     return isinstance(x, Tensor)
+
+
+def records(*args) -> bool:
+    """Whether an op on ``args`` records a graph node: some tensor among them
+    requires grad and grad mode is on. When False, an op wrapper calls ``_C``
+    directly, skipping Function.apply (the hottest elementwise wrappers inline
+    this test)."""
+    for t in args:
+        if isinstance(t, Tensor) and t._requires_grad:
+            return is_grad_enabled()
+    return False
+
+
+_FLOAT_NAMES = frozenset(n for n, d in as_dtype("float32")._by_name.items() if d.is_floating_point)
 
 
 def scalar_dtype(value, like) -> str:
     """The dtype a Python scalar takes next to tensor `like` (PyTorch's weak scalars):
     it keeps `like`'s dtype unless its kind is higher (bool < int < float)."""
-    ld = like.dtype
+    name = like._impl.dtype
+    kind = type(value)
+    if kind is float:  # the common cases first, without the numbers ABCs
+        return name if name in _FLOAT_NAMES else "float32"
+    if kind is int:
+        return "int64" if name == "bool" else name
     if isinstance(value, (bool, np.bool_)):
-        return ld.name
+        return name
     if isinstance(value, numbers.Integral):
-        return "int64" if ld.name == "bool" else ld.name
+        return "int64" if name == "bool" else name
     if isinstance(value, numbers.Real):
-        return ld.name if ld.is_floating_point else "float32"
+        return name if name in _FLOAT_NAMES else "float32"
     raise TypeError(f"expected a tensor or a real number, got {type(value).__name__}")
 
 
 def as_tensor(x, like, argument: str = "other"):
     """Tensors pass through; Python / numpy numbers become 0-d tensors on `like`'s device."""
-    if is_tensor(x):
+    if isinstance(x, Tensor):
         return x
-    if isinstance(x, (numbers.Real, np.bool_, np.number)) and not isinstance(x, np.ndarray):
-        return wrap(_C.full((), builtins.float(x), scalar_dtype(x, like), like._impl.device))
+    kind = type(x)
+    if kind is float or kind is int or kind is bool or (
+            isinstance(x, (numbers.Real, np.bool_, np.number)) and not isinstance(x, np.ndarray)):
+        return Tensor(_full((), builtins.float(x), scalar_dtype(x, like), like._impl.device))
     if isinstance(x, (list, tuple, np.ndarray)):
         from .._creation import tensor
 

@@ -5,7 +5,8 @@ from .. import _C
 from .._device import as_device
 from .._dtype import as_dtype
 from ..autograd import Function, is_grad_enabled
-from .common import is_tensor, wrap
+from .._tensor import Tensor
+from .common import as_tensor, is_tensor, wrap
 
 __all__ = ["to", "clone", "contiguous", "assign_", "copy_"]
 TENSOR_METHODS = ["contiguous", "clone", "copy_"]
@@ -72,8 +73,6 @@ def assign_(target, value):
     ``target`` is rebound to the new value instead, so tensors saved for
     backward keep their old values.
     """
-    from .._tensor import Tensor
-
     if not is_tensor(value):
         raise TypeError(f"in-place op: expected a tensor value, got {type(value).__name__}")
     if value.dtype.is_floating_point and not target.dtype.is_floating_point:
@@ -86,7 +85,7 @@ def assign_(target, value):
             raise ValueError("in-place op: the result must keep the tensor's shape and dtype")
         object.__setattr__(target, "_impl", value._impl)
         target.grad_fn, target._output_nr = value.grad_fn, value._output_nr
-        Tensor.__setattr__(target, "requires_grad", value.requires_grad)
+        target._requires_grad = value._requires_grad
         return target
     _C.copy_(target._impl, value._impl)
     return target
@@ -94,8 +93,6 @@ def assign_(target, value):
 
 def copy_(target, src):
     """Copies ``src`` (broadcast and cast) into ``target`` in place."""
-    from .common import as_tensor
-
     src = as_tensor(src, target, "src")
     if src._impl.device != target._impl.device:
         src = to(src, device=target._impl.device)

@@ -20,10 +20,12 @@ import math
 
 from .. import _C
 from ..autograd import Function
+from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from .common import as_tensor, is_tensor, sum_to_shape, wrap
 
 __all__ = [
-    "add", "sub", "mul", "div", "true_divide", "pow", "maximum", "minimum",
+    "add", "sub", "mul", "div", "true_divide", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod",
     "neg", "negative", "abs", "absolute", "sign", "relu",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "gelu",
     "floor", "ceil", "round",
@@ -31,7 +33,7 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
     "where", "clamp", "clip",
 ]
-_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clip_", "neg_", "abs_", "sign_", "relu_",
+_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "floor_divide_", "remainder_", "fmod_", "clamp_", "clip_", "neg_", "abs_", "sign_", "relu_",
             "exp_", "log_", "sqrt_", "rsqrt_", "sin_", "cos_", "tanh_", "sigmoid_", "floor_", "ceil_", "round_"]
 __all__ += _INPLACE
 # where(condition, input, other) takes the condition first, so it is no method.
@@ -41,11 +43,12 @@ TENSOR_METHODS = [n for n in __all__ if n != "where"]
 # ----- helpers -----------------------------------------------------------------
 
 def _binary_args(a, b):
-    if not is_tensor(a):
-        if not is_tensor(b):
+    if not isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
             raise TypeError(f"expected at least one tensor argument, got {type(a).__name__} and {type(b).__name__}")
         a = as_tensor(a, b, "input")
-    b = as_tensor(b, a, "other")
+    if not isinstance(b, Tensor):
+        b = as_tensor(b, a, "other")
     return a, b
 
 
@@ -151,6 +154,10 @@ class _Pow(Function):
 class _MaxMin(Function):
     """maximum / minimum; a tie sends half the gradient to each input (PyTorch)."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "MaximumBackward" if ctx.is_max else "MinimumBackward"
+
     @staticmethod
     def forward(ctx, a, b, is_max):
         ctx.save_for_backward(a, b)
@@ -181,7 +188,9 @@ def add(input, other, alpha=1):
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    return _Add.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Add.apply(a, b)
+    return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
 
 def sub(input, other, alpha=1):
@@ -194,7 +203,9 @@ def sub(input, other, alpha=1):
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    return _Sub.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Sub.apply(a, b)
+    return Tensor(_C.sub(a._impl, b._impl))
 
 
 def mul(input, other):
@@ -204,7 +215,10 @@ def mul(input, other):
     >>> lucid.mul(lucid.tensor([1, 2, 3]), 2).tolist()
     [2, 4, 6]
     """
-    return _Mul.apply(*_binary_args(input, other))
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Mul.apply(a, b)
+    return Tensor(_C.mul(a._impl, b._impl))
 
 
 def div(input, other):
@@ -214,7 +228,10 @@ def div(input, other):
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
     """
-    return _Div.apply(*_binary_args(input, other))
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Div.apply(a, b)
+    return Tensor(_C.div(a._impl, b._impl))
 
 
 true_divide = div
@@ -233,7 +250,10 @@ def pow(input, exponent):  # noqa: A001
     >>> (2 ** lucid.tensor([0, 3])).tolist()
     [1, 8]
     """
-    return _Pow.apply(*_binary_args(input, exponent))
+    a, b = _binary_args(input, exponent)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Pow.apply(a, b)
+    return Tensor(_C.pow(a._impl, b._impl))
 
 
 def maximum(input, other):
@@ -244,7 +264,9 @@ def maximum(input, other):
     [3.0, 5.0]
     """
     a, b = _binary_args(input, other)
-    return _MaxMin.apply(a, b, True)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _MaxMin.apply(a, b, True)
+    return Tensor(_C.maximum(a._impl, b._impl))
 
 
 def minimum(input, other):
@@ -255,13 +277,121 @@ def minimum(input, other):
     [1.0, 2.0]
     """
     a, b = _binary_args(input, other)
-    return _MaxMin.apply(a, b, False)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _MaxMin.apply(a, b, False)
+    return Tensor(_C.minimum(a._impl, b._impl))
+
+
+# ----- division with rounding: //, %, fmod ----------------------------------------------
+
+class _FloorDivide(Function):
+    """Piecewise constant: the gradient is 0 wherever it exists (as for floor)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.meta = (a.shape, a.dtype, a._impl.device, b.shape, b.dtype)
+        return wrap(_C.floor_divide(a._impl, b._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        sa, da, dev, sb, db = ctx.meta
+        ga = wrap(_C.full(sa, 0.0, da.name, dev)) if ctx.needs_input_grad[0] else None
+        gb = wrap(_C.full(sb, 0.0, db.name, dev)) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class _Remainder(Function):
+    """``a - q * b`` with ``q`` the quotient rounded toward -inf (remainder) or toward
+    0 (fmod): ``d/da = 1``, ``d/db = -q`` (``q`` is locally constant)."""
+
+    @classmethod
+    def node_name(cls, ctx):
+        return "FmodBackward" if ctx.trunc else "RemainderBackward"
+
+    @staticmethod
+    def forward(ctx, a, b, trunc):
+        ctx.save_for_backward(a, b)
+        ctx.trunc = trunc
+        return wrap((_C.fmod if trunc else _C.remainder)(a._impl, b._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = _grad_for(g, a.shape, a.dtype) if ctx.needs_input_grad[0] else None
+        gb = None
+        if ctx.needs_input_grad[1]:
+            if ctx.trunc:
+                q = div(a, b)
+                q = where(lt(q, 0), ceil(q), floor(q))
+            else:
+                q = floor_divide(a, b)
+            gb = _grad_for(neg(mul(g, q)), b.shape, b.dtype)
+        return ga, gb, None
+
+
+def floor_divide(input, other):
+    """``input // other``: the quotient rounded toward -inf (Python and PyTorch).
+
+    Integers stay integers (``-7 // 2 == -4``; the minimum // -1 wraps) and raise
+    ValueError when ``other`` holds a zero; floats follow IEEE (``x // 0`` is
+    ``+-inf`` or NaN) and are exact where ``floor(input / other)`` is not
+    (``1.0 // 0.1 == 9.0``). Gradient 0. TypeError for two bool tensors.
+
+    >>> import lucid
+    >>> lucid.floor_divide(lucid.tensor([-7, 7]), 2).tolist()
+    [-4, 3]
+    >>> (lucid.tensor([1.0, -1.0]) // 0.1).tolist()
+    [9.0, -10.0]
+    """
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _FloorDivide.apply(a, b)
+    return Tensor(_C.floor_divide(a._impl, b._impl))
+
+
+def remainder(input, other):
+    """``input % other`` = ``input - floor_divide(input, other) * other``: the sign of
+    ``other`` (Python and PyTorch; a zero result keeps fmod's sign, as in PyTorch).
+
+    Integers raise ValueError when ``other`` holds a zero; float ``x % 0`` is NaN.
+    Gradient: ``1`` for ``input``, ``-floor_divide(input, other)`` for ``other``.
+
+    >>> import lucid
+    >>> lucid.remainder(lucid.tensor([-7, 7]), 3).tolist()
+    [2, 1]
+    >>> (lucid.tensor([-7.5]) % -2).tolist()
+    [-1.5]
+    """
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Remainder.apply(a, b, False)
+    return Tensor(_C.remainder(a._impl, b._impl))
+
+
+def fmod(input, other):
+    """C's ``fmod``: ``input - trunc(input / other) * other``, the sign of ``input``.
+
+    Integers raise ValueError when ``other`` holds a zero; float ``fmod(x, 0)`` is NaN.
+    Gradient: ``1`` for ``input``, ``-trunc(input / other)`` for ``other``.
+
+    >>> import lucid
+    >>> lucid.fmod(lucid.tensor([-7, 7]), 3).tolist()
+    [-1, 1]
+    """
+    a, b = _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+        return _Remainder.apply(a, b, True)
+    return Tensor(_C.fmod(a._impl, b._impl))
 
 
 # ----- unary ----------------------------------------------------------------------
 
 class _Unary(Function):
     """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx."""
+
+    @classmethod
+    def node_name(cls, ctx):  # ExpBackward, not UnaryBackward
+        return ctx.name.capitalize() + "Backward"
 
     @staticmethod
     def forward(ctx, x, name):
@@ -301,9 +431,17 @@ _DERIVATIVE = {
 }
 
 
+_UNARY_KERNEL = {name: getattr(_C, name) for name in (
+    "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf",
+    "floor", "ceil", "round")}
+
+
 def _unary(name, x):
-    _check_tensor(name, x)
-    return _Unary.apply(x, name)
+    if not isinstance(x, Tensor):
+        _check_tensor(name, x)
+    if x._requires_grad and is_grad_enabled():
+        return _Unary.apply(x, name)
+    return Tensor(_UNARY_KERNEL[name](x._impl))
 
 
 def neg(input):
@@ -565,7 +703,7 @@ def _comparison(name, doc):
 
     def op(input, other):
         a, b = _binary_args(input, other)
-        return wrap(cfun(a._impl, b._impl))
+        return Tensor(cfun(a._impl, b._impl))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc

@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from .. import _C
+from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from .common import as_tensor, is_tensor, sum_to_shape, wrap, wrap_dim
 
@@ -67,10 +68,34 @@ def _as_index_tensor(item, device):
     return t
 
 
-def _plan(x, idx, fn: str) -> _Plan:
-    from .._tensor import Tensor
+def _plan_first_axis(shape, idx):
+    """The plan for ``x[int]`` or ``x[slice]`` on a tensor with dims, the common
+    case, without the general parser; None sends anything else (and any error)
+    to ``_plan``."""
+    size = shape[0]
+    ndim = len(shape)
+    plan = _Plan()
+    if type(idx) is slice:
+        if idx.step == 0:
+            return None
+        start, stop, step = idx.indices(size)
+        n = len(range(start, stop, step))
+        plan.starts = [start if n else 0] + [0] * (ndim - 1)
+        plan.steps = [step] + [1] * (ndim - 1)
+        plan.lengths = [n, *shape[1:]]
+        plan.shape = list(plan.lengths)
+    else:
+        if not -size <= idx < size:
+            return None
+        plan.starts = [idx % size] + [0] * (ndim - 1)
+        plan.steps = [1] * ndim
+        plan.lengths = [1, *shape[1:]]
+        plan.shape = list(shape[1:])
+    return plan
 
-    def is_tensor(v):  # the shared helper imports per call; this loop is hot
+
+def _plan(x, idx, fn: str) -> _Plan:
+    def is_tensor(v):
         return isinstance(v, Tensor)
 
     shape, ndim = x.shape, x.ndim  # properties build a new tuple per access
@@ -189,11 +214,18 @@ def getitem(x, idx):
     >>> x[x > 9].tolist()
     [10, 11]
     """
-    plan = _plan(x, idx, "getitem")
-    if x.requires_grad and is_grad_enabled():
+    plan = None
+    if type(idx) is slice or type(idx) is int:
+        shape = x._impl.shape
+        if shape:
+            plan = _plan_first_axis(shape, idx)
+    if plan is None:
+        plan = _plan(x, idx, "getitem")
+    if x._requires_grad and is_grad_enabled():
         out = _BasicIndex.apply(x, plan)
     else:  # no graph to record: skip Function's overhead
-        out = wrap(_C.reshape(_C.slice(x._impl, plan.starts, plan.steps, plan.lengths), plan.shape))
+        sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
+        out = Tensor(sliced if plan.shape == plan.lengths else _C.reshape(sliced, plan.shape))
     if plan.advanced is None:
         return out
     pos, t, k, _ = plan.advanced

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from .. import _C
 from ..autograd import Function
-from .common import sum_to_shape, wrap
+from . import shape
+from .common import records, sum_to_shape, wrap
 
 __all__ = ["matmul", "mm", "bmm"]
 TENSOR_METHODS = list(__all__)
 
 
 def _mT(t):
-    from . import shape
-
     return shape.transpose(t, -1, -2)
 
 
@@ -34,8 +33,6 @@ class _Matmul(Function):
         # With 1-D operands lifted to matrices (a: (1, k), b: (k, 1)) and g
         # given the matching (…, m, n) shape: dA = g @ B^T, dB = A^T @ g,
         # each summed over the batch axes its operand was broadcast along.
-        from . import shape
-
         a, b = ctx.saved_tensors
         a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
         b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
@@ -66,7 +63,9 @@ def matmul(input, other):
     >>> lucid.matmul(a, a).tolist()
     [[7.0, 10.0], [15.0, 22.0]]
     """
-    return _Matmul.apply(input, other, "matmul")
+    if records(input, other):
+        return _Matmul.apply(input, other, "matmul")
+    return wrap(_C.matmul(input._impl, other._impl))
 
 
 def mm(input, mat2):
@@ -76,7 +75,9 @@ def mm(input, mat2):
     >>> lucid.mm(lucid.tensor([[1, 2]]), lucid.tensor([[3], [4]])).tolist()
     [[11]]
     """
-    return _Matmul.apply(input, mat2, "mm")
+    if records(input, mat2):
+        return _Matmul.apply(input, mat2, "mm")
+    return wrap(_C.mm(input._impl, mat2._impl))
 
 
 def bmm(input, mat2):
@@ -86,4 +87,6 @@ def bmm(input, mat2):
     >>> lucid.bmm(lucid.ones(2, 1, 3), lucid.ones(2, 3, 1)).shape
     (2, 1, 1)
     """
-    return _Matmul.apply(input, mat2, "bmm")
+    if records(input, mat2):
+        return _Matmul.apply(input, mat2, "bmm")
+    return wrap(_C.bmm(input._impl, mat2._impl))

@@ -13,7 +13,8 @@ import numbers
 
 from .. import _C
 from ..autograd import Function
-from .common import wrap
+from .common import records, wrap
+from .shape import squeeze, unsqueeze
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
 TENSOR_METHODS: list = []
@@ -124,8 +125,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
-    from .shape import squeeze, unsqueeze
-
     _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
     if weight.ndim != nd + 2:
         raise ValueError(f"{fn}(): expected a {nd + 2}-D weight, got shape {tuple(weight.shape)}")
@@ -152,7 +151,10 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
     else:
         s, d = _pair(stride, fn, "stride"), _pair(dilation, fn, "dilation")
         pad = _conv_padding(padding, list(weight.shape[2:]), d, s, fn)
-    y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
+    if records(x, weight, bias):
+        y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
+    else:
+        y = wrap(_C.conv2d(x._impl, weight._impl, _opt(bias), s, pad, d, int(groups), fn))
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -202,15 +204,11 @@ class _AdaptiveAvgPool2d(Function):
 
 def _batched(x, fn):
     """(x as 4-D, whether a batch axis was added) for (C, H, W) or (N, C, H, W) inputs."""
-    from .shape import unsqueeze
-
     _check_rank(x, (3, 4), fn, "(N, C, H, W)")
     return (unsqueeze(x, 0), True) if x.ndim == 3 else (x, False)
 
 
 def _unbatch(y, added):
-    from .shape import squeeze
-
     return squeeze(y, 0) if added else y
 
 
@@ -307,7 +305,9 @@ def linear(input, weight, bias=None):
     >>> lucid.nn.functional.linear(lucid.ones(2, 3), lucid.ones(4, 3)).shape
     (2, 4)
     """
-    return _Linear.apply(input, weight, bias)
+    if records(input, weight, bias):
+        return _Linear.apply(input, weight, bias)
+    return wrap(_C.linear(input._impl, weight._impl, _opt(bias)))
 
 
 class _Embedding(Function):

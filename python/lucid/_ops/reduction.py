@@ -20,7 +20,8 @@ import builtins
 import collections
 
 from .. import _C
-from ..autograd import Function
+from .._tensor import Tensor
+from ..autograd import Function, is_grad_enabled
 from .common import dims_arg, is_tensor, wrap, wrap_dim
 
 __all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any",
@@ -114,11 +115,15 @@ class _Prod(Function):
 class _Extreme(Function):
     """amax / amin (and max / min without a dim): ties share the gradient equally."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "AmaxBackward" if ctx.is_max else "AminBackward"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim, is_max):
         out = wrap((_C.amax if is_max else _C.amin)(x._impl, dims, keepdim))
         ctx.save_for_backward(x, out)
-        ctx.dims = dims
+        ctx.dims, ctx.is_max = dims, is_max
         return out
 
     @staticmethod
@@ -132,12 +137,16 @@ class _Extreme(Function):
 class _ExtremeDim(Function):
     """max / min with a dim: the gradient goes to the returned index."""
 
+    @classmethod
+    def node_name(cls, ctx):
+        return "MaxBackward" if ctx.is_max else "MinBackward"
+
     @staticmethod
     def forward(ctx, x, dim, keepdim, is_max):
         values, indices = (_C.max_dim if is_max else _C.min_dim)(x._impl, dim, keepdim)
         values, indices = wrap(values), wrap(indices)
         ctx.save_for_backward(indices)
-        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.shape, ctx.dim, ctx.keepdim, ctx.is_max = x.shape, dim, keepdim, is_max
         ctx.mark_non_differentiable(indices)
         return values, indices
 
@@ -161,8 +170,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     >>> lucid.sum(x).item(), x.sum(dim=0).tolist(), x.sum(1, keepdim=True).tolist()
     (10.0, [4.0, 6.0], [[3.0], [7.0]])
     """
-    dims = dims_arg(dim, axis, input.ndim, "sum")
-    return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+    dims = None if dim is None and axis is None else dims_arg(dim, axis, input.ndim, "sum")
+    if input._requires_grad and is_grad_enabled():
+        return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+    return Tensor(_C.sum(input._impl, dims, bool(keepdim), _dtype_name(dtype)))
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -175,7 +186,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     dims = dims_arg(dim, axis, input.ndim, "mean")
     if dtype is not None:
         input = input.to(dtype)
-    return _Mean.apply(input, dims, bool(keepdim))
+    if input._requires_grad and is_grad_enabled():
+        return _Mean.apply(input, dims, bool(keepdim))
+    return Tensor(_C.mean(input._impl, dims, bool(keepdim)))
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):

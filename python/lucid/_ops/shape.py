@@ -45,7 +45,7 @@ def _sizes(args, fn: str, argument: str = "shape") -> list:
 
 def _recording(x) -> bool:
     """Whether autograd records an op on x (else the view ops skip Function's overhead)."""
-    return x.requires_grad and is_grad_enabled()
+    return x._requires_grad and is_grad_enabled()
 
 
 def _check_tensor(x, fn: str, argument: str = "input"):

@@ -1,4 +1,6 @@
 """Reverse-mode automatic differentiation (``lucid.autograd``)."""
+from .. import _C
+from .._tensor import Tensor
 from .engine import run_backward
 from .function import Function, FunctionCtx, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -10,8 +12,6 @@ def _as_tuple(x):
 
 
 def _default_grads(outputs, grad_outputs):
-    from .. import ones_like
-
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     grad_outputs = _as_tuple(grad_outputs)
@@ -27,7 +27,8 @@ def _default_grads(outputs, grad_outputs):
                     f"backward(): grad can be implicitly created only for scalar outputs, got shape {o.shape}; "
                     "pass 'gradient'"
                 )
-            g = ones_like(o)
+            impl = o._impl
+            g = Tensor(_C.full(impl.shape, 1.0, impl.dtype, impl.device))  # ones_like(o)
         elif g.shape != o.shape:
             raise ValueError(f"argument 'gradient' must have shape {o.shape}, got {g.shape}")
         filled.append(g)

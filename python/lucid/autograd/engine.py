@@ -7,6 +7,7 @@ gradients only (no ``create_graph``).
 """
 from __future__ import annotations
 
+from .._tensor import Tensor
 from .grad_mode import no_grad
 
 
@@ -37,8 +38,6 @@ def _accumulate(store, key, grad):
 def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
     """Propagates ``grad_outputs`` from ``outputs``. With ``inputs`` given,
     returns their gradients instead of accumulating into ``.grad``."""
-    from .._tensor import Tensor
-
     wanted = None if inputs is None else {id(t): t for t in inputs}
     results: dict[int, Tensor] = {}
     node_grads: dict[tuple[int, int], Tensor] = {}
@@ -51,9 +50,15 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
             else:
                 _accumulate(node_grads, (id(out.grad_fn), out._output_nr), g)
         for node in _topological_order([o.grad_fn for o in outputs]):
-            grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
-            if all(g is None for g in grads):
-                continue
+            if node.num_outputs == 1:  # the common case, without the list and the scan
+                g0 = node_grads.pop((id(node), 0), None)
+                if g0 is None:
+                    continue
+                grads = (g0,)
+            else:
+                grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
+                if all(g is None for g in grads):
+                    continue
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
@@ -66,7 +71,7 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 if t is None or g is None:
                     continue
                 fn, nr = edge
-                if g.shape != t.shape:
+                if g._impl.shape != t._impl.shape:
                     raise RuntimeError(
                         f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
                     )

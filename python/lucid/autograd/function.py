@@ -7,17 +7,19 @@ requires grad, attaches one graph ``Node`` to the outputs.
 """
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
+from .._tensor import _DTYPES, Tensor
+from .grad_mode import _state
 
 
 class FunctionCtx:
     """The ``ctx`` handed to ``forward`` and ``backward``."""
 
-    def __init__(self):
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self._saved: tuple = ()
-        self._non_differentiable: set[int] = set()
-        self._released = False
+    # Class-level defaults (immutable), so creating a ctx, once per recorded
+    # op, sets nothing; an instance attribute replaces one when it is written.
+    needs_input_grad: tuple = ()
+    _saved: tuple = ()
+    _non_differentiable: frozenset = frozenset()
+    _released = False
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
@@ -32,7 +34,7 @@ class FunctionCtx:
         return self._saved
 
     def mark_non_differentiable(self, *tensors) -> None:
-        self._non_differentiable.update(id(t) for t in tensors)
+        self._non_differentiable = self._non_differentiable | {id(t) for t in tensors}
 
 
 class Node:
@@ -47,11 +49,11 @@ class Node:
         # Where each input's gradient goes, fixed now: an in-place op (x[i] = v,
         # x += y) later rebinds x.grad_fn, and gradients from this node must
         # still reach the node that produced the value this call read.
-        self.edges = tuple(None if t is None else (t.grad_fn, t._output_nr) for t in inputs)
+        self.edges = tuple([None if t is None else (t.grad_fn, t._output_nr) for t in inputs])
         self.num_outputs = num_outputs
 
     def name(self) -> str:
-        return self.function.__name__.lstrip("_") + "Backward"
+        return self.function.node_name(self.ctx)
 
     def __repr__(self):
         return f"<{self.name()}>"
@@ -87,21 +89,32 @@ class Function:
         raise NotImplementedError("Function subclasses must implement backward(ctx, ...)")
 
     @classmethod
-    def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+    def node_name(cls, ctx) -> str:
+        """The graph node's name (``grad_fn``'s repr): ``_Mul`` records ``MulBackward``.
+        A Function that serves several ops (one class for all unary ops) overrides
+        this to name the op that ``ctx`` recorded, e.g. ``ExpBackward``."""
+        return cls.__name__.lstrip("_") + "Backward"
 
+    @classmethod
+    def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         ctx.needs_input_grad = needs
-        with no_grad():
+        # `with no_grad()` inlined: this runs once per recorded op.
+        enabled = getattr(_state, "enabled", True)
+        _state.enabled = False
+        try:
             out = cls.forward(ctx, *args, **kwargs)
-        if not (is_grad_enabled() and any(needs)):
+        finally:
+            _state.enabled = enabled
+        if not (enabled and True in needs):
             return out
         outputs = out if isinstance(out, tuple) else (out,)
-        node = Node(cls, ctx, tuple(a if n else None for a, n in zip(args, needs)), len(outputs))
+        node = Node(cls, ctx, tuple([a if n else None for a, n in zip(args, needs)]), len(outputs))
+        skip = ctx._non_differentiable
         for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.dtype.is_floating_point:
-                o.requires_grad = True
+            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and _DTYPES[o._impl.dtype].is_floating_point:
+                o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i
         return out

@@ -11,7 +11,8 @@ import numbers
 
 import numpy as np
 
-from .observer import (_EPS, UniformQuantizationObserverBase, _accumulate, _host32, _int_or_none)
+from .histogram_observer import _accumulate
+from .observer import _EPS, UniformQuantizationObserverBase, _host32, _int_or_none
 from .qdtype import as_qscheme, per_tensor_affine, quint8
 
 __all__ = ["PercentileObserver", "MSEObserver"]

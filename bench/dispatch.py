@@ -1,0 +1,226 @@
+"""Per-op dispatch overhead: tiny (8-element) ops on the CPU stream, one thread,
+lucid next to numpy and PyTorch in one process, as ratios (below 1 means lucid
+is faster).
+
+At 8 elements the arithmetic is free, so every figure is the cost of getting
+from Python to the kernel and back: argument coercion, the autograd check,
+graph recording, wrapping the result. ``_C.add`` called directly is the
+floor: what lucid would cost with no Python layer at all.
+
+    PYTHONPATH=python python bench/dispatch.py [--json out.json] [--quick]
+        [--torch-site DIR]
+
+PyTorch: ``import torch`` is tried first; if that fails and ``--torch-site``
+(default: /opt/torchenv's site-packages) holds a torch built for this Python
+version, that folder is appended to ``sys.path`` (after lucid's numpy, so both
+share one numpy). Without torch the torch column is empty.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import lucid  # noqa: E402
+import lucid.quantization as Q  # noqa: E402
+from lucid import _C  # noqa: E402
+
+N = 8
+DEFAULT_TORCH_SITE = f"/opt/torchenv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+
+
+def import_torch(site: str | None):
+    try:
+        import torch
+        return torch
+    except ImportError:
+        pass
+    if site and os.path.isdir(os.path.join(site, "torch")):
+        sys.path.append(site)
+        try:
+            import torch
+            return torch
+        except ImportError as e:  # a torch built for another Python / numpy
+            print(f"torch in {site} does not import here: {e}")
+    return None
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def round_size(fn, budget_s: float) -> int:
+    """How many calls of ``fn`` take about ``budget_s``."""
+    fn()
+    n, t = 1, 0.0
+    while t < 2e-3:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t = time.perf_counter() - t0
+        n *= 4
+    return max(1, int(n / 4 * budget_s / max(t, 1e-9)))
+
+
+def per_call(fns: dict, budget_s: float, rounds: int = 7) -> dict:
+    """Seconds per call of each of ``fns`` (one case, several frameworks): the best
+    of ``rounds`` rounds, the frameworks' rounds interleaved so that a busy spell
+    on a shared machine hits all of them alike."""
+    sizes = {k: round_size(f, budget_s / rounds) for k, f in fns.items()}
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            n = sizes[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return best
+
+
+# ----- the cases: name -> {framework: zero-argument callable} -----------------------
+
+def lucid_cases():
+    rng = np.random.default_rng(0)
+    av, bv = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    a, b = lucid.tensor(av), lucid.tensor(bv)
+    ag = lucid.tensor(av, requires_grad=True)
+    one = lucid.tensor([1.5])
+
+    def chain():
+        x = lucid.tensor(av, requires_grad=True)
+        y = x
+        for _ in range(10):
+            y = y * b + a
+        y.sum().backward()
+
+    def mul_sum_backward():
+        ag.grad = None
+        (ag * b).sum().backward()
+
+    return {
+        "a + b": lambda: a + b,
+        "a + 2.0 (Python scalar)": lambda: a + 2.0,
+        "a * b, a requires grad": lambda: ag * b,
+        "exp(a)": lambda: lucid.exp(a),
+        "20-op chain + backward": chain,
+        "(a * b).sum().backward()": mul_sum_backward,
+        "Q.quantize, qint8": lambda: Q.quantize(a, 0.1, 0, Q.qint8),
+        "Q.fake_quantize": lambda: Q.fake_quantize(a, 0.1, 0, -128, 127),
+        ".item()": lambda: one.item(),
+        "x[1:3]": lambda: a[1:3],
+        "_C.add (floor)": lambda: _C.add(a._impl, b._impl),
+    }
+
+
+def numpy_cases():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    one = np.array([1.5], dtype=np.float32)
+    return {
+        "a + b": lambda: a + b,
+        "a + 2.0 (Python scalar)": lambda: a + 2.0,
+        "exp(a)": lambda: np.exp(a),
+        ".item()": lambda: one.item(),
+        "x[1:3]": lambda: a[1:3],
+    }
+
+
+def torch_cases(torch):
+    rng = np.random.default_rng(0)
+    av, bv = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    a, b = torch.tensor(av), torch.tensor(bv)
+    ag = torch.tensor(av, requires_grad=True)
+    one = torch.tensor([1.5])
+
+    def chain():
+        x = torch.tensor(av, requires_grad=True)
+        y = x
+        for _ in range(10):
+            y = y * b + a
+        y.sum().backward()
+
+    def mul_sum_backward():
+        ag.grad = None
+        (ag * b).sum().backward()
+
+    return {
+        "a + b": lambda: a + b,
+        "a + 2.0 (Python scalar)": lambda: a + 2.0,
+        "a * b, a requires grad": lambda: ag * b,
+        "exp(a)": lambda: torch.exp(a),
+        "20-op chain + backward": chain,
+        "(a * b).sum().backward()": mul_sum_backward,
+        "Q.quantize, qint8": lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8),
+        "Q.fake_quantize": lambda: torch.fake_quantize_per_tensor_affine(a, 0.1, 0, -128, 127),
+        ".item()": lambda: one.item(),
+        "x[1:3]": lambda: a[1:3],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    parser.add_argument("--quick", action="store_true", help="shorter timing rounds")
+    parser.add_argument("--torch-site", default=DEFAULT_TORCH_SITE,
+                        help="a site-packages folder to take torch from when `import torch` fails")
+    args = parser.parse_args()
+    budget = 0.15 if args.quick else 0.6
+
+    torch = import_torch(args.torch_site)
+    warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated")  # still the baseline
+    lucid.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    env = {"cpu": cpu_name(), "machine": platform.machine(), "python": platform.python_version(),
+           "numpy": np.__version__, "torch": torch.__version__ if torch else None, "threads": 1,
+           "elements": N}
+    print(f"CPU: {env['cpu']} ({env['machine']}); one thread; {N} float32 elements; "
+          f"numpy {env['numpy']}; torch {env['torch'] or 'not importable'}")
+
+    columns = {"lucid": lucid_cases(), "numpy": numpy_cases()}
+    if torch is not None:
+        columns["torch"] = torch_cases(torch)
+    rows = []
+    for name in columns["lucid"]:
+        times = per_call({fw: cases[name] for fw, cases in columns.items() if name in cases}, budget)
+        rows.append({"case": name, **{fw + "_us": t * 1e6 for fw, t in times.items()}})
+
+    head = f"{'case':<28}{'lucid µs':>10}{'numpy µs':>10}{'torch µs':>10}{'/numpy':>8}{'/torch':>8}"
+    print(head)
+    print("-" * len(head))
+
+    def cell(v, fmt):
+        return format(v, fmt) if v is not None else "—".rjust(int(fmt.split(".")[0]))
+
+    for r in rows:
+        lu, nu, tu = r.get("lucid_us"), r.get("numpy_us"), r.get("torch_us")
+        r["ratio_numpy"] = lu / nu if nu else None
+        r["ratio_torch"] = lu / tu if tu else None
+        print(f"{r['case']:<28}{cell(lu, '10.2f')}{cell(nu, '10.2f')}{cell(tu, '10.2f')}"
+              f"{cell(r['ratio_numpy'], '8.1f')}{cell(r['ratio_torch'], '8.2f')}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "results": rows}, f, indent=2)
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""The direct dispatch path: an op whose inputs need no gradient goes straight to
+``_C`` and must behave exactly as the recorded path does (values, dtypes, no
+graph), and the recorded path names its nodes per op."""
+import numpy as np
+import pytest
+
+import lucid
+
+from conftest import to_np
+
+
+def test_no_grad_inputs_give_plain_results(device):
+    a = lucid.tensor([1.0, -2.0, 3.0], device=device)
+    b = lucid.tensor([0.5, 0.5, 0.5], device=device)
+    for y in (a + b, a - b, a * b, a / b, a ** b, lucid.maximum(a, b), lucid.exp(a), -a, abs(a), a[1:],
+              a.sum(), a // b, a % b, lucid.fmod(a, b), a + 1, 2 * a):
+        assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+
+
+def test_no_grad_block_records_nothing(device):
+    x = lucid.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with lucid.no_grad():
+        ys = [x * 2, x + x, lucid.exp(x), x[0:1], x.sum(), x % 1.5]
+    assert all(not y.requires_grad and y.grad_fn is None for y in ys)
+    y = x * 2  # and recording is back after the block
+    assert y.requires_grad and y.grad_fn is not None
+
+
+def test_values_match_numpy_on_the_direct_path(device):
+    a = np.array([1.5, -2.0, 3.25, 0.0], np.float32)
+    b = np.array([0.5, 4.0, -1.0, 2.0], np.float32)
+    x, y = lucid.tensor(a, device=device), lucid.tensor(b, device=device)
+    np.testing.assert_array_equal(to_np(x + y), a + b)
+    np.testing.assert_array_equal(to_np(x * y), a * b)
+    np.testing.assert_array_equal(to_np(x - 2.0), a - 2.0)
+    np.testing.assert_allclose(to_np(lucid.exp(x)), np.exp(a), rtol=1e-6)
+    np.testing.assert_array_equal(to_np(x[1:3]), a[1:3])
+    assert x.sum().item() == float(a.sum())
+
+
+def test_python_scalars_are_weak(device):
+    i = lucid.tensor([1, 2], device=device)
+    assert (i + 2).dtype == lucid.int64 and (i + 2).tolist() == [3, 4]
+    assert (i * 2.5).dtype == lucid.float32 and (i * 2.5).tolist() == [2.5, 5.0]
+    b = lucid.tensor([True, False], device=device)
+    assert (b + 1).dtype == lucid.int64 and (b + True).dtype == lucid.bool_
+    h = lucid.tensor([1.0], device=device).to(dtype=lucid.float16)
+    assert (h + 1.5).dtype == lucid.float16
+    assert (i + np.int32(3)).tolist() == [4, 5] and (i + np.float32(0.5)).dtype == lucid.float32
+    with pytest.raises(TypeError, match="argument 'other'"):
+        i + "x"
+
+
+def test_requires_grad_still_validates():
+    with pytest.raises(TypeError, match="only floating-point"):
+        lucid.tensor([1, 2]).requires_grad = True
+    with pytest.raises(TypeError, match="only floating-point"):
+        lucid.tensor([1, 2], requires_grad=True)
+    t = lucid.tensor([1, 2])
+    t.requires_grad = False  # allowed, a no-op
+    assert t.requires_grad is False
+    f = lucid.tensor([1.0])
+    f.requires_grad = 1
+    assert f.requires_grad is True
+
+
+def test_tensor_has_slots_only():
+    t = lucid.tensor([1.0])
+    assert not hasattr(t, "__dict__")
+    with pytest.raises(AttributeError):
+        t.some_new_attribute = 1
+
+
+@pytest.mark.parametrize("idx", [slice(1, 3), slice(None, None, 2), slice(-2, None), slice(5, 1), slice(None, None, -1),
+                                 0, -1, 3, slice(10, 20)])
+def test_first_axis_index_fast_path_matches_numpy(device, idx):
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    got = lucid.tensor(a, device=device)[idx]
+    assert got.shape == a[idx].shape
+    np.testing.assert_array_equal(to_np(got), a[idx])
+
+
+def test_first_axis_index_errors(device):
+    x = lucid.tensor([1.0, 2.0], device=device)
+    with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 2"):
+        x[2]
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        x[::0]
+    with pytest.raises(IndexError):
+        lucid.tensor(1.0, device=device)[0]
+
+
+def test_index_gradient_on_the_recorded_path(device):
+    x = lucid.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True, device=device)
+    (x[1:3] * 2).sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0, 0.0]
+
+
+def test_user_function_forward_still_runs_without_recording():
+    w = lucid.tensor([3.0], requires_grad=True)
+
+    class ScaleByW(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * w  # w requires grad, but a Function's forward records nothing
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3.0
+
+    x = lucid.tensor([2.0])
+    y = ScaleByW.apply(x)
+    assert y.tolist() == [6.0] and not y.requires_grad and y.grad_fn is None
+    xg = lucid.tensor([2.0], requires_grad=True)
+    yg = ScaleByW.apply(xg)
+    assert repr(yg.grad_fn) == "<ScaleByWBackward>"
+    yg.sum().backward()
+    assert xg.grad.tolist() == [3.0] and w.grad is None
+
+
+def test_backward_nodes_are_named_per_op(device):
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, device=device)
+    names = {
+        "ExpBackward": lucid.exp(x), "TanhBackward": lucid.tanh(x), "NegBackward": -x,
+        "MulBackward": x * 2, "AddBackward": x + 1, "DivBackward": x / 2,
+        "MaximumBackward": lucid.maximum(x, 2.0), "MinimumBackward": lucid.minimum(x, 2.0),
+        "SumBackward": x.sum(), "AmaxBackward": lucid.amax(x), "MaxBackward": lucid.max(x, dim=0).values,
+        "MinBackward": lucid.min(x, dim=1).values, "RemainderBackward": x % 3,
+    }
+    for name, y in names.items():
+        assert y.grad_fn.name() == name
+        assert repr(y.grad_fn) == f"<{name}>"
