@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "core/errors.h"
@@ -106,62 +107,75 @@ struct Epilogue {
   const uint32_t* col_term;  // bias[n] - zxu * col_sum[n] + K * zxu * zw[n]
   const uint32_t* zw;
 
-  LUCID_EPILOGUE_CLONES static void correct(const int32_t* raw, int nc, uint32_t rs, const uint32_t* ct,
-                                            const uint32_t* zw, int32_t* acc) {
-    for (int j = 0; j < nc; ++j) acc[j] = static_cast<int32_t>(static_cast<uint32_t>(raw[j]) + ct[j] - zw[j] * rs);
-  }
-  LUCID_EPILOGUE_CLONES static void to_float(const int32_t* acc, int nc, const float* s, float* y) {
-    for (int j = 0; j < nc; ++j) y[j] = static_cast<float>(acc[j]) * s[j];
-  }
-  // One body, three clone-dispatched instantiations (target_clones does not
-  // apply to templates).
-  template <class Q>
-  __attribute__((always_inline)) static inline void requant(const int32_t* acc, int nc, const float* mult, float zy,
-                                                            float lo, float hi, Q* q) {
-    for (int j = 0; j < nc; ++j) {
-      float t = static_cast<float>(acc[j]) * mult[j];
-      float r = std::nearbyint(t);
-      float v = r + zy;
-      v = v < lo ? lo : v;
-      v = v > hi ? hi : v;
-      q[j] = static_cast<Q>(static_cast<int32_t>(v));
-    }
-  }
-  LUCID_EPILOGUE_CLONES static void requant_s8(const int32_t* a, int nc, const float* m, float zy, float lo, float hi,
-                                               int8_t* q) {
-    requant(a, nc, m, zy, lo, hi, q);
-  }
-  LUCID_EPILOGUE_CLONES static void requant_u8(const int32_t* a, int nc, const float* m, float zy, float lo, float hi,
-                                               uint8_t* q) {
-    requant(a, nc, m, zy, lo, hi, q);
-  }
-  LUCID_EPILOGUE_CLONES static void requant_s32(const int32_t* a, int nc, const float* m, float zy, float lo,
-                                                float hi, int32_t* q) {
-    requant(a, nc, m, zy, lo, hi, q);
-  }
+  // A whole register tile (rows x nc, raw row stride nr) per call: the
+  // clone-dispatched functions below are indirect calls, too costly per row.
+  struct Tile {
+    const int32_t* raw;
+    int rows, nc, nr;
+    const uint32_t* rs;  // row sums of the tile's rows
+    const uint32_t *ct, *zw;
+    const float* scale;
+    float zy, lo, hi;
+    int64_t ldo;
+  };
 
-  void row(const int32_t* raw, int64_t m, int64_t n0, int nc, uint32_t rs) const {
-    int32_t acc[64];
-    for (int j0 = 0; j0 < nc; j0 += 64) {
-      int len = std::min(64, nc - j0);
-      int64_t n = n0 + j0;
-      correct(raw + j0, len, rs, col_term + n, zw + n, acc);
-      char* out = static_cast<char*>(p.out);
-      switch (p.out_kind) {
-        case QOut::Int32:
-          std::memcpy(reinterpret_cast<int32_t*>(out) + m * p.ldo + n, acc, len * sizeof(int32_t));
-          break;
-        case QOut::Float: to_float(acc, len, p.scale + n, reinterpret_cast<float*>(out) + m * p.ldo + n); break;
-        case QOut::Int8:
-          requant_s8(acc, len, p.scale + n, p.zy, p.lo, p.hi, reinterpret_cast<int8_t*>(out) + m * p.ldo + n);
-          break;
-        case QOut::UInt8:
-          requant_u8(acc, len, p.scale + n, p.zy, p.lo, p.hi, reinterpret_cast<uint8_t*>(out) + m * p.ldo + n);
-          break;
-        case QOut::Requant32:
-          requant_s32(acc, len, p.scale + n, p.zy, p.lo, p.hi, reinterpret_cast<int32_t*>(out) + m * p.ldo + n);
-          break;
+  // Each body walks the tile row by row; the row loop's operands are
+  // restrict-qualified locals so the stores cannot be assumed to alias them
+  // and the column loop vectorizes.
+  template <class Q, class F>
+  __attribute__((always_inline)) static inline void each_row(const Tile& t, Q* out, F&& store_row) {
+    for (int i = 0; i < t.rows; ++i, out += t.ldo) store_row(t.raw + i * t.nr, t.rs[i], out);
+  }
+  template <class Q>
+  __attribute__((always_inline)) static inline void requant(const Tile& t, Q* out) {
+    const int nc = t.nc;
+    const uint32_t* __restrict ct = t.ct;
+    const uint32_t* __restrict zw = t.zw;
+    const float* __restrict mult = t.scale;
+    const float zy = t.zy, lo = t.lo, hi = t.hi;
+    each_row(t, out, [&](const int32_t* __restrict raw, uint32_t rs, Q* __restrict q) {
+      for (int j = 0; j < nc; ++j) {
+        int32_t a = static_cast<int32_t>(static_cast<uint32_t>(raw[j]) + ct[j] - zw[j] * rs);
+        float x = static_cast<float>(a) * mult[j];
+        float r = std::nearbyint(x);
+        float v = r + zy;
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        q[j] = static_cast<Q>(static_cast<int32_t>(v));
       }
+    });
+  }
+  LUCID_EPILOGUE_CLONES static void store_i32(const Tile& t, int32_t* out) {
+    const int nc = t.nc;
+    const uint32_t* __restrict ct = t.ct;
+    const uint32_t* __restrict zw = t.zw;
+    each_row(t, out, [&](const int32_t* __restrict raw, uint32_t rs, int32_t* __restrict q) {
+      for (int j = 0; j < nc; ++j) q[j] = static_cast<int32_t>(static_cast<uint32_t>(raw[j]) + ct[j] - zw[j] * rs);
+    });
+  }
+  LUCID_EPILOGUE_CLONES static void store_f32(const Tile& t, float* out) {
+    const int nc = t.nc;
+    const uint32_t* __restrict ct = t.ct;
+    const uint32_t* __restrict zw = t.zw;
+    const float* __restrict sc = t.scale;
+    each_row(t, out, [&](const int32_t* __restrict raw, uint32_t rs, float* __restrict y) {
+      for (int j = 0; j < nc; ++j)
+        y[j] = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(raw[j]) + ct[j] - zw[j] * rs)) * sc[j];
+    });
+  }
+  LUCID_EPILOGUE_CLONES static void requant_s8(const Tile& t, int8_t* q) { requant(t, q); }
+  LUCID_EPILOGUE_CLONES static void requant_u8(const Tile& t, uint8_t* q) { requant(t, q); }
+  LUCID_EPILOGUE_CLONES static void requant_s32(const Tile& t, int32_t* q) { requant(t, q); }
+
+  void tile(const int32_t* raw, int rows, int nr, int64_t m0, int64_t n0, int nc, const uint32_t* rs) const {
+    Tile t{raw, rows, nc, nr, rs, col_term + n0, zw + n0, p.scale ? p.scale + n0 : nullptr, p.zy, p.lo, p.hi, p.ldo};
+    const int64_t at = m0 * p.ldo + n0;
+    switch (p.out_kind) {
+      case QOut::Int32: store_i32(t, static_cast<int32_t*>(p.out) + at); break;
+      case QOut::Float: store_f32(t, static_cast<float*>(p.out) + at); break;
+      case QOut::Int8: requant_s8(t, static_cast<int8_t*>(p.out) + at); break;
+      case QOut::UInt8: requant_u8(t, static_cast<uint8_t*>(p.out) + at); break;
+      case QOut::Requant32: requant_s32(t, static_cast<int32_t*>(p.out) + at); break;
     }
   }
 };
@@ -194,16 +208,17 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const int64_t Mp = round_up(M, mr);
 
   // Activation panel and row sums, packed in parallel over rows.
-  std::vector<int16_t> a16;
-  std::vector<uint8_t> a8;
+  // Left uninitialized: pack_rows writes every element, padding included.
+  std::unique_ptr<int16_t[]> a16;
+  std::unique_ptr<uint8_t[]> a8;
   std::vector<uint32_t> row_sum(static_cast<size_t>(Mp), 0);
-  if (kern.a_int16) a16.resize(static_cast<size_t>(Mp * kp));
-  else a8.resize(static_cast<size_t>(Mp * kp));
+  if (kern.a_int16) a16.reset(new int16_t[static_cast<size_t>(Mp * kp)]);
+  else a8.reset(new uint8_t[static_cast<size_t>(Mp * kp)]);
   parallel_for(Mp, std::max<int64_t>(1, (1 << 16) / kp), [&](int64_t lo, int64_t hi) {
-    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.data(), row_sum.data(), false);
-    else pack_rows(p, lo, hi, kp, K, a8.data(), row_sum.data(), kern.a_minus128);
+    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.get(), row_sum.data(), false);
+    else pack_rows(p, lo, hi, kp, K, a8.get(), row_sum.data(), kern.a_minus128);
   });
-  const void* panel = kern.a_int16 ? static_cast<const void*>(a16.data()) : static_cast<const void*>(a8.data());
+  const void* panel = kern.a_int16 ? static_cast<const void*>(a16.get()) : static_cast<const void*>(a8.get());
   const size_t elem = kern.a_int16 ? 2 : 1;
 
   // Per-column terms of the correction, in wrapping uint32 arithmetic.
@@ -239,7 +254,7 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
           kern.ukernel(rows, static_cast<size_t>(kp), a, static_cast<size_t>(kp), w.data.data() + n0 * kp,
                        tile.data());
           int cols = static_cast<int>(std::min(nr, N - n0));
-          for (int i = 0; i < rows; ++i) epi.row(tile.data() + i * nr, m0 + i, n0, cols, row_sum[m0 + i]);
+          epi.tile(tile.data(), rows, static_cast<int>(nr), m0, n0, cols, row_sum.data() + m0);
         }
       }
     }
