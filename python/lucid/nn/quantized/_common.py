@@ -80,7 +80,8 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
         codes = q.quantize(weight.detach(), s, z, q.qint8, ch_axis=0)
     else:
         codes = q.quantize(weight.detach(), s.reshape(()), z.reshape(()), q.qint8)
-        s = s.reshape(1).expand(n).contiguous() if hasattr(s, "expand") else s
+        # stored replicated per output channel (same bits as per tensor in qmatmul / qconv2d)
+        s = s.reshape(1).expand(n).contiguous()
         z = z.reshape(1).expand(n).contiguous()
     qmin, qmax = getattr(weight_observer, "quant_min", -128), getattr(weight_observer, "quant_max", 127)
     if (qmin, qmax) != (-128, 127):  # a restricted weight range (e.g. -127..127) holds for the codes too
