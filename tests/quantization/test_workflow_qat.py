@@ -187,3 +187,25 @@ def test_conv1d_bn_relu_qat_same_padding(device):
     real = q(x).to("cpu").numpy()
     step = q.c2.scale.item()
     assert real.shape == (4, 3, 9) and np.abs(real - fake).max() <= step * 1.01
+
+
+def test_unfused_batchnorm_lookup_bit_identical_to_fake():
+    model = nn.Sequential(Q.QuantStub(), nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), Q.DeQuantStub())
+    r = np.random.RandomState(4)
+    for _ in range(3):  # give BatchNorm non-trivial running statistics
+        model(lucid.tensor(r.randn(4, 2, 6, 6).astype(np.float32)))
+    model.qconfig = Q.get_default_qat_qconfig("qnnpack")
+    p = Q.prepare_qat(model)
+    for _ in range(3):
+        p(lucid.tensor(r.randn(4, 2, 6, 6).astype(np.float32)))
+    p.eval()
+    p.apply(Q.disable_observer)
+    q = Q.convert(p)
+    assert type(q[2]) is nnq.BatchNorm2d
+    x = lucid.tensor(r.randn(4, 2, 6, 6).astype(np.float32))
+    hq = q[1](q[0](x))
+    fake = p[2](hq.dequantize())  # the fake path's BatchNorm + output fake-quant on the same input
+    real = q[2](hq)
+    np.testing.assert_array_equal(real.dequantize().numpy(), fake.numpy())
+    gpu = q.to("gpu")[2](hq.to("gpu"))
+    np.testing.assert_array_equal(gpu.int_repr().to("cpu").numpy(), real.int_repr().numpy())
