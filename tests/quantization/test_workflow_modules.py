@@ -268,3 +268,32 @@ def test_streams_bit_identical_for_every_module(rng):
 def test_nn_quantized_exports_stubs():
     assert nnq.QuantStub is Q.QuantStub and nnq.DeQuantStub is Q.DeQuantStub
     assert nnq.QuantWrapper is Q.QuantWrapper and nnq.FloatFunctional.__name__ == "FloatFunctional"
+
+
+def test_embedding_rows_dequantized_exactly(device):
+    emb = nn.Embedding(12, 5)
+    emb.qconfig = Q.default_per_channel_qconfig
+    q = nnq.Embedding.from_float(emb).to(device)
+    idx = lucid.tensor([[0, 3, 11], [3, 3, 1]], device=device)
+    out = q(idx).to("cpu").numpy()
+    w = np.asarray(q.weight_int8.to("cpu").numpy()).astype(np.int64)
+    s = np.asarray(q.weight_scale.to("cpu").numpy())
+    z = np.asarray(q.weight_zero_point.to("cpu").numpy()).astype(np.int64)
+    ii = np.array([[0, 3, 11], [3, 3, 1]])
+    want = ((w[ii] - z[ii][..., None]).astype(f32) * s[ii][..., None]).astype(f32)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_allclose(out, emb(lucid.tensor(ii)).detach().numpy(), atol=float(s.max()))
+    with pytest.raises(IndexError):
+        q(lucid.tensor([12], device=device))
+
+
+def test_qat_embedding_converts():
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), Q.QuantStub(), nn.Linear(8, 2), Q.DeQuantStub())
+    model.qconfig = Q.get_default_qat_qconfig("x86")
+    p = Q.prepare_qat(model)
+    assert type(p[0]).__name__ == "Embedding" and hasattr(p[0], "weight_fake_quant")
+    assert "activation_post_process" not in p[0]._modules
+    p(lucid.tensor([[1, 2], [3, 4]]))
+    q = Q.convert(p.eval())
+    assert type(q[0]) is nnq.Embedding and type(q[3]) is nnq.Linear
+    assert q(lucid.tensor([[1, 2]])).shape == (1, 2)

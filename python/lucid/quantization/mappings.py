@@ -37,7 +37,7 @@ def get_default_static_quant_module_mappings() -> dict:
         nn.Linear: nnq.Linear, nn.Conv1d: nnq.Conv1d, nn.Conv2d: nnq.Conv2d,
         nn.ReLU6: nnq.ReLU6, nn.Hardswish: nnq.Hardswish, nn.Hardsigmoid: nnq.Hardsigmoid,
         nn.Sigmoid: nnq.Sigmoid, nn.Tanh: nnq.Tanh, nn.LeakyReLU: nnq.LeakyReLU, nn.Dropout: nnq.Dropout,
-        nn.BatchNorm2d: nnq.BatchNorm2d,
+        nn.BatchNorm2d: nnq.BatchNorm2d, nn.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
         nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
@@ -61,7 +61,7 @@ def get_default_qat_module_mappings() -> dict:
     """Float and fused module types -> QAT modules (``prepare_qat``)."""
     nn, nni, _, nnqat, nniqat, _, _ = _nn()
     return {
-        nn.Linear: nnqat.Linear, nn.Conv1d: nnqat.Conv1d, nn.Conv2d: nnqat.Conv2d,
+        nn.Linear: nnqat.Linear, nn.Conv1d: nnqat.Conv1d, nn.Conv2d: nnqat.Conv2d, nn.Embedding: nnqat.Embedding,
         nni.LinearReLU: nniqat.LinearReLU, nni.ConvReLU1d: nniqat.ConvReLU1d, nni.ConvReLU2d: nniqat.ConvReLU2d,
         nni.ConvBn1d: nniqat.ConvBn1d, nni.ConvBn2d: nniqat.ConvBn2d, nni.ConvBnReLU1d: nniqat.ConvBnReLU1d,
         nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
@@ -75,11 +75,11 @@ def get_default_dynamic_quant_module_mappings() -> dict:
 
 
 def no_observer_set() -> set:
-    """Module types that get no output observer from ``prepare``."""
-    nn, *_ = _nn()
+    """Module types that get no output observer from ``prepare`` (Embedding: weight-only, float out)."""
+    nn, _, _, nnqat, *_ = _nn()
     from .stubs import DeQuantStub
 
-    return {DeQuantStub, nn.Dropout} | set(get_quantized_activation_module_mappings())
+    return {DeQuantStub, nn.Dropout, nn.Embedding, nnqat.Embedding} | set(get_quantized_activation_module_mappings())
 
 
 def get_default_qconfig_propagation_list() -> set:
