@@ -209,3 +209,35 @@ def test_quant_wrapper_and_add_quant_dequant():
     q = Q.convert(prepared)
     assert type(q[0].module) is nnq.Linear and type(q[0].quant) is nnq.Quantize
     assert q(x).dtype == lucid.float32
+
+
+class Functional(nn.Module):
+    """A ported PyTorch model calling F.relu / F.max_pool2d / lucid.flatten in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = Q.QuantStub()
+        self.conv = nn.Conv2d(1, 3, 3, padding=1)
+        self.fc = nn.Linear(3 * 3 * 3, 4)
+        self.dequant = Q.DeQuantStub()
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(nn.functional.relu(self.conv(self.quant(x))), 2)
+        x = nn.functional.adaptive_avg_pool2d(x, (3, 3))
+        return self.dequant(self.fc(lucid.flatten(x, 1)))
+
+
+def test_functional_calls_on_quantized_activations(device):
+    model = Functional().to(device).eval()
+    model.qconfig = Q.default_qconfig
+    prepared = Q.prepare(model)
+    x = lucid.tensor(np.random.RandomState(0).randn(4, 1, 6, 6).astype(np.float32), device=device)
+    prepared(x)
+    q = Q.convert(prepared)
+    xq = q.quant(x)
+    h = q.conv(xq)
+    want = nnq.AdaptiveAvgPool2d((3, 3))(nnq.MaxPool2d(2)(nnq.ReLU()(h)))
+    got = nn.functional.adaptive_avg_pool2d(nn.functional.max_pool2d(nn.functional.relu(h), 2), (3, 3))
+    np.testing.assert_array_equal(got.int_repr().to("cpu").numpy(), want.int_repr().to("cpu").numpy())
+    assert lucid.reshape(got, (4, -1)).shape == (4, 27)
+    assert q(x).shape == (4, 4)
