@@ -105,3 +105,10 @@ def sum_to_shape(grad, shape: tuple):
     if dims:
         grad = reduction.sum(grad, dim=dims, keepdim=True)
     return shape_ops.reshape(grad, tuple(shape))
+
+
+def quantized_input(x) -> bool:
+    """Whether ``x`` is a ``lucid.quantization.QTensor`` (a few layout / pooling / ReLU ops
+    route those to their ``lucid.nn.quantized`` versions, so a ported model that calls them
+    functionally in ``forward`` still runs after ``convert``)."""
+    return type(x).__name__ == "QTensor" and hasattr(x, "int_repr")

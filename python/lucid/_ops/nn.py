@@ -13,7 +13,7 @@ import numbers
 
 from .. import _C
 from ..autograd import Function
-from .common import records, wrap
+from .common import quantized_input, records, wrap
 from .shape import squeeze, unsqueeze
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
@@ -227,6 +227,10 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> lucid.max_pool2d(x, 2).tolist()
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
+    if quantized_input(input) and not return_indices:  # codes pooled by nn.quantized.MaxPool2d
+        from ..nn.quantized import MaxPool2d
+
+        return MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)(input)
     fn = "max_pool2d"
     x, added = _batched(input, fn)
     k = _pair(kernel_size, fn, "kernel_size")
@@ -270,6 +274,10 @@ def adaptive_avg_pool2d(input, output_size):
     >>> lucid.adaptive_avg_pool2d(lucid.arange(16.0).reshape(1, 1, 4, 4), 1).tolist()
     [[[[7.5]]]]
     """
+    if quantized_input(input):  # codes averaged by nn.quantized.AdaptiveAvgPool2d
+        from ..nn.quantized import AdaptiveAvgPool2d
+
+        return AdaptiveAvgPool2d(output_size)(input)
     fn = "adaptive_avg_pool2d"
     x, added = _batched(input, fn)
     if isinstance(output_size, (tuple, list)) and len(output_size) == 2:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _C
 from ..autograd import Function, is_grad_enabled
-from .common import is_tensor, sum_to_shape, wrap, wrap_dim
+from .common import is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
 
 __all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "t",
            "permute", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "cat",
@@ -77,6 +77,8 @@ def reshape(input, *shape):
     >>> lucid.arange(6).reshape(2, -1).tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
+    if quantized_input(input):
+        return input.reshape(*shape)
     _check_tensor(input, "reshape")
     sizes = _sizes(shape, "reshape")
     if tuple(sizes) == input.shape:
@@ -152,6 +154,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     >>> lucid.zeros(2, 3, 4).flatten(1).shape
     (2, 12)
     """
+    if quantized_input(input):
+        return input.flatten(start_dim, end_dim)
     _check_tensor(input, "flatten")
     if input.ndim == 0:
         return reshape(input, [1])

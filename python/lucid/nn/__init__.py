@@ -5,3 +5,13 @@ from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
 from . import functional, init  # noqa: F401
 from .layers import *  # noqa: F401,F403
 from . import intrinsic  # noqa: F401,E402
+
+
+def __getattr__(name):
+    # The quantized / QAT layer packages import lucid.quantization, which imports lucid.nn:
+    # load them on first use.
+    if name in ("quantized", "qat"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

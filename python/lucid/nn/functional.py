@@ -38,6 +38,10 @@ def relu(input, inplace=False):
     >>> lucid.nn.functional.relu(lucid.tensor([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
+    if type(input).__name__ == "QTensor":  # a quantized activation: max(code, zero_point)
+        from .quantized import ReLU
+
+        return ReLU()(input)
     return lucid.relu(input)
 
 

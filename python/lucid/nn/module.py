@@ -498,6 +498,12 @@ class Module:
                                 f"from checkpoint, the shape in current model is {tuple(target.shape)}.")
             else:
                 plan.append((target, value))
+        # Modules with stricter state (quantized layers: exact code dtypes, valid qparams)
+        # check their entries here, before anything is written.
+        for mod_prefix, mod in self.named_modules(remove_duplicate=False):
+            check = getattr(mod, "_check_state", None)
+            if check is not None:
+                check(mod_prefix + ("." if mod_prefix else ""), state_dict, problems)
         if problems:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(problems))

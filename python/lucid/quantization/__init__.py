@@ -26,6 +26,14 @@ from . import qconfig as _qconfig
 from .qconfig import *  # noqa: F401,F403
 from . import qconfig_mapping as _qconfig_mapping
 from .qconfig_mapping import *  # noqa: F401,F403
+from . import qtensor as _qtensor
+from .qtensor import QTensor, quantize_per_channel, quantize_per_tensor
+from . import stubs as _stubs
+from .stubs import DeQuantStub, QuantStub, QuantWrapper, add_quant_dequant
+from . import mappings as _mappings
+from .mappings import *  # noqa: F401,F403
+from . import workflows as _workflows
+from .workflows import *  # noqa: F401,F403
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
@@ -33,4 +41,5 @@ __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", 
            "qmatmul", "qconv2d", "qconv1d", "PackedWeight", "prepack_weight", "int4_weight_only_linear", "QParams",
            "calculate_qparams", "observer", "fuse_modules", "fuse_modules_qat"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
-            + _qconfig_mapping.__all__)
+            + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
+            + _workflows.__all__)

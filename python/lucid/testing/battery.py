@@ -497,6 +497,56 @@ def _large_qmatmul_cases():
                (_t(xq), _t(wq), _t(bias), _t(sw), _t(zw)))
 
 
+def _quantized_module_cases():
+    """Integer modules of lucid.nn.quantized (Linear per-tensor / per-channel, fused
+    LinearReLU, Conv2d with 'same' padding of an even kernel, fused ConvReLU2d) and the
+    dynamic Linear: weights and qparams fixed here, the module moved to each stream, the
+    output codes (float output for the dynamic layer) compared and fingerprinted."""
+    Q = _q()
+    from ..nn import quantized as nnq
+    from ..nn.intrinsic import quantized as nniq
+    from ..nn.quantized import dynamic as nnqd
+
+    rng = np.random.default_rng(SEED + 23)
+
+    def fill(mod, wshape, per_channel):
+        n = wshape[0]
+        mod.weight_int8 = _t(rng.integers(-128, 128, wshape).astype(np.int8))
+        sw = adv.uniform(rng, 0.001, 0.01, n) if per_channel else np.full(n, 0.00214854861, F32)
+        mod.weight_scale = _t(np.asarray(sw, F32))
+        mod.weight_zero_point = _t(np.zeros(n, np.int32))
+        mod.bias_float = _t(adv.bell(rng, 0.0, 1.0, n))
+        if hasattr(mod, "weight_qscheme"):
+            mod.weight_qscheme = "per_channel_affine" if per_channel else "per_tensor_affine"
+            mod.scale = _t(np.asarray(0.05, F32))
+            mod.zero_point = _t(np.asarray(64, np.int32))
+        return mod
+
+    def run(mod, zx):
+        def fn(xq):
+            out = mod.to(xq.device)(Q.QTensor(xq, 0.0173, zx, Q.quint8))
+            return out.int_repr()
+        return fn
+
+    for cls, label in ((nnq.Linear, "Linear"), (nniq.LinearReLU, "LinearReLU")):
+        for per_channel in (False, True):
+            mod = fill(cls(67, 9), (9, 67), per_channel)
+            xq = rng.integers(0, 256, (5, 67)).astype(np.uint8)
+            scheme = "per-channel" if per_channel else "per-tensor"
+            yield Case(f"nnq.{label}", "quint8", scheme, f"nnq/{label}/{scheme}", run(mod, 128), (_t(xq),))
+    for cls, label in ((nnq.Conv2d, "Conv2d"), (nniq.ConvReLU2d, "ConvReLU2d")):
+        mod = fill(cls(3, 5, 4, padding="same"), (5, 3, 4, 4), True)
+        xq = rng.integers(0, 256, (2, 3, 7, 6)).astype(np.uint8)
+        yield Case(f"nnq.{label}", "quint8", "per-channel", f"nnq/{label}/same", run(mod, 255), (_t(xq),))
+    dyn = fill(nnqd.Linear(67, 9), (9, 67), True)
+
+    def dynamic(x):
+        return dyn.to(x.device)(x)
+
+    yield Case("nnqd.Linear", "float32", "per-channel", "nnqd/Linear", dynamic,
+               (_t(adv.bell(rng, 0.0, 1.0, 5 * 67).reshape(5, 67)),))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -516,6 +566,7 @@ def fixed_cases() -> list:
 
     cases += observer_cases()
     cases += _qconv2d_cases()
+    cases += _quantized_module_cases()
     return cases
 
 

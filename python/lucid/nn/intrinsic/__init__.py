@@ -48,3 +48,11 @@ ConvBn2d = _fused("ConvBn2d", (Conv2d, BatchNorm2d), "Conv2d followed by BatchNo
 ConvBnReLU1d = _fused("ConvBnReLU1d", (Conv1d, BatchNorm1d, ReLU), "Conv1d, BatchNorm1d, ReLU (for QAT).")
 ConvBnReLU2d = _fused("ConvBnReLU2d", (Conv2d, BatchNorm2d, ReLU), "Conv2d, BatchNorm2d, ReLU (for QAT).")
 LinearBn1d = _fused("LinearBn1d", (Linear, BatchNorm1d), "Linear followed by BatchNorm1d (kept unfolded, for QAT).")
+
+
+def __getattr__(name):
+    if name in ("quantized", "qat"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,117 @@
+"""Quantized Conv1d / Conv2d: ``Q.qconv2d`` (integer im2col over the activation codes,
+padded with the input zero point, then the exact int32 product) requantized to the
+output grid. ``padding="same"`` with an even kernel pads asymmetrically (PyTorch's
+split: the extra row / column on the right); those pads are written as zero-point
+codes before the product."""
+from __future__ import annotations
+
+import lucid
+
+from ..layers import Conv1d as _FloatConv1d
+from ..layers import Conv2d as _FloatConv2d
+from ._common import Q, as_qtensor
+from ._weighted import WeightedQuantized, _float_parts
+
+
+def _same_pads(kernel, dilation):
+    """(left, right) per axis for padding='same', as PyTorch splits them."""
+    out = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+class _QConvNd(WeightedQuantized):
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", dtype=None):
+        super().__init__()
+        nd = self._nd
+
+        def tup(v):
+            return tuple(v) if isinstance(v, (tuple, list)) else (int(v),) * nd
+
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{type(self).__name__}: padding_mode '{padding_mode}' is not implemented; "
+                                      "only 'zeros' is")
+        self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
+        self.kernel_size, self.stride, self.dilation = tup(kernel_size), tup(stride), tup(dilation)
+        self.padding = padding if isinstance(padding, str) else tup(padding)
+        self.padding_mode = padding_mode
+        self._init_buffers((self.out_channels, self.in_channels // self.groups) + self.kernel_size, bias)
+
+    def _pads(self):
+        if self.padding == "valid":
+            return [(0, 0)] * self._nd
+        if self.padding == "same":
+            return _same_pads(self.kernel_size, self.dilation)
+        return [(p, p) for p in self.padding]
+
+    def _input(self, x):
+        x = as_qtensor(x, type(self).__name__)
+        nd = self._nd
+        if x.ndim not in (nd + 1, nd + 2):
+            raise ValueError(f"{type(self).__name__}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) "
+                             f"input, got shape {tuple(x.shape)}")
+        c = x.shape[0 if x.ndim == nd + 1 else 1]
+        if c != self.in_channels:
+            raise ValueError(f"{type(self).__name__}.forward(): expected input with {self.in_channels} channels, "
+                             f"got shape {tuple(x.shape)}")
+        return x
+
+    def _padded_codes(self, x):
+        """Codes with asymmetric 'same' padding applied (zero-point codes), and the symmetric
+        padding left for the op."""
+        pads = self._pads()
+        codes = x.int_repr()
+        if all(a == b for a, b in pads):
+            return codes, tuple(a for a, _ in pads)
+        flat = []
+        for a, b in reversed(pads):
+            flat += [a, b]
+        return lucid.pad(codes, tuple(flat), value=x.q_zero_point()), (0,) * self._nd
+
+    def forward(self, x):
+        x = self._input(x)
+        unbatched = x.ndim == self._nd + 1
+        codes, padding = self._padded_codes(x)
+        if unbatched:
+            codes = codes.unsqueeze(0)
+        op = Q().qconv2d if self._nd == 2 else Q().qconv1d
+        pad_arg = padding if self._nd == 2 else padding[0]
+        stride = self.stride if self._nd == 2 else self.stride[0]
+        dilation = self.dilation if self._nd == 2 else self.dilation[0]
+        y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
+               bias=self.bias_float, stride=stride, padding=pad_arg, dilation=dilation, groups=self.groups,
+               out_scale=self.scale, out_zp=self.zero_point, out_qdtype=self.out_qdtype)
+        if unbatched:
+            y = y.squeeze(0)
+        return self._out(y)
+
+    @classmethod
+    def from_float(cls, mod, module_name=""):
+        layer, _ = _float_parts(mod)
+        new = cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride, layer.padding,
+                  layer.dilation, layer.groups, layer.bias is not None or hasattr(mod, "folded_weight_bias"),
+                  getattr(layer, "padding_mode", "zeros"))
+        return cls._from_float_common(mod, new, module_name)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding!r}, dilation={self.dilation}, groups={self.groups}, "
+                f"scale={self.scale.item()}, zero_point={self.zero_point.item()}")
+
+
+class Conv2d(_QConvNd):
+    """Quantized 2-D convolution over (N, C, H, W) QTensors (``Q.qconv2d``)."""
+
+    _FLOAT_MODULE = _FloatConv2d
+
+
+class Conv1d(_QConvNd):
+    """Quantized 1-D convolution over (N, C, L) QTensors (``Q.qconv1d``)."""
+
+    _FLOAT_MODULE = _FloatConv1d
+    _nd = 1

@@ -1,0 +1,4 @@
+"""Dynamically quantized layers (float in, float out); see linear.py."""
+from .linear import Float16Linear, Linear, WeightOnlyInt4Linear  # noqa: F401
+
+__all__ = ["Linear", "Float16Linear", "WeightOnlyInt4Linear"]

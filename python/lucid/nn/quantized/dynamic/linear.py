@@ -1,0 +1,174 @@
+"""Dynamically quantized layers (``lucid.nn.quantized.dynamic``): float in, float out.
+
+``Linear``: int8 weights; each call quantizes its input to quint8 with qparams from the
+batch's own min / max (PyTorch's dynamic scheme, ``reduce_range=True`` as fbgemm's
+kernel uses) and runs ``Q.qmatmul``'s float output ``acc * (x_scale * w_scale)``; the bias
+is folded into the int32 accumulator as for the static layer (PyTorch adds it in float
+after the product; the results differ by float rounding of the bias term only).
+
+``WeightOnlyInt4Linear``: qint4 weights packed two per byte, one symmetric scale per
+``group_size`` input features; activations stay float. The forward unpacks and
+dequantizes the weight (exact, elementwise) and runs the float product.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import lucid
+
+from .... import _dtype
+from ...._creation import zeros
+from ... import functional as F
+from ...layers import Linear as _FloatLinear
+from ...module import Module
+from .._common import Q, QuantizedStateMixin, quantize_weight
+
+
+class Linear(QuantizedStateMixin, Module):
+    """Dynamic int8 Linear (see the module docstring).
+
+    >>> import lucid
+    >>> from lucid.nn.quantized import dynamic as nnqd
+    >>> m = nnqd.Linear.from_float(lucid.nn.Linear(4, 2))
+    >>> m(lucid.ones(3, 4)).shape
+    (3, 2)
+    """
+
+    _FLOAT_MODULE = _FloatLinear
+    _exact_dtype_state = frozenset({"weight_int8", "weight_zero_point"})
+    _scale_state = frozenset({"weight_scale"})
+
+    def __init__(self, in_features, out_features, bias_=True, dtype=None, reduce_range=True):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.reduce_range = bool(reduce_range)
+        self.register_buffer("weight_int8", zeros((self.out_features, self.in_features), dtype=_dtype.int8))
+        self.register_buffer("weight_scale", lucid.ones(self.out_features, dtype=_dtype.float32))
+        self.register_buffer("weight_zero_point", zeros(self.out_features, dtype=_dtype.int32))
+        self.register_buffer("bias_float", zeros(self.out_features, dtype=_dtype.float32) if bias_ else None)
+
+    def weight(self):
+        return Q().QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=0)
+
+    def bias(self):
+        return self.bias_float
+
+    def _input_qparams(self, x):
+        mn = float(lucid.amin(x).item()) if x.numel() else 0.0
+        mx = float(lucid.amax(x).item()) if x.numel() else 0.0
+        if not (np.isfinite(mn) and np.isfinite(mx)):
+            raise ValueError("dynamic Linear.forward(): the input holds NaN or infinite values")
+        p = Q().calculate_qparams(mn, mx, Q().quint8, Q().per_tensor_affine, reduce_range=self.reduce_range)
+        return float(p.scale.item()), int(p.zero_point.item())
+
+    def forward(self, x):
+        if not isinstance(x, lucid.Tensor) or not x.dtype.is_floating_point:
+            raise TypeError(f"dynamic Linear.forward(): expected a float lucid.Tensor, got "
+                            f"{getattr(x, 'dtype', type(x).__name__)!r}")
+        s, z = self._input_qparams(x)
+        xq = Q().quantize(x, s, z, Q().quint8)
+        return Q().qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point,
+                           bias=self.bias_float)
+
+    @classmethod
+    def from_float(cls, mod, module_name="", weight_observer=None):
+        from .._weighted import _float_parts
+
+        layer, _ = _float_parts(mod)
+        if layer.in_features * 255 * 255 >= 2**31:
+            raise ValueError(f"dynamic Linear.from_float(): '{module_name or 'Linear'}' has in_features = "
+                             f"{layer.in_features}, too many for exact int32 accumulation (at most 33025)")
+        if weight_observer is None:
+            qconfig = getattr(mod, "qconfig", None)
+            weight_observer = (qconfig.weight() if qconfig is not None and qconfig.weight is not None
+                               else Q().default_weight_observer())
+            weight_observer.to(layer.weight.device)
+            weight_observer(layer.weight.detach())
+        new = cls(layer.in_features, layer.out_features, layer.bias is not None)
+        codes, ws, wz, _ = quantize_weight(layer.weight, weight_observer, module_name or "Linear")
+        new.weight_int8, new.weight_scale, new.weight_zero_point = codes, ws, wz
+        if layer.bias is not None:
+            new.bias_float = layer.bias.detach().to(_dtype.float32).clone()
+        return new.to(layer.weight.device)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, dtype=qint8"
+
+
+class Float16Linear(Module):
+    """Dynamic float16 Linear (``quantize_dynamic(dtype=float16)``): the weight is stored
+    rounded to float16; activations are float32 and the product runs on the float32
+    widening of the stored weight."""
+
+    def __init__(self, in_features, out_features, bias_=True):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.register_buffer("weight_fp16", zeros((self.out_features, self.in_features), dtype=_dtype.float16))
+        self.register_buffer("bias_float", zeros(self.out_features, dtype=_dtype.float32) if bias_ else None)
+
+    def forward(self, x):
+        return F.linear(x, self.weight_fp16.to(_dtype.float32), self.bias_float)
+
+    @classmethod
+    def from_float(cls, mod, module_name=""):
+        new = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        new.weight_fp16 = mod.weight.detach().to(_dtype.float16)
+        if mod.bias is not None:
+            new.bias_float = mod.bias.detach().to(_dtype.float32).clone()
+        return new.to(mod.weight.device)
+
+
+class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
+    """int4 weight-only Linear: ``weight_packed`` (uint8, two qint4 codes per byte along
+    the input features), ``weight_scale`` (float32, (out_features, in_features / group_size))
+    and ``group_size`` (32, 64 or 128). Build it with ``from_float(linear, group_size=64)``.
+
+    >>> import lucid
+    >>> from lucid.nn.quantized import dynamic as nnqd
+    >>> m = nnqd.WeightOnlyInt4Linear.from_float(lucid.nn.Linear(64, 3), group_size=32)
+    >>> m.weight_packed.shape, m.weight_scale.shape
+    ((3, 32), (3, 2))
+    """
+
+    _exact_dtype_state = frozenset({"weight_packed"})
+    _scale_state = frozenset({"weight_scale"})
+
+    def __init__(self, in_features, out_features, bias_=True, group_size=64):
+        super().__init__()
+        if isinstance(group_size, bool) or group_size not in (32, 64, 128):
+            raise ValueError(f"WeightOnlyInt4Linear(): group_size must be 32, 64 or 128, got {group_size!r}")
+        if in_features % group_size:
+            raise ValueError(f"WeightOnlyInt4Linear(): in_features ({in_features}) must be a multiple of "
+                             f"group_size ({group_size})")
+        self.in_features, self.out_features, self.group_size = int(in_features), int(out_features), int(group_size)
+        self.register_buffer("weight_packed", zeros((self.out_features, (self.in_features + 1) // 2),
+                                                    dtype=_dtype.uint8))
+        self.register_buffer("weight_scale", lucid.ones((self.out_features, self.in_features // self.group_size),
+                                                        dtype=_dtype.float32))
+        self.register_buffer("bias_float", zeros(self.out_features, dtype=_dtype.float32) if bias_ else None)
+
+    def dequantized_weight(self):
+        """The float32 weight the forward uses: ``code * scale`` per group."""
+        codes = Q().unpack_int4(self.weight_packed, self.in_features, signed=True)
+        return Q().dequantize(codes, self.weight_scale, 0, group_size=self.group_size, axis=-1)
+
+    def forward(self, x):
+        return F.linear(x, self.dequantized_weight(), self.bias_float)
+
+    @classmethod
+    def from_float(cls, mod, group_size=64, module_name=""):
+        layer = mod
+        new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size)
+        obs = Q().weight_int4_qconfig(group_size).weight()
+        obs.to(layer.weight.device)
+        obs(layer.weight.detach())
+        s, z = obs.calculate_qparams()
+        codes = Q().quantize(layer.weight.detach(), s, z, Q().qint4, group_size=group_size, axis=-1)
+        new.weight_packed = Q().pack_int4(codes)
+        new.weight_scale = s.to(_dtype.float32)
+        if layer.bias is not None:
+            new.bias_float = layer.bias.detach().to(_dtype.float32).clone()
+        return new.to(layer.weight.device)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, group_size={self.group_size}"

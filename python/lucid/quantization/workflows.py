@@ -1,0 +1,394 @@
+"""Eager-mode workflows, as PyTorch's ``torch.ao.quantization.quantize``:
+``propagate_qconfig_``, ``prepare`` / ``convert`` / ``quantize_model`` (post-training static),
+``prepare_qat`` / ``quantize_qat``, ``quantize_dynamic``.
+
+None of them changes the model it is given unless ``inplace=True`` (they work on a deep
+copy). Module types are matched exactly, as in PyTorch. Warnings (``UserWarning``):
+``prepare`` on a model where nothing matched ("matched no quantizable module"),
+``quantize_dynamic`` with nothing of a targeted type ("no module of a targeted type"),
+``convert`` of a module whose observer "never saw data", and one warning per module type
+that has a qconfig but stays in float ("left in float").
+
+>>> import lucid
+>>> from lucid import nn
+>>> import lucid.quantization as Q
+>>> model = Q.QuantWrapper(nn.Sequential(nn.Linear(4, 3), nn.ReLU())).eval()
+>>> model.qconfig = Q.default_qconfig
+>>> prepared = Q.prepare(model)
+>>> _ = prepared(lucid.randn(8, 4))
+>>> qmodel = Q.convert(prepared)
+>>> type(qmodel.module[0]).__name__, qmodel(lucid.randn(2, 4)).shape
+('Linear', (2, 3))
+"""
+from __future__ import annotations
+
+import copy
+import re
+import warnings
+
+from ..nn.module import Module
+from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
+                       get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
+                       get_quantized_activation_module_mappings, no_observer_set)
+from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
+from .qconfig_mapping import QConfigMapping
+
+__all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
+           "quantize_dynamic", "swap_module"]
+
+_HOOK_ATTR = "_lucid_observer_hook"
+
+
+# ----- qconfig propagation -------------------------------------------------------------------
+def _check_spec(fn, spec):
+    if spec is None or isinstance(spec, (dict, QConfigMapping)):
+        return spec
+    raise TypeError(f"{fn}(): the qconfig argument must be None, a dict or a QConfigMapping, got "
+                    f"{type(spec).__name__}")
+
+
+def _own_qconfig(spec, module, name, inherited):
+    if isinstance(spec, QConfigMapping):
+        qc = spec.object_type_qconfigs.get(type(module), inherited)
+        for regex, value in spec.module_name_regex_qconfigs.items():
+            if re.match(regex, name):
+                qc = value
+                break
+        qc = spec.module_name_qconfigs.get(name, qc)
+    elif spec:
+        qc = spec.get(type(module), inherited)
+        qc = spec.get(name, qc)
+    else:
+        qc = inherited
+    return module.__dict__.get("qconfig", qc)  # a qconfig set on the module wins (PyTorch's rule)
+
+
+def propagate_qconfig_(module: Module, qconfig_dict=None, prepare_custom_config_dict=None) -> None:
+    """Sets ``qconfig`` on ``module`` and every descendant, in place, as PyTorch's
+    ``propagate_qconfig_``: a module's own ``qconfig`` attribute wins, then its qualified
+    name in ``qconfig_dict``, then its exact type, else its parent's. ``qconfig_dict`` may
+    also be a ``QConfigMapping`` (global config at the root, then object type, name regex,
+    module name)."""
+    spec = _check_spec("propagate_qconfig_", qconfig_dict)
+    root = None
+    if isinstance(spec, QConfigMapping):
+        root = spec.global_qconfig
+    elif spec:
+        root = spec.get("", None)
+
+    def visit(mod, name, inherited):
+        qc = _own_qconfig(spec, mod, name, inherited)
+        if qc is not None and not isinstance(qc, QConfig):
+            raise TypeError(f"propagate_qconfig_(): the qconfig of '{name or type(mod).__name__}' must be a "
+                            f"QConfig or None, got {type(qc).__name__}")
+        object.__setattr__(mod, "qconfig", qc)
+        for child_name, child in mod.named_children():
+            visit(child, f"{name}.{child_name}" if name else child_name, qc)
+
+    visit(module, "", root)
+
+
+def _remove_qconfig(module: Module) -> None:
+    for mod in module.modules():
+        mod.__dict__.pop("qconfig", None)
+
+
+# ----- observers ----------------------------------------------------------------------------
+def _observer_forward_hook(module, inputs, output):
+    return module.activation_post_process(output)
+
+
+def _device_of(module):
+    for t in list(module.parameters()) + list(module.buffers()):
+        return t.device
+    return None
+
+
+def _attach_observer(module, factory, model_device=None):
+    obs = factory()
+    dev = _device_of(module) or model_device
+    if dev is not None:
+        obs.to(dev)
+    module.activation_post_process = obs
+    handle = module.register_forward_hook(_observer_forward_hook)
+    object.__setattr__(module, _HOOK_ATTR, handle)
+
+
+def _detach_observer(module):
+    handle = module.__dict__.pop(_HOOK_ATTR, None)
+    if handle is not None:
+        handle.remove()
+    if "activation_post_process" in module._modules:
+        del module._modules["activation_post_process"]
+
+
+def _is_fused(module) -> bool:
+    from ..nn.intrinsic import _FusedModule
+
+    return isinstance(module, _FusedModule)
+
+
+def _add_observers(model, allow_list, left_in_float):
+    """Attaches output observers; returns how many. Records leaves with a qconfig that
+    nothing handles in ``left_in_float`` ({type: [names]})."""
+    from ..nn.containers import ModuleDict, ModuleList, Sequential
+    from ..nn.quantized.functional_modules import FloatFunctional
+
+    skip = no_observer_set()
+    count = 0
+    model_device = _device_of(model)  # for parameter-free modules (QuantStub), as PyTorch's prepare does
+
+    def visit(mod, name):
+        nonlocal count
+        qc = getattr(mod, "qconfig", None)
+        t = type(mod)
+        if isinstance(mod, FloatFunctional):
+            if qc is not None:
+                mod.activation_post_process = qc.activation()
+                dev = _device_of(mod) or model_device
+                if dev is not None:
+                    mod.activation_post_process.to(dev)
+                count += 1
+            return
+        if t in skip:
+            return
+        # A mapped type is observed as a unit (fused and QAT layers have children of their own).
+        if t in allow_list and (_is_fused(mod) or not isinstance(mod, Sequential)):
+            if qc is not None and "activation_post_process" not in mod._modules:
+                _attach_observer(mod, qc.activation, model_device)
+                count += 1
+            return
+        if not mod._modules:
+            if qc is not None and not isinstance(mod, (Sequential, ModuleList, ModuleDict)) \
+                    and not _is_observer_like(mod):
+                left_in_float.setdefault(t, []).append(name or "<root>")
+            return
+        for child_name, child in list(mod.named_children()):
+            visit(child, f"{name}.{child_name}" if name else child_name)
+
+    visit(model, "")
+    return count
+
+
+def _is_observer_like(mod) -> bool:
+    from ..nn.layers import Identity
+
+    return hasattr(mod, "calculate_qparams") or isinstance(mod, Identity)
+
+
+def _warn_left_in_float(fn, left):
+    for t, names in left.items():
+        shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+        warnings.warn(f"{fn}: {t.__name__} has no quantized version in the mapping; {len(names)} module(s) "
+                      f"left in float ({shown})", UserWarning, stacklevel=3)
+
+
+def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_list=None,
+            observer_non_leaf_module_list=None, prepare_custom_config_dict=None) -> Module:
+    """Post-training static quantization, step 1: propagates qconfigs (from the model's
+    ``qconfig`` attributes, or ``qconfig_mapping``: a dict ``{type or qualified name:
+    QConfig}`` or a ``QConfigMapping``) and attaches an output observer
+    (``activation_post_process``, run by a forward hook) to every leaf or fused module
+    whose type is in ``allow_list`` (default: the static and QAT mapping keys) and whose
+    qconfig is not None. ``FloatFunctional`` gets its observer in place of its Identity.
+    Run calibration batches through the result, then ``convert`` it. Returns the prepared
+    model (a copy unless ``inplace``)."""
+    _check_spec("prepare", qconfig_mapping)
+    if not isinstance(model, Module):
+        raise TypeError(f"prepare(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model, qconfig_mapping)
+    allow = set(allow_list) if allow_list is not None else get_default_qconfig_propagation_list()
+    if observer_non_leaf_module_list:
+        allow |= set(observer_non_leaf_module_list)
+    left = {}
+    n = _add_observers(model, allow, left)
+    if n == 0:
+        warnings.warn("prepare: the model matched no quantizable module (no module with a qconfig has a type in "
+                      "the mapping); nothing will be quantized. Set model.qconfig or pass a qconfig mapping.",
+                      UserWarning, stacklevel=2)
+    _warn_left_in_float("prepare", left)
+    return model
+
+
+def swap_module(mod, mapping, module_name=""):
+    """``mapping[type(mod)].from_float(mod)`` when ``mod`` has a qconfig and its exact type
+    is in ``mapping``, else ``mod``."""
+    if getattr(mod, "qconfig", None) is None or type(mod) not in mapping:
+        return mod
+    return mapping[type(mod)].from_float(mod, module_name=module_name)
+
+
+def _plan_swaps(module, mapping, left, plan, prefix=""):
+    """Collects ``(parent, name, new module)`` for every swap, building the new modules
+    without touching the model, and the leaves that stay in float."""
+    for name, child in list(module.named_children()):
+        full = f"{prefix}.{name}" if prefix else name
+        if type(child) in mapping and getattr(child, "qconfig", None) is not None:
+            plan.append((module, name, mapping[type(child)].from_float(child, module_name=full)))
+            continue
+        if child._modules and not _is_fused(child):
+            _plan_swaps(child, mapping, left, plan, full)
+        elif getattr(child, "qconfig", None) is not None and not _is_observer_like(child) \
+                and not type(child).__module__.startswith("lucid.nn.quantized"):
+            left.setdefault(type(child), []).append(full)
+
+
+def _convert(module, mapping, left):
+    """Swaps in two phases: every new module is built first (any error leaves the model as it
+    was, also with ``inplace=True``), then they are put in place and the observers of the
+    modules that stay are removed."""
+    plan = []
+    _plan_swaps(module, mapping, left, plan)
+    for parent, name, new in plan:
+        parent._modules[name] = new
+    for mod in module.modules():
+        if "activation_post_process" in mod._modules and type(mod) not in mapping \
+                and _HOOK_ATTR in mod.__dict__:
+            _detach_observer(mod)
+
+
+def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig: bool = True,
+            is_reference: bool = False, convert_custom_config_dict=None) -> Module:
+    """Replaces every module that has a qconfig and whose exact type is in ``mapping``
+    (default: ``get_default_static_quant_module_mappings()``; QAT modules included) by its
+    quantized version built from its observers (``from_float``). Inside the quantized region
+    ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten and Dropout become their QTensor versions.
+    Returns the converted model (a copy unless ``inplace``)."""
+    if is_reference:
+        raise NotImplementedError("convert(is_reference=True): reference quantized modules are not implemented")
+    if not isinstance(module, Module):
+        raise TypeError(f"convert(): argument 'module' must be a lucid.nn.Module, got {type(module).__name__}")
+    if mapping is not None and not isinstance(mapping, dict):
+        raise TypeError(f"convert(): argument 'mapping' must be a dict, got {type(mapping).__name__}")
+    if not inplace:
+        module = copy.deepcopy(module)
+    table = get_quantized_activation_module_mappings()
+    table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
+    left = {}
+    if type(module) in table and getattr(module, "qconfig", None) is not None:
+        module = table[type(module)].from_float(module)
+    else:
+        _convert(module, table, left)
+    _warn_left_in_float("convert", left)
+    if remove_qconfig:
+        _remove_qconfig(module)
+    return module
+
+
+def quantize_model(model: Module, run_fn, run_args=(), mapping=None, inplace: bool = False) -> Module:
+    """PyTorch's one-call ``quantize``: copy (unless ``inplace``), ``eval()``, ``prepare``,
+    ``run_fn(model, *run_args)`` to calibrate, ``convert``."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    prepare(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, mapping, inplace=True)
+
+
+def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapping=None) -> Module:
+    """Quantization-aware training: propagates qconfigs, swaps float / fused layers for
+    their QAT versions (``mapping``, default ``get_default_qat_module_mappings()``; exact
+    types), then attaches fake-quant output observers as ``prepare`` does. Train the
+    result, then ``convert`` it."""
+    if not isinstance(model, Module):
+        raise TypeError(f"prepare_qat(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model, _check_spec("prepare_qat", qconfig_mapping))
+    table = get_default_qat_module_mappings() if mapping is None else mapping
+    if type(model) in table and getattr(model, "qconfig", None) is not None:
+        raise ValueError("prepare_qat(): wrap a single layer in a container (or QuantWrapper) first")
+    _convert(model, table, {})
+    return prepare(model, inplace=True)
+
+
+def quantize_qat(model: Module, run_fn, run_args=(), inplace: bool = False) -> Module:
+    """``prepare_qat`` (train mode), ``run_fn(model, *run_args)`` (the training loop),
+    ``eval()`` and ``convert``."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.train()
+    prepare_qat(model, inplace=True)
+    run_fn(model, *run_args)
+    model.eval()
+    return convert(model, inplace=True)
+
+
+def _dtype_name(dtype):
+    return getattr(dtype, "name", dtype)
+
+
+def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=None, inplace: bool = False,
+                     group_size: int = 64) -> Module:
+    """Dynamic quantization: weights quantized ahead of time, activations at run time.
+
+    ``dtype``: ``qint8`` (``nn.quantized.dynamic.Linear``: int8 weights, each batch quantized
+    to quint8 on the fly, float output), ``float16`` (float16 weights) or ``"int4_weight_only"``
+    (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128). ``qconfig_spec``: None (every
+    ``nn.Linear``), a set of types / qualified names, or a dict ``{type or name: QConfig}``
+    (qint8 only). Warns "no module of a targeted type" when nothing matched."""
+    from ..nn import layers as L
+    from ..nn.quantized import dynamic as nnqd
+
+    name = _dtype_name(dtype)
+    if name not in ("qint8", "float16", "int4_weight_only"):
+        raise ValueError(f"quantize_dynamic(): dtype must be qint8, float16 or 'int4_weight_only', got {dtype!r}")
+    if not isinstance(model, Module):
+        raise TypeError(f"quantize_dynamic(): argument 'model' must be a lucid.nn.Module, got "
+                        f"{type(model).__name__}")
+    default_qc = float16_dynamic_qconfig if name == "float16" else default_dynamic_qconfig
+    if qconfig_spec is None:
+        spec = {L.Linear: default_qc}
+    elif isinstance(qconfig_spec, (set, frozenset, list, tuple)):
+        spec = {key: default_qc for key in qconfig_spec}
+    elif isinstance(qconfig_spec, (dict, QConfigMapping)):
+        spec = qconfig_spec
+    else:
+        raise TypeError(f"quantize_dynamic(): 'qconfig_spec' must be None, a set or a dict, got "
+                        f"{type(qconfig_spec).__name__}")
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model, spec)
+    if mapping is None:
+        if name == "qint8":
+            mapping = get_default_dynamic_quant_module_mappings()
+        elif name == "float16":
+            mapping = {L.Linear: nnqd.Float16Linear}
+        else:
+            mapping = {L.Linear: _Int4Factory(group_size)}
+    plan = []  # built first, swapped after: an error leaves the model as it was
+
+    def visit(mod, prefix):
+        for child_name, child in list(mod.named_children()):
+            full = f"{prefix}.{child_name}" if prefix else child_name
+            if type(child) in mapping and getattr(child, "qconfig", None) is not None:
+                plan.append((mod, child_name, mapping[type(child)].from_float(child, module_name=full)))
+            elif child._modules:
+                visit(child, full)
+
+    if type(model) in mapping and getattr(model, "qconfig", None) is not None:
+        model = mapping[type(model)].from_float(model)
+        plan.append(None)
+    else:
+        visit(model, "")
+    for entry in plan:
+        if entry is not None:
+            entry[0]._modules[entry[1]] = entry[2]
+    if not plan:
+        warnings.warn("quantize_dynamic: the model has no module of a targeted type (with a qconfig); nothing was "
+                      "quantized", UserWarning, stacklevel=2)
+    _remove_qconfig(model)
+    return model
+
+
+class _Int4Factory:
+    def __init__(self, group_size):
+        self.group_size = group_size
+
+    def from_float(self, mod, module_name=""):
+        from ..nn.quantized.dynamic import WeightOnlyInt4Linear
+
+        return WeightOnlyInt4Linear.from_float(mod, group_size=self.group_size, module_name=module_name)
