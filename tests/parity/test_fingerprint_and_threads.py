@@ -14,7 +14,7 @@ from lucid.testing.harness import run_cases
 # `python -m lucid.parity` prints). A change to ANY output of the battery changes it: if
 # that change is intended (a contract clarification), update this one constant and say
 # which outputs changed and why in the commit message.
-PINNED_FINGERPRINT = "83cf29f169c52bd8"
+PINNED_FINGERPRINT = "287c6835fd4b273a"
 PINNED_CASES = 726
 
 THREADS = (1, 2, 3, 7)
