@@ -395,3 +395,16 @@ def test_int64_scatters_on_gpu_are_exact():
         x = lucid.tensor(base, device=dev)
         x[lucid.tensor([0], device=dev)] = 2**62
         np.testing.assert_array_equal(to_np(x), np.array([[2**62, 2**62], [2**63 - 2, 0]], np.int64))
+
+
+@pytest.mark.parametrize("eps", [1e-50, 1e-40, 2.0 ** -127])
+def test_calculate_qparams_rejects_eps_below_normal_float32(eps):
+    # 1e-50 is 0 in float32 and 1e-40 / 2^-127 are subnormal: with min = max = 0 the
+    # scale would be that eps, which quantize rejects; the error belongs here, naming eps.
+    import lucid.quantization as Q
+    with pytest.raises(ValueError, match="argument 'eps' must be a finite float32 of at least 2\\^-126"):
+        Q.calculate_qparams(lucid.tensor(0.0), lucid.tensor(0.0), Q.quint8, Q.per_tensor_affine, eps=eps)
+    with pytest.raises(ValueError, match="'eps' must be a float32 of at least 2\\^-126"):
+        Q.MinMaxObserver(eps=eps)
+    qp = Q.calculate_qparams(lucid.tensor(0.0), lucid.tensor(0.0), Q.quint8, Q.per_tensor_affine, eps=2.0 ** -126)
+    assert qp.scale.item() == 2.0 ** -126

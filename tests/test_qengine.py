@@ -30,8 +30,8 @@ def test_default_and_available():
 
 
 def test_unknown_or_unsupported_name_raises_listing_valid():
-    with pytest.raises(ValueError, match=r"unknown engine 'fbgemm'.*'auto', 'reference'"):
-        quantized.engine = "fbgemm"
+    with pytest.raises(ValueError, match=r"unknown engine 'tpu'.*'auto', 'reference'"):
+        quantized.engine = "tpu"
     assert quantized.engine == "auto"  # unchanged
     for name in KNOWN - set(quantized.available):
         with pytest.raises(ValueError, match=r"(unknown engine|this CPU cannot run engine) '" + name + "'"):

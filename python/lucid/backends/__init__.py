@@ -9,6 +9,12 @@ debugging and for proving equality), or one kernel family (``"avx2"``,
 ``lucid.backends.quantized.available`` lists those this host can run; setting
 any other name raises ValueError listing them. The GPU stream is unaffected.
 
+PyTorch's engine names (``"x86"``, ``"fbgemm"``, ``"onednn"``, ``"qnnpack"``)
+are accepted so ported scripts run unchanged: each selects ``"auto"`` (lucid's
+engines all give the same bits, so there is no numerical choice to make), and
+``engine`` reads back the name that was set, so
+``Q.get_default_qconfig(lucid.backends.quantized.engine)`` works as in PyTorch.
+
 >>> import lucid
 >>> lucid.backends.quantized.engine
 'auto'
@@ -22,20 +28,35 @@ from .. import _C
 __all__ = ["quantized"]
 
 
+# PyTorch's quantized engine names: kernel libraries there, all "auto" here.
+_TORCH_ENGINE_NAMES = ("x86", "fbgemm", "onednn", "qnnpack")
+
+
 class _QuantizedBackend:
     """The CPU stream's int8 GEMM engine (a process-wide setting)."""
 
-    __slots__ = ()
+    __slots__ = ("_torch_name",)
+
+    def __init__(self):
+        self._torch_name = None  # the PyTorch engine name last set, while it is in force
 
     @property
     def engine(self) -> str:
-        return _C.qengine()
+        current = _C.qengine()
+        if current == "auto" and self._torch_name is not None:
+            return self._torch_name
+        return current
 
     @engine.setter
     def engine(self, name: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"backends.quantized.engine must be a str, got {type(name).__name__}")
+        if name in _TORCH_ENGINE_NAMES:
+            _C.set_qengine("auto")
+            self._torch_name = name
+            return
         _C.set_qengine(name)
+        self._torch_name = None
 
     @property
     def available(self) -> list[str]:

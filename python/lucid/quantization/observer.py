@@ -200,6 +200,9 @@ class UniformQuantizationObserverBase(ObserverBase):
         super().__init__(qd, is_dynamic)
         if not isinstance(eps, numbers.Real) or isinstance(eps, bool) or not (eps > 0 and math.isfinite(eps)):
             raise ValueError(f"{owner}(): argument 'eps' must be a positive finite number, got {eps!r}")
+        if not float(np.finfo(np.float32).tiny) <= float(np.float32(eps)) < math.inf:
+            raise ValueError(f"{owner}(): argument 'eps' must be a float32 of at least 2^-126 (the smallest "
+                             f"normal float32; smaller scales are rejected), got {eps!r}")
         if qs.is_per_channel != self._per_channel:
             kinds = "per_channel_affine and per_channel_symmetric" if self._per_channel else \
                 "per_tensor_affine and per_tensor_symmetric"

@@ -17,6 +17,7 @@ from .qdtype import QDtype, QScheme, as_qdtype, as_qscheme
 __all__ = ["QParams", "calculate_qparams"]
 
 _EPS = float(np.finfo(np.float32).eps)  # 2^-23
+_MIN_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2^-126
 
 
 class QParams(NamedTuple):
@@ -98,6 +99,12 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
         raise ValueError(f"{fn}(): 'min_val' must be <= 'max_val', got {mn.tolist()} > {mx.tolist()}")
     if not isinstance(eps, numbers.Real) or isinstance(eps, bool) or not eps > 0:
         raise ValueError(f"{fn}(): argument 'eps' must be a positive number, got {eps!r}")
+    # eps is the smallest scale this can return, and scales must be finite normal
+    # float32 (docs/numerics.md): an eps that rounds to 0 or a subnormal in float32
+    # would let a constant-zero range produce an unusable scale.
+    if not _MIN_NORMAL32 <= float(np.float32(eps)) < float("inf"):
+        raise ValueError(f"{fn}(): argument 'eps' must be a finite float32 of at least 2^-126 "
+                         f"(the smallest normal float32), got {eps!r}")
     qmin, qmax = qd.reduced_range() if reduce_range else (qd.quant_min, qd.quant_max)
     f32 = np.float32
     zero = f32(0.0)
