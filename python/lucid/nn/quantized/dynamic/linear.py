@@ -153,6 +153,11 @@ class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
         return Q().dequantize(codes, self.weight_scale, 0, group_size=self.group_size, axis=-1)
 
     def forward(self, x):
+        # The int4 kernel keeps the weights packed (memory-bound decoding); it records
+        # no gradient, so an input that needs one takes the dequantized float path.
+        if x.dtype == _dtype.float32 and not x.requires_grad:
+            return Q().int4_weight_only_linear(x, self.weight_packed, self.weight_scale, group_size=self.group_size,
+                                               bias=self.bias_float)
         return F.linear(x, self.dequantized_weight(), self.bias_float)
 
     @classmethod
