@@ -131,13 +131,18 @@ class _Div(Function):
         return ga, gb
 
 
+def _check_integer_pow(a, b):
+    """Both paths of pow (recorded or not) reject an integer base to a negative integer power."""
+    if not a.dtype.is_floating_point and not b.dtype.is_floating_point and b.dtype.name != "bool" \
+            and b.numel() and bool((b < 0).any()):
+        raise ValueError("pow(): integers to negative integer powers are not allowed (as in numpy and "
+                         "PyTorch); use a floating base, e.g. x.float() ** -1")
+
+
 class _Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        if not a.dtype.is_floating_point and not b.dtype.is_floating_point and b.dtype.name != "bool" \
-                and b.numel() and bool((b < 0).any()):
-            raise ValueError("pow(): integers to negative integer powers are not allowed (as in numpy and "
-                             "PyTorch); use a floating base, e.g. x.float() ** -1")
+        _check_integer_pow(a, b)
         y = wrap(_C.pow(a._impl, b._impl))
         ctx.save_for_backward(a, b, y)
         return y
@@ -257,6 +262,7 @@ def pow(input, exponent):  # noqa: A001
     a, b = _binary_args(input, exponent)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Pow.apply(a, b)
+    _check_integer_pow(a, b)
     return Tensor(_C.pow(a._impl, b._impl))
 
 
