@@ -1,0 +1,187 @@
+"""LSTM and GRU with PyTorch's parameter names and gate order, so state dicts load.
+
+Layer ``k`` holds ``weight_ih_l{k}`` (G*H, in), ``weight_hh_l{k}`` (G*H, H),
+``bias_ih_l{k}``, ``bias_hh_l{k}`` (G*H,), with gates stacked in PyTorch's
+order: LSTM ``i, f, g, o`` (G = 4), GRU ``r, z, n`` (G = 3). The input
+projection of a whole sequence is one matmul; the recurrence runs step by
+step with lucid ops, so autograd differentiates it on either stream.
+"""
+from __future__ import annotations
+
+import math
+
+import lucid
+
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from ._factory import check_positive
+
+
+class _RNNBase(Module):
+    _gates = 0
+    _name = ""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        name = self._name
+        check_positive(input_size, name, "input_size")
+        check_positive(hidden_size, name, "hidden_size")
+        check_positive(num_layers, name, "num_layers")
+        if bidirectional or proj_size:
+            raise NotImplementedError(f"{name}: bidirectional=True and proj_size are not implemented")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = False, 0
+        g = self._gates * hidden_size
+        for k in range(num_layers):
+            fan = input_size if k == 0 else hidden_size
+            setattr(self, f"weight_ih_l{k}", Parameter(lucid.zeros(g, fan, dtype=dtype, device=device)))
+            setattr(self, f"weight_hh_l{k}", Parameter(lucid.zeros(g, hidden_size, dtype=dtype, device=device)))
+            if bias:
+                setattr(self, f"bias_ih_l{k}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+                setattr(self, f"bias_hh_l{k}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _layer_params(self, k):
+        get = lambda n: getattr(self, f"{n}_l{k}", None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def _check_input(self, input):
+        name = self._name
+        if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
+                             f"({'(N, L, ...)' if self.batch_first else ''}) or (L, {self.input_size}), got "
+                             f"{tuple(input.shape)}")
+
+    def _check_state(self, h, n, what):
+        expected = (self.num_layers, n, self.hidden_size)
+        if tuple(h.shape) != expected:
+            raise ValueError(f"{self._name}: expected {what} of shape {expected}, got {tuple(h.shape)}")
+
+    def _run(self, input, states):
+        """input (L, N, in) -> output (L, N, H) and the final per-layer states."""
+        x = input
+        finals = []
+        for k in range(self.num_layers):
+            w_ih, w_hh, b_ih, b_hh = self._layer_params(k)
+            gx = F.linear(x, w_ih, b_ih)  # (L, N, G*H): the whole sequence at once
+            state = states[k]
+            outs = []
+            for t in range(gx.shape[0]):
+                state = self._cell(gx[t], state, w_hh, b_hh)
+                outs.append(state[0] if isinstance(state, tuple) else state)
+            finals.append(state)
+            x = lucid.stack(outs, dim=0)
+            if self.dropout > 0 and self.training and k < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, finals
+
+
+class LSTM(_RNNBase):
+    """Stacked LSTM: per step ``i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)``,
+    ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
+
+    ``forward(input, (h_0, c_0))`` with input (L, N, in) ((N, L, in) when
+    ``batch_first``, or unbatched (L, in)), states (num_layers, N, H),
+    zeros when omitted; returns ``output, (h_n, c_n)``. Inter-layer
+    ``dropout`` in training mode. Bidirectional and proj_size raise
+    NotImplementedError.
+
+    >>> import lucid
+    >>> lstm = lucid.nn.LSTM(3, 4, num_layers=2, batch_first=True)
+    >>> out, (h, c) = lstm(lucid.ones(2, 5, 3))
+    >>> out.shape, h.shape
+    ((2, 5, 4), (2, 2, 4))
+    """
+
+    _gates = 4
+    _name = "LSTM"
+
+    @staticmethod
+    def _cell(gx, state, w_hh, b_hh):
+        h, c = state
+        gates = gx + F.linear(h, w_hh, b_hh)
+        i, f, g, o = lucid.chunk(gates, 4, -1)
+        c = lucid.sigmoid(f) * c + lucid.sigmoid(i) * lucid.tanh(g)
+        return lucid.sigmoid(o) * lucid.tanh(c), c
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        if hx is None:
+            zeros = lucid.zeros(self.num_layers, n, self.hidden_size, dtype=x.dtype, device=x.device)
+            h0, c0 = zeros, zeros
+        else:
+            h0, c0 = hx
+            if not batched:
+                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+            self._check_state(h0, n, "h_0")
+            self._check_state(c0, n, "c_0")
+        out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers)])
+        h_n = lucid.stack([s[0] for s in finals], dim=0)
+        c_n = lucid.stack([s[1] for s in finals], dim=0)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n, c_n = out.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
+        return out, (h_n, c_n)
+
+
+class GRU(_RNNBase):
+    """Stacked GRU: ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z`` likewise,
+    ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``.
+
+    ``forward(input, h_0)`` as LSTM's with a single state; returns ``output, h_n``.
+
+    >>> import lucid
+    >>> out, h = lucid.nn.GRU(3, 4)(lucid.ones(5, 2, 3))
+    >>> out.shape, h.shape
+    ((5, 2, 4), (1, 2, 4))
+    """
+
+    _gates = 3
+    _name = "GRU"
+
+    @staticmethod
+    def _cell(gx, h, w_hh, b_hh):
+        gh = F.linear(h, w_hh, b_hh)
+        xr, xz, xn = lucid.chunk(gx, 3, -1)
+        hr, hz, hn = lucid.chunk(gh, 3, -1)
+        r = lucid.sigmoid(xr + hr)
+        z = lucid.sigmoid(xz + hz)
+        n = lucid.tanh(xn + r * hn)
+        return n + z * (h - n)
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        if hx is None:
+            h0 = lucid.zeros(self.num_layers, n, self.hidden_size, dtype=x.dtype, device=x.device)
+        else:
+            h0 = hx if batched else hx.unsqueeze(1)
+            self._check_state(h0, n, "h_0")
+        out, finals = self._run(x, [h0[k] for k in range(self.num_layers)])
+        h_n = lucid.stack(finals, dim=0)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
+        return out, h_n
