@@ -7,6 +7,7 @@ quantization toolkit whose integer codes are bit-identical on both.
 [3.0, 5.0, 7.0]
 """
 from . import _C
+from ._C import DeviceError, ShapeError  # ValueError subclasses that are RuntimeErrors too (PyTorch raises those)
 from ._device import device
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)

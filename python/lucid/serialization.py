@@ -114,6 +114,8 @@ def save(obj, path) -> None:
     """
     from safetensors.numpy import save_file
 
+    if hasattr(path, "write") and not isinstance(path, (str, os.PathLike)):
+        return _through_file(lambda tmp: save(obj, tmp), path, write=True)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"save(): argument 'path' must be a str or os.PathLike, got {type(path).__name__}")
     tensors: dict = {}
@@ -150,6 +152,8 @@ def load(path, device=None, *, map_location=None):
         if device is not None:
             raise TypeError("load(): pass 'device' or 'map_location', not both")
         device = map_location
+    if hasattr(path, "read") and not isinstance(path, (str, os.PathLike)):
+        return _through_file(lambda tmp: load(tmp, device), path, write=False)
     dev = as_device("cpu" if device is None else device)
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -163,6 +167,28 @@ def load(path, device=None, *, map_location=None):
     if metadata.get(_FORMAT_KEY) != "lucid" or _STRUCTURE_KEY not in metadata:
         return {name: _numpy_to_tensor(a, _NP_NAMES.get(a.dtype.str, a.dtype.name), dev) for name, a in arrays.items()}
     return _decode(json.loads(metadata[_STRUCTURE_KEY]), arrays, dev)
+
+
+def _through_file(run, fileobj, write: bool):
+    """save / load with a binary file object (io.BytesIO, an open file): the bytes go
+    through a temporary file, so the file path code is the only format code."""
+    fd, tmp = tempfile.mkstemp(prefix=".lucid-io-")
+    os.close(fd)
+    try:
+        if write:
+            run(tmp)
+            with open(tmp, "rb") as f:
+                fileobj.write(f.read())
+            return None
+        data = fileobj.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"load(): the file object must be opened in binary mode, read() gave "
+                            f"{type(data).__name__}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        return run(tmp)
+    finally:
+        os.remove(tmp)
 
 
 _NP_NAMES = {np.dtype(np.bool_).str: "bool", np.dtype(np.float64).str: "float32"}
