@@ -12,6 +12,7 @@ import math
 
 import lucid
 
+from ...autograd import Function
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -22,6 +23,7 @@ from ._factory import check_positive
 class _RNNBase(Module):
     _gates = 0
     _name = ""
+    _fold_hidden_bias = False
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
@@ -74,17 +76,51 @@ class _RNNBase(Module):
         finals = []
         for k in range(self.num_layers):
             w_ih, w_hh, b_ih, b_hh = self._layer_params(k)
-            gx = F.linear(x, w_ih, b_ih)  # (L, N, G*H): the whole sequence at once
+            if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
+                b_ih, b_hh = b_ih + b_hh, None
+            gx = lucid.unbind(F.linear(x, w_ih, b_ih), 0)  # (N, G*H) per step: the sequence in one matmul
+            w_hh_t = w_hh.t()
             state = states[k]
             outs = []
-            for t in range(gx.shape[0]):
-                state = self._cell(gx[t], state, w_hh, b_hh)
+            for g in gx:
+                state = self._cell(g, state, w_hh_t, b_hh)
                 outs.append(state[0] if isinstance(state, tuple) else state)
             finals.append(state)
             x = lucid.stack(outs, dim=0)
             if self.dropout > 0 and self.training and k < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, finals
+
+
+class _LSTMCell(Function):
+    """The elementwise half of an LSTM step, one graph node: from the gate
+    pre-activations (N, 4H) and the cell state c, ``c' = f c + i g`` and
+    ``h' = o tanh(c')``; the backward is written out with lucid ops instead of
+    recording a dozen slices and activations per step."""
+
+    @staticmethod
+    def forward(ctx, gates, c):
+        i, f, g, o = lucid.chunk(gates, 4, -1)
+        i, f, o, g = lucid.sigmoid(i), lucid.sigmoid(f), lucid.sigmoid(o), lucid.tanh(g)
+        c_next = f * c + i * g
+        tc = lucid.tanh(c_next)
+        ctx.save_for_backward(i, f, g, o, c, tc)
+        return o * tc, c_next
+
+    @staticmethod
+    def backward(ctx, dh, dc_next):
+        i, f, g, o, c, tc = ctx.saved_tensors
+        dc = dc_next if dc_next is not None else None
+        if dh is not None:
+            through_h = dh * o * (1.0 - tc * tc)
+            dc = through_h if dc is None else dc + through_h
+            d_o = dh * tc * o * (1.0 - o)
+        else:
+            d_o = lucid.zeros_like(o)
+        d_i = dc * g * i * (1.0 - i)
+        d_f = dc * c * f * (1.0 - f)
+        d_g = dc * i * (1.0 - g * g)
+        return lucid.cat([d_i, d_f, d_g, d_o], dim=-1), dc * f
 
 
 class LSTM(_RNNBase):
@@ -106,14 +142,12 @@ class LSTM(_RNNBase):
 
     _gates = 4
     _name = "LSTM"
+    _fold_hidden_bias = True
 
     @staticmethod
-    def _cell(gx, state, w_hh, b_hh):
+    def _cell(gx, state, w_hh_t, b_hh):
         h, c = state
-        gates = gx + F.linear(h, w_hh, b_hh)
-        i, f, g, o = lucid.chunk(gates, 4, -1)
-        c = lucid.sigmoid(f) * c + lucid.sigmoid(i) * lucid.tanh(g)
-        return lucid.sigmoid(o) * lucid.tanh(c), c
+        return _LSTMCell.apply(gx + lucid.matmul(h, w_hh_t), c)
 
     def forward(self, input, hx=None):
         self._check_input(input)
@@ -155,10 +189,11 @@ class GRU(_RNNBase):
 
     _gates = 3
     _name = "GRU"
+    _fold_hidden_bias = False  # b_hn sits inside r * (W_hn h + b_hn)
 
     @staticmethod
-    def _cell(gx, h, w_hh, b_hh):
-        gh = F.linear(h, w_hh, b_hh)
+    def _cell(gx, h, w_hh_t, b_hh):
+        gh = lucid.matmul(h, w_hh_t) if b_hh is None else lucid.matmul(h, w_hh_t) + b_hh
         xr, xz, xn = lucid.chunk(gx, 3, -1)
         hr, hz, hn = lucid.chunk(gh, 3, -1)
         r = lucid.sigmoid(xr + hr)
