@@ -86,3 +86,13 @@ def test_new_tensors_type_as(device):
     assert x.new_full((2,), 7.0).tolist() == [7.0, 7.0] and x.new_ones((1,)).tolist() == [1.0]
     assert lucid.tensor([1, 2], device=device).type_as(x).dtype == lucid.float16
     assert x.is_floating_point() and not lucid.tensor([1], device=device).is_floating_point()
+
+
+def test_softmax_methods_and_is_tensor(device):
+    xs = np.float32([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    x = lucid.tensor(xs, device=device)
+    e = np.exp(xs - xs.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(to_np(x.softmax(dim=1)), e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(to_np(x.log_softmax(-1)), np.log(e / e.sum(axis=1, keepdims=True)), rtol=1e-6,
+                               atol=1e-6)
+    assert lucid.is_tensor(x) and lucid.is_tensor(lucid.nn.Parameter(x)) and not lucid.is_tensor(xs)

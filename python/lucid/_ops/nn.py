@@ -339,3 +339,23 @@ def embedding(input, weight, padding_idx=None):
             raise ValueError(f"embedding(): padding_idx must be within [-{n}, {n}), got {padding_idx}")
         padding_idx = padding_idx % n
     return _Embedding.apply(weight, input, -1 if padding_idx is None else int(padding_idx))
+
+
+# ----- softmax as a Tensor method (the op itself lives in lucid.nn.functional) -----------
+
+def softmax(input, dim=None, dtype=None):
+    """``lucid.nn.functional.softmax``; also ``Tensor.softmax(dim)``."""
+    from ..nn import functional
+
+    return functional.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """``lucid.nn.functional.log_softmax``; also ``Tensor.log_softmax(dim)``."""
+    from ..nn import functional
+
+    return functional.log_softmax(input, dim, dtype)
+
+
+__all__ += ["softmax", "log_softmax"]
+TENSOR_METHODS += ["softmax", "log_softmax"]
