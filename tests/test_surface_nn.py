@@ -323,3 +323,37 @@ def test_gru_matches_torch(device):
         gru(lucid.ones(4, 2, 5, device=device))
     with pytest.raises(NotImplementedError, match="bidirectional"):
         nn.GRU(3, 2, bidirectional=True)
+
+
+def test_conv_transpose_matches_torch(device):
+    x = T(det(2, 4, 3, 3, k=0.37), device, requires_grad=True)
+    w = T(det(4, 3, 3, 2, k=0.53, s=0.7), device, requires_grad=True)
+    b = T(det(6, k=0.3), device, requires_grad=True)
+    y = F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)
+    assert tuple(y.shape) == (2, 6, 6, 5)
+    (y * T(det(2, 6, 6, 5, k=0.11), device)).sum().backward()
+    close(y[1, 4], [[0.157641, -0.309721, 0.379418, 0.322509, 0.818277],
+                    [2.066391, 1.647889, 2.942695, 2.502051, 3.689153],
+                    [1.414821, 2.14533, 2.088309, 3.08921, 2.747589], [4.204736, 3.89365, 4.419662, 4.242741, 4.304842],
+                    [3.30343, 4.420451, 3.680602, 4.627635, 3.828055], [1.315338, 2.475045, 1.134569, 2.52231, 1.068675]],
+          1e-5)
+    close(x.grad[0, 1], [[-1.349717, -6.14007, -7.162094], [-6.321393, -13.834411, -13.090607],
+                         [-3.961569, -4.599411, -1.611792]], 1e-4)
+    close(w.grad[2], [[[-7.587369, -14.452655], [-24.361465, -36.495708], [-22.89143, -30.926682]],
+                      [[9.084068, 15.903029], [24.697075, 35.982391], [21.142326, 27.482275]],
+                      [[-10.353296, -16.955187], [-24.414257, -34.568066], [-18.86381, -23.349703]]], 1e-4)
+    close(b.grad, [34.879704, -25.884768, 16.241661, -6.191866, -4.012991, 14.117348], 1e-4)
+    x1 = T(det(1, 2, 5, k=0.41), device, requires_grad=True)
+    w1 = T(det(2, 3, 3, k=0.29), device, requires_grad=True)
+    y1 = F.conv_transpose1d(x1, w1, stride=3, padding=1, dilation=2)
+    (y1 * T(det(1, 3, 15, k=0.21), device)).sum().backward()
+    close(y1[0, 1], [0.0, -0.105908, 2.557414, -0.423415, 2.492617, 4.470471, 2.219655, 4.677969, 5.64251, 4.494799,
+                     6.08791, 5.879256, 6.024893, 6.488728, 0.0], 1e-5)
+    close(x1.grad, [[[1.725104, 3.09835, 2.938467, 1.650373, 0.243816],
+                     [-1.748528, -2.857447, -2.583163, -1.317088, -0.11787]]], 1e-5)
+    close(w1.grad[1], [[-3.414159, 0.40009, 1.819455], [3.371494, -0.464849, -1.851706],
+                       [-3.32859, 0.529576, 1.883826]], 1e-5)
+    layer = nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, device=device)
+    assert tuple(layer.weight.shape) == (4, 3, 3, 2) and tuple(layer(x).shape) == (2, 6, 6, 5)
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(x, w, stride=2, output_padding=2, groups=2)

@@ -15,6 +15,7 @@ from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .recurrent import GRU, LSTM
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 
 __all__ = [
     "Linear", "Identity", "Flatten", "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d",
@@ -28,4 +29,5 @@ __all__ += [
     "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
+    "ConvTranspose1d", "ConvTranspose2d",
 ]
