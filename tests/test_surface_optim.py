@@ -96,8 +96,8 @@ SCHEDULES = {
     "warm": (lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.01), 10,
              [0.1, 0.055, 0.1, 0.0868198052, 0.055, 0.0231801948, 0.1, 0.096574579, 0.0868198052, 0.0722207545]),
     "warm1": (lambda o: S.CosineAnnealingWarmRestarts(o, T_0=3), 7, [0.1, 0.075, 0.025, 0.1, 0.075, 0.025, 0.1]),
-    "seq": (lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=3), S.CosineAnnealingLR(o, T_max=4)],
-                                     milestones=[3]), 9,
+    "seq": (lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=3),
+                                         S.CosineAnnealingLR(o, T_max=4)], milestones=[3]), 9,
             [0.01, 0.04, 0.07, 0.1, 0.0853553391, 0.05, 0.0146446609, 0.0, 0.0146446609]),
 }
 

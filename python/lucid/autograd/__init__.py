@@ -3,7 +3,8 @@ from .. import _C
 from .._tensor import Tensor
 from .engine import run_backward
 from .function import Function, FunctionCtx, Node
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 from .hooks import detect_anomaly, is_anomaly_enabled, register_hook, set_detect_anomaly
 from .gradcheck import gradcheck
 

@@ -76,7 +76,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"{fn}(): antialias=True is not implemented")
     spatial = input.ndim - 2
     if spatial not in (1, 2) or (mode == "linear" and spatial != 1) or (mode == "bilinear" and spatial != 2):
-        raise ValueError(f"{fn}(): mode '{mode}' expects a {'3' if mode == 'linear' else '4' if mode == 'bilinear' else '3- or 4'}-D "
+        ranks = {"linear": "3", "bilinear": "4"}.get(mode, "3- or 4")
+        raise ValueError(f"{fn}(): mode '{mode}' expects a {ranks}-D "
                          f"input, got shape {tuple(input.shape)}")
     if mode == "nearest" and align_corners is not None:
         raise ValueError(f"{fn}(): align_corners applies to linear modes only")
@@ -87,7 +88,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = _pair(size, fn, "size", spatial)
         scales = [i / o for i, o in zip(in_sizes, out)]
     else:
-        sf = [float(scale_factor)] * spatial if isinstance(scale_factor, numbers.Real) else [float(s) for s in scale_factor]
+        if isinstance(scale_factor, numbers.Real):
+            sf = [float(scale_factor)] * spatial
+        else:
+            sf = [float(s) for s in scale_factor]
         if len(sf) != spatial or any(s <= 0 for s in sf):
             raise ValueError(f"{fn}(): 'scale_factor' must be positive, one per spatial axis, got {scale_factor!r}")
         out = [int(math.floor(i * s)) for i, s in zip(in_sizes, sf)]

@@ -387,9 +387,10 @@ class ReduceLROnPlateau:
         self._last_lr = [g["lr"] for g in optimizer.param_groups]
 
     def _is_better(self, a):
+        rel = self.threshold_mode == "rel"
         if self.mode == "min":
-            return a < (self.best * (1 - self.threshold) if self.threshold_mode == "rel" else self.best - self.threshold)
-        return a > (self.best * (1 + self.threshold) if self.threshold_mode == "rel" else self.best + self.threshold)
+            return a < (self.best * (1 - self.threshold) if rel else self.best - self.threshold)
+        return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
 
     def step(self, metrics):
         current = float(metrics)
