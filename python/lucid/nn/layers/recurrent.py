@@ -12,6 +12,8 @@ import math
 
 import lucid
 
+from ... import _C
+from ..._tensor import Tensor
 from ...autograd import Function
 from .. import functional as F
 from .. import init
@@ -78,7 +80,8 @@ class _RNNBase(Module):
             w_ih, w_hh, b_ih, b_hh = self._layer_params(k)
             if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
                 b_ih, b_hh = b_ih + b_hh, None
-            gx = lucid.unbind(F.linear(x, w_ih, b_ih), 0)  # (N, G*H) per step: the sequence in one matmul
+            projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
+            gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
             w_hh_t = w_hh.t()
             state = states[k]
             outs = []
@@ -92,6 +95,40 @@ class _RNNBase(Module):
         return x, finals
 
 
+def _rows(x, start, length):
+    """x[:, start:start + length] of a 2-D tensor as one kernel call (no index parsing)."""
+    n = x.shape[0]
+    return Tensor(_C.slice(x._impl, [0, start], [1, 1], [n, length]))
+
+
+def _split_steps(x):
+    l, n, g = x.shape
+    return tuple(Tensor(_C.reshape(_C.slice(x._impl, [t, 0, 0], [1, 1, 1], [1, n, g]), [n, g])) for t in range(l))
+
+
+class _Steps(Function):
+    """(L, N, G) -> L tensors (N, G), one node: its backward stacks the step gradients
+    once, instead of one scatter into a full-size zero tensor per step."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = tuple(x.shape)
+        return _split_steps(x)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        l, n, g = ctx.shape
+        like = next(d for d in grads if d is not None)
+        zeros = None
+        parts = []
+        for d in grads:
+            if d is None:
+                zeros = zeros if zeros is not None else lucid.zeros(n, g, dtype=like.dtype, device=like.device)
+                d = zeros
+            parts.append(d)
+        return lucid.stack(parts, dim=0)
+
+
 class _LSTMCell(Function):
     """The elementwise half of an LSTM step, one graph node: from the gate
     pre-activations (N, 4H) and the cell state c, ``c' = f c + i g`` and
@@ -100,8 +137,10 @@ class _LSTMCell(Function):
 
     @staticmethod
     def forward(ctx, gates, c):
-        i, f, g, o = lucid.chunk(gates, 4, -1)
-        i, f, o, g = lucid.sigmoid(i), lucid.sigmoid(f), lucid.sigmoid(o), lucid.tanh(g)
+        h = gates.shape[1] // 4
+        sig = lucid.sigmoid(gates)
+        i, f, o = _rows(sig, 0, h), _rows(sig, h, h), _rows(sig, 3 * h, h)
+        g = lucid.tanh(_rows(gates, 2 * h, h))
         c_next = f * c + i * g
         tc = lucid.tanh(c_next)
         ctx.save_for_backward(i, f, g, o, c, tc)
