@@ -358,3 +358,30 @@ def test_conv_transpose_matches_torch(device):
     assert tuple(layer.weight.shape) == (4, 3, 3, 2) and tuple(layer(x).shape) == (2, 6, 6, 5)
     with pytest.raises(ValueError, match="output_padding"):
         F.conv_transpose2d(x, w, stride=2, output_padding=2, groups=2)
+
+
+def test_attention_mask_forms_agree(device):
+    lucid.manual_seed(2)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True, device=device)
+    x = lucid.randn(2, 5, 8, device=device)
+    banned = lucid.triu(lucid.ones(5, 5, dtype=lucid.bool_, device=device), diagonal=1)
+    additive = lucid.masked_fill(lucid.zeros(5, 5, device=device), banned, float("-inf"))
+    by_bool, w_bool = mha(x, x, x, attn_mask=banned)
+    by_float, _ = mha(x, x, x, attn_mask=additive)
+    by_flag, _ = mha(x, x, x, is_causal=True)
+    close(by_float, to_np(by_bool), 1e-6)
+    close(by_flag, to_np(by_bool), 1e-6)
+    assert np.allclose(np.triu(to_np(w_bool)[0], 1), 0)  # no weight on later keys
+    per_head = mha(x, x, x, attn_mask=banned.reshape(1, 5, 5).expand(4, 5, 5), average_attn_weights=False)[1]
+    assert tuple(per_head.shape) == (2, 2, 5, 5)
+    close(lucid.mean(per_head, dim=1), to_np(w_bool), 1e-6)
+    # sdpa takes the opposite bool convention (True = may attend)
+    q = x.reshape(2, 5, 2, 4).transpose(1, 2)
+    close(F.scaled_dot_product_attention(q, q, q, attn_mask=lucid.logical_not(banned)),
+          to_np(F.scaled_dot_product_attention(q, q, q, is_causal=True)), 1e-6)
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True, device=device), 2,
+                                norm=nn.LayerNorm(8, device=device))
+    names = list(enc.state_dict())
+    assert "layers.1.self_attn.in_proj_weight" in names and "norm.weight" in names
+    assert tuple(enc(x, src_key_padding_mask=lucid.tensor([[False] * 4 + [True]] * 2, device=device)).shape) == \
+        (2, 5, 8)
