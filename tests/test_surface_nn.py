@@ -321,8 +321,33 @@ def test_gru_matches_torch(device):
     close(h[0], to_np(out)[-1])
     with pytest.raises(ValueError, match="GRU"):
         gru(lucid.ones(4, 2, 5, device=device))
-    with pytest.raises(NotImplementedError, match="bidirectional"):
-        nn.GRU(3, 2, bidirectional=True)
+    with pytest.raises(NotImplementedError, match="proj_size"):
+        nn.LSTM(3, 2, proj_size=1)
+
+
+def test_bidirectional_lstm_gru_match_torch(device):
+    lstm = nn.LSTM(3, 2, num_layers=2, bidirectional=True, device=device)
+    names = [n for n, _ in lstm.named_parameters()]
+    assert names[4:8] == ["weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse",
+                          "bias_hh_l0_reverse"] and len(names) == 16
+    assert tuple(lstm.weight_ih_l1.shape) == (8, 4)
+    _load_det(lstm, device)
+    x = T(det(4, 2, 3, k=0.45), device, requires_grad=True)
+    out, (h, c) = lstm(x)
+    assert tuple(out.shape) == (4, 2, 4) and tuple(h.shape) == (4, 2, 2)
+    (out * T(det(4, 2, 4, k=0.66), device)).sum().backward()
+    close(out[:, 1], [[-0.273, 0.141801, 0.105313, -0.047229], [-0.22517, 0.246895, 0.11603, 0.005626],
+                      [-0.393898, 0.160568, 0.084341, -0.069542], [-0.264226, 0.268328, 0.101667, 0.059494]], 1e-5)
+    close(h[:, 0], [[-0.089277, -0.312607], [-0.802048, -0.430635], [-0.505071, 0.214735], [0.117544, -0.062303]],
+          1e-5)
+    close(x.grad[:, 0], [[-0.014555, -0.026046, -0.03212], [0.131512, 0.075247, -0.018112],
+                         [0.03266, -0.00635, -0.067029], [-0.024881, 0.068252, 0.124708]], 1e-5)
+    gru = nn.GRU(3, 2, bidirectional=True, batch_first=True, device=device)
+    _load_det(gru, device)
+    out, h = gru(T(det(4, 2, 3, k=0.45).transpose(1, 0, 2), device))
+    close(out[0], [[-0.080028, -0.514592, -0.719365, -0.479078], [0.34603, -0.325983, -0.347665, -0.427734],
+                   [0.307684, -0.250351, -0.417342, -0.441767], [0.220647, -0.425011, -0.285655, -0.363136]], 1e-5)
+    close(h[:, 1], [[0.779339, -0.479647], [-0.662725, 0.522123]], 1e-5)
 
 
 def test_conv_transpose_matches_torch(device):

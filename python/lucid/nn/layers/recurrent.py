@@ -1,7 +1,8 @@
 """LSTM and GRU with PyTorch's parameter names and gate order, so state dicts load.
 
 Layer ``k`` holds ``weight_ih_l{k}`` (G*H, in), ``weight_hh_l{k}`` (G*H, H),
-``bias_ih_l{k}``, ``bias_hh_l{k}`` (G*H,), with gates stacked in PyTorch's
+``bias_ih_l{k}``, ``bias_hh_l{k}`` (G*H,) (and ``..._reverse`` ones when
+bidirectional), with gates stacked in PyTorch's
 order: LSTM ``i, f, g, o`` (G = 4), GRU ``r, z, n`` (G = 3). The input
 projection of a whole sequence is one matmul; the recurrence runs step by
 step with lucid ops, so autograd differentiates it on either stream.
@@ -34,21 +35,24 @@ class _RNNBase(Module):
         check_positive(input_size, name, "input_size")
         check_positive(hidden_size, name, "hidden_size")
         check_positive(num_layers, name, "num_layers")
-        if bidirectional or proj_size:
-            raise NotImplementedError(f"{name}: bidirectional=True and proj_size are not implemented")
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size is not implemented")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional, self.proj_size = False, 0
+        self.bidirectional, self.proj_size = bool(bidirectional), 0
+        self._dirs = 2 if bidirectional else 1
         g = self._gates * hidden_size
         for k in range(num_layers):
-            fan = input_size if k == 0 else hidden_size
-            setattr(self, f"weight_ih_l{k}", Parameter(lucid.zeros(g, fan, dtype=dtype, device=device)))
-            setattr(self, f"weight_hh_l{k}", Parameter(lucid.zeros(g, hidden_size, dtype=dtype, device=device)))
-            if bias:
-                setattr(self, f"bias_ih_l{k}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
-                setattr(self, f"bias_hh_l{k}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+            fan = input_size if k == 0 else hidden_size * self._dirs
+            for sfx in ("", "_reverse")[:self._dirs]:
+                setattr(self, f"weight_ih_l{k}{sfx}", Parameter(lucid.zeros(g, fan, dtype=dtype, device=device)))
+                setattr(self, f"weight_hh_l{k}{sfx}",
+                        Parameter(lucid.zeros(g, hidden_size, dtype=dtype, device=device)))
+                if bias:
+                    setattr(self, f"bias_ih_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+                    setattr(self, f"bias_hh_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -56,8 +60,8 @@ class _RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
-    def _layer_params(self, k):
-        get = lambda n: getattr(self, f"{n}_l{k}", None)  # noqa: E731
+    def _layer_params(self, k, sfx=""):
+        get = lambda n: getattr(self, f"{n}_l{k}{sfx}", None)  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def _check_input(self, input):
@@ -68,28 +72,32 @@ class _RNNBase(Module):
                              f"{tuple(input.shape)}")
 
     def _check_state(self, h, n, what):
-        expected = (self.num_layers, n, self.hidden_size)
+        expected = (self.num_layers * self._dirs, n, self.hidden_size)
         if tuple(h.shape) != expected:
             raise ValueError(f"{self._name}: expected {what} of shape {expected}, got {tuple(h.shape)}")
 
     def _run(self, input, states):
-        """input (L, N, in) -> output (L, N, H) and the final per-layer states."""
+        """input (L, N, in) -> output (L, N, D*H) and the final states, one per (layer, direction)
+        in PyTorch's order (layer 0 forward, layer 0 reverse, layer 1 forward, ...)."""
         x = input
         finals = []
         for k in range(self.num_layers):
-            w_ih, w_hh, b_ih, b_hh = self._layer_params(k)
-            if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
-                b_ih, b_hh = b_ih + b_hh, None
-            projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
-            gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
-            w_hh_t = w_hh.t()
-            state = states[k]
-            outs = []
-            for g in gx:
-                state = self._cell(g, state, w_hh_t, b_hh)
-                outs.append(state[0] if isinstance(state, tuple) else state)
-            finals.append(state)
-            x = lucid.stack(outs, dim=0)
+            per_dir = []
+            for d, sfx in enumerate(("", "_reverse")[:self._dirs]):
+                w_ih, w_hh, b_ih, b_hh = self._layer_params(k, sfx)
+                if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
+                    b_ih, b_hh = b_ih + b_hh, None
+                projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
+                gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
+                w_hh_t = w_hh.t()
+                state = states[k * self._dirs + d]
+                outs = []
+                for g in (gx if d == 0 else reversed(gx)):
+                    state = self._cell(g, state, w_hh_t, b_hh)
+                    outs.append(state[0] if isinstance(state, tuple) else state)
+                finals.append(state)
+                per_dir.append(lucid.stack(outs if d == 0 else outs[::-1], dim=0))
+            x = per_dir[0] if self._dirs == 1 else lucid.cat(per_dir, dim=-1)
             if self.dropout > 0 and self.training and k < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, finals
@@ -169,8 +177,9 @@ class LSTM(_RNNBase):
     ``forward(input, (h_0, c_0))`` with input (L, N, in) ((N, L, in) when
     ``batch_first``, or unbatched (L, in)), states (num_layers, N, H),
     zeros when omitted; returns ``output, (h_n, c_n)``. Inter-layer
-    ``dropout`` in training mode. Bidirectional and proj_size raise
-    NotImplementedError.
+    ``dropout`` in training mode. ``bidirectional`` adds ``*_reverse``
+    parameters, concatenates both directions in the output and gives
+    states (2 * num_layers, N, H); proj_size raises NotImplementedError.
 
     >>> import lucid
     >>> lstm = lucid.nn.LSTM(3, 4, num_layers=2, batch_first=True)
@@ -196,7 +205,7 @@ class LSTM(_RNNBase):
             x = x.transpose(0, 1)
         n = x.shape[1]
         if hx is None:
-            zeros = lucid.zeros(self.num_layers, n, self.hidden_size, dtype=x.dtype, device=x.device)
+            zeros = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
             h0, c0 = zeros, zeros
         else:
             h0, c0 = hx
@@ -204,7 +213,7 @@ class LSTM(_RNNBase):
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
             self._check_state(h0, n, "h_0")
             self._check_state(c0, n, "c_0")
-        out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers)])
+        out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers * self._dirs)])
         h_n = lucid.stack([s[0] for s in finals], dim=0)
         c_n = lucid.stack([s[1] for s in finals], dim=0)
         if batched and self.batch_first:
@@ -248,11 +257,11 @@ class GRU(_RNNBase):
             x = x.transpose(0, 1)
         n = x.shape[1]
         if hx is None:
-            h0 = lucid.zeros(self.num_layers, n, self.hidden_size, dtype=x.dtype, device=x.device)
+            h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
         else:
             h0 = hx if batched else hx.unsqueeze(1)
             self._check_state(h0, n, "h_0")
-        out, finals = self._run(x, [h0[k] for k in range(self.num_layers)])
+        out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
         h_n = lucid.stack(finals, dim=0)
         if batched and self.batch_first:
             out = out.transpose(0, 1)
