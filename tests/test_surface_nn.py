@@ -410,3 +410,27 @@ def test_attention_mask_forms_agree(device):
     assert "layers.1.self_attn.in_proj_weight" in names and "norm.weight" in names
     assert tuple(enc(x, src_key_padding_mask=lucid.tensor([[False] * 4 + [True]] * 2, device=device)).shape) == \
         (2, 5, 8)
+
+
+def test_unfold_fold_match_torch(device):
+    x = T(det(2, 3, 5, 6, k=0.31), device, requires_grad=True)
+    u = F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    assert tuple(u.shape) == (2, 18, 12)
+    (u * T(det(2, 18, 12, k=0.17), device)).sum().backward()
+    close(u[1, 7], [0.0, 0.0, 0.0, 0.0, 1.650568, 1.227347, 0.687119, 0.081387, -0.764624, -0.164409, 0.451481,
+                    1.024329], 1e-6)
+    close(x.grad[0, 2], [[-0.290818, 2.024694, 2.282114, 0.595467, 0.151763, -1.641224],
+                         [1.284237, 2.611668, 2.50884, -1.524567, -1.867214, -1.945089],
+                         [1.018088, 2.639564, 2.608982, -1.154173, -1.539219, -1.994864],
+                         [1.96266, 1.788507, 1.434211, -2.540644, -2.625357, -1.219788],
+                         [1.874092, 2.080211, 1.775233, -2.390374, -2.545473, -1.461079]], 1e-5)
+    cols = T(det(2, 12, 9, k=0.23), device, requires_grad=True)
+    out = F.fold(cols, (5, 4), (2, 2), stride=2, padding=1)
+    assert tuple(out.shape) == (2, 3, 5, 4)
+    (out * T(det(2, 3, 5, 4, k=0.5), device)).sum().backward()
+    close(out[1, 2], [[-1.667771, 1.507684, -1.875511, 1.168393], [1.25401, -1.835436, 1.576184, -1.605982],
+                      [-1.988919, 0.326314, -1.888614, -0.132124], [1.958895, -0.909866, 1.999276, -0.479867],
+                      [-1.400121, -1.004347, -1.037661, -1.372194]], 1e-6)
+    close(cols.grad[0, 5], [0.0, 0.0, 0.0, -0.132644, 1.607569, 0.0, -1.423571, -1.951252, 0.0], 1e-6)
+    with pytest.raises(ValueError, match="fold"):
+        F.fold(cols, (5, 4), (2, 2), stride=2)

@@ -186,3 +186,62 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 __all__ = ["pad", "interpolate", "upsample", "adaptive_max_pool2d", "one_hot", "dropout2d"]
+
+
+def _patch_kernel(c, kh, kw, like):
+    """(C*kh*kw, 1, kh, kw) one-hot kernels: output channel c*kh*kw + i*kw + j reads
+    position (i, j) of channel c (grouped by channel), PyTorch's unfold order."""
+    eye = np.eye(kh * kw, dtype=np.float32).reshape(kh * kw, 1, kh, kw)
+    return lucid.tensor(np.tile(eye, (c, 1, 1, 1)), device=like.device).to(dtype=like.dtype)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L), L the number
+    of block positions; a convolution with one-hot kernels, so it differentiates.
+
+    >>> import lucid
+    >>> lucid.nn.functional.unfold(lucid.arange(9.0).reshape(1, 1, 3, 3), 2).tolist()[0][0]
+    [0.0, 1.0, 3.0, 4.0]
+    """
+    fn = "unfold"
+    if input.ndim != 4:
+        raise ValueError(f"{fn}(): expected a 4-D input (N, C, H, W), got shape {tuple(input.shape)}")
+    kh, kw = _pair(kernel_size, fn, "kernel_size")
+    c = input.shape[1]
+    y = lucid.conv2d(input, _patch_kernel(c, kh, kw, input), None, stride, padding, dilation, groups=c)
+    return y.reshape(input.shape[0], c * kh * kw, -1)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold (col2im): (N, C * kh * kw, L) -> (N, C, H, W), overlapping
+    values summed; a transposed convolution with unfold's one-hot kernels.
+
+    >>> import lucid
+    >>> x = lucid.ones(1, 1, 3, 3)
+    >>> lucid.nn.functional.fold(lucid.nn.functional.unfold(x, 2), (3, 3), 2).tolist()[0][0]
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    fn = "fold"
+    if input.ndim != 3:
+        raise ValueError(f"{fn}(): expected a 3-D input (N, C * kh * kw, L), got shape {tuple(input.shape)}")
+    kh, kw = _pair(kernel_size, fn, "kernel_size")
+    oh, ow = _pair(output_size, fn, "output_size")
+    sh, sw = _pair(stride, fn, "stride")
+    ph, pw = _pair(padding, fn, "padding")
+    dh, dw = _pair(dilation, fn, "dilation")
+    if input.shape[1] % (kh * kw):
+        raise ValueError(f"{fn}(): input.shape[1] ({input.shape[1]}) must be divisible by kh * kw ({kh * kw})")
+    c = input.shape[1] // (kh * kw)
+    bh = (oh + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    bw = (ow + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if bh <= 0 or bw <= 0 or bh * bw != input.shape[2]:
+        raise ValueError(f"{fn}(): expected {max(bh, 0) * max(bw, 0)} blocks for output_size {(oh, ow)}, got "
+                         f"{input.shape[2]}")
+    cols = input.reshape(input.shape[0], input.shape[1], bh, bw)
+    # rows and columns past the last block (fewer than a stride) come back through output_padding
+    extra = (oh - ((bh - 1) * sh - 2 * ph + dh * (kh - 1) + 1), ow - ((bw - 1) * sw - 2 * pw + dw * (kw - 1) + 1))
+    return lucid.conv_transpose2d(cols, _patch_kernel(c, kh, kw, input), None, (sh, sw), (ph, pw), extra, c,
+                                  (dh, dw))
+
+
+__all__ += ["unfold", "fold"]

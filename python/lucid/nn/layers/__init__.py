@@ -10,7 +10,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 from .activation_smooth import CELU, ELU, GLU, SELU, Hardtanh, LogSigmoid, Mish, PReLU, SiLU, Softplus, Softsign
 from .layer_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
-from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, PairwiseDistance, Upsample
+from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, Fold, PairwiseDistance, Unfold, Upsample
 from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
@@ -29,5 +29,5 @@ __all__ += [
     "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
-    "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold",
 ]
