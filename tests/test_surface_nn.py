@@ -434,3 +434,26 @@ def test_unfold_fold_match_torch(device):
     close(cols.grad[0, 5], [0.0, 0.0, 0.0, -0.132644, 1.607569, 0.0, -1.423571, -1.951252, 0.0], 1e-6)
     with pytest.raises(ValueError, match="fold"):
         F.fold(cols, (5, 4), (2, 2), stride=2)
+
+
+TEL_TORCH = {
+    False: [[[0.555945, 0.493897, 0.389938, -0.089043], [0.607107, 0.395605, 0.300638, -0.095627],
+             [0.300381, -0.257241, 0.792771, -0.133121]],
+            [[0.597016, 0.397961, 0.333576, -0.094137], [0.619236, 0.451071, 0.206679, -0.098219],
+             [0.299762, -0.248776, 0.80064, -0.132079]]],
+    True: [[[2.651538, 2.981144, 2.982515, 1.362192], [2.001728, 0.342697, -0.744217, -1.982591],
+            [-0.112707, 0.566093, 1.613102, 1.656771]],
+           [[3.70383, 2.823992, 1.658062, -0.490696], [-0.073145, -0.946375, -0.783907, -0.715369],
+            [1.745593, 2.347862, 3.013324, 1.996103]]],
+}
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder_layer_matches_torch(norm_first, device):
+    layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                       activation="gelu" if norm_first else "relu", device=device)
+    for i, (_, p) in enumerate(layer.named_parameters()):
+        with lucid.no_grad():
+            p.copy_(T(det(*p.shape, k=0.2 + 0.07 * i, s=0.5), device))
+    mask = lucid.triu(lucid.ones(3, 3, dtype=lucid.bool_, device=device), diagonal=1)
+    close(layer(T(det(2, 3, 4, k=0.61), device), src_mask=mask), TEL_TORCH[norm_first], 1e-5)
