@@ -160,3 +160,19 @@ def test_detect_anomaly_names_the_node():
         with pytest.raises(RuntimeError, match="SqrtBackward"):
             y.backward()
     assert not lucid.autograd.is_anomaly_enabled()
+
+
+def test_pad_sequence(device):
+    from lucid.nn.utils.rnn import pad_sequence
+
+    a = lucid.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=device, requires_grad=True)
+    b = lucid.tensor([[7.0, 8.0]], device=device, requires_grad=True)
+    out = pad_sequence([a, b], padding_value=-1.0)
+    assert tuple(out.shape) == (3, 2, 2)
+    assert to_np(out[:, 1]).tolist() == [[7.0, 8.0], [-1.0, -1.0], [-1.0, -1.0]]
+    left = pad_sequence([a, b], batch_first=True, padding_side="left")
+    assert to_np(left[1]).tolist() == [[0.0, 0.0], [0.0, 0.0], [7.0, 8.0]]
+    (out * 2).sum().backward()
+    assert to_np(b.grad).tolist() == [[2.0, 2.0]] and to_np(a.grad).tolist() == [[2.0, 2.0]] * 3
+    with pytest.raises(ValueError, match="pad_sequence"):
+        pad_sequence([a, lucid.ones(2, 3, device=device)])
