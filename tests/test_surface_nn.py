@@ -457,3 +457,18 @@ def test_transformer_encoder_layer_matches_torch(norm_first, device):
             p.copy_(T(det(*p.shape, k=0.2 + 0.07 * i, s=0.5), device))
     mask = lucid.triu(lucid.ones(3, 3, dtype=lucid.bool_, device=device), diagonal=1)
     close(layer(T(det(2, 3, 4, k=0.61), device), src_mask=mask), TEL_TORCH[norm_first], 1e-5)
+
+
+def test_gru_gradients_match_torch(device):
+    gru = nn.GRU(3, 2, num_layers=2, device=device)
+    _load_det(gru, device)
+    x = T(det(4, 2, 3, k=0.45), device, requires_grad=True)
+    h0 = T(det(2, 2, 2, k=0.9, s=0.5), device, requires_grad=True)
+    out, h = gru(x, h0)
+    ((out * T(det(4, 2, 2, k=0.77), device)).sum() + (h * T(det(2, 2, 2, k=0.3), device)).sum()).backward()
+    close(x.grad[:, 1], [[-0.00491, -0.032974, -0.058093], [-0.059885, -0.020968, 0.019822],
+                         [0.009727, -0.055733, -0.116214], [-0.067328, 0.001764, 0.070698]], 2e-6)
+    close(h0.grad, [[[0.264442, 0.15411], [0.184367, 0.381685]], [[1.149905, 0.68602], [0.892126, 0.190482]]], 2e-6)
+    close(gru.weight_hh_l0.grad, [[0.002121, -0.001011], [-0.011029, 0.003769], [-0.046183, 0.149755],
+                                  [0.194333, 0.170295], [0.09521, -0.033659], [0.16907, -0.056905]], 2e-6)
+    close(gru.bias_hh_l1.grad, [-0.120401, -0.080503, 0.428649, 0.292388, 0.279036, 0.406453], 2e-6)

@@ -170,6 +170,29 @@ class _LSTMCell(Function):
         return lucid.cat([d_i, d_f, d_g, d_o], dim=-1), dc * f
 
 
+class _GRUCell(Function):
+    """The elementwise half of a GRU step, one graph node: from the input and hidden
+    projections (N, 3H) each and h, ``h' = n + z (h - n)`` with ``r``, ``z`` sigmoids
+    and ``n = tanh(x_n + r h_n)``; the backward is written out with lucid ops."""
+
+    @staticmethod
+    def forward(ctx, gx, gh, h):
+        k = h.shape[1]
+        rz = lucid.sigmoid(_rows(gx, 0, 2 * k) + _rows(gh, 0, 2 * k))
+        r, z = _rows(rz, 0, k), _rows(rz, k, k)
+        hn = _rows(gh, 2 * k, k)
+        n = lucid.tanh(_rows(gx, 2 * k, k) + r * hn)
+        ctx.save_for_backward(r, z, n, hn, h)
+        return n + z * (h - n)
+
+    @staticmethod
+    def backward(ctx, dh):
+        r, z, n, hn, h = ctx.saved_tensors
+        dn = dh * (1.0 - z) * (1.0 - n * n)
+        d_rz = lucid.cat([dn * hn * r * (1.0 - r), dh * (h - n) * z * (1.0 - z)], dim=-1)
+        return lucid.cat([d_rz, dn], dim=-1), lucid.cat([d_rz, dn * r], dim=-1), dh * z
+
+
 class LSTM(_RNNBase):
     """Stacked LSTM: per step ``i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)``,
     ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
@@ -242,12 +265,7 @@ class GRU(_RNNBase):
     @staticmethod
     def _cell(gx, h, w_hh_t, b_hh):
         gh = lucid.matmul(h, w_hh_t) if b_hh is None else lucid.matmul(h, w_hh_t) + b_hh
-        xr, xz, xn = lucid.chunk(gx, 3, -1)
-        hr, hz, hn = lucid.chunk(gh, 3, -1)
-        r = lucid.sigmoid(xr + hr)
-        z = lucid.sigmoid(xz + hz)
-        n = lucid.tanh(xn + r * hn)
-        return n + z * (h - n)
+        return _GRUCell.apply(gx, gh, h)
 
     def forward(self, input, hx=None):
         self._check_input(input)
