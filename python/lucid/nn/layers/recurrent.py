@@ -88,19 +88,24 @@ class _RNNBase(Module):
                 if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
                     b_ih, b_hh = b_ih + b_hh, None
                 projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
-                gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
-                w_hh_t = w_hh.t()
-                state = states[k * self._dirs + d]
-                outs = []
-                for g in (gx if d == 0 else reversed(gx)):
-                    state = self._cell(g, state, w_hh_t, b_hh)
-                    outs.append(state[0] if isinstance(state, tuple) else state)
+                out, state = self._sequence(projected, w_hh, b_hh, states[k * self._dirs + d], d == 1)
                 finals.append(state)
-                per_dir.append(lucid.stack(outs if d == 0 else outs[::-1], dim=0))
+                per_dir.append(out)
             x = per_dir[0] if self._dirs == 1 else lucid.cat(per_dir, dim=-1)
             if self.dropout > 0 and self.training and k < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, finals
+
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        """One direction of one layer, step by step: (L, N, G*H) projected inputs ->
+        (L, N, H) outputs and the final state."""
+        gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
+        w_hh_t = w_hh.t()
+        outs = []
+        for g in (reversed(gx) if reverse else gx):
+            state = self._cell(g, state, w_hh_t, b_hh)
+            outs.append(state[0] if isinstance(state, tuple) else state)
+        return lucid.stack(outs[::-1] if reverse else outs, dim=0), state
 
 
 def _rows(x, start, length):
@@ -137,39 +142,6 @@ class _Steps(Function):
         return lucid.stack(parts, dim=0)
 
 
-class _LSTMCell(Function):
-    """The elementwise half of an LSTM step, one graph node: from the gate
-    pre-activations (N, 4H) and the cell state c, ``c' = f c + i g`` and
-    ``h' = o tanh(c')``; the backward is written out with lucid ops instead of
-    recording a dozen slices and activations per step."""
-
-    @staticmethod
-    def forward(ctx, gates, c):
-        h = gates.shape[1] // 4
-        sig = lucid.sigmoid(gates)
-        i, f, o = _rows(sig, 0, h), _rows(sig, h, h), _rows(sig, 3 * h, h)
-        g = lucid.tanh(_rows(gates, 2 * h, h))
-        c_next = f * c + i * g
-        tc = lucid.tanh(c_next)
-        ctx.save_for_backward(i, f, g, o, c, tc)
-        return o * tc, c_next
-
-    @staticmethod
-    def backward(ctx, dh, dc_next):
-        i, f, g, o, c, tc = ctx.saved_tensors
-        dc = dc_next if dc_next is not None else None
-        if dh is not None:
-            through_h = dh * o * (1.0 - tc * tc)
-            dc = through_h if dc is None else dc + through_h
-            d_o = dh * tc * o * (1.0 - o)
-        else:
-            d_o = lucid.zeros_like(o)
-        d_i = dc * g * i * (1.0 - i)
-        d_f = dc * c * f * (1.0 - f)
-        d_g = dc * i * (1.0 - g * g)
-        return lucid.cat([d_i, d_f, d_g, d_o], dim=-1), dc * f
-
-
 class _GRUCell(Function):
     """The elementwise half of a GRU step, one graph node: from the input and hidden
     projections (N, 3H) each and h, ``h' = n + z (h - n)`` with ``r``, ``z`` sigmoids
@@ -191,6 +163,59 @@ class _GRUCell(Function):
         dn = dh * (1.0 - z) * (1.0 - n * n)
         d_rz = lucid.cat([dn * hn * r * (1.0 - r), dh * (h - n) * z * (1.0 - z)], dim=-1)
         return lucid.cat([d_rz, dn], dim=-1), lucid.cat([d_rz, dn * r], dim=-1), dh * z
+
+
+class _LSTMLayer(Function):
+    """A whole LSTM layer (one direction) as one graph node, backpropagation through
+    time written out: per step ``gates = gx_t + h W_hh^T``, ``c' = f c + i g``,
+    ``h' = o tanh(c')``; the backward runs the steps in reverse and forms the
+    recurrent weight gradient as one matmul over all steps, ``dG^T H_prev``."""
+
+    @staticmethod
+    def forward(ctx, gx, w_hh, h, c):
+        k = h.shape[1]
+        w_t = w_hh.t()
+        saved, hs = [], []
+        for g in _split_steps(gx):
+            gates = g + lucid.matmul(h, w_t)
+            sig = lucid.sigmoid(gates)
+            i, f, o = _rows(sig, 0, k), _rows(sig, k, k), _rows(sig, 3 * k, k)
+            gg = lucid.tanh(_rows(gates, 2 * k, k))
+            c_prev = c
+            c = f * c + i * gg
+            tc = lucid.tanh(c)
+            hs.append(h)
+            h = o * tc
+            saved.append((i, f, gg, o, c_prev, tc))
+        out = lucid.stack(hs[1:] + [h], dim=0)
+        ctx.steps, ctx.h_prev = saved, hs
+        ctx.save_for_backward(w_hh)
+        return out, h, c
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n):
+        (w_hh,) = ctx.saved_tensors
+        steps = ctx.steps
+        like = steps[0][0]
+        dh = dh_n if dh_n is not None else lucid.zeros_like(like)
+        dc = dc_n if dc_n is not None else lucid.zeros_like(like)
+        douts = _split_steps(dout) if dout is not None else None
+        d_gates = [None] * len(steps)
+        for t in range(len(steps) - 1, -1, -1):
+            i, f, g, o, c_prev, tc = steps[t]
+            if douts is not None:
+                dh = dh + douts[t]
+            dc = dc + dh * o * (1.0 - tc * tc)
+            d = lucid.cat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
+                           dh * tc * o * (1.0 - o)], dim=-1)
+            d_gates[t] = d
+            dh = lucid.matmul(d, w_hh)
+            dc = dc * f
+        dg = lucid.stack(d_gates, dim=0)  # (L, N, 4H)
+        l, n, g4 = dg.shape
+        h_prev = lucid.stack(ctx.h_prev, dim=0).reshape(l * n, -1)
+        d_w = lucid.matmul(dg.reshape(l * n, g4).t(), h_prev)
+        return dg, d_w, dh, dc
 
 
 class LSTM(_RNNBase):
@@ -215,10 +240,13 @@ class LSTM(_RNNBase):
     _name = "LSTM"
     _fold_hidden_bias = True
 
-    @staticmethod
-    def _cell(gx, state, w_hh_t, b_hh):
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        # b_hh is None here: LSTM folds the hidden bias into the input projection
         h, c = state
-        return _LSTMCell.apply(gx + lucid.matmul(h, w_hh_t), c)
+        if reverse:
+            projected = lucid.flip(projected, (0,))
+        out, h, c = _LSTMLayer.apply(projected, w_hh, h, c)
+        return (lucid.flip(out, (0,)) if reverse else out), (h, c)
 
     def forward(self, input, hx=None):
         self._check_input(input)
