@@ -13,7 +13,7 @@ Device common_device(const char* fn, std::initializer_list<const Tensor*> ts) {
     check<TypeError>(t->defined(), std::string(fn) + "(): got an undefined tensor");
     if (!first) first = t;
     else if (t->device() != first->device())
-      throw ValueError(std::string(fn) + "(): expected all tensors on one device, got '" +
+      throw DeviceError(std::string(fn) + "(): expected all tensors on one device, got '" +
                        device_name(first->device()) + "' and '" + device_name(t->device()) +
                        "'; move one with .to()");
   }

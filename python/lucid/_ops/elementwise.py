@@ -890,3 +890,161 @@ def _make_inplace(fn):
 for _name in _INPLACE:
     globals()[_name] = _make_inplace(globals()[_name[:-1]])
 del _name
+
+
+# ----- composed from the ops above (no kernel of their own) -------------------------------
+
+class _Log1p(Function):
+    """``log(1 + x)`` accurate near 0: with ``u = 1 + x`` rounded, ``log(u) * x / (u - 1)``
+    cancels the rounding of ``u`` (Goldberg, 1991); where ``u == 1`` the answer is ``x``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        u = add(x, 1.0)
+        d = sub(u, 1.0)
+        one = eq(d, 0.0)
+        return where(one, x, div(mul(log(u), x), where(one, 1.0, d)))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return div(g, add(x, 1.0))
+
+
+class _Expm1(Function):
+    """``exp(x) - 1`` accurate near 0: for ``|x| < 0.5``, ``(u - 1) * x / log(u)`` with
+    ``u = exp(x)`` rounded (Kahan's trick), ``x`` where ``u == 1``; ``u - 1`` elsewhere."""
+
+    @staticmethod
+    def forward(ctx, x):
+        u = exp(x)
+        ctx.save_for_backward(u)
+        d = sub(u, 1.0)
+        small = lt(abs(x), 0.5)
+        one = eq(d, 0.0)
+        lg = log(where(logical_or(one, logical_not(small)), 2.0, u))
+        return where(small, where(one, x, div(mul(d, x), lg)), d)
+
+    @staticmethod
+    def backward(ctx, g):
+        (u,) = ctx.saved_tensors
+        return mul(g, u)
+
+
+def _float_input(fn, x):
+    _check_tensor(fn, x)
+    return x if x.dtype.is_floating_point else x.to("float32")
+
+
+def log1p(input):
+    """``log(1 + x)``, accurate for small ``|x|``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.log1p(lucid.tensor([1e-10])).item() == lucid.tensor(1e-10).item()  # log(1 + x) alone gives 0
+    True
+    """
+    return _Log1p.apply(_float_input("log1p", input))
+
+
+def expm1(input):
+    """``exp(x) - 1``, accurate for small ``|x|``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.expm1(lucid.tensor([1e-10])).item() == lucid.tensor(1e-10).item()  # log(1 + x) alone gives 0
+    True
+    """
+    return _Expm1.apply(_float_input("expm1", input))
+
+
+def square(input):
+    """``x * x`` (keeps integer dtypes, as PyTorch).
+
+    >>> import lucid
+    >>> lucid.square(lucid.tensor([-3, 2])).tolist()
+    [9, 4]
+    """
+    _check_tensor("square", input)
+    return mul(input, input)
+
+
+def reciprocal(input):
+    """``1 / x``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.reciprocal(lucid.tensor([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
+    return div(1.0, _float_input("reciprocal", input))
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (``weight`` a number or a tensor).
+
+    >>> import lucid
+    >>> lucid.lerp(lucid.tensor([0.0, 10.0]), lucid.tensor([10.0, 20.0]), 0.5).tolist()
+    [5.0, 15.0]
+    """
+    _check_tensor("lerp", input)
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``.
+
+    >>> import lucid
+    >>> lucid.addcmul(lucid.tensor([1.0]), lucid.tensor([2.0]), lucid.tensor([3.0]), value=0.5).tolist()
+    [4.0]
+    """
+    _check_tensor("addcmul", input)
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``.
+
+    >>> import lucid
+    >>> lucid.addcdiv(lucid.tensor([1.0]), lucid.tensor([3.0]), lucid.tensor([2.0]), value=2).tolist()
+    [4.0]
+    """
+    _check_tensor("addcdiv", input)
+    return add(input, mul(div(tensor1, tensor2), value))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (bool); equal infinities
+    are close, NaN is close to NaN only with ``equal_nan``.
+
+    >>> import lucid
+    >>> lucid.isclose(lucid.tensor([1.0, 1.1]), lucid.tensor([1.0 + 1e-7, 1.0])).tolist()
+    [True, False]
+    """
+    _check_tensor("isclose", input)
+    other = as_tensor(other, input)
+    diff = abs(sub(input, other))
+    close = logical_or(eq(input, other), le(diff, add(mul(abs(other), rtol), atol)))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element is ``isclose`` (a Python bool)."""
+    from .reduction import all as all_
+
+    return bool(all_(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input, other) -> bool:
+    """True when both tensors have one shape and equal elements (a Python bool)."""
+    from .reduction import all as all_
+
+    _check_tensor("equal", input)
+    _check_tensor("equal", other, "other")
+    return tuple(input.shape) == tuple(other.shape) and bool(all_(eq(input, other)).item())
+
+
+_COMPOSED = ["log1p", "expm1", "square", "reciprocal", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
+             "equal"]
+__all__ += _COMPOSED
+TENSOR_METHODS += _COMPOSED

@@ -620,3 +620,34 @@ def index_copy(input, dim, index, source):
     """
     d = _dim_arg(dim, input, "index_copy")
     return _IndexCopy.apply(input, d, _index_arg(index, input, "index_copy"), as_tensor(source, input, "source"))
+
+
+# ----- masks ---------------------------------------------------------------------------
+
+def masked_fill(input, mask, value):
+    """``value`` where the boolean ``mask`` (broadcast to ``input``) is true, else
+    ``input``; the dtype stays ``input``'s. Differentiable in ``input``.
+
+    >>> import lucid
+    >>> lucid.masked_fill(lucid.tensor([1.0, 2.0]), lucid.tensor([True, False]), -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    from .elementwise import where
+
+    if not is_tensor(input):
+        raise TypeError(f"masked_fill(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    if not is_tensor(mask) or mask.dtype.name != "bool":
+        raise TypeError("masked_fill(): argument 'mask' must be a bool Tensor, got "
+                        f"{mask.dtype if is_tensor(mask) else type(mask).__name__}")
+    if is_tensor(value):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill(): argument 'value' must be a 0-d tensor or a number, got shape "
+                             f"{tuple(value.shape)}")
+        value = value.to(dtype=input.dtype)
+    else:
+        value = as_tensor(value, input, "value").to(dtype=input.dtype)
+    return where(mask, value, input)
+
+
+__all__ += ["masked_fill"]
+TENSOR_METHODS += ["masked_fill"]
