@@ -175,9 +175,12 @@ class Tensor:
 
     # ----- devices, dtypes, evaluation -------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False):
-        """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``; differentiable."""
+        """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``, ``t.to(other)``
+        (other's dtype and device); differentiable."""
         for a in args:
-            if isinstance(a, (str, _device.device)):
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _device.device)):
                 device = a
             else:
                 dtype = a
