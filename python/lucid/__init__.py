@@ -11,6 +11,7 @@ from ._device import device
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)
 from ._tensor import Tensor, _install_methods
+from ._creation import as_tensor  # noqa: E402
 from ._creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed,
                         ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
 from . import autograd, gpu
@@ -24,6 +25,7 @@ _install_methods()
 
 from .serialization import load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 
 
 def set_num_threads(n: int) -> None:

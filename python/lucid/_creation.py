@@ -242,3 +242,22 @@ def rand_like(input, dtype=None, device=None) -> Tensor:
 def randn_like(input, dtype=None, device=None) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return randn(input.shape, dtype=dt, device=dev)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like :func:`tensor`, but without a copy when it can: a lucid tensor
+    comes back as is (or ``.to(dtype, device)`` when those differ), and a
+    numpy array of a lucid dtype becomes a CPU tensor sharing its memory
+    (:func:`from_numpy`) when no other dtype or device is asked for."""
+    from ._dtype import as_dtype as _as_dtype
+
+    if isinstance(data, Tensor):
+        return data.to(*(a for a in (device, None if dtype is None else _as_dtype(dtype)) if a is not None))
+    if isinstance(data, np.ndarray) and (device is None or str(device) == "cpu"):
+        try:
+            t = from_numpy(data)
+        except (TypeError, ValueError):
+            t = None
+        if t is not None and (dtype is None or _as_dtype(dtype) == t.dtype):
+            return t
+    return tensor(data, dtype=dtype, device=device)

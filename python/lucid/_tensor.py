@@ -188,6 +188,12 @@ class Tensor:
 
         return _copy.to(self, dtype=dtype, device=device, copy=copy)
 
+    def where(self, condition, other):
+        """``lucid.where(condition, self, other)``."""
+        from ._ops import elementwise as _elementwise
+
+        return _elementwise.where(condition, self, other)
+
     def cpu(self):
         return self.to("cpu")
 

@@ -221,13 +221,19 @@ def mul(input, other):
     return Tensor(_C.mul(a._impl, b._impl))
 
 
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
     """True division ``input / other``: integer inputs give float32.
+    ``rounding_mode="floor"`` is :func:`floor_divide`; ``"trunc"`` rounds the
+    quotient toward zero (integers stay integer; zero gradient, as PyTorch).
 
     >>> import lucid
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
+    >>> lucid.div(lucid.tensor([-7, 7]), 2, rounding_mode="trunc").tolist()
+    [-3, 3]
     """
+    if rounding_mode is not None:
+        return _div_rounded(input, other, rounding_mode)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Div.apply(a, b)
@@ -880,3 +886,17 @@ def _make_inplace(fn):
 for _name in _INPLACE:
     globals()[_name] = _make_inplace(globals()[_name[:-1]])
 del _name
+
+
+def _div_rounded(input, other, rounding_mode):
+    """div with rounding_mode "floor" or "trunc" (see div)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div(): argument 'rounding_mode' must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    a, b = _binary_args(input, other)
+    if not (a.dtype.is_floating_point or b.dtype.is_floating_point):
+        # a - fmod(a, b) is an exact multiple of b, so floor division of it is exact.
+        return floor_divide(sub(a, fmod(a, b)), b)
+    q = div(a, b)
+    return mul(sign(q), floor(abs(q)))

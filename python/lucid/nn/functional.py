@@ -338,3 +338,14 @@ def l1_loss(input, target, reduction="mean"):
     """
     d = _pointwise_loss(input, target, "l1_loss", reduction)
     return _reduce(lucid.abs(d), reduction)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: the sliding blocks of a ``(N, C, H, W)`` input as columns of a
+    ``(N, C * kh * kw, L)`` tensor (see ``lucid._ops.shape_extra.im2col``)."""
+    from .._ops.shape_extra import im2col
+
+    return im2col(input, kernel_size, dilation, padding, stride)
+
+
+__all__ += ["unfold"]
