@@ -85,8 +85,8 @@ def broadcast_tensors(*tensors):
 
 def meshgrid(*tensors, indexing="ij"):
     """Coordinate grids from 1-d tensors: with ``indexing="ij"`` output k has
-    shape ``(len(t0), len(t1), ...)`` and varies along axis k; ``"xy"`` swaps
-    the first two axes (numpy's default). Differentiable.
+    shape ``(len(t0), len(t1), ...)`` and varies along axis k; ``"xy"``
+    exchanges the first two axes of every output (numpy's default). Differentiable.
 
     >>> import lucid
     >>> a, b = lucid.meshgrid(lucid.tensor([1, 2]), lucid.tensor([3, 4, 5]), indexing="ij")
@@ -103,16 +103,13 @@ def meshgrid(*tensors, indexing="ij"):
             raise ValueError(f"meshgrid(): expected 0-d or 1-d tensors, got {t.ndim}-d")
     vecs = [t.reshape(-1) for t in tensors]
     swap = indexing == "xy" and len(vecs) >= 2
-    if swap:
-        vecs[0], vecs[1] = vecs[1], vecs[0]
     shape = tuple(v.shape[0] for v in vecs)
     out = []
     for k, v in enumerate(vecs):
         view = [1] * len(vecs)
         view[k] = shape[k]
         out.append(v.reshape(view).expand(shape))
-    if swap:
-        out[0], out[1] = out[1], out[0]
+    if swap:  # "xy" is the "ij" grid with its first two axes exchanged
         out = [o.transpose(0, 1) for o in out]
     return tuple(out)
 
