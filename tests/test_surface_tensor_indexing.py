@@ -60,7 +60,7 @@ def test_lists_and_errors(device):
 
 
 def test_gradients(device):
-    x = lucid.tensor(np.arange(12.0).reshape(3, 4), device=device, requires_grad=True)
+    x = lucid.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4), device=device, requires_grad=True)
     x[lucid.tensor([0, 2, 0], device=device), lucid.tensor([1, 3, 1], device=device)].sum().backward()
     ref = np.zeros((3, 4))
     np.add.at(ref, ([0, 2, 0], [1, 3, 1]), 1.0)

@@ -14,8 +14,8 @@ void map1(const Tensor& x, const Tensor& out, F f) {
   const T* in = x.data<T>();
   T* o = out.data<T>();
   int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i)
-    o[i] = T(static_cast<float>(f(static_cast<double>(static_cast<float>(in[i])))));
+  using C = compute_t<T>;  // float for the half types; float64 stays double throughout
+  for (int64_t i = 0; i < n; ++i) o[i] = T(static_cast<C>(f(static_cast<double>(static_cast<C>(in[i])))));
 }
 
 }  // namespace
@@ -45,9 +45,10 @@ void atan2(const Tensor& y, const Tensor& x, const Tensor& out) {
       const T* b = x.data<T>();
       T* o = out.data<T>();
       int64_t n = out.numel();
+      using C = compute_t<T>;
       for (int64_t i = 0; i < n; ++i)
-        o[i] = T(static_cast<float>(std::atan2(static_cast<double>(static_cast<float>(a[i])),
-                                               static_cast<double>(static_cast<float>(b[i])))));
+        o[i] = T(static_cast<C>(std::atan2(static_cast<double>(static_cast<C>(a[i])),
+                                           static_cast<double>(static_cast<C>(b[i])))));
     }
   });
 }

@@ -25,14 +25,23 @@ static void check_shape(const Shape& shape, const char* fn) {
     check(d >= 0, std::string(fn) + "(): argument 'size' must have non-negative dimensions, got " + shape_str(shape));
 }
 
+// MLX GPUs have no float64: the GPU stream refuses it up front, whatever MLX backend runs it.
+void reject_gpu_float64(DType dtype, Device device, const char* fn) {
+  check<TypeError>(!(device == Device::GPU && dtype == DType::Float64),
+                   std::string(fn) + "(): float64 is not supported on the GPU stream (MLX GPUs have no float64); "
+                   "use float32");
+}
+
 Tensor empty(const Shape& shape, DType dtype, Device device) {
   check_shape(shape, "empty");
+  reject_gpu_float64(dtype, device, "empty");
   if (device == Device::CPU) return Tensor::empty_cpu(shape, dtype);
   return gpu::full(shape, dtype, 0.0);  // MLX has no uninitialised arrays worth the name
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
   check_shape(shape, "full");
+  reject_gpu_float64(dtype, device, "full");
   if (device == Device::GPU) return gpu::full(shape, dtype, value);
   Tensor t = Tensor::empty_cpu(shape, dtype);
   cpu::fill(t, value);
@@ -75,6 +84,9 @@ Tensor astype(const Tensor& x, DType dtype) {
 Tensor to_device(const Tensor& x, Device device) {
   common_device("to", {&x});
   if (x.device() == device) return x;
+  check<TypeError>(!(device == Device::GPU && x.dtype() == DType::Float64),
+                   "to(): float64 is not supported on the GPU stream (MLX GPUs have no float64); "
+                   "convert with .to(lucid.float32) first");
   if (device == Device::GPU) return gpu::upload(contiguous(x));
   return gpu::download(x);
 }

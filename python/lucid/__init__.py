@@ -8,6 +8,7 @@ quantization toolkit whose integer codes are bit-identical on both.
 """
 from . import _C
 from ._device import device
+from ._dtype import double, float64  # noqa: E402  (CPU stream only)
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)
 from ._tensor import Tensor, _install_methods

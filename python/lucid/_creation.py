@@ -50,7 +50,9 @@ def _np_default_dtype(arr: np.ndarray):
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors).
 
-    Python floats become float32, ints int64, bools bool (as in PyTorch).
+    Python floats become float32, ints int64, bools bool; a numpy float64
+    array keeps float64 (CPU stream only: the GPU stream raises TypeError), as
+    in PyTorch.
 
     >>> import lucid
     >>> lucid.tensor([[1, 2], [3, 4]]).dtype
@@ -72,7 +74,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         else:
             impl = _C.from_numpy(np.array(arr, dtype=dt.name, copy=True, order="C"))
     else:
-        target = _np_default_dtype(arr)
+        # A numpy float64 array (or scalar) keeps float64, as in PyTorch;
+        # Python floats (lists, numbers) become float32, the default dtype.
+        target = None if isinstance(data, (np.ndarray, np.floating)) else _np_default_dtype(arr)
         if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
             target = np.int64
         impl = _C.from_numpy(np.array(arr, dtype=target or arr.dtype, copy=True, order="C"))
