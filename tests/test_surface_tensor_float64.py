@@ -16,6 +16,7 @@ def test_creation_keeps_float64():
     assert lucid.arange(0.0, 3.0).dtype == lucid.float32
     assert lucid.zeros(2, dtype=lucid.float64).dtype == lucid.float64
     assert lucid.double is lucid.float64 and lucid.float64.itemsize == 8
+    assert lucid.ones(2).double().dtype == lucid.float64
     t = lucid.tensor(a)
     assert t.numpy().dtype == np.float64 and (t.numpy() == a).all()
 

@@ -206,6 +206,10 @@ class Tensor:
     def half(self):
         return self.to(dtype=as_dtype("float16"))
 
+    def double(self):
+        """float64 (CPU stream only; the GPU stream raises TypeError)."""
+        return self.to(dtype=as_dtype("float64"))
+
     def bfloat16(self):
         return self.to(dtype=as_dtype("bfloat16"))
 
