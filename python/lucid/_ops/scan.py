@@ -18,16 +18,6 @@ __all__ = ["cumsum", "cumprod"]
 TENSOR_METHODS = ["cumsum", "cumprod"]
 
 
-def _flip(t, d):
-    """t reversed along axis d (a _C-level copy; no graph)."""
-    n = t.shape[d]
-    starts = [0] * t.ndim
-    starts[d] = n - 1
-    steps = [1] * t.ndim
-    steps[d] = -1
-    return Tensor(_C.slice(t._impl, starts, steps, list(t.shape)))
-
-
 def _reverse_cumsum(g, d):
     """out[i] = sum_{k >= i} g[k] along d, with lucid ops (differentiable)."""
     from .shape import flip
