@@ -53,6 +53,9 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_quantization(m);
   init_histogram(m);
+  init_special(m);
+  init_scan(m);
+  init_sort(m);
 }
 
 }  // namespace lucid::bindings

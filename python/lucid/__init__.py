@@ -17,9 +17,11 @@ _os.environ.setdefault("MLX_ENABLE_TF32", "0")
 from . import _C  # noqa: E402
 from ._C import DeviceError, ShapeError  # noqa: E402  ValueError subclasses that are RuntimeErrors too (PyTorch raises those)
 from ._device import device
+from ._dtype import double, float64  # noqa: E402  (CPU stream only)
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)
 from ._tensor import Tensor, _install_methods
+from ._creation import as_tensor  # noqa: E402
 from ._creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed,
                         ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
 from . import autograd, backends, gpu
@@ -35,6 +37,7 @@ Tensor.register_hook = autograd.register_hook
 
 from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 
 

@@ -230,13 +230,19 @@ def mul(input, other):
     return Tensor(_C.mul(a._impl, b._impl))
 
 
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
     """True division ``input / other``: integer inputs give float32.
+    ``rounding_mode="floor"`` is :func:`floor_divide`; ``"trunc"`` rounds the
+    quotient toward zero (integers stay integer; zero gradient, as PyTorch).
 
     >>> import lucid
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
+    >>> lucid.div(lucid.tensor([-7, 7]), 2, rounding_mode="trunc").tolist()
+    [-3, 3]
     """
+    if rounding_mode is not None:
+        return _div_rounded(input, other, rounding_mode)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Div.apply(a, b)
@@ -894,67 +900,9 @@ del _name
 
 # ----- composed from the ops above (no kernel of their own) -------------------------------
 
-class _Log1p(Function):
-    """``log(1 + x)`` accurate near 0: with ``u = 1 + x`` rounded, ``log(u) * x / (u - 1)``
-    cancels the rounding of ``u`` (Goldberg, 1991); where ``u == 1`` the answer is ``x``."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        u = add(x, 1.0)
-        d = sub(u, 1.0)
-        one = eq(d, 0.0)
-        return where(one, x, div(mul(log(u), x), where(one, 1.0, d)))
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return div(g, add(x, 1.0))
-
-
-class _Expm1(Function):
-    """``exp(x) - 1`` accurate near 0: for ``|x| < 0.5``, ``(u - 1) * x / log(u)`` with
-    ``u = exp(x)`` rounded (Kahan's trick), ``x`` where ``u == 1``; ``u - 1`` elsewhere."""
-
-    @staticmethod
-    def forward(ctx, x):
-        u = exp(x)
-        ctx.save_for_backward(u)
-        d = sub(u, 1.0)
-        small = lt(abs(x), 0.5)
-        one = eq(d, 0.0)
-        lg = log(where(logical_or(one, logical_not(small)), 2.0, u))
-        return where(small, where(one, x, div(mul(d, x), lg)), d)
-
-    @staticmethod
-    def backward(ctx, g):
-        (u,) = ctx.saved_tensors
-        return mul(g, u)
-
-
 def _float_input(fn, x):
     _check_tensor(fn, x)
     return x if x.dtype.is_floating_point else x.to("float32")
-
-
-def log1p(input):
-    """``log(1 + x)``, accurate for small ``|x|``; integers promote to float32.
-
-    >>> import lucid
-    >>> lucid.log1p(lucid.tensor([1e-10])).item() == lucid.tensor(1e-10).item()  # log(1 + x) alone gives 0
-    True
-    """
-    return _Log1p.apply(_float_input("log1p", input))
-
-
-def expm1(input):
-    """``exp(x) - 1``, accurate for small ``|x|``; integers promote to float32.
-
-    >>> import lucid
-    >>> lucid.expm1(lucid.tensor([1e-10])).item() == lucid.tensor(1e-10).item()  # log(1 + x) alone gives 0
-    True
-    """
-    return _Expm1.apply(_float_input("expm1", input))
 
 
 def square(input):
@@ -1044,7 +992,21 @@ def equal(input, other) -> bool:
     return tuple(input.shape) == tuple(other.shape) and bool(all_(eq(input, other)).item())
 
 
-_COMPOSED = ["log1p", "expm1", "square", "reciprocal", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
+_COMPOSED = ["square", "reciprocal", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
              "equal"]
 __all__ += _COMPOSED
 TENSOR_METHODS += _COMPOSED
+
+
+def _div_rounded(input, other, rounding_mode):
+    """div with rounding_mode "floor" or "trunc" (see div)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div(): argument 'rounding_mode' must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    a, b = _binary_args(input, other)
+    if not (a.dtype.is_floating_point or b.dtype.is_floating_point):
+        # a - fmod(a, b) is an exact multiple of b, so floor division of it is exact.
+        return floor_divide(sub(a, fmod(a, b)), b)
+    q = div(a, b)
+    return mul(sign(q), floor(abs(q)))
