@@ -311,7 +311,8 @@ def test_qconfig_mapping_object_type_and_module_name():
     _within_one_step(qmodel(data[0]), _fake_quant_reference(prepared, data[0]), float(qmodel.fc.scale))
 
     mapping = Q.QConfigMapping().set_global(QCONFIG).set_object_type(nn.Linear, None)
-    prepared, data = _calibrate(_seeded(MLP), (32, 6), mapping=mapping)
+    with pytest.warns(UserWarning, match="matched no quantizable op"):
+        prepared, data = _calibrate(_seeded(MLP), (32, 6), mapping=mapping)
     qmodel = Q.convert_fx(prepared)
     assert type(qmodel.fc1) is nn.intrinsic.LinearReLU and type(qmodel.fc2) is nn.Linear
 
@@ -372,6 +373,8 @@ def test_unsupported_constructs_raise_naming_them():
         Q.prepare_fx(Indexing().eval(), QCONFIG_MAPPING, example_inputs=(x,))
     with pytest.raises(TypeError, match="example_inputs"):
         Q.prepare_fx(Flag().eval(), QCONFIG_MAPPING, example_inputs=(x, 3))
+    with pytest.raises(NotImplementedError, match="no submodules"):
+        Q.prepare_fx(nn.Linear(3, 3).eval(), QCONFIG_MAPPING, example_inputs=(x,))
     # the tracing leaves every patched function as it was
     assert lucid.Tensor.__add__ is lucid._ops.add and nn.Module.__call__.__qualname__ == "Module.__call__"
 
@@ -393,3 +396,27 @@ def test_quantize_fx_module_names_and_prepared_runs_in_float():
     prepared = Q.prepare_fx(model, QCONFIG_MAPPING, example_inputs=(x,))
     # observers only record: the prepared graph computes the float model (fc1 + relu fused)
     assert np.allclose(_np(prepared(x)), _np(model(x)), atol=1e-5)
+
+
+class WithFloatFunctional(nn.Module):
+    """An eager-style model (FloatFunctional, in-place +=) traced as it is."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.ff = nn.Linear(4, 4), nn.Linear(4, 2), nnq.FloatFunctional()
+
+    def forward(self, x):
+        y = self.fc1(x)
+        y += x
+        return self.fc2(self.ff.add(y, y))
+
+
+def test_floatfunctional_and_inplace_add_are_traced():
+    prepared, data = _calibrate(_seeded(WithFloatFunctional), (16, 4))
+    assert [n.fn_name for n in prepared.nodes if n.op == "call_function"] == ["add", "add"]
+    qmodel = Q.convert_fx(prepared)
+    seen = []
+    qmodel.ff.activation_post_process.register_forward_hook(lambda m, a, out: seen.append(type(out).__name__))
+    for x in data:
+        _within_one_step(qmodel(x), _fake_quant_reference(prepared, x), float(qmodel.fc2.scale))
+    assert seen == ["QTensor"] * 4  # the FloatFunctional's Identity passes the QTensor on

@@ -249,6 +249,10 @@ def trace(model: Module, example_inputs) -> GraphModule:
     from .._tensor import Tensor
     from ..autograd import no_grad
 
+    if not model._modules:
+        raise NotImplementedError(f"prepare_fx: the model ({type(model).__name__}) has no submodules; graph mode "
+                                  "traces a model's forward over its submodules (wrap a single layer in "
+                                  "nn.Sequential)")
     rec = _Recorder(model)
     canon = _canonical_functions()
     inputs = []

@@ -207,6 +207,8 @@ def _classify(gm, mapping, module_qconfigs):
     """Sets ``node.qconfig`` and ``node.kind``: ``observed`` (quantized op with its own output
     qparams), ``same`` (keeps its input's qparams), ``scalar`` (add / mul with a number),
     or ``float``."""
+    from ..nn.layers import Identity
+
     static = get_default_static_quant_module_mappings()
     same_modules = get_quantized_activation_module_mappings()
     skip = no_observer_set()
@@ -218,7 +220,7 @@ def _classify(gm, mapping, module_qconfigs):
             t = type(m)
             if n.qconfig is not None and t in static and t not in skip:
                 n.kind = "observed"
-            elif n.qconfig is not None and t in same_modules:
+            elif n.qconfig is not None and (t in same_modules or t is Identity):
                 n.kind = "same"
         elif n.op == "call_function":
             n.qconfig = _function_qconfig(mapping, n)
