@@ -222,13 +222,16 @@ def _patch_table():
             fn = getattr(owner, attr, None)
             if callable(fn) and not isinstance(fn, type) and getattr(fn, "__module__", "").startswith("lucid"):
                 table.append((owner, attr, attr if attr in _SUPPORTED else None))
-    for attr in list(_ops.TENSOR_METHODS) + [a for a in dir(Tensor) if a.startswith("__") and a.endswith("__")]:
+    # reading values (item, tolist, numpy, bool, float, int, comparisons, iteration) on a traced
+    # value is data-dependent: patched so that it raises instead of being baked in silently
+    reads = ["item", "tolist", "numpy"]
+    for attr in list(_ops.TENSOR_METHODS) + reads + [a for a in dir(Tensor) if a.startswith("__") and a.endswith("__")]:
         if attr in ("__init__", "__new__", "__repr__", "__str__", "__format__", "__getattribute__", "__getattr__",
                     "__setattr__", "__delattr__", "__dir__", "__class__", "__init_subclass__", "__subclasshook__",
-                    "__reduce__", "__reduce_ex__", "__sizeof__", "__hash__", "__eq__", "__ne__", "__len__",
-                    "__del__", "__doc__", "__module__", "__dict__", "__weakref__", "__slots__", "__array__",
-                    "__dlpack__", "__dlpack_device__", "__deepcopy__", "__copy__", "__bool__", "__index__",
-                    "__int__", "__float__", "__iter__", "__getstate__", "__setstate__", "__array_priority__"):
+                    "__reduce__", "__reduce_ex__", "__sizeof__", "__hash__", "__len__", "__del__", "__doc__",
+                    "__module__", "__dict__", "__weakref__", "__slots__", "__array__", "__dlpack__",
+                    "__dlpack_device__", "__deepcopy__", "__copy__", "__getstate__", "__setstate__",
+                    "__array_priority__"):
             continue
         fn = Tensor.__dict__.get(attr)
         if fn is None or not callable(fn) or attr in _PASSTHROUGH:
