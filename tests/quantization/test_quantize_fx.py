@@ -379,6 +379,34 @@ def test_unsupported_constructs_raise_naming_them():
     assert lucid.Tensor.__add__ is lucid._ops.add and nn.Module.__call__.__qualname__ == "Module.__call__"
 
 
+class SharedLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(self.fc(x))
+
+
+def test_a_quantized_module_called_twice_raises():
+    x = lucid.randn(2, 3)
+    with pytest.raises(NotImplementedError, match="'fc' .* called 2 times"):
+        Q.prepare_fx(SharedLinear().eval(), QCONFIG_MAPPING, example_inputs=(x,))
+    mapping = Q.get_default_qconfig_mapping("x86").set_module_name("fc", None)
+    with pytest.warns(UserWarning, match="matched no quantizable op"):
+        prepared = Q.prepare_fx(SharedLinear().eval(), mapping, example_inputs=(x,))
+    assert type(Q.convert_fx(prepared).fc) is nn.Linear
+
+
+def test_convert_fx_leaves_the_prepared_model_alone():
+    prepared, data = _calibrate(_seeded(MLP), (32, 6))
+    before = prepared.graph_str()
+    Q.convert_fx(prepared)
+    assert prepared.graph_str() == before and type(prepared.fc1) is nn.intrinsic.LinearReLU
+    assert any(n.startswith("activation_post_process") for n, _ in prepared.named_children())
+    prepared(data[0])
+
+
 def test_python_control_flow_is_recorded_as_taken():
     model = Flag().eval()
     prepared = Q.prepare_fx(model, QCONFIG_MAPPING, example_inputs=(lucid.randn(4, 3),))

@@ -212,6 +212,10 @@ def _classify(gm, mapping, module_qconfigs):
     static = get_default_static_quant_module_mappings()
     same_modules = get_quantized_activation_module_mappings()
     skip = no_observer_set()
+    calls = {}
+    for n in gm.nodes:
+        if n.op == "call_module":
+            calls[n.target] = calls.get(n.target, 0) + 1
     for n in gm.nodes:
         n.qconfig, n.kind = None, "float"
         if n.op == "call_module":
@@ -219,6 +223,11 @@ def _classify(gm, mapping, module_qconfigs):
             n.qconfig = module_qconfigs.get(n.target, mapping.global_qconfig)
             t = type(m)
             if n.qconfig is not None and t in static and t not in skip:
+                if calls[n.target] > 1:
+                    raise NotImplementedError(f"prepare_fx: module '{n.target}' ({t.__name__}) is called "
+                                              f"{calls[n.target]} times; graph mode gives each quantized module one "
+                                              "output observer, so use one module per call (or set its qconfig to "
+                                              "None)")
                 n.kind = "observed"
             elif n.qconfig is not None and (t in same_modules or t is Identity):
                 n.kind = "same"
