@@ -448,3 +448,46 @@ def test_floatfunctional_and_inplace_add_are_traced():
     for x in data:
         _within_one_step(qmodel(x), _fake_quant_reference(prepared, x), float(qmodel.fc2.scale))
     assert seen == ["QTensor"] * 4  # the FloatFunctional's Identity passes the QTensor on
+
+
+# ----- QAT in graph mode ------------------------------------------------------------------------
+class ResNoPool(nn.Module):
+    """Net without the average pool (whose float mean the fake path does not round)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 4, 3, padding=1)
+        self.block = Block(4)
+        self.fc = nn.Linear(4 * 6 * 6, 3)
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        return self.fc(self.block(x).flatten(1))
+
+
+@pytest.mark.parametrize("case", ["resnet", "mlp"])
+def test_prepare_qat_fx_converted_matches_fake_quantized_eval_forward(device, case):
+    from lucid.nn.intrinsic import qat as nniqat
+
+    cls, shape, last = (ResNoPool, (8, 1, 6, 6), "fc") if case == "resnet" else (MLP, (32, 6), "fc2")
+    model = _seeded(cls).train().to(device)
+    data = [lucid.tensor(b, device=device) for b in _batches(shape)]
+    # qnnpack: no reduce_range, whose fake path clamps at 127 where the integer grid goes to 255
+    # (numerics.md, "not comparable"); the batches after the first go beyond the moving-average range
+    prepared = Q.prepare_qat_fx(model, Q.get_default_qat_qconfig_mapping("qnnpack"), example_inputs=(data[0],))
+    if case == "resnet":
+        assert type(prepared.block.conv1) is nniqat.ConvBnReLU2d and type(prepared.block.conv2) is nniqat.ConvBn2d
+        assert type(prepared.stem) is nniqat.ConvReLU2d
+    else:
+        assert type(prepared.fc1) is nniqat.LinearReLU
+    for x in data:  # "training": BatchNorm statistics and fake-quant ranges update
+        prepared(x)
+    prepared.eval()
+    prepared.apply(Q.disable_observer)
+    qmodel = Q.convert_fx(prepared)
+    assert type(qmodel.get_submodule(last)) is nnq.Linear
+    for x in data:
+        with lucid.no_grad():
+            fake = prepared(x)
+        _within_one_step(qmodel(x), fake, float(qmodel.get_submodule(last).scale))
+    assert type(model.fc if case == "resnet" else model.fc1) is nn.Linear  # the model is untouched

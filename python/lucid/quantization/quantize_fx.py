@@ -45,9 +45,10 @@ from ..nn.module import Module
 from ._fx_trace import GraphModule, Node, map_args, trace
 from .mappings import (get_default_static_quant_module_mappings, get_quantized_activation_module_mappings,
                        no_observer_set)
-from .qconfig_mapping import QConfigMapping, _by_module_name, get_default_qconfig_mapping, resolve_qconfigs
+from .qconfig_mapping import (QConfigMapping, _by_module_name, get_default_qat_qconfig_mapping,
+                              get_default_qconfig_mapping, resolve_qconfigs)
 
-__all__ = ["prepare_fx", "convert_fx"]
+__all__ = ["prepare_fx", "prepare_qat_fx", "convert_fx"]
 
 _OBSERVED_FUNCTIONS = ("add", "mul", "add_relu", "cat")
 _SAME_FUNCTIONS = ("relu", "flatten", "reshape", "view", "max_pool2d", "adaptive_avg_pool2d")
@@ -107,7 +108,7 @@ def _tensor_inputs(node):
 
 
 # ----- fusion -------------------------------------------------------------------------------
-def _fuse_graph(gm):
+def _fuse_graph(gm, is_qat=False):
     """Fuses conv / linear → [bn] → [relu] chains (module or functional relu) whose inner
     values have no other user, and ``add`` → ``relu`` into ``add_relu``."""
     from .. import nn
@@ -154,7 +155,7 @@ def _fuse_graph(gm):
             fuser = get_fuser_method(tuple(type(m) for m in mods))
             if fuser is not None:
                 try:
-                    fused = fuser(False, *mods, [n.target if n.op == "call_module" else n.name for n in chain])
+                    fused = fuser(is_qat, *mods, [n.target if n.op == "call_module" else n.name for n in chain])
                 except FusionError:  # e.g. BatchNorm in training mode: left unfused
                     fused = None
             if fused is None:
@@ -303,15 +304,80 @@ def _insert_observers(gm, device):
     return k
 
 
-def _as_mapping(qconfig_mapping):
+def _as_mapping(qconfig_mapping, fn, is_qat):
     if qconfig_mapping is None:
-        return get_default_qconfig_mapping("x86")
+        return get_default_qat_qconfig_mapping("x86") if is_qat else get_default_qconfig_mapping("x86")
     if isinstance(qconfig_mapping, QConfigMapping):
         return qconfig_mapping
     if isinstance(qconfig_mapping, dict):
         return QConfigMapping.from_dict(qconfig_mapping)
-    raise TypeError(f"prepare_fx(): argument 'qconfig_mapping' must be a QConfigMapping, a dict or None, got "
+    raise TypeError(f"{fn}(): argument 'qconfig_mapping' must be a QConfigMapping, a dict or None, got "
                     f"{type(qconfig_mapping).__name__}")
+
+
+def _swap_to_qat(gm, module_qconfigs, global_qconfig):
+    """Replaces every float / fused module with a qconfig by its QAT version (exact type)."""
+    from .mappings import get_default_qat_module_mappings
+
+    table = get_default_qat_module_mappings()
+    done = set()
+    for n in gm.nodes:
+        if n.op != "call_module" or n.target in done:
+            continue
+        m = gm.get_submodule(n.target)
+        qc = module_qconfigs.get(n.target, global_qconfig)
+        if qc is None or type(m) not in table:
+            continue
+        object.__setattr__(m, "qconfig", qc)
+        new = table[type(m)].from_float(m, module_name=n.target)
+        new.train(m.training)
+        _set_module(gm, n.target, new)
+        done.add(n.target)
+
+
+def _prepare(fn, model, qconfig_mapping, example_inputs, prepare_custom_config, backend_config, is_qat):
+    from .._tensor import Tensor
+
+    if not isinstance(model, Module):
+        raise TypeError(f"{fn}(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+    if example_inputs is None:
+        raise ValueError(f"{fn}(): argument 'example_inputs' is required (a tuple of example tensors to trace "
+                         "the forward with), got None")
+    if isinstance(example_inputs, Tensor):
+        example_inputs = (example_inputs,)
+    if not isinstance(example_inputs, (tuple, list)) or not example_inputs:
+        raise ValueError(f"{fn}(): argument 'example_inputs' must be a non-empty tuple of tensors, got "
+                         f"{type(example_inputs).__name__}")
+    if prepare_custom_config is not None or backend_config is not None:
+        raise NotImplementedError(f"{fn}(): 'prepare_custom_config' and 'backend_config' are not supported")
+    mapping = _as_mapping(qconfig_mapping, fn, is_qat)
+    module_qconfigs = resolve_qconfigs(model, mapping)
+    work = copy.deepcopy(model)
+    gm = trace(work, tuple(example_inputs))
+    _fuse_graph(gm, is_qat)
+    if is_qat:
+        _swap_to_qat(gm, module_qconfigs, mapping.global_qconfig)
+    _classify(gm, mapping, module_qconfigs)
+    n = _insert_observers(gm, example_inputs[0].device)
+    if n == 0:
+        import warnings
+
+        warnings.warn(f"{fn}: the model matched no quantizable op (no op with a qconfig is quantizable); "
+                      "nothing will be quantized", UserWarning, stacklevel=3)
+    gm._fx_prepared = True
+    return gm
+
+
+def prepare_qat_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare_custom_config=None,
+                   backend_config=None) -> GraphModule:
+    """As ``prepare_fx`` for quantization-aware training: fusions keep BatchNorm
+    (``nn.intrinsic`` ``ConvBnReLU2d`` / ``ConvBn2d`` / ``ConvReLU2d`` / ``LinearReLU``), every
+    module with a qconfig becomes its ``nn.qat`` / ``nn.intrinsic.qat`` version (fake-quantized
+    weights), and the observers are the qconfig's fake-quant modules (default mapping:
+    ``get_default_qat_qconfig_mapping("x86")``). Train the result, ``eval()`` it, then
+    ``convert_fx``."""
+    return _prepare("prepare_qat_fx", model, qconfig_mapping, example_inputs, prepare_custom_config,
+                    backend_config, True)
 
 
 def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare_custom_config=None,
@@ -322,34 +388,8 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
     ``get_default_qconfig_mapping("x86")``). Run calibration batches through the returned
     ``GraphModule``, then ``convert_fx`` it. ValueError when ``example_inputs`` is missing;
     NotImplementedError naming a construct the tracer cannot record."""
-    from .._tensor import Tensor
-
-    if not isinstance(model, Module):
-        raise TypeError(f"prepare_fx(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
-    if example_inputs is None:
-        raise ValueError("prepare_fx(): argument 'example_inputs' is required (a tuple of example tensors to trace "
-                         "the forward with), got None")
-    if isinstance(example_inputs, Tensor):
-        example_inputs = (example_inputs,)
-    if not isinstance(example_inputs, (tuple, list)) or not example_inputs:
-        raise ValueError(f"prepare_fx(): argument 'example_inputs' must be a non-empty tuple of tensors, got "
-                         f"{type(example_inputs).__name__}")
-    if prepare_custom_config is not None or backend_config is not None:
-        raise NotImplementedError("prepare_fx(): 'prepare_custom_config' and 'backend_config' are not supported")
-    mapping = _as_mapping(qconfig_mapping)
-    module_qconfigs = resolve_qconfigs(model, mapping)
-    work = copy.deepcopy(model)
-    gm = trace(work, tuple(example_inputs))
-    _fuse_graph(gm)
-    _classify(gm, mapping, module_qconfigs)
-    n = _insert_observers(gm, example_inputs[0].device)
-    if n == 0:
-        import warnings
-
-        warnings.warn("prepare_fx: the model matched no quantizable op (no op with a qconfig is quantizable); "
-                      "nothing will be quantized", UserWarning, stacklevel=2)
-    gm._fx_prepared = True
-    return gm
+    return _prepare("prepare_fx", model, qconfig_mapping, example_inputs, prepare_custom_config, backend_config,
+                    False)
 
 
 # ----- convert -----------------------------------------------------------------------------
