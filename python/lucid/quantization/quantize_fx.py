@@ -1,5 +1,5 @@
 """Graph-mode post-training static quantization, as PyTorch's
-``torch.ao.quantization.quantize_fx``: ``prepare_fx`` / ``convert_fx``.
+``torch.ao.quantization.quantize_fx``: ``prepare_fx`` / ``prepare_qat_fx`` / ``convert_fx``.
 
 ``prepare_fx(model, qconfig_mapping, example_inputs)`` records the model's forward on the
 example inputs (``_fx_trace``: leaf modules and add / mul / cat / relu / flatten / reshape /
