@@ -491,3 +491,30 @@ def test_prepare_qat_fx_converted_matches_fake_quantized_eval_forward(device, ca
             fake = prepared(x)
         _within_one_step(qmodel(x), fake, float(qmodel.get_submodule(last).scale))
     assert type(model.fc if case == "resnet" else model.fc1) is nn.Linear  # the model is untouched
+
+
+class Functional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c, self.fc = nn.Conv2d(1, 2, 3, padding=1), nn.Linear(2 * 2 * 2, 3)
+
+    def forward(self, x):
+        y = F.adaptive_avg_pool2d(F.max_pool2d(self.c(x), 2), 2).relu()
+        y = 0.5 * y
+        return self.fc(y.view(y.size(0), -1))
+
+
+def test_functional_pooling_scalar_mul_and_view_stay_integer(device):
+    model = _seeded(Functional).to(device)
+    prepared, data = _calibrate(model, (4, 1, 8, 8), device)
+    qmodel = Q.convert_fx(prepared)
+    ops = [(n.op, n.method or getattr(n.target, "__name__", n.target)) for n in qmodel.nodes]
+    assert ("call_function", "max_pool2d") in ops and ("call_function", "adaptive_avg_pool2d") in ops
+    assert ("call_module", "mul_scalar") in ops and ("call_function", "reshape") in ops
+    assert sum(op == "call_module" and t not in ("mul_scalar",) and t.startswith("quantize") for op, t in ops) == 1
+    seen = []
+    qmodel.fc.register_forward_hook(lambda m, a, out: seen.append(type(a[0]).__name__))
+    for x in data:  # (the batch size read by y.size(0) is baked in: same batch size here)
+        y = qmodel(x)
+        assert np.abs(_np(y) - _np(model(x))).max() < 8 * float(qmodel.fc.scale)
+    assert seen == ["QTensor"] * 4

@@ -202,10 +202,11 @@ _SUPPORTED = ("add", "mul", "cat", "relu", "flatten", "reshape", "view", "max_po
 
 
 def _canonical_functions():
-    """Name -> the function a recorded node calls (the originals, captured before patching)."""
+    """Name -> the function a recorded node calls (the originals, captured before patching).
+    ``view`` replays as ``reshape`` (the same values; reshape also takes QTensors)."""
     _, _ops, F = _ops_modules()
     return {"add": _ops.add, "mul": _ops.mul, "cat": _ops.cat, "relu": F.relu, "flatten": _ops.flatten,
-            "reshape": _ops.reshape, "view": _ops.view, "max_pool2d": _ops.max_pool2d,
+            "reshape": _ops.reshape, "view": _ops.reshape, "max_pool2d": _ops.max_pool2d,
             "adaptive_avg_pool2d": _ops.adaptive_avg_pool2d}
 
 

@@ -103,10 +103,6 @@ def _set_module(root, name, module):
     owner._modules[leaf] = module
 
 
-def _tensor_inputs(node):
-    return node.input_nodes()
-
-
 # ----- fusion -------------------------------------------------------------------------------
 def _fuse_graph(gm, is_qat=False):
     """Fuses conv / linear → [bn] → [relu] chains (module or functional relu) whose inner
