@@ -518,3 +518,20 @@ def test_functional_pooling_scalar_mul_and_view_stay_integer(device):
         y = qmodel(x)
         assert np.abs(_np(y) - _np(model(x))).max() < 8 * float(qmodel.fc.scale)
     assert seen == ["QTensor"] * 4
+
+
+def test_module_name_scope_covers_the_functions_its_forward_calls():
+    # set_module_name("block", None): the convs of the block and the add its forward calls stay float
+    mapping = Q.get_default_qconfig_mapping("x86").set_module_name("block", None)
+    prepared, data = _calibrate(_seeded(Net), (8, 1, 8, 8), mapping=mapping)
+    qmodel = Q.convert_fx(prepared)
+    assert type(qmodel.block.conv1) is nn.intrinsic.ConvReLU2d and type(qmodel.block.conv2) is nn.Conv2d
+    assert not any(isinstance(m, nnq.QFunctional) for m in qmodel.children())
+    assert type(qmodel.stem) is nniq.ConvReLU2d and type(qmodel.fc) is nnq.Linear
+    # the regex form selects the same scope
+    mapping = Q.get_default_qconfig_mapping("x86").set_module_name_regex(r"block(\..*)?$", None)
+    qmodel2 = Q.convert_fx(_calibrate(_seeded(Net), (8, 1, 8, 8), mapping=mapping)[0])
+    assert not any(isinstance(m, nnq.QFunctional) for m in qmodel2.children())
+    for x in data:
+        assert np.array_equal(_np(qmodel(x)), _np(qmodel2(x)))
+        _within_one_step(qmodel(x), _fake_quant_reference(prepared, x), float(qmodel.fc.scale))
