@@ -535,3 +535,19 @@ def test_module_name_scope_covers_the_functions_its_forward_calls():
     for x in data:
         assert np.array_equal(_np(qmodel(x)), _np(qmodel2(x)))
         _within_one_step(qmodel(x), _fake_quant_reference(prepared, x), float(qmodel.fc.scale))
+
+
+def test_converted_graph_state_dict_round_trips_through_a_file(tmp_path):
+    prepared, data = _calibrate(_seeded(Net), (8, 1, 8, 8))
+    qmodel = Q.convert_fx(prepared)
+    path = str(tmp_path / "fx.safetensors")
+    lucid.save(qmodel.state_dict(), path)
+    # another converted model of the same graph, calibrated on other data, takes the file's state
+    other_prepared = Q.prepare_fx(_seeded(Net, seed=5), QCONFIG_MAPPING, example_inputs=(data[0],))
+    other_prepared(data[0] * 3.0)
+    other = Q.convert_fx(other_prepared)
+    assert not np.array_equal(_np(other(data[1])), _np(qmodel(data[1])))
+    other.load_state_dict(lucid.load(path))
+    for x in data:
+        assert np.array_equal(_np(other(x)), _np(qmodel(x)))
+    assert qmodel.state_dict()["fc.weight_int8"].dtype == lucid.int8
