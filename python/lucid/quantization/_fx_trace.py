@@ -98,7 +98,8 @@ class GraphModule(Module):
         env = {}
         placeholders = [n for n in self.nodes if n.op == "placeholder"]
         if len(args) != len(placeholders):
-            raise TypeError(f"GraphModule.forward(): expected {len(placeholders)} input(s) (as traced), got {len(args)}")
+            raise TypeError(f"GraphModule.forward(): expected {len(placeholders)} input(s) (as traced), "
+                            f"got {len(args)}")
         inputs = iter(args)
         for node in self.nodes:
             if node.op == "placeholder":
@@ -297,8 +298,8 @@ def trace(model: Module, example_inputs) -> GraphModule:
             if rec.depth > 0 or not rec.touches_traced((args, kwargs)):
                 return fn(*args, **kwargs)
             if op is None:
-                raise NotImplementedError(f"prepare_fx: the forward calls {shown} on a traced value; graph mode records "
-                                          f"leaf modules and {', '.join(_SUPPORTED)} only")
+                raise NotImplementedError(f"prepare_fx: the forward calls {shown} on a traced value; graph mode "
+                                          f"records leaf modules and {', '.join(_SUPPORTED)} only")
             if op == "alias":
                 out = fn(*args, **kwargs)
                 return rec.bind(out, rec.lookup(args[0]), shown)
