@@ -13,6 +13,7 @@ void init_nn(py::module_& m) {
   m.def("conv2d_backward", &ops::conv2d_backward);
   m.def("max_pool2d", &ops::max_pool2d);
   m.def("max_pool2d_backward", &ops::max_pool2d_backward);
+  m.def("qmax_pool2d", &ops::qmax_pool2d);
   m.def("avg_pool2d", &ops::avg_pool2d);
   m.def("avg_pool2d_backward", &ops::avg_pool2d_backward);
   m.def("adaptive_avg_pool2d", &ops::adaptive_avg_pool2d);

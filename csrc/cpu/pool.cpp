@@ -64,6 +64,47 @@ void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Windo
   });
 }
 
+namespace {
+
+// One plane's window maxima; scalar arguments so the byte stores cannot force reloads.
+template <class T>
+void qmax_plane(const T* plane, T* out, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow) {
+  for (int64_t r = 0; r < oh; ++r)
+    for (int64_t q = 0; q < ow; ++q) {
+      T best = std::numeric_limits<T>::lowest();
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t ih = r * sh - ph + i * dh;
+        if (ih < 0 || ih >= h) continue;
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t iw = q * sw - pw + j * dw;
+          if (iw >= 0 && iw < w) best = std::max(best, plane[ih * w + iw]);
+        }
+      }
+      out[r * ow + q] = best;
+    }
+}
+
+template <class T>
+void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
+  const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
+    qmax_plane<T>(xp + p * h * w, yp + p * l, h, w, win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw,
+                  win.oh, win.ow);
+  });
+}
+
+}  // namespace
+
+void qmax_pool2d(const Tensor& x, const Tensor& y, const Window2d& win) {
+  if (x.dtype() == DType::Int8)
+    qmax_planes<int8_t>(x, y, win);
+  else
+    qmax_planes<uint8_t>(x, y, win);
+}
+
 void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx) {
   const int64_t hw = gx.size(2) * gx.size(3), l = g.size(2) * g.size(3);
   const float* gp = g.data<float>();

@@ -11,6 +11,8 @@ namespace lucid::cpu {
 // y = window maximum; idx (int64) = flat h*W + w position of that maximum in
 // its input plane (the first one in scan order on ties; NaN wins).
 void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win);
+// y = window maximum of uint8 / int8 codes (x's dtype); windows never lie wholly in padding.
+void qmax_pool2d(const Tensor& x, const Tensor& y, const Window2d& win);
 // gx = 0, then gx[plane][idx] += g for every output; indices outside the plane are skipped.
 void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx);
 

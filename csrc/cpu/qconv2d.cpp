@@ -3,6 +3,7 @@
 // activation zero point so padding contributes (zx - zx) * w = 0, then the
 // int8 GEMM of cpu/kernels with its fused epilogue, then a transpose from
 // (pixels, channels) to the NCHW output.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -15,25 +16,42 @@ namespace lucid::cpu {
 
 namespace {
 
-// patches[p][(c * kh + i) * kw + j] = x[c0 + c][row(p, i)][col(p, j)], or pad.
+// Rows [lo, hi) of the patches: patches[p][(c * kh + i) * kw + j] =
+// x[c0 + c][row(p, i)][col(p, j)], or pad. Every quantity is a scalar argument:
+// the byte stores below may alias any object, so values read through a
+// reference or a lambda's closure would be reloaded after every store.
+void im2col_rows(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t kh, int64_t kw, int64_t sh,
+                 int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ow, uint8_t pad,
+                 uint8_t* patches, int64_t lo, int64_t hi) {
+  const int64_t K = cg * kh * kw;
+  for (int64_t oy = lo; oy < hi; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      uint8_t* dst = patches + (oy * ow + ox) * K;
+      const int64_t x0 = ox * sw - pw;
+      for (int64_t c = 0; c < cg; ++c) {
+        const uint8_t* plane = x + (c0 + c) * H * W;
+        for (int64_t i = 0; i < kh; ++i, dst += kw) {
+          const int64_t y = oy * sh - ph + i * dh;
+          if (y < 0 || y >= H) {
+            std::memset(dst, pad, static_cast<size_t>(kw));
+            continue;
+          }
+          const uint8_t* row = plane + y * W;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t xx = x0 + j * dw;
+            dst[j] = (xx >= 0 && xx < W) ? row[xx] : pad;
+          }
+        }
+      }
+    }
+}
+
 void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, const Window2d& win, uint8_t pad,
             uint8_t* patches) {
   const int64_t K = cg * win.kh * win.kw;
   parallel_for(win.oh, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, win.ow * K)), [&](int64_t lo, int64_t hi) {
-    for (int64_t oy = lo; oy < hi; ++oy)
-      for (int64_t ox = 0; ox < win.ow; ++ox) {
-        uint8_t* dst = patches + (oy * win.ow + ox) * K;
-        for (int64_t c = 0; c < cg; ++c) {
-          const uint8_t* plane = x + (c0 + c) * H * W;
-          for (int64_t i = 0; i < win.kh; ++i) {
-            int64_t y = win.in_row(oy, i);
-            for (int64_t j = 0; j < win.kw; ++j) {
-              int64_t xx = win.in_col(ox, j);
-              *dst++ = (y >= 0 && y < H && xx >= 0 && xx < W) ? plane[y * W + xx] : pad;
-            }
-          }
-        }
-      }
+    im2col_rows(x, H, W, c0, cg, win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw, win.ow, pad, patches,
+                lo, hi);
   });
 }
 
@@ -60,31 +78,47 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   const uint8_t zx_byte = static_cast<uint8_t>(zx);
   bool a7 = kernels::activations_below_128(x.raw_data(), p.x_signed, x.numel()) &&
             (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
-  const kernels::QGemmKernel& kern = kernels::qgemm_select(P, a7);
+  // Several images share one GEMM (m = images * P): a tiny feature map alone would
+  // leave the GEMM driver's per-call cost dominant. The chunk keeps the patches
+  // near 1 MiB. Integer sums and the per-element epilogue do not depend on m.
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{1} << 20) / std::max<int64_t>(1, P * K)));
+  const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
   std::vector<kernels::QPackedWeights> packed;  // once per call, per group
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w.data<int8_t>() + g * og * K, og, K, K));
-  std::vector<uint8_t> patches(static_cast<size_t>(P * K));
-  std::vector<char> tmp(static_cast<size_t>(P * og) * osize);
+  std::vector<uint8_t> patches(static_cast<size_t>(chunk * P * K));
+  std::vector<char> tmp(static_cast<size_t>(chunk * P * og) * osize);
   // The padding byte: the zero point's code (its two's complement byte for int8).
   const uint8_t pad = static_cast<uint8_t>(zx);
   const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data());
   char* ob = static_cast<char*>(out.raw_data());
-  for (int64_t n = 0; n < N; ++n)
+  for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, N - n0);
     for (int64_t g = 0; g < groups; ++g) {
-      im2col(xb + n * C * H * W, H, W, g * cg, cg, win, pad, patches.data());
+      for (int64_t i = 0; i < nb; ++i)
+        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, patches.data() + i * P * K);
+      p.m = nb * P;
       p.x = patches.data();
       p.zw = zw + g * og;
       p.bias = bias ? bias + g * og : nullptr;
       p.scale = scale + g * og;
       p.out = tmp.data();
       kernels::qgemm(packed[g], p);
-      // (P, og) -> out[n, g * og + o, :]
-      char* dst = ob + ((n * O + g * og) * P) * osize;
-      for (int64_t o = 0; o < og; ++o)
-        for (int64_t q = 0; q < P; ++q)
-          std::memcpy(dst + (o * P + q) * osize, tmp.data() + (q * og + o) * osize, osize);
+      // (nb * P, og) -> out[n0 + i, g * og + o, :]
+      for (int64_t i = 0; i < nb; ++i) {
+        char* dst = ob + (((n0 + i) * O + g * og) * P) * osize;
+        const char* src = tmp.data() + i * P * og * osize;
+        if (osize == 1) {
+          for (int64_t o = 0; o < og; ++o)
+            for (int64_t q = 0; q < P; ++q) dst[o * P + q] = src[q * og + o];
+        } else {
+          for (int64_t o = 0; o < og; ++o)
+            for (int64_t q = 0; q < P; ++q)
+              std::memcpy(dst + (o * P + q) * osize, src + (q * og + o) * osize, osize);
+        }
+      }
     }
+  }
 }
 
 }  // namespace lucid::cpu

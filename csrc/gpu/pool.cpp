@@ -79,6 +79,20 @@ std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const Window2d& win) {
   return {wrap(values), wrap(idx)};
 }
 
+Tensor qmax_pool2d(const Tensor& x, const Window2d& win) {
+  auto s = stream();
+  const mx::array& xa = array_of(x);
+  // The padding holds the dtype's lowest code; every window reaches the input
+  // (ops checks padding <= half the kernel), so padding never exceeds a real code.
+  const float lowest = xa.dtype() == mx::int8 ? -128.0f : 0.0f;
+  mx::array padded = pad_for(xa, win, lowest);
+  mx::array acc = tap(padded, win, 0, 0);
+  for (int64_t i = 0; i < win.kh; ++i)
+    for (int64_t j = 0; j < win.kw; ++j)
+      if (i || j) acc = mx::maximum(acc, tap(padded, win, i, j), s);
+  return wrap(acc);
+}
+
 Tensor max_pool2d_backward(const Tensor& g, const Tensor& idx, const Shape& x_shape) {
   auto s = stream();
   const mx::array& ga = array_of(g);

@@ -14,6 +14,8 @@ namespace lucid::gpu {
 std::pair<Tensor, Tensor> max_pool2d(const Tensor& x, const Window2d& win);
 // Scatter-adds g onto the positions `idx` names, in a zero tensor of x_shape.
 Tensor max_pool2d_backward(const Tensor& g, const Tensor& idx, const Shape& x_shape);
+// Window maximum of uint8 / int8 codes, in x's dtype.
+Tensor qmax_pool2d(const Tensor& x, const Window2d& win);
 
 Tensor avg_pool2d(const Tensor& x, const Window2d& win, const std::vector<float>& divisor);
 Tensor avg_pool2d_backward(const Tensor& g, const Tensor& x, const Window2d& win, const std::vector<float>& divisor);

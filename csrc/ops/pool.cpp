@@ -15,9 +15,13 @@ using namespace nn_detail;
 
 namespace {
 
-void check_input(const Tensor& x, const std::string& fn) {
+void check_input(const Tensor& x, const std::string& fn, bool codes = false) {
   common_device(fn.c_str(), {&x});
-  require_floating(x, fn, "input");
+  if (codes)
+    check<TypeError>(x.dtype() == DType::UInt8 || x.dtype() == DType::Int8,
+                     fn + "(): argument 'xq' must hold uint8 or int8 codes, got " + dtype_name(x.dtype()));
+  else
+    require_floating(x, fn, "input");
   check(x.ndim() == 4, fn + "(): expected a 4-D input (N, C, H, W), got shape " + shape_str(x.shape()));
 }
 
@@ -33,8 +37,8 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool
 
 Window2d pool_window(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                      const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode,
-                     const std::string& fn) {
-  check_input(x, fn);
+                     const std::string& fn, bool codes = false) {
+  check_input(x, fn, codes);
   require_ints(kernel, 2, fn, "kernel_size");
   require_ints(stride, 2, fn, "stride");
   require_ints(padding, 2, fn, "padding", true);
@@ -95,6 +99,17 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t
   Tensor y = Tensor::empty_cpu(out, DType::Float32), idx = Tensor::empty_cpu(out, DType::Int64);
   cpu::max_pool2d(cpu_f32(x), y, idx, win);
   return {cpu_cast_back(y, x.dtype()), idx};
+}
+
+Tensor qmax_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode) {
+  const Window2d win = pool_window(x, kernel, stride, padding, dilation, ceil_mode, "qmax_pool2d", true);
+  const Shape out{x.size(0), x.size(1), win.oh, win.ow};
+  if (x.numel() == 0) return full(out, 0.0, x.dtype(), x.device());
+  if (x.device() == Device::GPU) return gpu::qmax_pool2d(x, win);
+  Tensor y = Tensor::empty_cpu(out, x.dtype());
+  cpu::qmax_pool2d(contiguous(x), y, win);
+  return y;
 }
 
 Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tensor& x) {

@@ -15,6 +15,12 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t
                                       const std::vector<int64_t>& dilation, bool ceil_mode);
 Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tensor& x);
 
+// Max pooling of quantized codes (uint8 or int8, any values): the window maximum
+// in the input's dtype, no indices. Exact for quantized activations because the
+// dequantization is monotone, so the maximum code is the code of the maximum.
+Tensor qmax_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil_mode);
+
 // divisor_override <= 0 means none.
 Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                   const std::vector<int64_t>& padding, bool ceil_mode, bool count_include_pad,

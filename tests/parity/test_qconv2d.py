@@ -37,6 +37,8 @@ CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups
     ((1, 16, 8, 8), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # ResNet-block-like
     ((3, 1, 8, 8), (8, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits-like
     ((1, 4, 5, 5), (4, 1, 1), (1, 1), (0, 0), (1, 1), 4),  # depthwise 1x1
+    ((4, 8, 64, 64), (4, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # CPU GEMM over 3 images, then 1
+    ((64, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits conv2: one GEMM, 64 images
 ]
 
 

@@ -19,7 +19,7 @@ from ..autograd import Function
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
-           "qconv2d", "qconv1d", "PackedWeight", "prepack_weight", "int4_weight_only_linear"]
+           "qconv2d", "qconv1d", "qmax_pool2d", "PackedWeight", "prepack_weight", "int4_weight_only_linear"]
 
 
 _TENSOR = None
@@ -414,6 +414,27 @@ def qconv1d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0
                 padding=(0, ints[1]), dilation=(1, ints[2]), groups=groups, out_scale=out_scale, out_zp=out_zp,
                 out_qdtype=out_qdtype)
     return y.squeeze(2)
+
+
+def qmax_pool2d(xq, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Max pooling of uint8 / int8 codes, in their dtype, with ``nn.functional.max_pool2d``'s
+    windows (``stride`` defaults to ``kernel_size``). Exact for a per-tensor quantized
+    activation: dequantization is monotone, so the maximum code is the code of the maximum
+    and the qparams carry over. ``xq`` is (N, C, H, W) or (C, H, W).
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> Q.qmax_pool2d(lucid.tensor([[[[1, 7], [3, 4]]]], dtype=lucid.uint8), 2).tolist()
+    [[[[7]]]]
+    """
+    fn = "qmax_pool2d"
+    xq = _input(xq, fn, "xq")
+    k = _pair(kernel_size, fn, "kernel_size")
+    s = k if stride is None else _pair(stride, fn, "stride")
+    p, d = _pair(padding, fn, "padding"), _pair(dilation, fn, "dilation")
+    if xq.ndim == 3:
+        return _wrap(_C.qmax_pool2d(xq.unsqueeze(0)._impl, k, s, p, d, bool(ceil_mode))).squeeze(0)
+    return _wrap(_C.qmax_pool2d(xq._impl, k, s, p, d, bool(ceil_mode)))
 
 
 class PackedWeight:

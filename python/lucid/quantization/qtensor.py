@@ -170,7 +170,13 @@ class QTensor:
         return self._codes.numel()
 
     def _same_params(self, codes) -> "QTensor":
-        return QTensor(codes, self._scale, self._zero_point, self._qdtype, self._axis)
+        if self._axis is not None or not isinstance(codes, Tensor) or codes.dtype != self._qdtype.storage:
+            return QTensor(codes, self._scale, self._zero_point, self._qdtype, self._axis)  # checks and raises
+        # The per-tensor qparams were validated when self was built: skip re-checking them.
+        out = QTensor.__new__(QTensor)
+        out._codes, out._scale, out._zero_point, out._qdtype, out._axis = (codes, self._scale, self._zero_point,
+                                                                          self._qdtype, None)
+        return out
 
     def to(self, device) -> "QTensor":
         """A copy on ``device`` (codes and per-channel parameters move; the values are unchanged)."""

@@ -226,9 +226,8 @@ class MaxPool2d(Module):
 
         if not _is_q(x):
             return pool(x)
-        c = x.int_repr()
-        # codes are exact in float32; padding (-inf) never wins a window that overlaps the input
-        return x._same_params(pool(c.to(_dtype.float32)).to(c.dtype))
+        return x._same_params(Q().qmax_pool2d(x.int_repr(), self.kernel_size, self.stride, self.padding,
+                                               self.dilation, self.ceil_mode))
 
     @classmethod
     def from_float(cls, mod, module_name=""):
