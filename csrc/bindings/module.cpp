@@ -4,6 +4,8 @@
 
 namespace lucid::bindings {
 
+void init_inplace(py::module_& m);  // bindings/inplace.cpp
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "lucid's C++ engine (CPU stream and MLX stream)";
   py::register_exception_translator([](std::exception_ptr p) {
@@ -29,6 +31,7 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_quantization(m);
   init_histogram(m);
+  init_inplace(m);
 }
 
 }  // namespace lucid::bindings

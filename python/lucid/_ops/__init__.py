@@ -5,9 +5,11 @@ TENSOR_METHODS, those that are also Tensor methods; lucid._tensor installs
 them.
 """
 from . import copy, elementwise, indexing, linalg, reduction, shape
+from . import inplace
 from . import nn as _nn  # named apart: `nn` would shadow the public package lucid.nn
 
 _FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn]
+_FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
 for _m in _FAMILIES:
     globals().update({k: getattr(_m, k) for k in _m.__all__})
 

@@ -106,28 +106,35 @@ class _Sub(Function):
 class _Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # Each factor is saved only when the other's gradient needs it, so an
+        # in-place write to `y` after `y * 2.0` is no error (as in PyTorch).
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.mul(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = _grad_for(mul(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(mul(g, a), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(mul(g, b), sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(mul(g, a), sb, db) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
 class _Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # a only for b's gradient
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.div(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = _grad_for(div(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(div(g, b), sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), sb, db) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
