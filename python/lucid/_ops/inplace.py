@@ -43,11 +43,28 @@ def _records(*tensors) -> bool:
     return is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
 
 
+def _alias(x):
+    """A second handle on ``x``'s current value and graph position. The recorded
+    route computes from it, so a node that saves its input saves this handle,
+    whose version the rebinding of ``x`` leaves unchanged (the old value is not
+    overwritten on that route: ``x`` gets the new one)."""
+    a = Tensor(x._impl)
+    a._requires_grad, a.grad_fn, a._output_nr = x._requires_grad, x.grad_fn, x._output_nr
+    return a
+
+
+def _recorded(input, fn, *args, **kwargs):
+    if input._requires_grad and input.grad_fn is None:
+        raise RuntimeError("in-place op: a leaf tensor that requires grad cannot be modified in place; "
+                           "use lucid.no_grad() or an out-of-place op")
+    return assign_(input, fn(_alias(input), *args, **kwargs))
+
+
 def _make_binary(name, kernel, fn):
     def op(input, other, *args, **kwargs):
         _check_input(name, input)
         if args or kwargs or _records(input, other):  # alpha=, or the graph: differentiable route
-            return assign_(input, fn(input, other, *args, **kwargs))
+            return _recorded(input, fn, other, *args, **kwargs)
         kernel(input._impl, as_tensor(other, input, "other")._impl)
         input._version += 1
         return input
@@ -64,7 +81,7 @@ def _make_unary(name):
     def op(input):
         _check_input(name, input)
         if _records(input):
-            return assign_(input, fn(input))
+            return _recorded(input, fn)
         _C.unary_(short, input._impl)
         input._version += 1
         return input
@@ -74,6 +91,35 @@ def _make_unary(name):
     return op
 
 
+def apply_(input, fn):
+    """Writes ``fn(input)`` into ``input`` with the semantics above (used by the
+    ``inplace=True`` activations of lucid.nn.functional); returns ``input``."""
+    if _records(input):
+        return _recorded(input, fn)
+    return assign_(input, fn(input))
+
+
+def _make_generic(name):
+    fn = getattr(_E, name[:-1])
+
+    def op(input, *args, **kwargs):
+        _check_input(name, input)
+        if _records(input, *args, *kwargs.values()):
+            return _recorded(input, fn, *args, **kwargs)
+        return assign_(input, fn(input, *args, **kwargs))  # computed apart, copied into input's memory
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"In-place :func:`lucid.{name[:-1]}`: writes the result into ``input`` and returns it."
+    return op
+
+
+# The other in-place forms (clamp_, pow_, floor_ ...): the result is computed
+# apart and copied into input's memory (CPU) or replaces its array (GPU).
+_GENERIC = [n for n in _E._INPLACE if n not in _BINARY and n not in _UNARY]
+__all__ += _GENERIC
+TENSOR_METHODS += _GENERIC
+for _name in _GENERIC:
+    globals()[_name] = _make_generic(_name)
 for _name, (_kernel, _fn) in _BINARY.items():
     globals()[_name] = _make_binary(_name, _kernel, _fn)
 for _name in _UNARY:
@@ -109,7 +155,7 @@ def addcmul_(input, tensor1, tensor2, value=1):
     t1, t2 = _tensor_arg("addcmul_", tensor1, input, "tensor1"), _tensor_arg("addcmul_", tensor2, input, "tensor2")
     v = _number("addcmul_", value, "value")
     if _records(input, t1, t2):
-        return assign_(input, _E.add(input, _E.mul(_E.mul(t1, v), t2)))
+        return _recorded(input, lambda x: _E.add(x, _E.mul(_E.mul(t1, v), t2)))
     _C.addcmul_(input._impl, t1._impl, t2._impl, v)
     input._version += 1
     return input
@@ -128,7 +174,7 @@ def addcdiv_(input, tensor1, tensor2, value=1):
     t1, t2 = _tensor_arg("addcdiv_", tensor1, input, "tensor1"), _tensor_arg("addcdiv_", tensor2, input, "tensor2")
     v = _number("addcdiv_", value, "value")
     if _records(input, t1, t2):
-        return assign_(input, _E.add(input, _E.div(_E.mul(t1, v), t2)))
+        return _recorded(input, lambda x: _E.add(x, _E.div(_E.mul(t1, v), t2)))
     _C.addcdiv_(input._impl, t1._impl, t2._impl, v)
     input._version += 1
     return input
@@ -147,9 +193,11 @@ def lerp_(input, end, weight):
     e = _tensor_arg("lerp_", end, input, "end")
     w = _number("lerp_", weight, "weight")
     if _records(input, e):
-        diff = _E.sub(e, input)
-        value = _E.add(input, _E.mul(diff, w)) if abs(w) < 0.5 else _E.sub(e, _E.mul(diff, 1.0 - w))
-        return assign_(input, value)
+        def value(x):
+            diff = _E.sub(e, x)
+            return _E.add(x, _E.mul(diff, w)) if abs(w) < 0.5 else _E.sub(e, _E.mul(diff, 1.0 - w))
+
+        return _recorded(input, value)
     _C.lerp_(input._impl, e._impl, w)
     input._version += 1
     return input
