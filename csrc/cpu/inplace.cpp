@@ -3,11 +3,13 @@
 #include "cpu/inplace.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/dispatch.h"
 #include "core/errors.h"
 #include "core/thread_pool.h"
 #include "cpu/elementwise_functors.h"
+#include "cpu/elementwise_loops.h"
 
 namespace lucid::cpu {
 
@@ -115,33 +117,78 @@ void lerp_(const Tensor& dst, const Tensor& end, double weight) {
   });
 }
 
+namespace {
+
+// Calls f(std::bool_constant<b>...) so each case of the step's options is a
+// separate loop without branches, which the compiler vectorizes.
+template <class F>
+void with_flags(F&& f) { f(); }
+template <class F, class... Rest>
+void with_flags(F&& f, bool b, Rest... rest) {
+  if (b)
+    with_flags([&](auto... c) { f(std::true_type{}, c...); }, rest...);
+  else
+    with_flags([&](auto... c) { f(std::false_type{}, c...); }, rest...);
+}
+
+template <bool kMax, bool kWd, bool kBuf, bool kInit, bool kNest>
+LUCID_AVX2_CLONES void sgd_range(float* p, const float* g, float* b, float wd, float mom, float damp, float lr,
+                                 int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    float gi = kMax ? -g[i] : g[i];
+    if constexpr (kWd) gi = gi + p[i] * wd;
+    if constexpr (kBuf) {
+      float bi = kInit ? gi : b[i] * mom + gi * damp;
+      b[i] = bi;
+      gi = kNest ? gi + bi * mom : bi;
+    }
+    p[i] = p[i] - gi * lr;
+  }
+}
+
+template <bool kMax, bool kWd, bool kDecoupled, bool kAms>
+LUCID_AVX2_CLONES void adam_range(float* p, const float* g, float* m, float* v, float* vmax, float b1, float c1,
+                                  float b2, float c2, float eps, float wd, float shrink, float bc2, float ss,
+                                  int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    float gi = kMax ? -g[i] : g[i];
+    float pi = p[i];
+    if constexpr (kWd && kDecoupled) pi = pi * shrink;
+    if constexpr (kWd && !kDecoupled) gi = gi + pi * wd;
+    float mi = m[i] * b1 + gi * c1;
+    float vi = v[i] * b2 + gi * gi * c2;
+    m[i] = mi;
+    v[i] = vi;
+    if constexpr (kAms) {
+      vi = fn::Maximum{}(vmax[i], vi);
+      vmax[i] = vi;
+    }
+    float denom = std::sqrt(vi) / bc2 + eps;
+    p[i] = pi - mi / denom * ss;
+  }
+}
+
+}  // namespace
+
+// Each scalar is rounded to float32 once, as the per-op path rounds a Python
+// float to the tensor's dtype: the fused step matches it bit for bit.
 void sgd_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                const std::vector<Tensor>& bufs, const std::vector<bool>& fresh, double lr, double momentum,
                double dampening, double weight_decay, bool nesterov, bool maximize) {
+  const float wd = static_cast<float>(weight_decay), mom = static_cast<float>(momentum);
+  const float damp = static_cast<float>(1.0 - dampening), step = static_cast<float>(lr);
+  const bool use_buf = momentum != 0;
   for (size_t k = 0; k < params.size(); ++k) {
-    floating(params[k], [&](auto tag) {
-      using T = decltype(tag);
-      // Each scalar is rounded to T once, as the per-op path rounds a Python
-      // float to the tensor's dtype: the fused step matches it bit for bit.
-      const T wd = static_cast<T>(weight_decay), mom = static_cast<T>(momentum);
-      const T damp = static_cast<T>(1.0 - dampening), step = static_cast<T>(lr);
-      const bool use_buf = momentum != 0, init = use_buf && fresh[k];
-      T* p = params[k].data<T>();
-      const T* g = grads[k].data<T>();
-      T* b = use_buf ? bufs[k].data<T>() : nullptr;
-      parallel_for(params[k].numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-          T gi = maximize ? -g[i] : g[i];
-          if (weight_decay != 0) gi = gi + p[i] * wd;
-          if (use_buf) {
-            T bi = init ? gi : b[i] * mom + gi * damp;
-            b[i] = bi;
-            gi = nesterov ? gi + bi * mom : bi;
-          }
-          p[i] = p[i] - gi * step;
-        }
-      });
-    });
+    float* p = params[k].data<float>();
+    const float* g = grads[k].data<float>();
+    float* b = use_buf ? bufs[k].data<float>() : nullptr;
+    with_flags(
+        [&](auto mx, auto dec, auto buf, auto init, auto nest) {
+          parallel_for(params[k].numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+            sgd_range<mx(), dec(), buf(), init(), nest()>(p, g, b, wd, mom, damp, step, lo, hi);
+          });
+        },
+        maximize, weight_decay != 0, use_buf, use_buf && fresh[k], nesterov);
   }
 }
 
@@ -151,40 +198,25 @@ void adam_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
                 const std::vector<double>& step_size, double lr, double beta1, double beta2, double eps,
                 double weight_decay, bool decoupled, bool maximize) {
   const bool amsgrad = !max_sqs.empty();
+  const float b1 = static_cast<float>(beta1), c1 = static_cast<float>(1.0 - beta1);
+  const float b2 = static_cast<float>(beta2), c2 = static_cast<float>(1.0 - beta2);
+  const float e = static_cast<float>(eps), wd = static_cast<float>(weight_decay);
+  const float shrink = static_cast<float>(1.0 - lr * weight_decay);
   for (size_t k = 0; k < params.size(); ++k) {
-    floating(params[k], [&](auto tag) {
-      using T = decltype(tag);
-      const T b1 = static_cast<T>(beta1), c1 = static_cast<T>(1.0 - beta1);
-      const T b2 = static_cast<T>(beta2), c2 = static_cast<T>(1.0 - beta2);
-      const T e = static_cast<T>(eps), wd = static_cast<T>(weight_decay);
-      const T shrink = static_cast<T>(1.0 - lr * weight_decay);
-      const T bc2 = static_cast<T>(bias2_sqrt[k]), ss = static_cast<T>(step_size[k]);
-      T* p = params[k].data<T>();
-      const T* g = grads[k].data<T>();
-      T* m = exp_avgs[k].data<T>();
-      T* v = exp_avg_sqs[k].data<T>();
-      T* vmax = amsgrad ? max_sqs[k].data<T>() : nullptr;
-      parallel_for(params[k].numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-          T gi = maximize ? -g[i] : g[i];
-          T pi = p[i];
-          if (weight_decay != 0) {
-            if (decoupled) pi = pi * shrink;
-            else gi = gi + pi * wd;
-          }
-          T mi = m[i] * b1 + gi * c1;
-          T vi = v[i] * b2 + gi * gi * c2;
-          m[i] = mi;
-          v[i] = vi;
-          if (amsgrad) {
-            vi = fn::Maximum{}(vmax[i], vi);
-            vmax[i] = vi;
-          }
-          T denom = std::sqrt(vi) / bc2 + e;
-          p[i] = pi - mi / denom * ss;
-        }
-      });
-    });
+    const float bc2 = static_cast<float>(bias2_sqrt[k]), ss = static_cast<float>(step_size[k]);
+    float* p = params[k].data<float>();
+    const float* g = grads[k].data<float>();
+    float* m = exp_avgs[k].data<float>();
+    float* v = exp_avg_sqs[k].data<float>();
+    float* vmax = amsgrad ? max_sqs[k].data<float>() : nullptr;
+    with_flags(
+        [&](auto mx, auto has_wd, auto dec, auto ams) {
+          parallel_for(params[k].numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+            adam_range<mx(), has_wd(), dec(), ams()>(p, g, m, v, vmax, b1, c1, b2, c2, e, wd, shrink, bc2, ss, lo,
+                                                     hi);
+          });
+        },
+        maximize, weight_decay != 0, decoupled, amsgrad);
   }
 }
 
