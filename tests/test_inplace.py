@@ -72,11 +72,14 @@ def test_addcmul_addcdiv_lerp(device, rng):
     x = t(a, device)
     x.addcdiv_(t(b, device), t(c, device), value=-2)
     np.testing.assert_array_equal(x.numpy(), a + F32(-2) * b / c)
-    for w in (0.25, 0.75, 1.0):
+    for w in (0.25, 0.75, 0.6, 1.0):
         x = t(a, device)
         x.lerp_(t(b, device), w)
         ref = a + F32(w) * (b - a) if w < 0.5 else b - (b - a) * F32(1 - w)
         np.testing.assert_array_equal(x.numpy(), ref)
+        xs = t(np.stack([a, a]), device)[:, ::2]  # strided: the copy-in route, same formula
+        xs.lerp_(t(b[::2], device), w)
+        np.testing.assert_array_equal(xs.numpy()[0], ref[::2])
     x = t(a, device)
     x.lerp_(t(b, device), 1.0)
     np.testing.assert_array_equal(x.numpy(), b)  # weight 1 gives `end` exactly

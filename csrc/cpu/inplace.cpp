@@ -104,14 +104,14 @@ void lerp_(const Tensor& dst, const Tensor& end, double weight) {
     using T = decltype(tag);
     T* d = dst.data<T>();
     const T* e = end.data<T>();
-    T w = static_cast<T>(weight);
+    const T w = static_cast<T>(weight), rest = static_cast<T>(1.0 - weight);  // 1 - w in double, as ops/ does
     // Two forms, as in docs/numerics.md, so that weight 1 gives `end` exactly.
-    bool low = std::abs(w) < T(0.5);
+    const bool low = std::abs(weight) < 0.5;
     parallel_for(dst.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
       if (low) {
         for (int64_t i = lo; i < hi; ++i) d[i] = d[i] + w * (e[i] - d[i]);
       } else {
-        for (int64_t i = lo; i < hi; ++i) d[i] = e[i] - (e[i] - d[i]) * (T(1) - w);
+        for (int64_t i = lo; i < hi; ++i) d[i] = e[i] - (e[i] - d[i]) * rest;
       }
     });
   });
