@@ -247,3 +247,22 @@ def test_failed_fused_step_changes_nothing(rng):
         opt.step()
     np.testing.assert_array_equal(a.numpy(), a0)
     assert not any(opt.state.values())
+
+
+def test_out_argument(device, rng):
+    a = rng.standard_normal(5).astype(F32)
+    b = rng.standard_normal(5).astype(F32) + F32(3)
+    x, y, o = t(a, device), t(b, device), t(np.zeros(5), device)
+    assert lucid.add(x, y, out=o) is o
+    np.testing.assert_array_equal(o.numpy(), a + b)
+    lucid.sub(x, y, alpha=2, out=o)
+    np.testing.assert_array_equal(o.numpy(), a - b * F32(2))
+    lucid.div(x, y, out=o)
+    np.testing.assert_array_equal(o.numpy(), a / b)
+    assert lucid.mul(x, y, out=x) is x  # out is the input: the in-place kernel
+    np.testing.assert_array_equal(x.numpy(), a * b)
+    with pytest.raises(ValueError, match="'out'"):
+        lucid.add(x, y, out=t(np.zeros(3), device))
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        lucid.mul(t(a, device, requires_grad=True), y, out=o)
+    np.testing.assert_array_equal(o.numpy(), a / b)  # unchanged by the failed calls

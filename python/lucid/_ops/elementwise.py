@@ -52,6 +52,26 @@ def _binary_args(a, b):
     return a, b
 
 
+def _write_out(name, out, input, other, alpha):
+    """``op(input, other, out=out)``: the result written into ``out``'s memory
+    (CPU) or array (GPU) by the in-place kernels; ``out`` keeps its shape and dtype."""
+    from . import inplace
+
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be a tensor, got {type(out).__name__}")
+    if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (input, other, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation")
+    kwargs = {} if alpha is None else {"alpha": alpha}
+    if out is input and alpha in (None, 1):
+        return getattr(inplace, name + "_")(out, other)  # the in-place kernel, no temporary
+    result = globals()[name](input, other, **kwargs)
+    if result.shape != out.shape:
+        raise ValueError(f"{name}(): argument 'out' has shape {out.shape}; the result has shape {result.shape}")
+    from .copy import assign_
+
+    return assign_(out, result)
+
+
 def _check_tensor(fn, x, argument="input"):
     if not is_tensor(x):
         raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
@@ -187,7 +207,7 @@ class _MaxMin(Function):
         return ga, gb, None
 
 
-def add(input, other, alpha=1):
+def add(input, other, alpha=1, *, out=None):
     """``input + alpha * other`` with broadcasting and numpy-like promotion.
 
     Raises ValueError for shapes that do not broadcast or tensors on two devices.
@@ -196,6 +216,8 @@ def add(input, other, alpha=1):
     >>> lucid.add(lucid.tensor([1.0, 2.0]), 1).tolist()
     [2.0, 3.0]
     """
+    if out is not None:
+        return _write_out("add", out, input, other, alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -204,13 +226,15 @@ def add(input, other, alpha=1):
     return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
 
-def sub(input, other, alpha=1):
+def sub(input, other, alpha=1, *, out=None):
     """``input - alpha * other``; TypeError for two bool tensors.
 
     >>> import lucid
     >>> lucid.sub(lucid.tensor([5, 7]), lucid.tensor([1, 2]), alpha=2).tolist()
     [3, 3]
     """
+    if out is not None:
+        return _write_out("sub", out, input, other, alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -219,26 +243,30 @@ def sub(input, other, alpha=1):
     return Tensor(_C.sub(a._impl, b._impl))
 
 
-def mul(input, other):
+def mul(input, other, *, out=None):
     """``input * other`` (integers wrap on overflow; bool * bool is logical and).
 
     >>> import lucid
     >>> lucid.mul(lucid.tensor([1, 2, 3]), 2).tolist()
     [2, 4, 6]
     """
+    if out is not None:
+        return _write_out("mul", out, input, other, None)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Mul.apply(a, b)
     return Tensor(_C.mul(a._impl, b._impl))
 
 
-def div(input, other):
+def div(input, other, *, out=None):
     """True division ``input / other``: integer inputs give float32.
 
     >>> import lucid
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
     """
+    if out is not None:
+        return _write_out("div", out, input, other, None)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Div.apply(a, b)
