@@ -1,4 +1,5 @@
-"""Forward + backward time per step of Linear, Conv2d and the digits CNN on
+"""Forward + backward time per step of Linear, Conv2d, the digits CNN, a
+transformer encoder block and an LSTM (training steps with Adam) on
 lucid's CPU stream at one thread, with PyTorch's CPU numbers beside them
 when torch is importable (ratio = lucid / torch; below 1 means lucid is faster).
 
@@ -27,8 +28,16 @@ from lucid import nn  # noqa: E402
 
 try:
     import torch  # noqa: E402
-except ImportError:  # torch is optional: lucid's numbers alone
-    torch = None
+except ImportError:  # torch is optional: try /opt/torchenv's (as bench/dispatch.py), else lucid's numbers alone
+    import sys  # noqa: E402
+
+    _site = f"/opt/torchenv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+    if os.path.isdir(os.path.join(_site, "torch")):
+        sys.path.append(_site)
+    try:
+        import torch  # noqa: E402
+    except ImportError:
+        torch = None
 
 LINEAR = [(64, 256, 256), (128, 1024, 1024), (256, 512, 2048)]          # (batch, in, out)
 CONV = [(8, 16, 32, 32, 32, 3), (32, 3, 16, 28, 28, 5), (16, 64, 64, 14, 14, 3), (4, 128, 128, 7, 7, 1)]
@@ -94,6 +103,47 @@ def digits_steps(batch=32):
     return lucid_step, torch_step
 
 
+def sequence_steps(kind):
+    """One training step (forward, sum-of-squares loss, backward, Adam) of a transformer encoder
+    block or an LSTM, in lucid and (with identical weights) in torch."""
+    rng = np.random.default_rng(1)
+    if kind == "transformer":
+        x = rng.standard_normal((16, 64, 128)).astype(np.float32)
+        model = nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True)
+        make_t = (lambda: torch.nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0,
+                                                          batch_first=True)) if torch is not None else None
+    else:
+        x = rng.standard_normal((16, 32, 64)).astype(np.float32)
+        model = nn.LSTM(64, 128, batch_first=True)
+        make_t = (lambda: torch.nn.LSTM(64, 128, batch_first=True)) if torch is not None else None
+
+    def out(m, inp):
+        y = m(inp)
+        return y[0] if isinstance(y, tuple) else y
+
+    opt = lucid.optim.Adam(model.parameters(), lr=1e-4)
+    lx = lucid.tensor(x)
+
+    def lucid_step():
+        loss = (out(model, lx) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch_step = None
+    if make_t is not None:
+        tmodel = make_t()
+        copy_params(model, tmodel)
+        topt = torch.optim.Adam(tmodel.parameters(), lr=1e-4)
+        tx = torch.tensor(x)
+
+        def torch_step():
+            loss = (out(tmodel, tx) ** 2).mean()
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+    return lucid_step, torch_step
+
+
 def main():
     parser = argparse.ArgumentParser(description="nn forward+backward benchmark (CPU stream, 1 thread)")
     parser.add_argument("--reps", type=int, default=20)
@@ -137,6 +187,10 @@ def main():
     lucid_step, torch_step = digits_steps()
     record("digits CNN train step (batch 32, Adam)", median_time(lucid_step, args.reps),
            median_time(torch_step, args.reps) if torch_step else None)
+    for kind, name in (("transformer", "TransformerEncoderLayer 16x64x128 train step"),
+                       ("lstm", "LSTM 64->128, 16x32 steps, train step")):
+        lucid_step, torch_step = sequence_steps(kind)
+        record(name, median_time(lucid_step, args.reps), median_time(torch_step, args.reps) if torch_step else None)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -90,8 +90,8 @@ def test_getitem_errors(device):
         x[lucid.tensor([-4], device=device)]
     with pytest.raises(IndexError, match="boolean mask of shape"):
         x[lucid.tensor([True, False], device=device)]
-    with pytest.raises(NotImplementedError, match="only one"):
-        x[[0, 1], [1, 2]]
+    # Several index tensors now follow numpy (tests/test_surface_tensor_indexing.py).
+    assert to_np(x[[0, 1], [1, 2]]).tolist() == to_np(x)[[0, 1], [1, 2]].tolist()
 
 
 # ----- integer-tensor and mask reads -----------------------------------------------

@@ -23,5 +23,8 @@ void init_linalg(py::module_& m);
 void init_nn(py::module_& m);
 void init_quantization(py::module_& m);
 void init_histogram(py::module_& m);
+void init_special(py::module_& m);
+void init_scan(py::module_& m);
+void init_sort(py::module_& m);
 
 }  // namespace lucid::bindings

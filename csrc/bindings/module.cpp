@@ -6,11 +6,35 @@ namespace lucid::bindings {
 
 void init_inplace(py::module_& m);  // bindings/inplace.cpp
 
+namespace {
+
+// A Python exception class deriving from ValueError and RuntimeError: existing
+// `except ValueError` code keeps working and PyTorch-style `except RuntimeError`
+// catches it too.
+PyObject* value_runtime_error(py::module_& m, const char* name, const char* doc) {
+  py::object bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError));
+  std::string qualified = std::string("lucid.") + name;
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
+  if (!cls) throw py::error_already_set();
+  m.attr(name) = py::handle(cls);
+  return cls;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "lucid's C++ engine (CPU stream and MLX stream)";
+  static PyObject* shape_error = value_runtime_error(
+      m, "ShapeError", "Shapes that do not fit (broadcast, reshape / view, expand): a ValueError and a RuntimeError.");
+  static PyObject* device_error = value_runtime_error(
+      m, "DeviceError", "Tensors on different devices in one op: a ValueError and a RuntimeError.");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const ShapeError& e) {
+      PyErr_SetString(shape_error, e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(device_error, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const TypeError& e) {
@@ -31,6 +55,9 @@ PYBIND11_MODULE(_C, m) {
   init_nn(m);
   init_quantization(m);
   init_histogram(m);
+  init_special(m);
+  init_scan(m);
+  init_sort(m);
   init_inplace(m);
 }
 

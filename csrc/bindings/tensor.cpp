@@ -20,8 +20,9 @@ DType dtype_of_numpy(const py::dtype& dt) {
   }
   if (kind == 'f' && size == 2) return DType::Float16;
   if (kind == 'f' && size == 4) return DType::Float32;
+  if (kind == 'f' && size == 8) return DType::Float64;
   throw TypeError("from_numpy(): unsupported numpy dtype '" + std::string(py::str(dt)) +
-                  "'; expected bool, uint8, int8/16/32/64, float16 or float32 (convert float64 with .astype)");
+                  "'; expected bool, uint8, int8/16/32/64, float16, float32 or float64");
 }
 
 py::dtype numpy_dtype_of(DType t) {
@@ -35,6 +36,7 @@ py::dtype numpy_dtype_of(DType t) {
     case DType::Float16: return py::dtype("float16");
     case DType::BFloat16: return py::dtype("uint16");  // raw bits; Python widens to float32
     case DType::Float32: return py::dtype("float32");
+    case DType::Float64: return py::dtype("float64");
   }
   throw TypeError("unsupported dtype");
 }

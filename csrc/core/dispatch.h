@@ -24,6 +24,7 @@ decltype(auto) dispatch(DType t, F&& f) {
     case DType::Float16: return f(TypeTag<float16>{});
     case DType::BFloat16: return f(TypeTag<bfloat16>{});
     case DType::Float32: return f(TypeTag<float>{});
+    case DType::Float64: return f(TypeTag<double>{});
   }
   throw TypeError("unsupported dtype");
 }

@@ -9,14 +9,14 @@ size_t itemsize(DType t) {
     case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
     case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::Float32: return 4;
-    case DType::Int64: return 8;
+    case DType::Int64: case DType::Float64: return 8;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   static const char* names[kNumDTypes] = {"bool",  "uint8",   "int8",     "int16",  "int32",
-                                          "int64", "float16", "bfloat16", "float32"};
+                                          "int64", "float16", "bfloat16", "float32", "float64"};
   return names[static_cast<int>(t)];
 }
 
@@ -27,7 +27,7 @@ DType dtype_from_name(const std::string& name) {
 }
 
 bool is_floating(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32;
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 bool is_integral(DType t) { return !is_floating(t) && t != DType::Bool; }
 bool is_signed(DType t) { return t != DType::Bool && t != DType::UInt8; }
@@ -46,6 +46,7 @@ DType promote_types(DType a, DType b) {
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   bool fa = is_floating(a), fb = is_floating(b);
+  if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
   if (fa && fb) {
     if (a == DType::Float32 || b == DType::Float32) return DType::Float32;
     return DType::Float32;  // float16 with bfloat16: neither holds the other

@@ -1,6 +1,7 @@
 // Typed exceptions thrown anywhere in the engine; bindings/module.cpp maps
 // them onto Python's ValueError / TypeError / IndexError / RuntimeError /
-// MemoryError.
+// MemoryError (ShapeError / DeviceError onto lucid.ShapeError /
+// lucid.DeviceError, both subclasses of ValueError and RuntimeError).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,11 @@
 namespace lucid {
 
 struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
+// Shapes that do not fit (broadcast, reshape / view, expand) and tensors on
+// different devices: a ValueError that Python also lets catch as RuntimeError,
+// as PyTorch raises these.
+struct ShapeError : ValueError { using ValueError::ValueError; };
+struct DeviceError : ValueError { using ValueError::ValueError; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 // Environment problems: no GPU, MLX failures.

@@ -49,7 +49,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* fn) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw ValueError(std::string(fn) + "(): shapes " + shape_str(a) + " and " + shape_str(b) +
+      throw ShapeError(std::string(fn) + "(): shapes " + shape_str(a) + " and " + shape_str(b) +
                        " cannot be broadcast together");
     out[i] = da == 1 ? db : da;
   }

@@ -11,9 +11,11 @@
 #ifdef LUCID_USE_ACCELERATE
 #include <Accelerate/Accelerate.h>
 #define LUCID_CBLAS_SGEMM cblas_sgemm
+#define LUCID_CBLAS_DGEMM cblas_dgemm
 #else
 #include <cblas.h>  // from scipy_openblas32/include
 #define LUCID_CBLAS_SGEMM scipy_cblas_sgemm
+#define LUCID_CBLAS_DGEMM scipy_cblas_dgemm
 #endif
 
 namespace lucid::blas {
@@ -47,6 +49,33 @@ inline void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
   LUCID_CBLAS_SGEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
                     static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
                     b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// float64 (the CPU stream's float64 matmul), same contract as sgemm.
+inline void dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                  int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  check(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX,
+        "matrix dimension too large for BLAS (32-bit indices)");
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+    return;
+  }
+  follow_lucid_threads();
+  LUCID_CBLAS_DGEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                    static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
+                    b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// One name for both precisions, for kernels templated on the element type.
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                 const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace lucid::blas

@@ -55,19 +55,21 @@ void for_each_batch(const Tensor& a, const Tensor& b, const Shape& batch, F&& fn
   }
 }
 
-void sgemm_batched(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
+// float32 (sgemm) or float64 (dgemm).
+template <class T>
+void gemm_batched(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   int nd = out.ndim();
   int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a_in.shape()[nd - 1];
   check<ValueError>(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX, "matmul(): matrix dimension too large for BLAS");
-  float* c = out.data<float>();
+  T* c = out.data<T>();
   if (k == 0) {  // also covers an empty batch
-    for (int64_t i = 0; i < out.numel(); ++i) c[i] = 0.0f;
+    for (int64_t i = 0; i < out.numel(); ++i) c[i] = T(0);
     return;
   }
   MatView A = as_blas(a_in), B = as_blas(b_in);
   Shape batch(out.shape().begin(), out.shape().end() - 2);
-  const float* pa = static_cast<const float*>(A.t.impl().storage->data);
-  const float* pb = static_cast<const float*>(B.t.impl().storage->data);
+  const T* pa = static_cast<const T*>(A.t.impl().storage->data);
+  const T* pb = static_cast<const T*>(B.t.impl().storage->data);
   // One big product when A's batch rows are one row-major block and B is
   // shared by every batch entry (a linear layer's x @ W).
   bool b_shared = true;
@@ -75,12 +77,12 @@ void sgemm_batched(const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   if (!batch.empty() && b_shared && !A.trans && A.t.is_contiguous()) {
     int64_t rows = out.numel() / n;
     if (rows <= INT_MAX) {
-      blas::sgemm(false, B.trans, rows, n, k, 1.0f, pa + A.t.offset(), k, pb + B.t.offset(), B.ld, 0.0f, c, n);
+      blas::gemm(false, B.trans, rows, n, k, T(1), pa + A.t.offset(), k, pb + B.t.offset(), B.ld, T(0), c, n);
       return;
     }
   }
   for_each_batch(A.t, B.t, batch, [&](int64_t i, int64_t oa, int64_t ob) {
-    blas::sgemm(A.trans, B.trans, m, n, k, 1.0f, pa + oa, A.ld, pb + ob, B.ld, 0.0f, c + i * m * n, n);
+    blas::gemm(A.trans, B.trans, m, n, k, T(1), pa + oa, A.ld, pb + ob, B.ld, T(0), c + i * m * n, n);
   });
 }
 
@@ -123,7 +125,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
   dispatch(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) sgemm_batched(a, b, out);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) gemm_batched<T>(a, b, out);
     else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) int_matmul<T>(a, b, out);
     else throw TypeError("internal: matmul kernel got an unsupported dtype");
   });

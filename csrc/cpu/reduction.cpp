@@ -121,15 +121,18 @@ Layout make_layout(const Tensor& x, const std::vector<int>& axes) {
 // double, so the error stays near numpy's pairwise sum.
 
 template <class T> constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
+// The lane type of a float reduction: float32 lanes for float32 and the half
+// types, double lanes for float64 (whose sums must not lose precision).
+template <class T> using float_lane_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <class T>
 struct SumR {
-  using A = std::conditional_t<is_float_v<T>, float, uint64_t>;  // integers wrap like int64
+  using A = std::conditional_t<is_float_v<T>, float_lane_t<T>, uint64_t>;  // integers wrap like int64
   using W = std::conditional_t<is_float_v<T>, double, uint64_t>;
   using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
   static A init() { return A(0); }
   static A load(T v) {
-    if constexpr (is_float_v<T>) return static_cast<float>(v);
+    if constexpr (is_float_v<T>) return static_cast<float_lane_t<T>>(v);
     else return static_cast<uint64_t>(static_cast<int64_t>(v));
   }
   static A step(A a, A b) { return a + b; }
@@ -140,7 +143,7 @@ struct SumR {
 
 template <class T>
 struct ProdR {
-  using A = std::conditional_t<is_float_v<T>, float, uint64_t>;
+  using A = std::conditional_t<is_float_v<T>, float_lane_t<T>, uint64_t>;
   using W = std::conditional_t<is_float_v<T>, double, uint64_t>;
   using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
   static A init() { return A(1); }
@@ -648,8 +651,9 @@ void equal_mask(const Tensor& x, const Tensor& v, const Tensor& mask) {
       T* pm = mask.data<T>();
       parallel_for(x.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
-          float a = static_cast<float>(px[i]), b = static_cast<float>(pv[i]);
-          pm[i] = T((a == b || (a != a && b != b)) ? 1.0f : 0.0f);
+          using F = float_lane_t<T>;
+          F a = static_cast<F>(px[i]), b = static_cast<F>(pv[i]);
+          pm[i] = T((a == b || (a != a && b != b)) ? F(1) : F(0));
         }
       });
     }
@@ -679,15 +683,16 @@ void prod_of_others(const Tensor& x, const std::vector<int>& axes, const Tensor&
         for (int64_t row = lo; row < hi; ++row) {
           const T* a = px + row * red;
           T* o = po + row * red;
-          float prefix = 1.0f;  // product of a[0, r)
+          using F = float_lane_t<T>;
+          F prefix = F(1);  // product of a[0, r)
           for (int64_t r = 0; r < red; ++r) {
             o[r] = T(prefix);
-            prefix *= static_cast<float>(a[r]);
+            prefix *= static_cast<F>(a[r]);
           }
-          float suffix = 1.0f;  // product of a(r, red)
+          F suffix = F(1);  // product of a(r, red)
           for (int64_t r = red - 1; r >= 0; --r) {
-            o[r] = T(static_cast<float>(o[r]) * suffix);
-            suffix *= static_cast<float>(a[r]);
+            o[r] = T(static_cast<F>(o[r]) * suffix);
+            suffix *= static_cast<F>(a[r]);
           }
         }
       });

@@ -52,6 +52,9 @@ mx::Dtype to_mx(DType t) {
     case DType::Float16: return mx::float16;
     case DType::BFloat16: return mx::bfloat16;
     case DType::Float32: return mx::float32;
+    case DType::Float64:
+      throw TypeError("float64 is not supported on the GPU stream (MLX GPUs have no float64); "
+                      "convert with .to(lucid.float32) first");
   }
   throw TypeError("unsupported dtype");
 }

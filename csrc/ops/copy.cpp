@@ -13,7 +13,7 @@ Device common_device(const char* fn, std::initializer_list<const Tensor*> ts) {
     check<TypeError>(t->defined(), std::string(fn) + "(): got an undefined tensor");
     if (!first) first = t;
     else if (t->device() != first->device())
-      throw ValueError(std::string(fn) + "(): expected all tensors on one device, got '" +
+      throw DeviceError(std::string(fn) + "(): expected all tensors on one device, got '" +
                        device_name(first->device()) + "' and '" + device_name(t->device()) +
                        "'; move one with .to()");
   }
@@ -30,13 +30,22 @@ static void check_shape(const Shape& shape, const char* fn, DType dtype = DType:
   if (device == Device::GPU) check_allocatable(nbytes, std::string(fn) + "(): out of memory on the GPU stream");
 }
 
+// MLX GPUs have no float64: the GPU stream refuses it up front, whatever MLX backend runs it.
+void reject_gpu_float64(DType dtype, Device device, const char* fn) {
+  check<TypeError>(!(device == Device::GPU && dtype == DType::Float64),
+                   std::string(fn) + "(): float64 is not supported on the GPU stream (MLX GPUs have no float64); "
+                   "use float32");
+}
+
 Tensor empty(const Shape& shape, DType dtype, Device device) {
+  reject_gpu_float64(dtype, device, "empty");
   check_shape(shape, "empty", dtype, device);
   if (device == Device::CPU) return Tensor::empty_cpu(shape, dtype);
   return gpu::full(shape, dtype, 0.0);  // MLX has no uninitialised arrays worth the name
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  reject_gpu_float64(dtype, device, "full");
   check_shape(shape, "full", dtype, device);
   if (device == Device::GPU) return gpu::full(shape, dtype, value);
   Tensor t = Tensor::empty_cpu(shape, dtype);
@@ -80,6 +89,9 @@ Tensor astype(const Tensor& x, DType dtype) {
 Tensor to_device(const Tensor& x, Device device) {
   common_device("to", {&x});
   if (x.device() == device) return x;
+  check<TypeError>(!(device == Device::GPU && x.dtype() == DType::Float64),
+                   "to(): float64 is not supported on the GPU stream (MLX GPUs have no float64); "
+                   "convert with .to(lucid.float32) first");
   if (device == Device::GPU) return gpu::upload(contiguous(x));
   return gpu::download(x);
 }

@@ -133,8 +133,9 @@ Tensor prod(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType
 Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
   common_device("mean", {&x});
   DType out_dt = is_floating(x.dtype()) ? x.dtype() : DType::Float32;
-  // float32 accumulation for every input; halves round once, at the end.
-  Tensor s = reduce_op(ReduceOp::Sum, "mean", cast_if_needed(x, DType::Float32), dims, keepdim);
+  // float32 accumulation for every input (float64: float64); halves round once, at the end.
+  DType acc = x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor s = reduce_op(ReduceOp::Sum, "mean", cast_if_needed(x, acc), dims, keepdim);
   int64_t n = reduced_count(x.shape(), resolve_axes(dims, x.ndim(), "mean"));
   return cast_if_needed(div(s, scalar_like(x, static_cast<double>(n))), out_dt);
 }
@@ -146,7 +147,7 @@ Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
   int64_t n = reduced_count(x.shape(), axes);
   // Two passes (mean, then squared deviations) in float32: no cancellation
   // from the sum-of-squares formula.
-  Tensor xf = cast_if_needed(x, DType::Float32);
+  Tensor xf = cast_if_needed(x, x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
   Tensor m = mean(xf, dims, true);
   Tensor d = sub(xf, m);
   Tensor ss = reduce_op(ReduceOp::Sum, "var", mul(d, d), dims, keepdim);

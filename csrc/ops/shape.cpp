@@ -32,23 +32,23 @@ Shape infer_shape(const Shape& shape, int64_t numel_in, const char* fn) {
   int64_t known = 1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
-      check(infer < 0, std::string(fn) + "(): argument 'shape' may contain only one -1, got " + shape_str(shape));
+      check<ShapeError>(infer < 0, std::string(fn) + "(): argument 'shape' may contain only one -1, got " + shape_str(shape));
       infer = static_cast<int>(i);
     } else {
-      check(out[i] >= 0, std::string(fn) + "(): argument 'shape' has a negative size: " + shape_str(shape));
+      check<ShapeError>(out[i] >= 0, std::string(fn) + "(): argument 'shape' has a negative size: " + shape_str(shape));
       if (out[i] != 0)
-        check(!__builtin_mul_overflow(known, out[i], &known), std::string(fn) + "(): shape " + shape_str(shape) + " is too large");
+        check<ShapeError>(!__builtin_mul_overflow(known, out[i], &known), std::string(fn) + "(): shape " + shape_str(shape) + " is too large");
       else
         known = 0;
     }
   }
   if (infer >= 0) {
-    check(known != 0 && numel_in % known == 0,
+    check<ShapeError>(known != 0 && numel_in % known == 0,
           std::string(fn) + "(): shape " + shape_str(shape) + " is invalid for input of size " +
               std::to_string(numel_in));
     out[infer] = numel_in / known;
   }
-  check(checked_numel(out, fn) == numel_in, std::string(fn) + "(): shape " + shape_str(shape) + " is invalid for input of size " +
+  check<ShapeError>(checked_numel(out, fn) == numel_in, std::string(fn) + "(): shape " + shape_str(shape) + " is invalid for input of size " +
                                     std::to_string(numel_in));
   return out;
 }
@@ -62,7 +62,7 @@ Tensor reshape_impl(const Tensor& x, const Shape& shape, const char* fn, bool co
   Shape out = infer_shape(shape, x.numel(), fn);
   if (x.device() == Device::GPU) return gpu::reshape(x, out);
   if (auto st = cpu::view_strides(x.shape(), x.strides(), out)) return cpu_view_of(x, out, *st);
-  check(copy_ok, std::string(fn) + "(): the input's strides " + shape_str(x.strides()) + " for shape " +
+  check<ShapeError>(copy_ok, std::string(fn) + "(): the input's strides " + shape_str(x.strides()) + " for shape " +
                      shape_str(x.shape()) + " do not allow a view of shape " + shape_str(out) +
                      "; use reshape() (which copies) or call contiguous() first");
   Tensor c = contiguous(x);
@@ -115,7 +115,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     int64_t have = x.shape()[i - lead];
     if (want == -1) want = have;
     check(want >= 0, "expand(): argument 'size' " + shape_str(shape) + " has a negative size");
-    check(have == want || have == 1, "expand(): cannot expand shape " + shape_str(x.shape()) + " to " +
+    check<ShapeError>(have == want || have == 1, "expand(): cannot expand shape " + shape_str(x.shape()) + " to " +
                                          shape_str(shape) + ": axis " + std::to_string(i) + " has size " +
                                          std::to_string(have) + ", expected 1 or " + std::to_string(want));
     out[i] = want;
@@ -189,7 +189,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t axis) {
     const Tensor& t = tensors[k];
     std::string which = "cat(): argument 'tensors' item " + std::to_string(k);
     check<TypeError>(t.defined(), which + " is undefined");
-    check(t.device() == first.device(), which + " is on '" + device_name(t.device()) + "', item 0 on '" +
+    check<DeviceError>(t.device() == first.device(), which + " is on '" + device_name(t.device()) + "', item 0 on '" +
                                             device_name(first.device()) + "'; move one with .to()");
     check(t.dtype() == first.dtype(), which + " has dtype " + dtype_name(t.dtype()) + ", item 0 has " +
                                           dtype_name(first.dtype()) + "; cast one with .to()");

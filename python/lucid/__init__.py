@@ -15,23 +15,35 @@ import os as _os
 _os.environ.setdefault("MLX_ENABLE_TF32", "0")
 
 from . import _C  # noqa: E402
+from ._C import DeviceError, ShapeError  # noqa: E402  ValueError subclasses that are RuntimeErrors too (PyTorch raises those)
 from ._device import device
+from ._dtype import double, float64  # noqa: E402  (CPU stream only)
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: A004
                      long, promote_types, short, uint8)
 from ._tensor import Tensor, _install_methods
+from ._creation import as_tensor  # noqa: E402
 from ._creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed,
                         ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
 from . import autograd, backends, gpu
 from .autograd import enable_grad, no_grad, is_grad_enabled, set_grad_enabled
+from .autograd import inference_mode, is_inference_mode_enabled, set_detect_anomaly  # noqa: E402
 from ._ops import *  # noqa: F401,F403
 from ._ops import TENSOR_METHODS as _TENSOR_METHODS
 
 bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
 _install_methods()
+Tensor.register_hook = autograd.register_hook
 
 from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a lucid Tensor (Parameters included)."""
+    return isinstance(obj, Tensor)
 
 
 def set_num_threads(n: int) -> None:

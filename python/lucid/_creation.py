@@ -76,10 +76,11 @@ def _check_int64_range(arr: np.ndarray) -> None:
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays or tensors).
 
-    Python floats become float32, ints int64, bools bool (as in PyTorch).
-    Integers beyond int64 raise ``OverflowError``; floats stored into an
-    integer ``dtype`` follow the same rule as ``.to()`` (NaN -> 0, saturate,
-    truncate toward zero).
+    Python floats become float32, ints int64, bools bool; a numpy float64
+    array keeps float64 (CPU stream only: the GPU stream raises TypeError), as
+    in PyTorch. Integers beyond int64 raise ``OverflowError``; floats stored
+    into an integer ``dtype`` follow the same rule as ``.to()`` (NaN -> 0,
+    saturate, truncate toward zero).
 
     >>> import lucid
     >>> lucid.tensor([[1, 2], [3, 4]]).dtype
@@ -109,7 +110,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
                 _check_int64_range(arr)
             impl = _C.from_numpy(np.array(arr, dtype=dt.name, copy=True, order="C"))
     else:
-        target = _np_default_dtype(arr)
+        # A numpy float64 array (or scalar) keeps float64, as in PyTorch;
+        # Python floats (lists, numbers) become float32, the default dtype.
+        target = None if isinstance(data, (np.ndarray, np.floating)) else _np_default_dtype(arr)
         if arr.dtype.kind == "u" and arr.dtype.itemsize > 1:
             target = np.int64
             _check_int64_range(arr)
@@ -280,3 +283,22 @@ def rand_like(input, dtype=None, device=None) -> Tensor:
 def randn_like(input, dtype=None, device=None) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return randn(input.shape, dtype=dt, device=dev)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like :func:`tensor`, but without a copy when it can: a lucid tensor
+    comes back as is (or ``.to(dtype, device)`` when those differ), and a
+    numpy array of a lucid dtype becomes a CPU tensor sharing its memory
+    (:func:`from_numpy`) when no other dtype or device is asked for."""
+    from ._dtype import as_dtype as _as_dtype
+
+    if isinstance(data, Tensor):
+        return data.to(*(a for a in (device, None if dtype is None else _as_dtype(dtype)) if a is not None))
+    if isinstance(data, np.ndarray) and (device is None or str(device) == "cpu"):
+        try:
+            t = from_numpy(data)
+        except (TypeError, ValueError):
+            t = None
+        if t is not None and (dtype is None or _as_dtype(dtype) == t.dtype):
+            return t
+    return tensor(data, dtype=dtype, device=device)

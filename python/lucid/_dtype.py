@@ -58,8 +58,10 @@ int64 = dtype("int64", 8, False, True)
 float16 = dtype("float16", 2, True, True)
 bfloat16 = dtype("bfloat16", 2, True, True)
 float32 = dtype("float32", 4, True, True)
+float64 = dtype("float64", 8, True, True)  # CPU stream only
 
 half = float16
+double = float64
 float = float32  # noqa: A001  (PyTorch spelling: lucid.float)
 int = int32  # noqa: A001
 long = int64
@@ -69,6 +71,7 @@ _numpy_to_lucid = {
     np.dtype(np.bool_): bool_, np.dtype(np.uint8): uint8, np.dtype(np.int8): int8,
     np.dtype(np.int16): int16, np.dtype(np.int32): int32, np.dtype(np.int64): int64,
     np.dtype(np.float16): float16, np.dtype(np.float32): float32,
+    np.dtype(np.float64): float64,
 }
 
 

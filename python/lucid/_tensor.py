@@ -179,15 +179,24 @@ class Tensor:
 
     # ----- devices, dtypes, evaluation -------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False):
-        """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``; differentiable."""
+        """``t.to("gpu")``, ``t.to(lucid.float16)``, ``t.to("cpu", lucid.int8)``, ``t.to(other)``
+        (other's dtype and device); differentiable."""
         for a in args:
-            if isinstance(a, (str, _device.device)):
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _device.device)):
                 device = a
             else:
                 dtype = a
         from ._ops import copy as _copy
 
         return _copy.to(self, dtype=dtype, device=device, copy=copy)
+
+    def where(self, condition, other):
+        """``lucid.where(condition, self, other)``."""
+        from ._ops import elementwise as _elementwise
+
+        return _elementwise.where(condition, self, other)
 
     def cpu(self):
         return self.to("cpu")
@@ -200,6 +209,10 @@ class Tensor:
 
     def half(self):
         return self.to(dtype=as_dtype("float16"))
+
+    def double(self):
+        """float64 (CPU stream only; the GPU stream raises TypeError)."""
+        return self.to(dtype=as_dtype("float64"))
 
     def bfloat16(self):
         return self.to(dtype=as_dtype("bfloat16"))

@@ -166,6 +166,8 @@ def save(obj, path) -> None:
     """
     from safetensors.numpy import save_file
 
+    if hasattr(path, "write") and not isinstance(path, (str, os.PathLike)):
+        return _through_file(lambda tmp: save(obj, tmp), path, write=True)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"save(): argument 'path' must be a str or os.PathLike, got {type(path).__name__}")
     tensors: dict = {}
@@ -202,6 +204,8 @@ def load(path, device=None, *, map_location=None):
         if device is not None:
             raise TypeError("load(): pass 'device' or 'map_location', not both")
         device = map_location
+    if hasattr(path, "read") and not isinstance(path, (str, os.PathLike)):
+        return _through_file(lambda tmp: load(tmp, device), path, write=False)
     dev = as_device("cpu" if device is None else device)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load(): argument 'path' must be a str or os.PathLike, got {type(path).__name__}")
@@ -240,6 +244,28 @@ def _read_entry(f, name: str, path: str) -> np.ndarray:
         raise SerializationError(f"load(): {path!r}, entry {name!r}: lucid has no dtype for {arr.dtype} entries "
                                  f"(supported: {', '.join(sorted(_LEAF_DTYPES))}; float64 loads as float32)")
     return arr
+
+
+def _through_file(run, fileobj, write: bool):
+    """save / load with a binary file object (io.BytesIO, an open file): the bytes go
+    through a temporary file, so the file path code is the only format code."""
+    fd, tmp = tempfile.mkstemp(prefix=".lucid-io-")
+    os.close(fd)
+    try:
+        if write:
+            run(tmp)
+            with open(tmp, "rb") as f:
+                fileobj.write(f.read())
+            return None
+        data = fileobj.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"load(): the file object must be opened in binary mode, read() gave "
+                            f"{type(data).__name__}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        return run(tmp)
+    finally:
+        os.remove(tmp)
 
 
 _NP_NAMES = {np.dtype(np.bool_).str: "bool", np.dtype(np.float64).str: "float32"}

@@ -75,7 +75,7 @@ def test_quantized_output(device, out_qd, rng):
     lo, hi = bounds(qd.quant_min, qd.quant_max)
     v = np.rint(acc.astype(F32) * mult) + F32(zy)
     expect = np.clip(v, lo, hi).astype(np.int64).astype(
-        {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[qd.storage.name])
+        {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[qd.storage])
     y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device), float(sw), zw,
                   stride=(1, 2), padding=(1, 0), out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
     assert y.dtype == qd.storage

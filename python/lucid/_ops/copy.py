@@ -101,3 +101,49 @@ def copy_(target, src):
     _C.copy_(target._impl, src._impl)
     target._version += 1
     return target
+
+
+# ----- tensors shaped after another one -------------------------------------------------
+
+def type_as(input, other):
+    """``input`` cast to ``other``'s dtype."""
+    return to(input, dtype=other.dtype)
+
+
+def is_floating_point(input) -> bool:
+    """Whether the dtype is a floating-point type."""
+    return input.dtype.is_floating_point
+
+
+def _new(input, size, fill, dtype, device, requires_grad, fn):
+    from .._creation import full
+
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return full(tuple(size), fill, dtype=input.dtype if dtype is None else dtype,
+                device=input.device if device is None else device, requires_grad=requires_grad)
+
+
+def new_zeros(input, *size, dtype=None, device=None, requires_grad=False):
+    """Zeros of ``size`` with ``input``'s dtype and device unless given."""
+    return _new(input, size, 0, dtype, device, requires_grad, "new_zeros")
+
+
+def new_ones(input, *size, dtype=None, device=None, requires_grad=False):
+    """Ones of ``size`` with ``input``'s dtype and device unless given."""
+    return _new(input, size, 1, dtype, device, requires_grad, "new_ones")
+
+
+def new_empty(input, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` (zero-filled) with ``input``'s dtype and device unless given."""
+    return _new(input, size, 0, dtype, device, requires_grad, "new_empty")
+
+
+def new_full(input, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """``fill_value`` repeated over ``size``, with ``input``'s dtype and device unless given."""
+    return _new(input, (size,), fill_value, dtype, device, requires_grad, "new_full")
+
+
+_SHAPED_AFTER = ["type_as", "is_floating_point", "new_zeros", "new_ones", "new_empty", "new_full"]
+__all__ += _SHAPED_AFTER
+TENSOR_METHODS += _SHAPED_AFTER

@@ -52,7 +52,7 @@ def _binary_args(a, b):
     return a, b
 
 
-def _write_out(name, out, input, other, alpha):
+def _write_out(name, out, input, other, **kwargs):
     """``op(input, other, out=out)``: the result written into ``out``'s memory
     (CPU) or array (GPU) by the in-place kernels; ``out`` keeps its shape and dtype."""
     from . import inplace
@@ -61,8 +61,7 @@ def _write_out(name, out, input, other, alpha):
         raise TypeError(f"{name}(): argument 'out' must be a tensor, got {type(out).__name__}")
     if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (input, other, out)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation")
-    kwargs = {} if alpha is None else {"alpha": alpha}
-    if out is input and alpha in (None, 1):
+    if out is input and kwargs.get("alpha", 1) == 1 and kwargs.get("rounding_mode") is None:
         return getattr(inplace, name + "_")(out, other)  # the in-place kernel, no temporary
     result = globals()[name](input, other, **kwargs)
     if result.shape != out.shape:
@@ -158,13 +157,18 @@ class _Div(Function):
         return ga, gb
 
 
+def _check_integer_pow(a, b):
+    """Both paths of pow (recorded or not) reject an integer base to a negative integer power."""
+    if not a.dtype.is_floating_point and not b.dtype.is_floating_point and b.dtype.name != "bool" \
+            and b.numel() and bool((b < 0).any()):
+        raise ValueError("pow(): integers to negative integer powers are not allowed (as in numpy and "
+                         "PyTorch); use a floating base, e.g. x.float() ** -1")
+
+
 class _Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
-        if not a.dtype.is_floating_point and not b.dtype.is_floating_point and b.dtype.name != "bool" \
-                and b.numel() and bool((b < 0).any()):
-            raise ValueError("pow(): integers to negative integer powers are not allowed (as in numpy and "
-                             "PyTorch); use a floating base, e.g. x.float() ** -1")
+        _check_integer_pow(a, b)
         y = wrap(_C.pow(a._impl, b._impl))
         ctx.save_for_backward(a, b, y)
         return y
@@ -217,7 +221,7 @@ def add(input, other, alpha=1, *, out=None):
     [2.0, 3.0]
     """
     if out is not None:
-        return _write_out("add", out, input, other, alpha)
+        return _write_out("add", out, input, other, alpha=alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -234,7 +238,7 @@ def sub(input, other, alpha=1, *, out=None):
     [3, 3]
     """
     if out is not None:
-        return _write_out("sub", out, input, other, alpha)
+        return _write_out("sub", out, input, other, alpha=alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -251,22 +255,28 @@ def mul(input, other, *, out=None):
     [2, 4, 6]
     """
     if out is not None:
-        return _write_out("mul", out, input, other, None)
+        return _write_out("mul", out, input, other)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Mul.apply(a, b)
     return Tensor(_C.mul(a._impl, b._impl))
 
 
-def div(input, other, *, out=None):
+def div(input, other, *, rounding_mode=None, out=None):
     """True division ``input / other``: integer inputs give float32.
+    ``rounding_mode="floor"`` is :func:`floor_divide`; ``"trunc"`` rounds the
+    quotient toward zero (integers stay integer; zero gradient, as PyTorch).
 
     >>> import lucid
     >>> lucid.div(lucid.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
+    >>> lucid.div(lucid.tensor([-7, 7]), 2, rounding_mode="trunc").tolist()
+    [-3, 3]
     """
     if out is not None:
-        return _write_out("div", out, input, other, None)
+        return _write_out("div", out, input, other, rounding_mode=rounding_mode)
+    if rounding_mode is not None:
+        return _div_rounded(input, other, rounding_mode)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Div.apply(a, b)
@@ -292,6 +302,7 @@ def pow(input, exponent):  # noqa: A001
     a, b = _binary_args(input, exponent)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Pow.apply(a, b)
+    _check_integer_pow(a, b)
     return Tensor(_C.pow(a._impl, b._impl))
 
 
@@ -919,3 +930,117 @@ def _make_inplace(fn):
 for _name in _INPLACE:
     globals()[_name] = _make_inplace(globals()[_name[:-1]])
 del _name
+
+
+# ----- composed from the ops above (no kernel of their own) -------------------------------
+
+def _float_input(fn, x):
+    _check_tensor(fn, x)
+    return x if x.dtype.is_floating_point else x.to("float32")
+
+
+def square(input):
+    """``x * x`` (keeps integer dtypes, as PyTorch).
+
+    >>> import lucid
+    >>> lucid.square(lucid.tensor([-3, 2])).tolist()
+    [9, 4]
+    """
+    _check_tensor("square", input)
+    return mul(input, input)
+
+
+def reciprocal(input):
+    """``1 / x``; integers promote to float32.
+
+    >>> import lucid
+    >>> lucid.reciprocal(lucid.tensor([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
+    return div(1.0, _float_input("reciprocal", input))
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (``weight`` a number or a tensor).
+
+    >>> import lucid
+    >>> lucid.lerp(lucid.tensor([0.0, 10.0]), lucid.tensor([10.0, 20.0]), 0.5).tolist()
+    [5.0, 15.0]
+    """
+    _check_tensor("lerp", input)
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``.
+
+    >>> import lucid
+    >>> lucid.addcmul(lucid.tensor([1.0]), lucid.tensor([2.0]), lucid.tensor([3.0]), value=0.5).tolist()
+    [4.0]
+    """
+    _check_tensor("addcmul", input)
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``.
+
+    >>> import lucid
+    >>> lucid.addcdiv(lucid.tensor([1.0]), lucid.tensor([3.0]), lucid.tensor([2.0]), value=2).tolist()
+    [4.0]
+    """
+    _check_tensor("addcdiv", input)
+    return add(input, mul(div(tensor1, tensor2), value))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (bool); equal infinities
+    are close, NaN is close to NaN only with ``equal_nan``.
+
+    >>> import lucid
+    >>> lucid.isclose(lucid.tensor([1.0, 1.1]), lucid.tensor([1.0 + 1e-7, 1.0])).tolist()
+    [True, False]
+    """
+    _check_tensor("isclose", input)
+    other = as_tensor(other, input)
+    diff = abs(sub(input, other))
+    close = logical_or(eq(input, other), le(diff, add(mul(abs(other), rtol), atol)))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element is ``isclose`` (a Python bool)."""
+    from .reduction import all as all_
+
+    return bool(all_(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input, other) -> bool:
+    """True when both tensors have one shape and equal elements (a Python bool)."""
+    from .reduction import all as all_
+
+    _check_tensor("equal", input)
+    _check_tensor("equal", other, "other")
+    return tuple(input.shape) == tuple(other.shape) and bool(all_(eq(input, other)).item())
+
+
+_COMPOSED = ["square", "reciprocal", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
+             "equal"]
+__all__ += _COMPOSED
+TENSOR_METHODS += _COMPOSED
+
+
+def _div_rounded(input, other, rounding_mode):
+    """div with rounding_mode "floor" or "trunc" (see div)."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div(): argument 'rounding_mode' must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    a, b = _binary_args(input, other)
+    if not (a.dtype.is_floating_point or b.dtype.is_floating_point):
+        # a - fmod(a, b) is an exact multiple of b, so floor division of it is exact.
+        return floor_divide(sub(a, fmod(a, b)), b)
+    q = div(a, b)
+    return mul(sign(q), floor(abs(q)))

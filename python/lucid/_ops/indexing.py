@@ -6,7 +6,9 @@ Basic indices (ints, slices, None, Ellipsis) give views on the CPU stream
 on the GPU stream, where MLX arrays are values: writing into ``x[1:]`` is
 seen through ``x`` on the CPU stream only, while ``x[1:] = v`` itself updates
 ``x`` on both streams. One integer tensor (or list) or one boolean mask may
-appear among the basic indices (reads copy; writes go through index_copy).
+appear among the basic indices (reads copy; writes go through index_copy);
+expressions with several index tensors follow numpy's advanced indexing
+(advanced_index.py).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from .common import as_tensor, is_tensor, sum_to_shape, wrap, wrap_dim
+from . import advanced_index  # several index tensors in one expression (imports this module lazily)
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",
            "take_along_dim"]
@@ -197,9 +200,9 @@ class _BasicIndex(Function):
 
 
 def getitem(x, idx):
-    """``x[idx]`` for ints, slices (any step), None, Ellipsis, plus at most one
-    integer tensor / list (negative entries count from the end) or one boolean
-    mask covering consecutive axes.
+    """``x[idx]`` for ints, slices (any step), None, Ellipsis, plus integer
+    tensors / lists (negative entries count from the end) and boolean masks;
+    several of them broadcast together as in numpy (advanced_index.py).
 
     Out-of-range ints raise IndexError naming the dimension and its size.
     CPU stream: basic indices give a view sharing memory (negative steps
@@ -220,6 +223,8 @@ def getitem(x, idx):
         if shape:
             plan = _plan_first_axis(shape, idx)
     if plan is None:
+        if type(idx) is tuple and advanced_index.count_tensor_indices(idx) > 1:
+            return advanced_index.getitem(x, idx)
         plan = _plan(x, idx, "getitem")
     if x._requires_grad and is_grad_enabled():
         out = _BasicIndex.apply(x, plan)
@@ -314,6 +319,8 @@ def setitem(x, idx, value):
     >>> x.tolist()
     [[0.0, 7.0, 7.0], [1.0, 0.0, 2.0]]
     """
+    if type(idx) is tuple and advanced_index.count_tensor_indices(idx) > 1:
+        return advanced_index.setitem(x, idx, value)
     plan = _plan(x, idx, "setitem")
     recording = is_grad_enabled() and (x.requires_grad or (is_tensor(value) and value.requires_grad))
     if recording and x.requires_grad and x.grad_fn is None:
@@ -622,3 +629,34 @@ def index_copy(input, dim, index, source):
     """
     d = _dim_arg(dim, input, "index_copy")
     return _IndexCopy.apply(input, d, _index_arg(index, input, "index_copy"), as_tensor(source, input, "source"))
+
+
+# ----- masks ---------------------------------------------------------------------------
+
+def masked_fill(input, mask, value):
+    """``value`` where the boolean ``mask`` (broadcast to ``input``) is true, else
+    ``input``; the dtype stays ``input``'s. Differentiable in ``input``.
+
+    >>> import lucid
+    >>> lucid.masked_fill(lucid.tensor([1.0, 2.0]), lucid.tensor([True, False]), -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    from .elementwise import where
+
+    if not is_tensor(input):
+        raise TypeError(f"masked_fill(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    if not is_tensor(mask) or mask.dtype.name != "bool":
+        raise TypeError("masked_fill(): argument 'mask' must be a bool Tensor, got "
+                        f"{mask.dtype if is_tensor(mask) else type(mask).__name__}")
+    if is_tensor(value):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill(): argument 'value' must be a 0-d tensor or a number, got shape "
+                             f"{tuple(value.shape)}")
+        value = value.to(dtype=input.dtype)
+    else:
+        value = as_tensor(value, input, "value").to(dtype=input.dtype)
+    return where(mask, value, input)
+
+
+__all__ += ["masked_fill"]
+TENSOR_METHODS += ["masked_fill"]

@@ -347,3 +347,128 @@ def embedding(input, weight, padding_idx=None):
             raise ValueError(f"embedding(): padding_idx must be within [-{n}, {n}), got {padding_idx}")
         padding_idx = padding_idx % n
     return _Embedding.apply(weight, input, -1 if padding_idx is None else int(padding_idx))
+
+
+# ----- softmax as a Tensor method (the op itself lives in lucid.nn.functional) -----------
+
+def softmax(input, dim=None, dtype=None):
+    """``lucid.nn.functional.softmax``; also ``Tensor.softmax(dim)``."""
+    from ..nn import functional
+
+    return functional.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """``lucid.nn.functional.log_softmax``; also ``Tensor.log_softmax(dim)``."""
+    from ..nn import functional
+
+    return functional.log_softmax(input, dim, dtype)
+
+
+__all__ += ["softmax", "log_softmax"]
+TENSOR_METHODS += ["softmax", "log_softmax"]
+
+
+# ----- transposed convolution (the adjoint of conv2d, on conv2d's kernels) ---------------
+
+class _ConvTranspose2d(Function):
+    """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
+    convolution with respect to its input, so forward and backward reuse the conv2d
+    kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and
+    dL/dy in swapped roles."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
+        y_like = _C.full(out_shape, 0.0, x._impl.dtype, x._impl.device)
+        ctx.save_for_backward(x, weight)
+        ctx.args = (stride, padding, dilation, groups)
+        gx, _, _ = _C.conv2d_backward(x._impl, y_like, weight._impl, stride, padding, dilation, groups,
+                                      [True, False, False])
+        y = wrap(gx)
+        if bias is not None:
+            y = y + bias.reshape(1, -1, 1, 1)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        stride, padding, dilation, groups = ctx.args
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        gx = wrap(_C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
+                            "conv_transpose2d")) if need_x else None
+        gw = None
+        if need_w:
+            _, w_impl, _ = _C.conv2d_backward(x._impl, g._impl, weight._impl, stride, padding, dilation, groups,
+                                              [False, True, False])
+            gw = wrap(w_impl)
+        gb = g.sum(dim=(0, 2, 3)) if need_b else None
+        return gx, gw, gb, None, None, None, None, None
+
+
+def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups, dilation, fn, nd):
+    _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
+    if weight.ndim != nd + 2:
+        raise ValueError(f"{fn}(): expected a {nd + 2}-D weight (in, out/groups, *kernel), got shape "
+                         f"{tuple(weight.shape)}")
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
+    unbatched = x.ndim == nd + 1
+    if unbatched:
+        x = unsqueeze(x, 0)
+    if x.shape[1] != weight.shape[0]:
+        raise ValueError(f"{fn}(): expected input with {weight.shape[0]} channels (weight {tuple(weight.shape)}), "
+                         f"got input of shape {tuple(x.shape)}")
+    if weight.shape[0] % groups:
+        raise ValueError(f"{fn}(): in_channels ({weight.shape[0]}) must be divisible by groups ({groups})")
+    if nd == 1:
+        s = [1] + _pair(stride, fn, "stride", 1)
+        p = [0] + _pair(padding, fn, "padding", 1)
+        op = [0] + _pair(output_padding, fn, "output_padding", 1)
+        d = [1] + _pair(dilation, fn, "dilation", 1)
+        x, weight = unsqueeze(x, 2), unsqueeze(weight, 2)
+    else:
+        s, p = _pair(stride, fn, "stride"), _pair(padding, fn, "padding")
+        op, d = _pair(output_padding, fn, "output_padding"), _pair(dilation, fn, "dilation")
+    if any(o < 0 or o >= st for o, st in zip(op, s)):
+        raise ValueError(f"{fn}(): output_padding {tuple(op[2 - nd:])} must be non-negative and smaller than the "
+                         f"stride {tuple(s[2 - nd:])}")
+    k = weight.shape[2:]
+    out_hw = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(2)]
+    if any(v <= 0 for v in out_hw):
+        raise ValueError(f"{fn}(): the output size {tuple(out_hw[2 - nd:])} is not positive for input of shape "
+                         f"{tuple(x.shape)}")
+    out_shape = [x.shape[0], weight.shape[1] * groups] + out_hw
+    pad = [p[0], p[0], p[1], p[1]]
+    y = _ConvTranspose2d.apply(x, weight, bias, s, pad, d, int(groups), out_shape)
+    if nd == 1:
+        y = squeeze(y, 2)
+    return squeeze(y, 0) if unbatched else y
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution (the adjoint of conv2d), PyTorch's arguments.
+
+    input (N, C_in, H, W); weight (C_in, C_out/groups, kh, kw); output height
+    ``(H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1``
+    (likewise the width); ``output_padding`` must be smaller than the stride.
+
+    >>> import lucid
+    >>> lucid.conv_transpose2d(lucid.ones(1, 1, 2, 2), lucid.ones(1, 1, 2, 2), stride=2).shape
+    (1, 1, 4, 4)
+    """
+    return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                              "conv_transpose2d", 2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution over (N, C_in, L): conv_transpose2d over a unit height.
+
+    >>> import lucid
+    >>> lucid.conv_transpose1d(lucid.ones(1, 1, 3), lucid.ones(1, 1, 2)).tolist()
+    [[[1.0, 2.0, 2.0, 1.0]]]
+    """
+    return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                              "conv_transpose1d", 1)
+
+
+__all__ += ["conv_transpose1d", "conv_transpose2d"]

@@ -383,3 +383,37 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
         raise ValueError(f"histc(): argument 'bins' must be a positive int, got {bins!r}")
     counts = wrap(_C.histc(input._impl, bins, float(lo), float(hi)))
     return counts.to(input.dtype)
+
+
+# ----- composed from the reductions above -----------------------------------------------
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+    """``sqrt(var(...))`` with var's arguments (``correction`` defaults to 1).
+
+    >>> import lucid
+    >>> lucid.std(lucid.tensor([1.0, 3.0]), correction=0).item()
+    1.0
+    """
+    from .elementwise import sqrt
+
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction, axis=axis))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(x)))`` over ``dim``, shifted by the max so it stays finite
+    (an all ``-inf`` slice gives ``-inf``).
+
+    >>> import lucid
+    >>> round(lucid.logsumexp(lucid.tensor([1000.0, 1000.0]), dim=0).item(), 2)   # 1000 + log 2
+    1000.69
+    """
+    from .elementwise import exp, isinf, log, sub, where, add
+
+    m = amax(input, dim=dim, keepdim=True).detach()
+    m = where(isinf(m), 0.0, m)  # -inf (empty mass) or +inf: no shift
+    out = add(log(sum(exp(sub(input, m)), dim=dim, keepdim=True)), m)
+    return out if keepdim else out.squeeze(dims_arg(dim, None, input.ndim, "logsumexp"))
+
+
+__all__ += ["std", "logsumexp"]
+TENSOR_METHODS += ["std", "logsumexp"]

@@ -643,3 +643,45 @@ def pad(input, pad, mode="constant", value=0):
 
         out = index_select(out, ax, tensor(pos.astype(np.int64), device=input.device))
     return out
+
+
+# ----- triangles (a mask from two aranges, then where) ---------------------------------
+
+def _triangle(input, diagonal, fn, lower):
+    from .._creation import arange, zeros
+    from .elementwise import where, ge, le, sub
+
+    _check_tensor(input, fn)
+    if input.ndim < 2:
+        raise ValueError(f"{fn}(): expected a tensor of at least 2 dimensions, got shape {tuple(input.shape)}")
+    diagonal = _int(diagonal, fn, "diagonal")
+    rows, cols = input.shape[-2], input.shape[-1]
+    r = arange(rows, device=input.device).reshape(rows, 1)
+    c = arange(cols, device=input.device).reshape(1, cols)
+    offset = sub(c, r)  # column - row: 0 on the main diagonal
+    keep = le(offset, diagonal) if lower else ge(offset, diagonal)
+    return where(keep, input, zeros((), dtype=input.dtype, device=input.device))  # keeps bool masks bool
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two axes (``col - row <= diagonal``), zeros above.
+
+    >>> import lucid
+    >>> lucid.tril(lucid.ones(2, 2)).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return _triangle(input, diagonal, "tril", True)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two axes (``col - row >= diagonal``), zeros below.
+
+    >>> import lucid
+    >>> lucid.triu(lucid.ones(2, 2), diagonal=1).tolist()
+    [[0.0, 1.0], [0.0, 0.0]]
+    """
+    return _triangle(input, diagonal, "triu", False)
+
+
+__all__ += ["tril", "triu"]
+TENSOR_METHODS += ["tril", "triu"]

@@ -3,7 +3,9 @@ from .. import _C
 from .._tensor import Tensor
 from .engine import run_backward
 from .function import Function, FunctionCtx, Node
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
+from .hooks import detect_anomaly, is_anomaly_enabled, register_hook, set_detect_anomaly
 from .gradcheck import gradcheck
 
 
@@ -65,4 +67,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 
 __all__ = ["Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "no_grad", "enable_grad",
-           "is_grad_enabled", "set_grad_enabled"]
+           "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled", "detect_anomaly",
+           "set_detect_anomaly", "is_anomaly_enabled"]

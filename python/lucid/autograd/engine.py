@@ -8,6 +8,7 @@ gradients only (no ``create_graph``).
 from __future__ import annotations
 
 from .._tensor import Tensor
+from . import hooks as _hooks
 from .grad_mode import no_grad
 
 
@@ -41,12 +42,18 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
     wanted = None if inputs is None else {id(t): t for t in inputs}
     results: dict[int, Tensor] = {}
     node_grads: dict[tuple[int, int], Tensor] = {}
+    hooked = _hooks.any_hooks()
+    anomaly = _hooks.is_anomaly_enabled()
+    held: dict[int, list] = {}  # leaves with hooks: their total gradient, delivered at the end
     with no_grad():
         for out, g in zip(outputs, grad_outputs):
             if not out.requires_grad:
                 raise RuntimeError("backward(): a tensor that does not require grad has no graph to walk")
             if out.grad_fn is None:
-                _deliver(out, g, wanted, results, leaf=True)
+                if hooked and _hooks.leaf_hooks(out):
+                    _hold(held, out, g)
+                else:
+                    _deliver(out, g, wanted, results, leaf=True)
             else:
                 _accumulate(node_grads, (id(out.grad_fn), out._output_nr), g)
         for node in _topological_order([o.grad_fn for o in outputs]):
@@ -59,9 +66,14 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 grads = [node_grads.pop((id(node), i), None) for i in range(node.num_outputs)]
                 if all(g is None for g in grads):
                     continue
+            if hooked:
+                grads = [g if g is None or not _hooks.node_hooks(node, i) else
+                         _hooks.run_hooks(_hooks.node_hooks(node, i), g) for i, g in enumerate(grads)]
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
+            if anomaly:
+                _hooks.check_grads(node, in_grads)
             if len(in_grads) < len(node.inputs):
                 raise RuntimeError(
                     f"{node.name()}: backward returned {len(in_grads)} gradients for "
@@ -77,14 +89,26 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                     )
                 if t._retain_grad and fn is not None:
                     t.grad = g if t.grad is None else t.grad + g
-                if fn is None or (wanted is not None and id(t) in wanted):
+                if fn is None and hooked and _hooks.leaf_hooks(t):
+                    _hold(held, t, g)
+                elif fn is None or (wanted is not None and id(t) in wanted):
                     _deliver(t, g, wanted, results, leaf=fn is None)
                 if fn is not None:
                     _accumulate(node_grads, (id(fn), nr), g)
             if not retain_graph:
                 node.ctx._released = True
                 node.ctx._saved = ()
+        for t, g in held.values():
+            _deliver(t, _hooks.run_hooks(_hooks.leaf_hooks(t), g), wanted, results, leaf=True)
     return results
+
+
+def _hold(held, t, g):
+    entry = held.get(id(t))
+    if entry is None:
+        held[id(t)] = [t, g]
+    else:
+        entry[1] = entry[1] + g
 
 
 def _deliver(t, g, wanted, results, leaf):

@@ -4,6 +4,7 @@ from .parameter import Parameter  # noqa: F401
 from .containers import ModuleDict, ModuleList, Sequential  # noqa: F401
 from . import functional, init  # noqa: F401
 from .layers import *  # noqa: F401,F403
+from . import utils  # noqa: F401,E402
 from . import intrinsic  # noqa: F401,E402
 
 

@@ -370,3 +370,16 @@ def l1_loss(input, target, reduction="mean"):
     """
     d = _pointwise_loss(input, target, "l1_loss", reduction)
     return _reduce(lucid.abs(d), reduction)
+
+
+# ----- the rest of PyTorch's functional surface, one module per family ------------------
+from ._f_activation import *  # noqa: E402,F401,F403
+from ._f_normalization import *  # noqa: E402,F401,F403
+from ._f_attention import *  # noqa: E402,F401,F403
+from ._f_loss import *  # noqa: E402,F401,F403
+from ._f_resample import *  # noqa: E402,F401,F403
+from . import _f_activation, _f_attention, _f_loss, _f_normalization, _f_resample  # noqa: E402
+from .._ops.nn import conv_transpose1d, conv_transpose2d  # noqa: E402,F401
+
+__all__ += ["conv_transpose1d", "conv_transpose2d"]
+__all__ += [n for m in (_f_activation, _f_normalization, _f_attention, _f_loss, _f_resample) for n in m.__all__]

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "eye_"]
 
 _LINEAR_LIKE = ("linear", "identity", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                 "conv_transpose3d", "sigmoid")
@@ -163,3 +163,78 @@ def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: 
     fan = _fan("kaiming_normal_()", tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan > 0 else 0.0
     return normal_(tensor, 0.0, std)
+
+
+def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0):
+    """N(mean, std^2) restricted to ``[a, b]`` (absolute bounds, as PyTorch): samples
+    outside are drawn again, from lucid's generator on the host, so a seed gives
+    the same values on both streams.
+
+    >>> import lucid
+    >>> t = lucid.nn.init.trunc_normal_(lucid.empty(1000), std=1.0, a=-0.5, b=0.5)
+    >>> bool(t.numpy().min() >= -0.5 and t.numpy().max() <= 0.5)
+    True
+    """
+    _check_tensor("trunc_normal_()", tensor)
+    if std <= 0 or not a < b:
+        raise ValueError(f"trunc_normal_(): expected std > 0 and a < b, got std={std}, a={a}, b={b}")
+    import numpy as np
+
+    from .._creation import randn, tensor as make
+
+    n = tensor.numel()
+    out = np.empty(0, dtype=np.float32)
+    for _ in range(1000):  # acceptance >= ~1e-4 per draw for any [a, b] within 4 std of the mean
+        if out.size >= n:
+            break
+        draw = randn(max(2 * (n - out.size), 16)).numpy() * np.float32(std) + np.float32(mean)
+        out = np.concatenate([out, draw[(draw >= a) & (draw <= b)]])
+    if out.size < n:
+        raise ValueError(f"trunc_normal_(): [a, b] = [{a}, {b}] holds too little of N({mean}, {std}^2) to sample")
+    values = out[:n].reshape(tensor.shape)
+    return _fill_from(tensor, lambda shape, dev: make(values, device=dev))
+
+
+def orthogonal_(tensor, gain: float = 1.0):
+    """A (semi-)orthogonal matrix (Saxe et al., 2014) over the first axis vs the rest
+    flattened: the Q of a QR decomposition of a standard normal matrix (signs fixed by
+    R's diagonal, so Q is uniformly distributed), times ``gain``. Host numpy QR.
+
+    >>> import lucid, numpy as np
+    >>> w = lucid.nn.init.orthogonal_(lucid.empty(3, 5)).numpy()
+    >>> bool(np.allclose(w @ w.T, np.eye(3), atol=1e-5))
+    True
+    """
+    _check_tensor("orthogonal_()", tensor)
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_(): expected a tensor of at least 2 dimensions, got shape {tuple(tensor.shape)}")
+    import numpy as np
+
+    from .._creation import randn, tensor as make
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows if rows else 0
+    flat = randn(rows, cols).numpy().astype(np.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    values = (q * gain).astype(np.float32).reshape(tensor.shape)
+    return _fill_from(tensor, lambda shape, dev: make(values, device=dev))
+
+
+def eye_(tensor):
+    """Fills a 2-D tensor with the identity (ones on the main diagonal).
+
+    >>> import lucid
+    >>> lucid.nn.init.eye_(lucid.empty(2, 3)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    _check_tensor("eye_()", tensor)
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_(): expected a 2-D tensor, got shape {tuple(tensor.shape)}")
+    from .._creation import eye
+
+    return _fill_from(tensor, lambda shape, dev: eye(shape[0], shape[1], device=dev))

@@ -487,6 +487,10 @@ class Module:
             if name not in state_dict:
                 continue
             value = state_dict[name]
+            if mod is None and not isinstance(value, Tensor):
+                value = _from_foreign_array(value, name, problems)
+                if value is None:  # not convertible: reported
+                    continue
             if mod is not None:
                 extra.append((mod, value))
             elif not isinstance(value, Tensor):
@@ -553,3 +557,26 @@ class Module:
         if len(lines) == 1 and not self._modules:
             return f"{self._get_name()}({lines[0]})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _from_foreign_array(value, name, problems):
+    """A PyTorch tensor or numpy array in a state dict -> a lucid Tensor (by value,
+    through numpy); anything else is returned as is for the type check to report.
+    A conversion that fails is reported with the way to convert by hand."""
+    import numpy as np
+
+    from .._creation import tensor
+
+    kind = f"{type(value).__module__}.{type(value).__name__}"
+    if isinstance(value, np.ndarray):
+        return tensor(value)
+    if not (hasattr(value, "__dlpack__") or hasattr(value, "__array__") or hasattr(value, "numpy")):
+        return value
+    try:
+        if hasattr(value, "detach"):  # torch: drop autograd and bring to host first
+            value = value.detach().cpu()
+        return tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
+    except Exception as e:  # noqa: BLE001  (reported with the remedy below)
+        problems.append(f"While copying {name!r}: got a {kind} that lucid could not convert ({e}); convert it "
+                        "with lucid.from_numpy(t.detach().cpu().float().numpy()).")
+        return None

@@ -141,3 +141,284 @@ class LambdaLR(LRScheduler):
 
     def _lr_at(self, base_lr, group_index, epoch):
         return base_lr * self.lr_lambdas[group_index](epoch)
+
+
+# ----- more schedules (closed forms of PyTorch's) -----------------------------------------
+
+class ExponentialLR(LRScheduler):
+    """``lr = initial_lr * gamma ** epoch``."""
+
+    def __init__(self, optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr_at(self, base_lr, group_index, epoch):
+        return base_lr * self.gamma ** epoch
+
+
+class LinearLR(LRScheduler):
+    """``lr = initial_lr * (start + (end - start) * min(epoch, total_iters) / total_iters)``
+    (a linear warm-up by default: from a third of the lr to the full lr in 5 epochs).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> s = lucid.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(s.get_last_lr()[0]); s.step()
+    >>> lrs
+    [0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1], got "
+                             f"{start_factor}, {end_factor}")
+        self.start_factor, self.end_factor = float(start_factor), float(end_factor)
+        self.total_iters = _positive_int("LinearLR", "total_iters", total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr_at(self, base_lr, group_index, epoch):
+        frac = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class PolynomialLR(LRScheduler):
+    """``lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power``."""
+
+    def __init__(self, optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1):
+        self.total_iters = _positive_int("PolynomialLR", "total_iters", total_iters)
+        self.power = float(power)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr_at(self, base_lr, group_index, epoch):
+        return base_lr * (1 - min(epoch, self.total_iters) / self.total_iters) ** self.power
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter, 2017): cosine from ``initial_lr`` to ``eta_min`` over
+    ``T_i`` epochs, then a restart; ``T_0`` first, each next period ``T_mult`` times longer.
+    ``lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``."""
+
+    def __init__(self, optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1):
+        self.T_0 = _positive_int("CosineAnnealingWarmRestarts", "T_0", T_0)
+        self.T_mult = _positive_int("CosineAnnealingWarmRestarts", "T_mult", T_mult)
+        self.eta_min = float(eta_min)
+        super().__init__(optimizer, last_epoch)
+
+    def _position(self, epoch):
+        """(T_cur, T_i) at ``epoch``."""
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        n, start, length = 0, 0, self.T_0
+        while epoch >= start + length:
+            start += length
+            length *= self.T_mult
+            n += 1
+        return epoch - start, length
+
+    def _lr_at(self, base_lr, group_index, epoch):
+        t_cur, t_i = self._position(epoch)
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topsakal, 2018), stepped once per batch: from
+    ``max_lr / div_factor`` up to ``max_lr`` over ``pct_start`` of ``total_steps``,
+    then down to ``initial / final_div_factor`` (``three_phase``: back to the
+    initial lr first), by cosine (``anneal_strategy='cos'``) or linearly. With
+    ``cycle_momentum`` the momentum (or Adam's beta1) moves inversely between
+    ``max_momentum`` and ``base_momentum``. Stepping past ``total_steps`` raises
+    ValueError.
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        name = "OneCycleLR"
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{name}: 'optimizer' must be a lucid.optim.Optimizer, got {type(optimizer).__name__}")
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError(f"{name}: give total_steps, or epochs and steps_per_epoch")
+            total_steps = _positive_int(name, "epochs", epochs) * _positive_int(name, "steps_per_epoch",
+                                                                                 steps_per_epoch)
+        self.total_steps = _positive_int(name, "total_steps", total_steps)
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"{name}: 'pct_start' must be in [0, 1], got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"{name}: 'anneal_strategy' must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self.anneal_strategy = anneal_strategy
+        n = len(optimizer.param_groups)
+        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * n
+        if len(max_lrs) != n:
+            raise ValueError(f"{name}: expected {n} max_lr values (one per param group), got {len(max_lrs)}")
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        total = float(self.total_steps)
+        if three_phase:
+            self._phases = [(pct_start * total - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (2 * pct_start * total - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                            (total - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [(pct_start * total - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (total - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            defaults = optimizer.defaults
+            if "momentum" not in defaults and "betas" not in defaults:
+                raise ValueError(f"{name}: cycle_momentum needs an optimizer with 'momentum' or 'betas'")
+            self._use_betas = "betas" in defaults
+            if last_epoch == -1:
+                for group in optimizer.param_groups:
+                    group["max_momentum"], group["base_momentum"] = max_momentum, base_momentum
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def _interpolate(self, group, step, lr):
+        begin = 0.0
+        for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
+            if step <= end or i == len(self._phases) - 1:
+                pct = (step - begin) / (end - begin)
+                return self._anneal(group[lr0 if lr else m0], group[lr1 if lr else m1], pct)
+            begin = end
+
+    def step(self):
+        if self.last_epoch + 1 > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {self.last_epoch + 1} times; total_steps is "
+                             f"{self.total_steps}")
+        super().step()
+        if self.cycle_momentum:
+            for group in self.optimizer.param_groups:
+                m = self._interpolate(group, self.last_epoch, lr=False)
+                if self._use_betas:
+                    group["betas"] = (m, group["betas"][1])
+                else:
+                    group["momentum"] = m
+
+    def _lr_at(self, base_lr, group_index, epoch):
+        return self._interpolate(self.optimizer.param_groups[group_index], epoch, lr=True)
+
+
+class SequentialLR(LRScheduler):
+    """Runs ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``; each
+    scheduler after the first restarts from its epoch 0 at its milestone (e.g.
+    LinearLR warm-up, then CosineAnnealingLR)."""
+
+    _not_saved = ("optimizer", "_schedulers")
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1):
+        name = "SequentialLR"
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError(f"{name}: expects at least one scheduler")
+        if any(s.optimizer is not optimizer for s in schedulers):
+            raise ValueError(f"{name}: every scheduler must belong to the optimizer passed in")
+        milestones = list(milestones)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"{name}: expected {len(schedulers) - 1} milestones, got {len(milestones)}")
+        self._schedulers, self._milestones = schedulers, milestones
+        self.optimizer = optimizer
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        for s in schedulers:  # each restarts: the first at epoch 0 now, the others at their milestone
+            s.last_epoch -= 1
+        schedulers[0].step()
+        self._last_lr = schedulers[0].get_last_lr()
+
+    def step(self):
+        import bisect
+
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        sched = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            sched.last_epoch = -1
+        sched.step()
+        self._last_lr = sched.get_last_lr()
+
+
+class ReduceLROnPlateau:
+    """Multiplies the lr by ``factor`` when ``step(metric)`` has not improved for
+    more than ``patience`` calls (then waits ``cooldown`` calls). Improvement in
+    ``mode='min'``: below ``best * (1 - threshold)`` (``threshold_mode='rel'``) or
+    ``best - threshold`` (``'abs'``); mirrored for ``'max'``. The lr never goes
+    below ``min_lr``; a change smaller than ``eps`` is skipped.
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> s = lucid.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
+    >>> for loss in [1.0, 1.0, 1.0, 1.0]:
+    ...     s.step(loss)
+    >>> s.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0.0, eps=1e-8):
+        name = "ReduceLROnPlateau"
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{name}: 'optimizer' must be a lucid.optim.Optimizer, got {type(optimizer).__name__}")
+        if factor >= 1.0:
+            raise ValueError(f"{name}: factor should be < 1.0, got {factor}")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"{name}: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', got "
+                             f"{mode!r}, {threshold_mode!r}")
+        self.optimizer = optimizer
+        n = len(optimizer.param_groups)
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
+        if len(self.min_lrs) != n:
+            raise ValueError(f"{name}: expected {n} min_lr values, got {len(self.min_lrs)}")
+        self.mode, self.factor, self.patience, self.threshold = mode, float(factor), int(patience), threshold
+        self.threshold_mode, self.cooldown, self.eps = threshold_mode, int(cooldown), eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def _is_better(self, a):
+        rel = self.threshold_mode == "rel"
+        if self.mode == "min":
+            return a < (self.best * (1 - self.threshold) if rel else self.best - self.threshold)
+        return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
+
+    def step(self, metrics):
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                new = max(group["lr"] * self.factor, floor)
+                if group["lr"] - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list:
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "optimizer"})
+
+
+__all__ += ["ExponentialLR", "LinearLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR",
+            "ReduceLROnPlateau"]

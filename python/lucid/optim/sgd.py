@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import _C
 from .._creation import empty_like
 from ..autograd import no_grad
-from .optimizer import Optimizer, check_number, fused_ok, fused_state_ok, required
+from .optimizer import Optimizer, check_number, fused_ok, fused_state_ok
 
 __all__ = ["SGD"]
 
@@ -30,12 +30,10 @@ class SGD(Optimizer):
     [0.0, -3.0]
     """
 
-    def __init__(self, params, lr=required, momentum: float = 0.0, dampening: float = 0.0,
+    def __init__(self, params, lr=1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize)
-        if lr is required:
-            raise TypeError("SGD: missing required option 'lr'")
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:

@@ -8,10 +8,26 @@ from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
+from .activation_smooth import CELU, ELU, GLU, SELU, Hardtanh, LogSigmoid, Mish, PReLU, SiLU, Softplus, Softsign
+from .layer_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
+from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, Fold, PairwiseDistance, Unfold, Upsample
+from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
+from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .recurrent import GRU, LSTM
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 
 __all__ = [
     "Linear", "Identity", "Flatten", "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d",
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "Softmax", "LogSoftmax",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Dropout", "Embedding",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
+]
+__all__ += [
+    "SiLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "PReLU", "LogSigmoid", "Softsign", "Hardtanh", "GLU",
+    "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
+    "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
+    "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold",
 ]

@@ -1,0 +1,150 @@
+"""Norms: vector_norm, matrix_norm, norm (``lucid.linalg.*``) and Tensor.norm.
+
+``vector_norm(x, ord)`` = ``(sum |x|^ord)^(1/ord)`` over ``dim`` (all
+elements when None); ``ord=inf`` / ``-inf`` are max / min of ``|x|``, ``ord=0``
+counts non-zeros. The gradient of the 2-norm (and of every p-norm) is 0 where
+the norm is 0, as in PyTorch, instead of NaN.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _C
+from .._dtype import as_dtype
+from .._tensor import Tensor
+from ..autograd import Function
+from ..autograd.grad_mode import is_grad_enabled
+from .common import dims_arg, wrap
+
+__all__ = ["vector_norm", "matrix_norm", "linalg_norm", "norm"]
+TENSOR_METHODS = ["norm"]
+
+
+def _check(fn, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a tensor, got {type(x).__name__}")
+
+
+def _pnorm(x, p, dims, keepdim):
+    a = Tensor(_C.abs(x._impl))
+    if p == 2.0:
+        return Tensor(_C.sqrt(_C.sum(_C.mul(a._impl, a._impl), dims, keepdim, None)))
+    return (a ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
+
+
+class _PNorm(Function):
+    """(sum |x|^p)^(1/p) for finite p > 0; d/dx = sign(x) |x|^(p-1) / n^(p-1)."""
+
+    @classmethod
+    def node_name(cls, ctx):
+        return "NormBackward"
+
+    @staticmethod
+    def forward(ctx, x, p, dims, keepdim):
+        n = _pnorm(x, p, dims, keepdim)
+        ctx.p, ctx.dims, ctx.keepdim, ctx.shape = p, dims, keepdim, x.shape
+        ctx.save_for_backward(x, n)
+        return n
+
+    @staticmethod
+    def backward(ctx, g):
+        from .elementwise import where
+
+        x, n = ctx.saved_tensors
+        if not ctx.keepdim and ctx.dims != ():
+            g = wrap(_C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims))
+            n = wrap(_C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims))
+        p = ctx.p
+        if p == 2.0:
+            d = x / n
+        elif p == 1.0:
+            d = x.sign() + n * 0
+        else:
+            d = x.sign() * x.abs() ** (p - 1.0) / n ** (p - 1.0)
+        d = where(n == 0, 0.0, d)  # PyTorch's subgradient 0 at a zero norm, not 0/0
+        return g * d, None, None, None
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """The ``ord``-norm of ``x`` over ``dim`` (int, tuple, or None: all elements).
+
+    >>> import lucid
+    >>> lucid.linalg.vector_norm(lucid.tensor([3.0, 4.0])).item()
+    5.0
+    """
+    _check("vector_norm", x)
+    if dtype is not None:
+        x = x.to(as_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"vector_norm(): expected a floating input, got {x.dtype}")
+    dims = dims_arg(dim, None, x.ndim, "vector_norm")
+    try:
+        p = float(ord)
+    except (TypeError, ValueError):
+        raise ValueError(f"vector_norm(): argument 'ord' must be a number, got {ord!r}") from None
+    a = x.abs()
+    if p == math.inf:
+        return a.amax(dim=dims, keepdim=keepdim) if x.numel() else a.sum(dim=dims, keepdim=keepdim)
+    if p == -math.inf:
+        return a.amin(dim=dims, keepdim=keepdim)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim=dims, keepdim=keepdim)
+    if p < 0:
+        return (a ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
+    if x._requires_grad and is_grad_enabled():
+        return _PNorm.apply(x, p, dims, bool(keepdim))
+    return _pnorm(x, p, dims, bool(keepdim))
+
+
+def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+    """Matrix norms over the two axes ``dim``: ``"fro"`` (Frobenius), ``1`` /
+    ``-1`` (max / min absolute column sum), ``inf`` / ``-inf`` (rows).
+    ``"nuc"`` and ``2`` / ``-2`` need singular values: NotImplementedError."""
+    _check("matrix_norm", x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_norm(): expected a tensor with at least 2 dims, got {x.ndim}")
+    d = dims_arg(tuple(dim), None, x.ndim, "matrix_norm")
+    if len(d) != 2:
+        raise ValueError(f"matrix_norm(): argument 'dim' must name two axes, got {dim!r}")
+    r, c = (dim[0] % x.ndim, dim[1] % x.ndim)
+    if ord == "fro":
+        return vector_norm(x, 2, (r, c), keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"matrix_norm(): ord={ord!r} needs singular values, which lucid does not compute")
+    if ord in (1, -1, math.inf, -math.inf):
+        over, across = (r, c) if ord in (1, -1) else (c, r)
+        s = x.abs().sum(dim=over, keepdim=True)
+        out = s.amax(dim=across, keepdim=True) if ord > 0 else s.amin(dim=across, keepdim=True)
+        return out if keepdim else out.squeeze(max(r, c)).squeeze(min(r, c))
+    raise ValueError(f"matrix_norm(): unsupported 'ord' {ord!r}")
+
+
+def linalg_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """``lucid.linalg.norm``: with ``ord=None`` the 2-norm of the flattened
+    input (or over ``dim``); a 2-tuple ``dim`` or a string ``ord`` means a
+    matrix norm; otherwise :func:`vector_norm`."""
+    _check("norm", x)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm(x, 2, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str) or (dim is not None and len(dim) == 2) or (dim is None and x.ndim == 2):
+        return matrix_norm(x, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """``Tensor.norm`` / ``lucid.norm``: ``p="fro"`` or a number: the vector
+    p-norm over ``dim`` (all elements when None); ``"nuc"`` raises
+    NotImplementedError.
+
+    >>> import lucid
+    >>> lucid.tensor([[3.0, 4.0]]).norm().item()
+    5.0
+    """
+    _check("norm", input)
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("norm(): p='nuc' needs singular values, which lucid does not compute")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)

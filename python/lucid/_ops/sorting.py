@@ -1,0 +1,294 @@
+"""Sorting and counting (csrc/ops/sort.cpp): sort, argsort, topk, median,
+unique, count_nonzero, bincount, nonzero, masked_select.
+
+``sort`` is one C++ kernel per stream, stable in both directions (equal keys
+keep increasing input position, so ``topk`` breaks ties by the lower index,
+as PyTorch's CPU kernel does) with NaN above every number; both streams give
+identical values and indices. The rest compose over it. Ops whose output
+size depends on the data (unique, nonzero, masked_select, bincount) read a
+small tensor back to the host once, as PyTorch does on an accelerator.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _C
+from .._tensor import Tensor
+from ..autograd import Function
+from ..autograd.grad_mode import is_grad_enabled
+from .common import wrap, wrap_dim
+
+__all__ = ["sort", "argsort", "msort", "topk", "median", "unique", "count_nonzero", "bincount", "nonzero",
+           "masked_select"]
+TENSOR_METHODS = ["sort", "argsort", "msort", "topk", "median", "unique", "count_nonzero", "bincount", "nonzero",
+                  "masked_select"]
+
+
+def _check(fn, x, argument="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
+
+
+class _Select(Function):
+    """values = x gathered at ``indices`` along ``dim`` (sort, topk, median):
+    the gradient is scattered back to those positions."""
+
+    @classmethod
+    def node_name(cls, ctx):  # SortBackward, TopkBackward, MedianBackward
+        return ctx.name.capitalize() + "Backward"
+
+    @staticmethod
+    def forward(ctx, x, indices, dim, name):
+        ctx.name, ctx.dim, ctx.shape = name, dim, x.shape
+        ctx.save_for_backward(indices)
+        return wrap(_C.gather(x._impl, dim, indices._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        (indices,) = ctx.saved_tensors
+        zeros = _C.full(tuple(ctx.shape), 0.0, g.dtype.name, g._impl.device)
+        return wrap(_C.scatter_add(zeros, ctx.dim, indices._impl, g._impl)), None, None, None
+
+
+def _values_at(x, indices, dim, name, values_impl=None):
+    if x._requires_grad and is_grad_enabled():
+        return _Select.apply(x, indices, dim, name)
+    return Tensor(values_impl if values_impl is not None else _C.gather(x._impl, dim, indices._impl))
+
+
+def sort(input, dim=-1, descending=False, stable=True):
+    """Sorts along ``dim``: ``(values, indices)`` with ``values = input.gather(dim, indices)``.
+
+    Always stable (``stable`` is accepted for PyTorch compatibility): equal
+    keys keep their input order in both directions; NaN sorts above every
+    number (last ascending, first descending). Differentiable in ``values``.
+
+    >>> import lucid
+    >>> v, i = lucid.sort(lucid.tensor([3.0, 1.0, 2.0, 1.0]), descending=True)
+    >>> v.tolist(), i.tolist()
+    ([3.0, 2.0, 1.0, 1.0], [0, 2, 1, 3])
+    """
+    _check("sort", input)
+    d = wrap_dim(dim, input.ndim, "sort")
+    values, indices = _C.sort(input._impl, d, builtins.bool(descending))
+    indices = Tensor(indices)
+    if input.ndim == 0:
+        return Tensor(values) if not input._requires_grad else input.clone(), indices
+    return _values_at(input, indices, d, "sort", values), indices
+
+
+def argsort(input, dim=-1, descending=False, stable=True):
+    """The ``indices`` of :func:`sort` (int64)."""
+    _check("argsort", input)
+    return Tensor(_C.sort(input._impl, wrap_dim(dim, input.ndim, "argsort"), builtins.bool(descending))[1])
+
+
+def msort(input):
+    """``sort(input, dim=0).values``."""
+    return sort(input, 0)[0]
+
+
+def _narrow_index(indices, dim, k):
+    starts = [0] * indices.ndim
+    steps = [1] * indices.ndim
+    lengths = list(indices.shape)
+    lengths[dim] = k
+    return Tensor(_C.slice(indices._impl, starts, steps, lengths))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim``
+    as ``(values, int64 indices)``, in sorted order (also when ``sorted=False``).
+    Ties go to the lower index; NaN counts as the largest value. ValueError
+    when ``k`` is not in ``[0, size]``.
+
+    >>> import lucid
+    >>> v, i = lucid.topk(lucid.tensor([1.0, 5.0, 3.0, 5.0]), 2)
+    >>> v.tolist(), i.tolist()
+    ([5.0, 5.0], [1, 3])
+    """
+    _check("topk", input)
+    d = wrap_dim(dim, input.ndim, "topk")
+    size = input.shape[d] if input.ndim else 1
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise TypeError(f"topk(): argument 'k' must be an int, got {type(k).__name__}")
+    if not 0 <= k <= size:
+        raise ValueError(f"topk(): argument 'k' must be in [0, {size}] (the size of dim {d}), got {k}")
+    _, order = _C.sort(input._impl, d, builtins.bool(largest))
+    order = Tensor(order)
+    if input.ndim == 0:
+        return sort(input)[0] if k else input.reshape(0), order if k else order.reshape(0)
+    indices = _narrow_index(order, d, builtins.int(k))
+    return _values_at(input, indices, d, "topk"), indices
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (element ``(n - 1) // 2`` of the sorted values, as
+    PyTorch), NaN if the line holds a NaN. Without ``dim``: a 0-d tensor over
+    all elements; with ``dim``: ``(values, indices)`` where ``indices`` is the
+    position of that element in ``input`` (the first NaN's when there is one).
+    ValueError on an empty input. Differentiable in ``values``.
+
+    >>> import lucid
+    >>> lucid.median(lucid.tensor([4.0, 1.0, 3.0, 2.0])).item()
+    2.0
+    """
+    _check("median", input)
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.shape[0] == 0:
+            raise ValueError("median(): argument 'input' is empty; the median of no elements is undefined")
+        return median(flat, 0)[0]
+    d = wrap_dim(dim, input.ndim, "median")
+    x = input if input.ndim else input.reshape(1)
+    n = x.shape[d]
+    if n == 0:
+        raise ValueError(f"median(): cannot take the median over dimension {d} of size 0")
+    _, order = _C.sort(x._impl, d, False)
+    # NaN sorts last: with m NaNs in a line, the first one sits at n - m.
+    nan_count = Tensor(_C.sum(_C.isnan(x._impl), [d], True, None))
+    pos = Tensor(_C.where(_C.gt(nan_count._impl, _C.full((), 0.0, "int64", x._impl.device)),
+                          _C.sub(_C.full((), float(n), "int64", x._impl.device), nan_count._impl),
+                          _C.full(nan_count.shape, float((n - 1) // 2), "int64", x._impl.device)))
+    indices = Tensor(_C.gather(order, d, pos._impl))
+    values = _values_at(x, indices, d, "median")
+    if not keepdim or input.ndim == 0:
+        shape = list(x.shape)
+        del shape[d]
+        if input.ndim == 0:
+            shape = []
+        values, indices = values.reshape(shape), indices.reshape(shape)
+    return values, indices
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values of ``input`` (flattened), ascending; optionally
+    ``inverse`` (int64, input's shape: where each element went) and
+    ``counts`` (int64). Each NaN counts as distinct. ``dim`` is not supported
+    (NotImplementedError). Not differentiable.
+
+    >>> import lucid
+    >>> u, inv, c = lucid.unique(lucid.tensor([3, 1, 3, 2]), return_inverse=True, return_counts=True)
+    >>> u.tolist(), inv.tolist(), c.tolist()
+    ([1, 2, 3], [2, 0, 2, 1], [1, 1, 2])
+    """
+    _check("unique", input)
+    if dim is not None:
+        raise NotImplementedError("unique(): 'dim' is not supported; unique over the flattened input only")
+    flat = Tensor(_C.reshape(input._impl, [-1]))
+    dev = flat._impl.device
+    values, order = _C.sort(flat._impl, 0, False)
+    n = flat.shape[0]
+    if n == 0:
+        empty = Tensor(_C.full((0,), 0.0, "int64", dev))
+        out = [Tensor(values)] + ([Tensor(_C.full(tuple(input.shape), 0.0, "int64", dev))] if return_inverse else []) \
+            + ([empty] if return_counts else [])
+        return out[0] if len(out) == 1 else tuple(out)
+    # new[k]: sorted element k starts a run (differs from its predecessor).
+    first = _C.full((1,), 1.0, "bool", dev)
+    rest = _C.ne(_C.slice(values, [1], [1], [n - 1]), _C.slice(values, [0], [1], [n - 1]))
+    new = _C.cat([first, rest], 0)
+    starts = np.flatnonzero(Tensor(_C.to_device(new, "cpu") if dev != "cpu" else new).numpy()).astype(np.int64)
+    from .._creation import tensor
+
+    starts_t = tensor(starts, device=dev)
+    out = [Tensor(_C.index_select(values, 0, starts_t._impl))]
+    if return_inverse:
+        run = _C.sub(_C.cumsum(new, 0), _C.full((), 1.0, "int64", dev))  # run number of each sorted element
+        inverse = _C.scatter(_C.full((n,), 0.0, "int64", dev), 0, order, run)
+        out.append(Tensor(_C.reshape(inverse, list(input.shape))))
+    if return_counts:
+        counts = np.diff(np.append(starts, n)).astype(np.int64)
+        out.append(tensor(counts, device=dev))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def count_nonzero(input, dim=None):
+    """How many elements are not zero (over ``dim``: an int or tuple; all when None); int64."""
+    _check("count_nonzero", input)
+    from .reduction import sum as _sum
+
+    nz = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._impl.dtype, input._impl.device)))
+    return _sum(nz, dim=dim)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Counts of each value in a 1-d tensor of non-negative integers: a tensor
+    of length ``max(input.max() + 1, minlength)`` (int64; with ``weights``,
+    the sum of the weights per value, in the weights' dtype — float32 for
+    integer weights). ValueError for negative values or a non-1-d input.
+    Reads the maximum back to the host (the output size depends on it).
+
+    >>> import lucid
+    >>> lucid.bincount(lucid.tensor([0, 2, 2, 5]), minlength=7).tolist()
+    [1, 0, 2, 0, 0, 1, 0]
+    """
+    _check("bincount", input)
+    if input.ndim != 1:
+        raise ValueError(f"bincount(): argument 'input' must be 1-d, got {input.ndim}-d")
+    if input.dtype.is_floating_point or input.dtype.name == "bool":
+        raise TypeError(f"bincount(): argument 'input' must be an integer tensor, got {input.dtype}")
+    if not isinstance(minlength, (int, np.integer)) or isinstance(minlength, bool) or minlength < 0:
+        raise ValueError(f"bincount(): argument 'minlength' must be a non-negative int, got {minlength!r}")
+    dev = input._impl.device
+    if weights is not None:
+        _check("bincount", weights, "weights")
+        if weights.shape != input.shape:
+            raise ValueError(f"bincount(): argument 'weights' must have input's shape {input.shape}, "
+                             f"got {weights.shape}")
+        if weights._impl.device != dev:
+            raise TypeError("bincount(): 'input' and 'weights' are on different devices")
+    n = input.shape[0]
+    if n:
+        lo = builtins.int(Tensor(_C.amin(input._impl, None, False)).item())
+        if lo < 0:
+            raise ValueError(f"bincount(): argument 'input' must hold non-negative values, got {lo}")
+        hi = builtins.int(Tensor(_C.amax(input._impl, None, False)).item())
+    else:
+        hi = -1
+    length = builtins.max(hi + 1, builtins.int(minlength))
+    if weights is None:
+        src, dtype = _C.full((n,), 1.0, "int64", dev), "int64"
+    else:
+        dtype = weights.dtype.name if weights.dtype.is_floating_point else "float32"
+        src = weights._impl if weights.dtype.name == dtype else _C.astype(weights._impl, dtype)
+    zeros = _C.full((length,), 0.0, dtype, dev)
+    if n == 0:
+        return Tensor(zeros)
+    return Tensor(_C.scatter_add(zeros, 0, input._impl, src))
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the non-zero elements in row-major order: an int64 tensor of
+    shape ``(count, ndim)``, or (``as_tuple=True``) one 1-d tensor per axis.
+    Reads ``input != 0`` back to the host (the output size depends on it)."""
+    _check("nonzero", input)
+    from .._creation import tensor
+
+    mask = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._impl.dtype, input._impl.device))).to("cpu").numpy()
+    where = np.argwhere(mask.reshape(input.shape)).astype(np.int64)
+    dev = input.device
+    if as_tuple:
+        if input.ndim == 0:
+            return (tensor(np.zeros(where.shape[0], np.int64), device=dev),)
+        return tuple(tensor(np.ascontiguousarray(where[:, k]), device=dev) for k in range(input.ndim))
+    return tensor(where.reshape(where.shape[0], input.ndim), device=dev)
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` (bool, broadcast with input) is
+    True, as a 1-d tensor in row-major order; differentiable in ``input``."""
+    _check("masked_select", input)
+    _check("masked_select", mask, "mask")
+    if mask.dtype.name != "bool":
+        raise TypeError(f"masked_select(): argument 'mask' must be a bool tensor, got {mask.dtype}")
+    from .shape import broadcast_to
+
+    shape = tuple(np.broadcast_shapes(input.shape, mask.shape))
+    x = input if input.shape == shape else broadcast_to(input, shape)
+    m = mask if mask.shape == shape else broadcast_to(mask, shape)
+    if x.ndim == 0:
+        x, m = x.reshape(1), m.reshape(1)
+    return x[m]

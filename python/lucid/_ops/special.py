@@ -1,0 +1,104 @@
+"""Accurate elementwise functions (csrc/ops/special.cpp): log1p, expm1,
+log2, atan2, with gradients. Integer inputs promote to float32. Accuracy per
+stream: docs/numerics.md, "Accurate elementwise functions"."""
+from __future__ import annotations
+
+import math
+
+from .. import _C
+from .._tensor import Tensor
+from ..autograd import Function
+from ..autograd.grad_mode import is_grad_enabled
+from .common import as_tensor, sum_to_shape, wrap
+
+__all__ = ["log1p", "expm1", "log2", "atan2", "arctan2"]
+TENSOR_METHODS = ["log1p", "expm1", "log2", "atan2", "arctan2"]
+
+_LN2 = math.log(2.0)
+
+
+class _Special(Function):
+    @classmethod
+    def node_name(cls, ctx):  # Log1pBackward, Expm1Backward, Log2Backward
+        return ctx.name.capitalize() + "Backward"
+
+    @staticmethod
+    def forward(ctx, x, name):
+        y = wrap(getattr(_C, name)(x._impl))
+        ctx.name = name
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        if ctx.name == "log1p":
+            return g / (x + 1.0), None
+        if ctx.name == "expm1":
+            return g * (y + 1.0), None
+        return g / (x * _LN2), None
+
+
+def _special(name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be a tensor, got {type(x).__name__}")
+    if x._requires_grad and is_grad_enabled():
+        return _Special.apply(x, name)
+    return Tensor(getattr(_C, name)(x._impl))
+
+
+def log1p(input):
+    """``ln(1 + x)``, accurate for small ``x``.
+
+    >>> import lucid
+    >>> abs(lucid.log1p(lucid.tensor([1e-10])).item() - 1e-10) < 1e-16  # log(1 + 1e-10) in float32 gives 0
+    True
+    """
+    return _special("log1p", input)
+
+
+def expm1(input):
+    """``e^x - 1``, accurate for small ``x``."""
+    return _special("expm1", input)
+
+
+def log2(input):
+    """Base-2 logarithm."""
+    return _special("log2", input)
+
+
+class _Atan2(Function):
+    @staticmethod
+    def forward(ctx, y, x):
+        ctx.save_for_backward(y, x)
+        return wrap(_C.atan2(y._impl, x._impl))
+
+    @staticmethod
+    def backward(ctx, g):
+        y, x = ctx.saved_tensors
+        r2 = x * x + y * y
+        gy = gx = None
+        if ctx.needs_input_grad[0]:
+            gy = sum_to_shape(g * x / r2, y.shape)
+        if ctx.needs_input_grad[1]:
+            gx = sum_to_shape(-g * y / r2, x.shape)
+        return gy, gx
+
+
+def atan2(input, other):
+    """The angle of the point ``(other, input)``: ``atan2(y=input, x=other)`` in
+    ``[-pi, pi]``; broadcasts; numbers are accepted for either side.
+
+    >>> import lucid
+    >>> round(lucid.atan2(lucid.tensor([1.0]), lucid.tensor([-1.0])).item(), 6)
+    2.356194
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor(input, other, "input")
+    other = as_tensor(other, input, "other")
+    if (input._requires_grad or other._requires_grad) and is_grad_enabled():
+        return _Atan2.apply(input, other)
+    return Tensor(_C.atan2(input._impl, other._impl))
+
+
+arctan2 = atan2

@@ -1,0 +1,197 @@
+"""Normalisation and similarity in ``lucid.nn.functional``: layer_norm,
+group_norm, rms_norm, instance_norm, normalize, cosine_similarity,
+pairwise_distance. All are compositions of lucid ops (biased variance, as
+PyTorch normalises with)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+import lucid
+
+
+def _shape_arg(normalized_shape, fn):
+    if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
+        return (int(normalized_shape),)
+    try:
+        shape = tuple(int(s) for s in normalized_shape)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument 'normalized_shape' must be an int or a sequence of ints, "
+                        f"got {normalized_shape!r}") from None
+    return shape
+
+
+def _check_trailing(input, shape, fn):
+    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"{fn}(): expected an input whose last dimensions are {shape}, got shape "
+                         f"{tuple(input.shape)}")
+
+
+def _check_param(t, shape, name, fn):
+    if t is not None and tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{fn}(): expected {name} of shape {tuple(shape)}, got {tuple(t.shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing
+    ``normalized_shape`` axes (biased variance).
+
+    >>> import lucid
+    >>> y = lucid.nn.functional.layer_norm(lucid.tensor([[1.0, 3.0]]), (2,))
+    >>> [round(v, 3) for v in y[0].tolist()]
+    [-1.0, 1.0]
+    """
+    fn = "layer_norm"
+    shape = _shape_arg(normalized_shape, fn)
+    _check_trailing(input, shape, fn)
+    _check_param(weight, shape, "weight", fn)
+    _check_param(bias, shape, "bias", fn)
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    mean = lucid.mean(input, dim=dims, keepdim=True)
+    centered = input - mean
+    var = lucid.mean(centered * centered, dim=dims, keepdim=True)
+    y = centered * lucid.rsqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing axes; ``eps``
+    defaults to the dtype's machine epsilon (as PyTorch).
+
+    >>> import lucid
+    >>> [round(v, 4) for v in lucid.nn.functional.rms_norm(lucid.tensor([[3.0, 4.0]]), (2,), eps=0.0)[0].tolist()]
+    [0.8485, 1.1314]
+    """
+    fn = "rms_norm"
+    shape = _shape_arg(normalized_shape, fn)
+    _check_trailing(input, shape, fn)
+    _check_param(weight, shape, "weight", fn)
+    if eps is None:
+        eps = float(np.finfo(np.float16 if input.dtype.name == "float16" else np.float32).eps)
+        if input.dtype.name == "bfloat16":
+            eps = 0.0078125
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    y = input * lucid.rsqrt(lucid.mean(input * input, dim=dims, keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalises each of ``num_groups`` channel groups of an (N, C, *) input over
+    its channels and spatial axes, then applies per-channel ``weight``/``bias``.
+
+    >>> import lucid
+    >>> lucid.nn.functional.group_norm(lucid.randn(2, 4, 3), 2).shape
+    (2, 4, 3)
+    """
+    fn = "group_norm"
+    if input.ndim < 2:
+        raise ValueError(f"{fn}(): expected an input of at least 2 dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    if not isinstance(num_groups, numbers.Integral) or num_groups <= 0 or c % num_groups:
+        raise ValueError(f"{fn}(): num_groups must be a positive int dividing the {c} channels, got {num_groups!r}")
+    _check_param(weight, (c,), "weight", fn)
+    _check_param(bias, (c,), "bias", fn)
+    grouped = input.reshape(n, int(num_groups), -1)
+    mean = lucid.mean(grouped, dim=2, keepdim=True)
+    centered = grouped - mean
+    var = lucid.mean(centered * centered, dim=2, keepdim=True)
+    y = (centered * lucid.rsqrt(var + eps)).reshape(tuple(input.shape))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalises each (sample, channel) of an (N, C, *) input over its spatial axes.
+
+    With ``use_input_stats`` the instance statistics are used and the running
+    buffers (if given) move by ``momentum`` towards their batch average
+    (unbiased variance); otherwise the running statistics normalise.
+    """
+    fn = "instance_norm"
+    if input.ndim < 3:
+        raise ValueError(f"{fn}(): expected an input of at least 3 dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_param(t, (c,), name, fn)
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    dims = tuple(range(2, input.ndim))
+    if use_input_stats:
+        mean = lucid.mean(input, dim=dims, keepdim=True)
+        centered = input - mean
+        var = lucid.mean(centered * centered, dim=dims, keepdim=True)
+        count = input.numel() // max(input.shape[0] * c, 1)
+        if running_mean is not None or running_var is not None:
+            with lucid.no_grad():
+                if running_mean is not None:
+                    batch_mean = lucid.mean(mean.detach().reshape(input.shape[0], c), dim=0)
+                    running_mean.copy_(running_mean * (1.0 - momentum) + batch_mean * momentum)
+                if running_var is not None:
+                    unbiased = lucid.mean(var.detach().reshape(input.shape[0], c), dim=0) * (count / max(count - 1, 1))
+                    running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
+        y = centered * lucid.rsqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(f"{fn}(): running_mean and running_var are required when use_input_stats=False")
+        y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _norm(x, p, dim):
+    if p == 2:
+        return lucid.sqrt(lucid.sum(x * x, dim=dim, keepdim=True))
+    if p == 1:
+        return lucid.sum(lucid.abs(x), dim=dim, keepdim=True)
+    if p == float("inf"):
+        return lucid.amax(lucid.abs(x), dim=dim, keepdim=True)
+    return lucid.sum(lucid.abs(x) ** p, dim=dim, keepdim=True) ** (1.0 / p)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """``x / max(||x||_p, eps)`` along ``dim``.
+
+    >>> import lucid
+    >>> lucid.nn.functional.normalize(lucid.tensor([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    if not isinstance(p, numbers.Real) or isinstance(p, bool) or p <= 0:
+        raise ValueError(f"normalize(): argument 'p' must be a positive number, got {p!r}")
+    return input / lucid.clamp(_norm(input, p, dim), min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs broadcast).
+
+    >>> import lucid
+    >>> lucid.nn.functional.cosine_similarity(lucid.tensor([[1.0, 0.0]]), lucid.tensor([[1.0, 1.0]])).tolist()
+    [0.7071067690849304]
+    """
+    n1 = lucid.clamp(_norm(x1, 2, dim), min=eps)
+    n2 = lucid.clamp(_norm(x2, 2, dim), min=eps)
+    return lucid.sum((x1 / n1) * (x2 / n2), dim=dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last axis."""
+    out = _norm(x1 - x2 + eps, p, -1)
+    return out if keepdim else out.squeeze(-1)
+
+
+__all__ = ["layer_norm", "rms_norm", "group_norm", "instance_norm", "normalize", "cosine_similarity",
+           "pairwise_distance"]

@@ -1,0 +1,141 @@
+"""Smooth and parametric activation layers: SiLU, ELU, SELU, CELU, Softplus,
+Mish, PReLU, LogSigmoid, Softsign, Hardtanh, GLU (thin Modules over
+``lucid.nn.functional``)."""
+from __future__ import annotations
+
+import lucid
+
+from .. import functional as F
+from ..module import Module
+from ..parameter import Parameter
+
+
+class SiLU(Module):
+    """``x * sigmoid(x)``.
+
+    >>> import lucid
+    >>> round(lucid.nn.SiLU()(lucid.tensor([1.0])).item(), 4)
+    0.7311
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input)
+
+
+class ELU(Module):
+    """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class CELU(ELU):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def forward(self, input):
+        return F.celu(input, self.alpha)
+
+
+class SELU(SiLU):
+    """``scale * elu(x, alpha)`` with SELU's constants."""
+
+    def forward(self, input):
+        return F.selu(input)
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta x)) / beta`` (``x`` where ``beta x > threshold``)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Mish(SiLU):
+    """``x * tanh(softplus(x))``."""
+
+    def forward(self, input):
+        return F.mish(input)
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``."""
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Hardtanh(Module):
+    """``clamp(x, min_val, max_val)``."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim``."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+
+class PReLU(Module):
+    """``x`` for ``x > 0``, else ``a * x`` with a learned ``weight`` of ``num_parameters``
+    entries (1, or one per channel), all starting at ``init``.
+
+    >>> import lucid
+    >>> lucid.nn.PReLU()(lucid.tensor([-4.0, 1.0])).tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(num_parameters, int) or num_parameters <= 0:
+            raise ValueError(f"PReLU: argument 'num_parameters' must be a positive int, got {num_parameters!r}")
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(lucid.full((num_parameters,), float(init), dtype=dtype or lucid.float32,
+                                           device=device))
+
+    def reset_parameters(self):
+        with lucid.no_grad():
+            self.weight.copy_(lucid.full_like(self.weight, float(self.init)))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -1,0 +1,73 @@
+"""ConvTranspose1d and ConvTranspose2d (PyTorch's weight layout (in, out/groups, *kernel))."""
+from __future__ import annotations
+
+import math
+
+from ... import _ops
+from .. import init
+from ..module import Module
+from ._factory import check_positive, new_parameter
+
+
+class _ConvTransposeNd(Module):
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        check_positive(in_channels, name, "in_channels")
+        check_positive(out_channels, name, "out_channels")
+        check_positive(groups, name, "groups")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+                             f"divisible by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"{name}: only padding_mode='zeros' is supported, got {padding_mode!r}")
+        k = (kernel_size,) * self._nd if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
+        self.stride, self.padding, self.output_padding = stride, padding, output_padding
+        self.groups, self.dilation, self.padding_mode = groups, dilation, padding_mode
+        self.weight = new_parameter((in_channels, out_channels // groups) + k, device, dtype)
+        self.bias = new_parameter((out_channels,), device, dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input, output_size=None):
+        if output_size is not None:
+            raise NotImplementedError(f"{type(self).__name__}: output_size= is not implemented; use output_padding")
+        fn = _ops.conv_transpose2d if self._nd == 2 else _ops.conv_transpose1d
+        return fn(input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                  self.dilation)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, output_padding={self.output_padding}")
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution over (N, C, L).
+
+    >>> import lucid
+    >>> lucid.nn.ConvTranspose1d(2, 3, 3, stride=2)(lucid.ones(1, 2, 4)).shape
+    (1, 3, 9)
+    """
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution over (N, C, H, W).
+
+    >>> import lucid
+    >>> lucid.nn.ConvTranspose2d(4, 2, 2, stride=2)(lucid.ones(1, 4, 3, 3)).shape
+    (1, 2, 6, 6)
+    """
+
+    _nd = 2

@@ -1,0 +1,316 @@
+"""LSTM and GRU with PyTorch's parameter names and gate order, so state dicts load.
+
+Layer ``k`` holds ``weight_ih_l{k}`` (G*H, in), ``weight_hh_l{k}`` (G*H, H),
+``bias_ih_l{k}``, ``bias_hh_l{k}`` (G*H,) (and ``..._reverse`` ones when
+bidirectional), with gates stacked in PyTorch's
+order: LSTM ``i, f, g, o`` (G = 4), GRU ``r, z, n`` (G = 3). The input
+projection of a whole sequence is one matmul; the recurrence runs step by
+step with lucid ops, so autograd differentiates it on either stream.
+"""
+from __future__ import annotations
+
+import math
+
+import lucid
+
+from ... import _C
+from ..._tensor import Tensor
+from ...autograd import Function
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from ._factory import check_positive
+
+
+class _RNNBase(Module):
+    _gates = 0
+    _name = ""
+    _fold_hidden_bias = False
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        name = self._name
+        check_positive(input_size, name, "input_size")
+        check_positive(hidden_size, name, "hidden_size")
+        check_positive(num_layers, name, "num_layers")
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size is not implemented")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bool(bidirectional), 0
+        self._dirs = 2 if bidirectional else 1
+        g = self._gates * hidden_size
+        for k in range(num_layers):
+            fan = input_size if k == 0 else hidden_size * self._dirs
+            for sfx in ("", "_reverse")[:self._dirs]:
+                setattr(self, f"weight_ih_l{k}{sfx}", Parameter(lucid.zeros(g, fan, dtype=dtype, device=device)))
+                setattr(self, f"weight_hh_l{k}{sfx}",
+                        Parameter(lucid.zeros(g, hidden_size, dtype=dtype, device=device)))
+                if bias:
+                    setattr(self, f"bias_ih_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+                    setattr(self, f"bias_hh_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _layer_params(self, k, sfx=""):
+        get = lambda n: getattr(self, f"{n}_l{k}{sfx}", None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def _check_input(self, input):
+        name = self._name
+        if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
+                             f"({'(N, L, ...)' if self.batch_first else ''}) or (L, {self.input_size}), got "
+                             f"{tuple(input.shape)}")
+
+    def _check_state(self, h, n, what):
+        expected = (self.num_layers * self._dirs, n, self.hidden_size)
+        if tuple(h.shape) != expected:
+            raise ValueError(f"{self._name}: expected {what} of shape {expected}, got {tuple(h.shape)}")
+
+    def _run(self, input, states):
+        """input (L, N, in) -> output (L, N, D*H) and the final states, one per (layer, direction)
+        in PyTorch's order (layer 0 forward, layer 0 reverse, layer 1 forward, ...)."""
+        x = input
+        finals = []
+        for k in range(self.num_layers):
+            per_dir = []
+            for d, sfx in enumerate(("", "_reverse")[:self._dirs]):
+                w_ih, w_hh, b_ih, b_hh = self._layer_params(k, sfx)
+                if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
+                    b_ih, b_hh = b_ih + b_hh, None
+                projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
+                out, state = self._sequence(projected, w_hh, b_hh, states[k * self._dirs + d], d == 1)
+                finals.append(state)
+                per_dir.append(out)
+            x = per_dir[0] if self._dirs == 1 else lucid.cat(per_dir, dim=-1)
+            if self.dropout > 0 and self.training and k < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, finals
+
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        """One direction of one layer, step by step: (L, N, G*H) projected inputs ->
+        (L, N, H) outputs and the final state."""
+        gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
+        w_hh_t = w_hh.t()
+        outs = []
+        for g in (reversed(gx) if reverse else gx):
+            state = self._cell(g, state, w_hh_t, b_hh)
+            outs.append(state[0] if isinstance(state, tuple) else state)
+        return lucid.stack(outs[::-1] if reverse else outs, dim=0), state
+
+
+def _rows(x, start, length):
+    """x[:, start:start + length] of a 2-D tensor as one kernel call (no index parsing)."""
+    n = x.shape[0]
+    return Tensor(_C.slice(x._impl, [0, start], [1, 1], [n, length]))
+
+
+def _split_steps(x):
+    l, n, g = x.shape
+    return tuple(Tensor(_C.reshape(_C.slice(x._impl, [t, 0, 0], [1, 1, 1], [1, n, g]), [n, g])) for t in range(l))
+
+
+class _Steps(Function):
+    """(L, N, G) -> L tensors (N, G), one node: its backward stacks the step gradients
+    once, instead of one scatter into a full-size zero tensor per step."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = tuple(x.shape)
+        return _split_steps(x)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        l, n, g = ctx.shape
+        like = next(d for d in grads if d is not None)
+        zeros = None
+        parts = []
+        for d in grads:
+            if d is None:
+                zeros = zeros if zeros is not None else lucid.zeros(n, g, dtype=like.dtype, device=like.device)
+                d = zeros
+            parts.append(d)
+        return lucid.stack(parts, dim=0)
+
+
+class _GRUCell(Function):
+    """The elementwise half of a GRU step, one graph node: from the input and hidden
+    projections (N, 3H) each and h, ``h' = n + z (h - n)`` with ``r``, ``z`` sigmoids
+    and ``n = tanh(x_n + r h_n)``; the backward is written out with lucid ops."""
+
+    @staticmethod
+    def forward(ctx, gx, gh, h):
+        k = h.shape[1]
+        rz = lucid.sigmoid(_rows(gx, 0, 2 * k) + _rows(gh, 0, 2 * k))
+        r, z = _rows(rz, 0, k), _rows(rz, k, k)
+        hn = _rows(gh, 2 * k, k)
+        n = lucid.tanh(_rows(gx, 2 * k, k) + r * hn)
+        ctx.save_for_backward(r, z, n, hn, h)
+        return n + z * (h - n)
+
+    @staticmethod
+    def backward(ctx, dh):
+        r, z, n, hn, h = ctx.saved_tensors
+        dn = dh * (1.0 - z) * (1.0 - n * n)
+        d_rz = lucid.cat([dn * hn * r * (1.0 - r), dh * (h - n) * z * (1.0 - z)], dim=-1)
+        return lucid.cat([d_rz, dn], dim=-1), lucid.cat([d_rz, dn * r], dim=-1), dh * z
+
+
+class _LSTMLayer(Function):
+    """A whole LSTM layer (one direction) as one graph node, backpropagation through
+    time written out: per step ``gates = gx_t + h W_hh^T``, ``c' = f c + i g``,
+    ``h' = o tanh(c')``; the backward runs the steps in reverse and forms the
+    recurrent weight gradient as one matmul over all steps, ``dG^T H_prev``."""
+
+    @staticmethod
+    def forward(ctx, gx, w_hh, h, c):
+        k = h.shape[1]
+        w_t = w_hh.t()
+        saved, hs = [], []
+        for g in _split_steps(gx):
+            gates = g + lucid.matmul(h, w_t)
+            sig = lucid.sigmoid(gates)
+            i, f, o = _rows(sig, 0, k), _rows(sig, k, k), _rows(sig, 3 * k, k)
+            gg = lucid.tanh(_rows(gates, 2 * k, k))
+            c_prev = c
+            c = f * c + i * gg
+            tc = lucid.tanh(c)
+            hs.append(h)
+            h = o * tc
+            saved.append((i, f, gg, o, c_prev, tc))
+        out = lucid.stack(hs[1:] + [h], dim=0)
+        ctx.steps, ctx.h_prev = saved, hs
+        ctx.save_for_backward(w_hh)
+        return out, h, c
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n):
+        (w_hh,) = ctx.saved_tensors
+        steps = ctx.steps
+        like = steps[0][0]
+        dh = dh_n if dh_n is not None else lucid.zeros_like(like)
+        dc = dc_n if dc_n is not None else lucid.zeros_like(like)
+        douts = _split_steps(dout) if dout is not None else None
+        d_gates = [None] * len(steps)
+        for t in range(len(steps) - 1, -1, -1):
+            i, f, g, o, c_prev, tc = steps[t]
+            if douts is not None:
+                dh = dh + douts[t]
+            dc = dc + dh * o * (1.0 - tc * tc)
+            d = lucid.cat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
+                           dh * tc * o * (1.0 - o)], dim=-1)
+            d_gates[t] = d
+            dh = lucid.matmul(d, w_hh)
+            dc = dc * f
+        dg = lucid.stack(d_gates, dim=0)  # (L, N, 4H)
+        l, n, g4 = dg.shape
+        h_prev = lucid.stack(ctx.h_prev, dim=0).reshape(l * n, -1)
+        d_w = lucid.matmul(dg.reshape(l * n, g4).t(), h_prev)
+        return dg, d_w, dh, dc
+
+
+class LSTM(_RNNBase):
+    """Stacked LSTM: per step ``i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)``,
+    ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
+
+    ``forward(input, (h_0, c_0))`` with input (L, N, in) ((N, L, in) when
+    ``batch_first``, or unbatched (L, in)), states (num_layers, N, H),
+    zeros when omitted; returns ``output, (h_n, c_n)``. Inter-layer
+    ``dropout`` in training mode. ``bidirectional`` adds ``*_reverse``
+    parameters, concatenates both directions in the output and gives
+    states (2 * num_layers, N, H); proj_size raises NotImplementedError.
+
+    >>> import lucid
+    >>> lstm = lucid.nn.LSTM(3, 4, num_layers=2, batch_first=True)
+    >>> out, (h, c) = lstm(lucid.ones(2, 5, 3))
+    >>> out.shape, h.shape
+    ((2, 5, 4), (2, 2, 4))
+    """
+
+    _gates = 4
+    _name = "LSTM"
+    _fold_hidden_bias = True
+
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        # b_hh is None here: LSTM folds the hidden bias into the input projection
+        h, c = state
+        if reverse:
+            projected = lucid.flip(projected, (0,))
+        out, h, c = _LSTMLayer.apply(projected, w_hh, h, c)
+        return (lucid.flip(out, (0,)) if reverse else out), (h, c)
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        if hx is None:
+            zeros = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
+            h0, c0 = zeros, zeros
+        else:
+            h0, c0 = hx
+            if not batched:
+                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+            self._check_state(h0, n, "h_0")
+            self._check_state(c0, n, "c_0")
+        out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers * self._dirs)])
+        h_n = lucid.stack([s[0] for s in finals], dim=0)
+        c_n = lucid.stack([s[1] for s in finals], dim=0)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n, c_n = out.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
+        return out, (h_n, c_n)
+
+
+class GRU(_RNNBase):
+    """Stacked GRU: ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z`` likewise,
+    ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``.
+
+    ``forward(input, h_0)`` as LSTM's with a single state; returns ``output, h_n``.
+
+    >>> import lucid
+    >>> out, h = lucid.nn.GRU(3, 4)(lucid.ones(5, 2, 3))
+    >>> out.shape, h.shape
+    ((5, 2, 4), (1, 2, 4))
+    """
+
+    _gates = 3
+    _name = "GRU"
+    _fold_hidden_bias = False  # b_hn sits inside r * (W_hn h + b_hn)
+
+    @staticmethod
+    def _cell(gx, h, w_hh_t, b_hh):
+        gh = lucid.matmul(h, w_hh_t) if b_hh is None else lucid.matmul(h, w_hh_t) + b_hh
+        return _GRUCell.apply(gx, gh, h)
+
+    def forward(self, input, hx=None):
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        if hx is None:
+            h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
+        else:
+            h0 = hx if batched else hx.unsqueeze(1)
+            self._check_state(h0, n, "h_0")
+        out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
+        h_n = lucid.stack(finals, dim=0)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
+        return out, h_n

@@ -1,0 +1,2 @@
+"""``lucid.utils``: data loading (``lucid.utils.data``)."""
+from . import data  # noqa: F401
