@@ -170,7 +170,8 @@ def test_inplace_activation_modules(device):
 OPTIMIZERS = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),
               ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)), ("Adam", dict(lr=0.01)),
               ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True)),
-              ("AdamW", dict(lr=0.01, weight_decay=0.1))]
+              ("AdamW", dict(lr=0.01, weight_decay=0.1)), ("RMSprop", dict(lr=0.01)),
+              ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1, maximize=True))]
 
 
 def _train(device, name, kw, p0, grads):
@@ -266,3 +267,16 @@ def test_out_argument(device, rng):
     with pytest.raises(RuntimeError, match="automatic differentiation"):
         lucid.mul(t(a, device, requires_grad=True), y, out=o)
     np.testing.assert_array_equal(o.numpy(), a / b)  # unchanged by the failed calls
+
+
+def test_fused_rmsprop_matches_numpy(rng):
+    p0 = [rng.standard_normal(10).astype(F32)]
+    grads = [[rng.standard_normal(10).astype(F32)] for _ in range(3)]
+    (out,), opt = _train("cpu", "RMSprop", dict(lr=0.01, momentum=0.5), p0, grads)
+    p, v, b = p0[0].copy(), np.zeros(10, F32), np.zeros(10, F32)
+    for (g,) in grads:
+        v = v * F32(0.99) + g * g * F32(1 - 0.99)
+        b = b * F32(0.5) + g / (np.sqrt(v) + F32(1e-8))
+        p = p - b * F32(0.01)
+    np.testing.assert_array_equal(out, p)
+    assert next(iter(opt.state.values()))["step"] == 3

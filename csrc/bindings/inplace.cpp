@@ -15,6 +15,7 @@ void init_inplace(py::module_& m) {
   m.def("lerp_", &ops::lerp_);
   m.def("sgd_step_", &ops::sgd_step_);
   m.def("adam_step_", &ops::adam_step_);
+  m.def("rmsprop_step_", &ops::rmsprop_step_);
 }
 
 }  // namespace lucid::bindings

@@ -168,6 +168,32 @@ LUCID_AVX2_CLONES void adam_range(float* p, const float* g, float* m, float* v, 
   }
 }
 
+template <bool kMax, bool kWd, bool kCentered, bool kMom>
+LUCID_AVX2_CLONES void rmsprop_range(float* p, const float* g, float* v, float* a, float* b, float alpha, float c,
+                                     float eps, float wd, float mom, float lr, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
+    float gi = kMax ? -g[i] : g[i];
+    if constexpr (kWd) gi = gi + p[i] * wd;
+    float vi = v[i] * alpha + gi * gi * c;
+    v[i] = vi;
+    float avg;
+    if constexpr (kCentered) {
+      float ai = a[i] * alpha + gi * c;
+      a[i] = ai;
+      avg = std::sqrt(vi - ai * ai) + eps;
+    } else {
+      avg = std::sqrt(vi) + eps;
+    }
+    if constexpr (kMom) {
+      float bi = b[i] * mom + gi / avg;
+      b[i] = bi;
+      p[i] = p[i] - bi * lr;
+    } else {
+      p[i] = p[i] - gi / avg * lr;
+    }
+  }
+}
+
 }  // namespace
 
 // Each scalar is rounded to float32 once, as the per-op path rounds a Python
@@ -217,6 +243,30 @@ void adam_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
           });
         },
         maximize, weight_decay != 0, decoupled, amsgrad);
+  }
+}
+
+void rmsprop_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+                   const std::vector<Tensor>& bufs, double lr, double alpha, double eps, double weight_decay,
+                   double momentum, bool maximize) {
+  const bool centered = !grad_avgs.empty(), use_buf = !bufs.empty();
+  const float al = static_cast<float>(alpha), c = static_cast<float>(1.0 - alpha);
+  const float e = static_cast<float>(eps), wd = static_cast<float>(weight_decay);
+  const float mom = static_cast<float>(momentum), step = static_cast<float>(lr);
+  for (size_t k = 0; k < params.size(); ++k) {
+    float* p = params[k].data<float>();
+    const float* g = grads[k].data<float>();
+    float* v = square_avgs[k].data<float>();
+    float* a = centered ? grad_avgs[k].data<float>() : nullptr;
+    float* b = use_buf ? bufs[k].data<float>() : nullptr;
+    with_flags(
+        [&](auto mx, auto has_wd, auto cen, auto has_mom) {
+          parallel_for(params[k].numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+            rmsprop_range<mx(), has_wd(), cen(), has_mom()>(p, g, v, a, b, al, c, e, wd, mom, step, lo, hi);
+          });
+        },
+        maximize, weight_decay != 0, centered, use_buf);
   }
 }
 

@@ -32,4 +32,11 @@ void adam_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
                 const std::vector<double>& step_size, double lr, double beta1, double beta2, double eps,
                 double weight_decay, bool decoupled, bool maximize);
 
+// Fused RMSprop (see ops/inplace.h); grad_avgs empty unless centered, bufs
+// empty unless momentum > 0.
+void rmsprop_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+                   const std::vector<Tensor>& bufs, double lr, double alpha, double eps, double weight_decay,
+                   double momentum, bool maximize);
+
 }  // namespace lucid::cpu

@@ -159,4 +159,16 @@ void adam_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
                   weight_decay, decoupled, maximize);
 }
 
+void rmsprop_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+                   const std::vector<Tensor>& bufs, double lr, double alpha, double eps, double weight_decay,
+                   double momentum, bool maximize) {
+  check_list("rmsprop_step_", "params", params, params);
+  check_list("rmsprop_step_", "grads", params, grads);
+  check_list("rmsprop_step_", "square_avgs", params, square_avgs);
+  if (!grad_avgs.empty()) check_list("rmsprop_step_", "grad_avgs", params, grad_avgs);
+  if (!bufs.empty()) check_list("rmsprop_step_", "momentum_buffers", params, bufs);
+  cpu::rmsprop_step_(params, grads, square_avgs, grad_avgs, bufs, lr, alpha, eps, weight_decay, momentum, maximize);
+}
+
 }  // namespace lucid::ops
