@@ -488,7 +488,7 @@ class Module:
                 continue
             value = state_dict[name]
             if mod is None and not isinstance(value, Tensor):
-                value = _from_foreign_array(value, name, problems)
+                value = _from_foreign_array(value, name, problems, target.dtype)
                 if value is None:  # not convertible: reported
                     continue
             if mod is not None:
@@ -559,23 +559,25 @@ class Module:
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _from_foreign_array(value, name, problems):
+def _from_foreign_array(value, name, problems, dtype):
     """A PyTorch tensor or numpy array in a state dict -> a lucid Tensor (by value,
-    through numpy); anything else is returned as is for the type check to report.
-    A conversion that fails is reported with the way to convert by hand."""
+    through numpy) of the target's ``dtype``, converted on the host (as PyTorch's
+    ``copy_`` converts; a float64 array could not reach a GPU-stream module otherwise);
+    anything else is returned as is for the type check to report. A conversion that
+    fails is reported with the way to convert by hand."""
     import numpy as np
 
     from .._creation import tensor
 
     kind = f"{type(value).__module__}.{type(value).__name__}"
     if isinstance(value, np.ndarray):
-        return tensor(value)
+        return tensor(value).to(dtype=dtype)
     if not (hasattr(value, "__dlpack__") or hasattr(value, "__array__") or hasattr(value, "numpy")):
         return value
     try:
         if hasattr(value, "detach"):  # torch: drop autograd and bring to host first
             value = value.detach().cpu()
-        return tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value))
+        return tensor(np.asarray(value.numpy() if hasattr(value, "numpy") else value)).to(dtype=dtype)
     except Exception as e:  # noqa: BLE001  (reported with the remedy below)
         problems.append(f"While copying {name!r}: got a {kind} that lucid could not convert ({e}); convert it "
                         "with lucid.from_numpy(t.detach().cpu().float().numpy()).")

@@ -9,28 +9,8 @@ from .optimizer import Optimizer, check_number
 
 
 def check_grads(opt) -> None:
-    """Every gradient is a floating-point lucid Tensor of its parameter's shape, on its
-    device; checked for all parameters before any is touched, so a failing step
-    changes nothing."""
-    name = opt._name()
-    for gi, group in enumerate(opt.param_groups):
-        for pi, p in enumerate(group["params"]):
-            g = p.grad
-            if g is None:
-                continue
-            where = f"parameter {pi} of group {gi} (shape {tuple(p.shape)}, on '{p.device.type}')"
-            if not isinstance(g, Tensor):
-                raise TypeError(f"{name}.step(): the gradient of {where} must be a lucid.Tensor, got "
-                                f"{type(g).__name__}")
-            if tuple(g.shape) != tuple(p.shape):
-                raise ValueError(f"{name}.step(): the gradient of {where} has shape {tuple(g.shape)}; expected "
-                                 "the parameter's shape")
-            if g.device != p.device:
-                raise ValueError(f"{name}.step(): the gradient of {where} is on '{g.device.type}'; expected the "
-                                 "parameter's device")
-            if not g.dtype.is_floating_point:
-                raise TypeError(f"{name}.step(): the gradient of {where} has dtype {g.dtype!r}; expected a "
-                                "floating-point dtype")
+    """Every gradient checked before any parameter is touched (Optimizer._check_grads)."""
+    opt._check_grads()
 
 
 def check_betas(name: str, group: dict) -> None:

@@ -34,12 +34,14 @@ from . import mappings as _mappings
 from .mappings import *  # noqa: F401,F403
 from . import workflows as _workflows
 from .workflows import *  # noqa: F401,F403
+from . import quantize_fx
+from .quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
            "qmatmul", "qconv2d", "qconv1d", "PackedWeight", "prepack_weight", "int4_weight_only_linear", "QParams",
-           "calculate_qparams", "observer", "fuse_modules", "fuse_modules_qat"]
+           "calculate_qparams", "observer", "fuse_modules", "fuse_modules_qat", "prepare_fx", "prepare_qat_fx", "convert_fx"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
             + _workflows.__all__)
