@@ -4,6 +4,8 @@
 
 namespace lucid::bindings {
 
+void init_inplace(py::module_& m);  // bindings/inplace.cpp
+
 namespace {
 
 // A Python exception class deriving from ValueError and RuntimeError: existing
@@ -56,6 +58,7 @@ PYBIND11_MODULE(_C, m) {
   init_special(m);
   init_scan(m);
   init_sort(m);
+  init_inplace(m);
 }
 
 }  // namespace lucid::bindings

@@ -35,7 +35,10 @@ class Tensor:
     # Plain slots and no __setattr__: every op builds one Tensor, so building
     # one is six slot stores. Only `requires_grad` validates, through its
     # property; the op wrappers read the slot `_requires_grad` directly.
-    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
+    # `_version` counts in-place writes to this tensor (lucid._ops.inplace);
+    # graph nodes compare it with the value they saved.
+    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "_version",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, impl, requires_grad: bool = False):
@@ -47,6 +50,7 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._retain_grad = False
+        self._version = 0
         if requires_grad:
             self.requires_grad = True  # validates the dtype
 
@@ -306,7 +310,13 @@ def _install_methods():
             return lambda self, other: fn(other, self)
         return fn  # a plain function binds `self` as its first argument: one frame less per operator
 
-    def inplace(fn):
+    def inplace(name, fn):
+        real = getattr(F, name + "_", None) if name in ("add", "sub", "mul", "truediv") else None
+        if name == "truediv":
+            real = F.div_
+        if real is not None:
+            return real  # x += y is x.add_(y): written into x's memory (lucid._ops.inplace)
+
         def op(self, other):
             return F.assign_(self, fn(self, other))
 
@@ -319,7 +329,7 @@ def _install_methods():
     for name, fn in ops.items():
         setattr(Tensor, f"__{name}__", binary(fn))
         setattr(Tensor, f"__r{name}__", binary(fn, reflected=True))
-        setattr(Tensor, f"__i{name}__", inplace(fn))
+        setattr(Tensor, f"__i{name}__", inplace(name, fn))
     for name, fname in {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}.items():
         if hasattr(F, fname):
             setattr(Tensor, f"__{name}__", binary(getattr(F, fname)))

@@ -86,8 +86,10 @@ def assign_(target, value):
         object.__setattr__(target, "_impl", value._impl)
         target.grad_fn, target._output_nr = value.grad_fn, value._output_nr
         target._requires_grad = value._requires_grad
+        target._version += 1
         return target
     _C.copy_(target._impl, value._impl)
+    target._version += 1
     return target
 
 
@@ -97,6 +99,7 @@ def copy_(target, src):
     if src._impl.device != target._impl.device:
         src = to(src, device=target._impl.device)
     _C.copy_(target._impl, src._impl)
+    target._version += 1
     return target
 
 

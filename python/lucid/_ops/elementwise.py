@@ -52,6 +52,25 @@ def _binary_args(a, b):
     return a, b
 
 
+def _write_out(name, out, input, other, **kwargs):
+    """``op(input, other, out=out)``: the result written into ``out``'s memory
+    (CPU) or array (GPU) by the in-place kernels; ``out`` keeps its shape and dtype."""
+    from . import inplace
+
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be a tensor, got {type(out).__name__}")
+    if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (input, other, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation")
+    if out is input and kwargs.get("alpha", 1) == 1 and kwargs.get("rounding_mode") is None:
+        return getattr(inplace, name + "_")(out, other)  # the in-place kernel, no temporary
+    result = globals()[name](input, other, **kwargs)
+    if result.shape != out.shape:
+        raise ValueError(f"{name}(): argument 'out' has shape {out.shape}; the result has shape {result.shape}")
+    from .copy import assign_
+
+    return assign_(out, result)
+
+
 def _check_tensor(fn, x, argument="input"):
     if not is_tensor(x):
         raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
@@ -106,28 +125,35 @@ class _Sub(Function):
 class _Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # Each factor is saved only when the other's gradient needs it, so an
+        # in-place write to `y` after `y * 2.0` is no error (as in PyTorch).
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.mul(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = _grad_for(mul(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(mul(g, a), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(mul(g, b), sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(mul(g, a), sb, db) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
 class _Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # a only for b's gradient
+        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return wrap(_C.div(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = _grad_for(div(g, b), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), b.shape, b.dtype) if ctx.needs_input_grad[1] else None
+        sa, da, sb, db = ctx.meta
+        ga = _grad_for(div(g, b), sa, da) if ctx.needs_input_grad[0] else None
+        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), sb, db) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -185,7 +211,7 @@ class _MaxMin(Function):
         return ga, gb, None
 
 
-def add(input, other, alpha=1):
+def add(input, other, alpha=1, *, out=None):
     """``input + alpha * other`` with broadcasting and numpy-like promotion.
 
     Raises ValueError for shapes that do not broadcast or tensors on two devices.
@@ -194,6 +220,8 @@ def add(input, other, alpha=1):
     >>> lucid.add(lucid.tensor([1.0, 2.0]), 1).tolist()
     [2.0, 3.0]
     """
+    if out is not None:
+        return _write_out("add", out, input, other, alpha=alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -202,13 +230,15 @@ def add(input, other, alpha=1):
     return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
 
-def sub(input, other, alpha=1):
+def sub(input, other, alpha=1, *, out=None):
     """``input - alpha * other``; TypeError for two bool tensors.
 
     >>> import lucid
     >>> lucid.sub(lucid.tensor([5, 7]), lucid.tensor([1, 2]), alpha=2).tolist()
     [3, 3]
     """
+    if out is not None:
+        return _write_out("sub", out, input, other, alpha=alpha)
     a, b = _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
@@ -217,20 +247,22 @@ def sub(input, other, alpha=1):
     return Tensor(_C.sub(a._impl, b._impl))
 
 
-def mul(input, other):
+def mul(input, other, *, out=None):
     """``input * other`` (integers wrap on overflow; bool * bool is logical and).
 
     >>> import lucid
     >>> lucid.mul(lucid.tensor([1, 2, 3]), 2).tolist()
     [2, 4, 6]
     """
+    if out is not None:
+        return _write_out("mul", out, input, other)
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Mul.apply(a, b)
     return Tensor(_C.mul(a._impl, b._impl))
 
 
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None, out=None):
     """True division ``input / other``: integer inputs give float32.
     ``rounding_mode="floor"`` is :func:`floor_divide`; ``"trunc"`` rounds the
     quotient toward zero (integers stay integer; zero gradient, as PyTorch).
@@ -241,6 +273,8 @@ def div(input, other, *, rounding_mode=None):
     >>> lucid.div(lucid.tensor([-7, 7]), 2, rounding_mode="trunc").tolist()
     [-3, 3]
     """
+    if out is not None:
+        return _write_out("div", out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is not None:
         return _div_rounded(input, other, rounding_mode)
     a, b = _binary_args(input, other)

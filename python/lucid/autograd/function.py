@@ -18,11 +18,15 @@ class FunctionCtx:
     # op, sets nothing; an instance attribute replaces one when it is written.
     needs_input_grad: tuple = ()
     _saved: tuple = ()
+    _saved_versions: tuple = ()
     _non_differentiable: frozenset = frozenset()
     _released = False
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
+        # Each tensor's version now; saved_tensors checks that no in-place op
+        # has written to one since (its values would no longer be the forward's).
+        self._saved_versions = tuple([t._version if isinstance(t, Tensor) else None for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -31,6 +35,12 @@ class FunctionCtx:
                 "saved_tensors: the graph was already freed by a backward pass; "
                 "call backward(retain_graph=True) to go through it twice"
             )
+        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+            if v is not None and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: saved tensor {i} of shape {tuple(t.shape)} is at version {t._version}; "
+                    f"expected version {v} instead")
         return self._saved
 
     def mark_non_differentiable(self, *tensors) -> None:

@@ -28,8 +28,17 @@ __all__ = [
 
 
 # ----- activations -------------------------------------------------------------------
-# ``inplace=True`` is accepted for PyTorch compatibility; the result is a new
-# tensor (the input is left unchanged), which autograd handles safely.
+# ``inplace=True`` writes the result into ``input`` and returns it (lucid's
+# in-place semantics, docs/guide.md): the input's memory on the CPU stream,
+# its array on the GPU stream; a leaf that requires grad raises, as in PyTorch.
+
+
+def _maybe_inplace(input, fn, inplace):
+    if not inplace:
+        return fn(input)
+    from .._ops.inplace import apply_
+
+    return apply_(input, fn)
 
 def relu(input, inplace=False):
     """``max(x, 0)``.
@@ -42,17 +51,17 @@ def relu(input, inplace=False):
         from .quantized import ReLU
 
         return ReLU()(input)
-    return lucid.relu(input)
+    return input.relu_() if inplace else lucid.relu(input)
 
 
 def relu6(input, inplace=False):
     """``min(max(x, 0), 6)``."""
-    return lucid.clamp(input, 0.0, 6.0)
+    return input.clamp_(0.0, 6.0) if inplace else lucid.clamp(input, 0.0, 6.0)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x`` for ``x > 0``, else ``negative_slope * x``."""
-    return lucid.where(input > 0, input, input * negative_slope)
+    return _maybe_inplace(input, lambda x: lucid.where(x > 0, x, x * negative_slope), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -72,7 +81,7 @@ def tanh(input):
 
 def hardsigmoid(input, inplace=False):
     """``clamp(x / 6 + 1/2, 0, 1)``."""
-    return lucid.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return _maybe_inplace(input, lambda x: lucid.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
@@ -82,7 +91,7 @@ def hardswish(input, inplace=False):
     >>> lucid.nn.functional.hardswish(lucid.tensor([-4.0, 0.0, 4.0])).tolist()
     [-0.0, 0.0, 4.0]
     """
-    return input * lucid.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return _maybe_inplace(input, lambda x: x * lucid.clamp(x + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def _softmax_dim(input, dim, fn):
@@ -146,9 +155,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return _maybe_inplace(input, lambda x: x * 0.0, inplace)
     keep = (lucid.rand_like(input) >= p).to(input.dtype)
-    return input * keep * (1.0 / (1.0 - p))
+    return _maybe_inplace(input, lambda x: x * keep * (1.0 / (1.0 - p)), inplace)
 
 
 def flatten(input, start_dim=1, end_dim=-1):

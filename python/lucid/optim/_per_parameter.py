@@ -30,6 +30,11 @@ class PerParameterOptimizer(Optimizer):
     def _update(self, p, g, state, group):
         raise NotImplementedError
 
+    def _fused_step(self, group) -> list:
+        """Updates what a multi-tensor C++ step can (RMSprop overrides this) and
+        returns the parameters with a gradient left for ``_update``."""
+        return [p for p in group["params"] if p.grad is not None]
+
     def step(self, closure=None):
         """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
         loss = self._run_closure(closure)
@@ -37,9 +42,7 @@ class PerParameterOptimizer(Optimizer):
         touched = []
         with no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
+                for p in self._fused_step(group):
                     g = p.grad.detach()
                     if group.get("maximize", False):
                         g = -g

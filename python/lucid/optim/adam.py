@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import math
 
+from .. import _C
+from .._creation import zeros_like
 from ..autograd import no_grad
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_number, fused_ok, fused_state_ok
 
 __all__ = ["Adam", "AdamW"]
 
@@ -64,18 +66,21 @@ class Adam(Optimizer):
         group["betas"] = tuple(betas)
 
     def step(self, closure=None):
-        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
+        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned.
+
+        Contiguous float32 CPU parameters are updated by one multi-tensor C++
+        call per group; the others (GPU stream, half precision) by lucid ops,
+        parameter by parameter, with the same formula."""
         loss = self._run_closure(closure)
         self._check_grads()
         sqrt, maximum = _op("sqrt"), None
         touched = []
         with no_grad():
             for group in self.param_groups:
+                rest = self._fused_step(group)
                 lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
                 beta1, beta2 = group["betas"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
+                for p in rest:
                     g = p.grad.detach()
                     if group["maximize"]:
                         g = -g
@@ -87,8 +92,6 @@ class Adam(Optimizer):
                             g = g + param * wd
                     state = self._state_for(p)
                     if not state:
-                        from .._creation import zeros_like
-
                         state["step"] = 0
                         state["exp_avg"] = zeros_like(param)
                         state["exp_avg_sq"] = zeros_like(param)
@@ -109,6 +112,41 @@ class Adam(Optimizer):
                     touched.append(p)
         self._eval(touched)
         return loss
+
+    def _fused_step(self, group) -> list:
+        """Updates the group's fused-eligible parameters in one C++ call
+        (``_C.adam_step_``, the same formula and rounding); returns the others.
+        New state and step counts are stored only after the kernel succeeded."""
+        amsgrad = group["amsgrad"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+        fused, rest, states = [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_for(p) if fused_ok(p) else None
+            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
+                rest.append(p)
+                continue
+            fused.append(p)
+            states.append(state)
+        if not fused:
+            return rest
+        new = [{"step": 0, **{k: zeros_like(p) for k in keys}} if not s else s for p, s in zip(fused, states)]
+        steps = [s["step"] + 1 for s in new]
+        _C.adam_step_([p._impl for p in fused], [p.grad._impl for p in fused],
+                      [s["exp_avg"]._impl for s in new], [s["exp_avg_sq"]._impl for s in new],
+                      [s["max_exp_avg_sq"]._impl for s in new] if amsgrad else [],
+                      [math.sqrt(1 - beta2 ** t) for t in steps], [lr / (1 - beta1 ** t) for t in steps],
+                      lr, beta1, beta2, eps, wd, self._decoupled, group["maximize"])
+        for p, s, t in zip(fused, new, steps):
+            s["step"] = t
+            self.state[p] = s
+            p._version += 1
+            for k in keys:
+                s[k]._version += 1
+        return rest
 
 
 class AdamW(Adam):

@@ -20,6 +20,26 @@ from ..autograd import enable_grad, no_grad
 __all__ = ["Optimizer", "required"]
 
 
+# False sends every parameter through the per-op path (bench/optim.py times
+# both paths in one run with it).
+FUSED = True
+
+
+def fused_ok(p) -> bool:
+    """Whether ``p`` and its gradient can go through a multi-tensor C++ step
+    (``_C.sgd_step_`` / ``_C.adam_step_``): contiguous float32 on the CPU stream.
+    Other parameters (GPU stream, half precision, strided) take the per-op path."""
+    impl, g = p._impl, p.grad._impl
+    return (FUSED and impl.device == "cpu" and impl.dtype == "float32" and g.dtype == "float32" and g.device == "cpu"
+            and impl.is_contiguous() and g.is_contiguous())
+
+
+def fused_state_ok(t, p) -> bool:
+    """Whether a state tensor can be written by the fused step next to ``p``."""
+    impl = t._impl
+    return impl.device == "cpu" and impl.dtype == "float32" and impl.is_contiguous() and t.shape == p.shape
+
+
 class _Required:
     """Marks a hyper-parameter without a default (``lr`` of SGD)."""
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import lucid
 
+from .. import _C
 from ._per_parameter import PerParameterOptimizer
-from .optimizer import check_number
+from .optimizer import check_number, fused_ok, fused_state_ok
 
 __all__ = ["RMSprop"]
 
@@ -66,3 +67,34 @@ class RMSprop(PerParameterOptimizer):
             state["momentum_buffer"] = buf
             return p - buf * group["lr"]
         return p - g / avg * group["lr"]
+
+    def _fused_step(self, group) -> list:
+        """Contiguous float32 CPU parameters: one ``_C.rmsprop_step_`` call per group
+        (the formula above, same rounding as ``_update``); returns the others."""
+        centered, mom = group["centered"], group["momentum"]
+        keys = ("square_avg",) + (("grad_avg",) if centered else ()) + (("momentum_buffer",) if mom > 0 else ())
+        fused, rest, states = [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_for(p) if fused_ok(p) else None
+            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
+                rest.append(p)
+                continue
+            fused.append(p)
+            states.append(state)
+        if not fused:
+            return rest
+        new = [{"step": 0, **{k: lucid.zeros_like(p) for k in keys}} if not s else s for p, s in zip(fused, states)]
+        _C.rmsprop_step_([p._impl for p in fused], [p.grad._impl for p in fused],
+                         [s["square_avg"]._impl for s in new],
+                         [s["grad_avg"]._impl for s in new] if centered else [],
+                         [s["momentum_buffer"]._impl for s in new] if mom > 0 else [],
+                         group["lr"], group["alpha"], group["eps"], group["weight_decay"], mom, group["maximize"])
+        for p, s in zip(fused, new):  # state only after the kernel succeeded
+            s["step"] += 1
+            self.state[p] = s
+            p._version += 1
+            for k in keys:
+                s[k]._version += 1
+        return rest

@@ -1,8 +1,10 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from __future__ import annotations
 
+from .. import _C
+from .._creation import empty_like
 from ..autograd import no_grad
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_number, fused_ok, fused_state_ok
 
 __all__ = ["SGD"]
 
@@ -43,17 +45,20 @@ class SGD(Optimizer):
             raise ValueError("SGD: nesterov momentum requires a momentum > 0 and zero dampening")
 
     def step(self, closure=None):
-        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned."""
+        """Performs one update; ``closure`` (re-evaluating the loss) is optional and its loss returned.
+
+        Contiguous float32 CPU parameters are updated by one multi-tensor C++
+        call per group (``_C.sgd_step_``, the same formula and rounding); the
+        others (GPU stream, half precision) by lucid ops, parameter by parameter."""
         loss = self._run_closure(closure)
         self._check_grads()
         touched = []
         with no_grad():
             for group in self.param_groups:
+                rest = self._fused_step(group)
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
+                for p in rest:
                     g = p.grad.detach()
                     if maximize:
                         g = -g
@@ -70,3 +75,36 @@ class SGD(Optimizer):
                     touched.append(p)
         self._eval(touched)
         return loss
+
+    def _fused_step(self, group) -> list:
+        """Updates the group's fused-eligible parameters in one C++ call; returns the others."""
+        momentum = group["momentum"]
+        fused, rest, bufs, fresh = [], [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if not fused_ok(p):
+                rest.append(p)
+                continue
+            buf = None
+            if momentum != 0:
+                buf = self._state_for(p).get("momentum_buffer")
+                if buf is not None and not fused_state_ok(buf, p):
+                    rest.append(p)
+                    continue
+            fused.append(p)
+            bufs.append(buf)
+            fresh.append(buf is None)
+        if not fused:
+            return rest
+        if momentum != 0:
+            bufs = [empty_like(p) if b is None else b for p, b in zip(fused, bufs)]
+        _C.sgd_step_([p._impl for p in fused], [p.grad._impl for p in fused],
+                     [b._impl for b in bufs] if momentum != 0 else [], fresh, group["lr"], momentum,
+                     group["dampening"], group["weight_decay"], group["nesterov"], group["maximize"])
+        for i, p in enumerate(fused):  # state only after the kernel succeeded
+            p._version += 1
+            if momentum != 0:
+                bufs[i]._version += 1
+                self.state[p]["momentum_buffer"] = bufs[i]
+        return rest

@@ -18,14 +18,14 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
 
 
 class ReLU6(ReLU):
     """``min(max(x, 0), 6)``."""
 
     def forward(self, input):
-        return F.relu6(input)
+        return F.relu6(input, inplace=self.inplace)
 
 
 class LeakyReLU(Module):
@@ -36,7 +36,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}"

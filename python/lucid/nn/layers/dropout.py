@@ -22,7 +22,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}"
