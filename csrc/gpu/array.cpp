@@ -1,5 +1,6 @@
 #include "gpu/array.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -85,6 +86,21 @@ const mx::array& array_of(const Tensor& t) {
   check<RuntimeError>(t.defined() && t.device() == Device::GPU && t.impl().gpu,
                       "internal: expected a GPU tensor");
   return t.impl().gpu->array;
+}
+
+mx::array matmul_checked(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  if (a.size() != 0 && b.size() != 0) return mx::matmul(a, b, s);
+  // Broadcast batch axes, then (m, n); the sum over an empty K is 0.
+  int na = a.ndim(), nb = b.ndim(), nbatch = std::max(na, nb) - 2;
+  mx::Shape out(static_cast<size_t>(nbatch + 2));
+  for (int d = 0; d < nbatch; ++d) {
+    int da = d - (nbatch - (na - 2)), db = d - (nbatch - (nb - 2));
+    int xa = da >= 0 ? a.shape(da) : 1, xb = db >= 0 ? b.shape(db) : 1;
+    out[d] = xa == 1 ? xb : xa;
+  }
+  out[nbatch] = a.shape(na - 2);
+  out[nbatch + 1] = b.shape(nb - 1);
+  return mx::zeros(out, mx::promote_types(a.dtype(), b.dtype()), s);
 }
 
 Tensor wrap(mx::array a) {

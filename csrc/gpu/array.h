@@ -36,5 +36,12 @@ Tensor wrap_view(mx::array a);
 // Replaces the array a GPU tensor holds (in-place ops rebind, MLX arrays are values).
 void rebind(const Tensor& t, mx::array a);
 
+// mx::matmul for operands of at least 2 axes, except that an operand with no
+// elements gives zeros without calling MLX: MLX 0.32's CPU matmul returns early
+// on an empty result while the contiguous copy it made of a strided operand is
+// still being written on its stream thread, and frees that copy under it (a
+// use-after-free found by the fuzzer, `qmatmul` with N = 0 and K > 256).
+mx::array matmul_checked(const mx::array& a, const mx::array& b, mx::StreamOrDevice s);
+
 }  // namespace gpu
 }  // namespace lucid

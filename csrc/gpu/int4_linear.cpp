@@ -23,7 +23,10 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   mx::array d = mx::subtract(q, mx::expand_dims(array_of(zp), -1, s), s);
   mx::array w = mx::multiply(mx::astype(d, mx::float32, s), mx::expand_dims(array_of(scale), -1, s), s);
   w = mx::reshape(w, {N, K}, s);
-  mx::array y = mx::matmul(array_of(x), mx::transpose(w, s), s);
+  const mx::array& xa = array_of(x);
+  int M = 1;
+  for (int d = 0; d + 1 < xa.ndim(); ++d) M *= xa.shape(d);
+  mx::array y = matmul_checked(mx::reshape(xa, {M, K}, s), mx::transpose(w, s), s);
   if (bias.defined()) y = mx::add(y, mx::astype(array_of(bias), mx::float32, s), s);
   return wrap(mx::reshape(y, to_mx_shape(out_shape), s));
 }

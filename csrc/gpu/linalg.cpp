@@ -13,7 +13,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const mx::array& y = array_of(b);
   mx::Dtype dt = x.dtype();
   if (mx::issubdtype(dt, mx::floating)) {
-    mx::array r = mx::matmul(mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s);
+    mx::array r = matmul_checked(mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s);
     return wrap(mx::astype(r, dt, s));
   }
   // x[..., m, k, 1] * y[..., 1, k, n] summed over k, in slices of k that

@@ -124,7 +124,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, int64_t oh, int64_t ow) {
   const mx::array& xa = array_of(x);
   mx::array a = bin_matrix(oh, xa.shape(2), xa.dtype());
   mx::array b = bin_matrix(ow, xa.shape(3), xa.dtype());
-  return wrap(mx::matmul(mx::matmul(a, xa, s), mx::transpose(b, s), s));
+  return wrap(matmul_checked(matmul_checked(a, xa, s), mx::transpose(b, s), s));
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& g, const Tensor& x) {
@@ -133,7 +133,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& g, const Tensor& x) {
   const mx::array& xa = array_of(x);
   mx::array a = bin_matrix(ga.shape(2), xa.shape(2), ga.dtype());
   mx::array b = bin_matrix(ga.shape(3), xa.shape(3), ga.dtype());
-  return wrap(mx::matmul(mx::matmul(mx::transpose(a, s), ga, s), b, s));
+  return wrap(matmul_checked(matmul_checked(mx::transpose(a, s), ga, s), b, s));
 }
 
 }  // namespace lucid::gpu

@@ -164,7 +164,7 @@ Tensor qmatmul_accumulate(const Tensor& x, int32_t zx, const Tensor& w, const Te
     int k1 = std::min(K, k0 + kBlock);
     mx::array xb = mx::slice(xc, {0, k0}, {M, k1}, s);
     mx::array wb = mx::slice(wc, {0, k0}, {N, k1}, s);
-    mx::array part = mx::matmul(xb, mx::transpose(wb, {1, 0}, s), s);
+    mx::array part = matmul_checked(xb, mx::transpose(wb, {1, 0}, s), s);
     acc = mx::add(acc, mx::astype(part, mx::int32, s), s);
   }
   // int32 addition wraps, as on the CPU stream.

@@ -3,6 +3,7 @@ the fuzzer itself is shown to catch a planted difference on either side.
 
 `python -m lucid.parity --fuzz N` runs N more configurations (docs/parity.md).
 """
+import os
 import subprocess
 import sys
 
@@ -140,3 +141,29 @@ def test_parity_fuzz_command():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "2 configurations" in out.stdout and "PASS" in out.stdout and "mismatches" in out.stdout
+
+
+def test_empty_matmul_on_gpu_stream_does_not_corrupt_memory():
+    # Regression: MLX 0.32's CPU matmul frees the contiguous copy of a strided operand
+    # while its stream thread still writes it when the result is empty (qmatmul with
+    # N = 0 and K > 256 slices K). This exact sequence of fuzz configurations
+    # (seed 20261130) aborted with "corrupted double-linked list" / SIGSEGV before
+    # gpu::matmul_checked; it runs in a subprocess so a crash fails only this test.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        from lucid.testing import fuzz
+        for i in (3763, 3853, 3925, 3927, 3947, 3951, 4096, 4096, 4096):
+            out = fuzz.run_config(fuzz.config(20261130, i))
+            assert out.ok, (i, out)
+        import lucid
+        a = lucid.ones(300, 400, device="gpu").t()
+        assert (a @ lucid.ones(300, 0, device="gpu")).shape == (400, 0)
+        assert (lucid.ones(5, 0, device="gpu") @ lucid.ones(0, 7, device="gpu")).to("cpu").tolist() == [[0.0] * 7] * 5
+        print("ok")
+    """)
+    env = dict(os.environ, MALLOC_CHECK_="3")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-2000:])
