@@ -197,19 +197,17 @@ def _patch_kernel(c, kh, kw, like):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L), L the number
-    of block positions; a convolution with one-hot kernels, so it differentiates.
+    of block positions; one implementation, ``lucid._ops.shape_extra.im2col``.
 
     >>> import lucid
     >>> lucid.nn.functional.unfold(lucid.arange(9.0).reshape(1, 1, 3, 3), 2).tolist()[0][0]
     [0.0, 1.0, 3.0, 4.0]
     """
-    fn = "unfold"
+    from .._ops.shape_extra import im2col
+
     if input.ndim != 4:
-        raise ValueError(f"{fn}(): expected a 4-D input (N, C, H, W), got shape {tuple(input.shape)}")
-    kh, kw = _pair(kernel_size, fn, "kernel_size")
-    c = input.shape[1]
-    y = lucid.conv2d(input, _patch_kernel(c, kh, kw, input), None, stride, padding, dilation, groups=c)
-    return y.reshape(input.shape[0], c * kh * kw, -1)
+        raise ValueError(f"unfold(): expected a 4-D input (N, C, H, W), got shape {tuple(input.shape)}")
+    return im2col(input, kernel_size, dilation, padding, stride)
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
