@@ -16,7 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def _env(**changes):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + env.get("PYTHONPATH", "")
+    # The lucid this process imported (the work tree in development, site-packages in CI).
+    env["PYTHONPATH"] = str(pathlib.Path(lucid.__file__).resolve().parents[1]) + os.pathsep + env.get("PYTHONPATH", "")
     for k, v in changes.items():
         if v is None:
             env.pop(k, None)
