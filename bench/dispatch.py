@@ -11,7 +11,7 @@ floor: what lucid would cost with no Python layer at all.
         [--torch-site DIR]
 
 PyTorch: ``import torch`` is tried first; if that fails and ``--torch-site``
-(default: /opt/torchenv's site-packages) holds a torch built for this Python
+(default: $LUCID_TORCH_SITE) holds a torch built for this Python
 version, that folder is appended to ``sys.path`` (after lucid's numpy, so both
 share one numpy). Without torch the torch column is empty.
 """
@@ -25,7 +25,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -34,25 +33,10 @@ import numpy as np  # noqa: E402
 import lucid  # noqa: E402
 import lucid.quantization as Q  # noqa: E402
 from lucid import _C  # noqa: E402
+from _timing import import_torch  # noqa: E402
 
 N = 8
-DEFAULT_TORCH_SITE = f"/opt/torchenv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 
-
-def import_torch(site: str | None):
-    try:
-        import torch
-        return torch
-    except ImportError:
-        pass
-    if site and os.path.isdir(os.path.join(site, "torch")):
-        sys.path.append(site)
-        try:
-            import torch
-            return torch
-        except ImportError as e:  # a torch built for another Python / numpy
-            print(f"torch in {site} does not import here: {e}")
-    return None
 
 
 def cpu_name() -> str:
@@ -179,7 +163,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
     parser.add_argument("--quick", action="store_true", help="shorter timing rounds")
-    parser.add_argument("--torch-site", default=DEFAULT_TORCH_SITE,
+    parser.add_argument("--torch-site", default=None,
                         help="a site-packages folder to take torch from when `import torch` fails")
     args = parser.parse_args()
     budget = 0.15 if args.quick else 0.6

@@ -26,18 +26,9 @@ import numpy as np  # noqa: E402
 import lucid  # noqa: E402
 from lucid import nn  # noqa: E402
 
-try:
-    import torch  # noqa: E402
-except ImportError:  # torch is optional: try /opt/torchenv's (as bench/dispatch.py), else lucid's numbers alone
-    import sys  # noqa: E402
+from _timing import import_torch  # noqa: E402
 
-    _site = f"/opt/torchenv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
-    if os.path.isdir(os.path.join(_site, "torch")):
-        sys.path.append(_site)
-    try:
-        import torch  # noqa: E402
-    except ImportError:
-        torch = None
+torch = import_torch()  # optional: this Python's, or $LUCID_TORCH_SITE's; else lucid's numbers alone
 
 LINEAR = [(64, 256, 256), (128, 1024, 1024), (256, 512, 2048)]          # (batch, in, out)
 CONV = [(8, 16, 32, 32, 32, 3), (32, 3, 16, 28, 28, 5), (16, 64, 64, 14, 14, 3), (4, 128, 128, 7, 7, 1)]

@@ -7,8 +7,9 @@ to set its range, then is timed on further calls (best of 3 rounds). The last
 column is PyTorch's time over lucid's (> 1: lucid is faster). Targets
 (issue 8): MinMax and per-channel >= 2x PyTorch, Histogram >= 1x.
 
-To run PyTorch from its own environment next to lucid:
-    PYTHONPATH=python:/opt/torchenv/lib/python3.11/site-packages python bench/observers.py
+To run PyTorch from its own environment next to lucid, put that environment's
+site-packages after lucid on the path:
+    PYTHONPATH=python:<venv>/lib/python3.X/site-packages python bench/observers.py
 
 Usage: python bench/observers.py [--size N] [--repeat N] [--json PATH]
 """

@@ -9,8 +9,8 @@ Columns (milliseconds per step, one run, same data):
   numpy      the same update written with numpy, parameter by parameter
 and the ratios fused / torch and fused / per-op. The default case is the one in
 issue 11: 100 parameters whose sizes are log-spaced from 1k to 1M elements.
-torch is found in this Python or in --torch-site (default /opt/torchenv's
-site-packages, appended after lucid's numpy). Run:
+torch is found in this Python or in --torch-site (default $LUCID_TORCH_SITE: a
+site-packages folder with a torch for this Python, appended after lucid's numpy). Run:
 
     PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/optim.py
     PYTHONPATH=python LUCID_MLX_DEVICE=cpu python bench/optim.py --params 20 --max 100000 --repeat 5
@@ -19,35 +19,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
 import numpy as np
 
-from _timing import best_time
+from _timing import best_time, import_torch
 
 import lucid
 from lucid import nn, optim
 from lucid.optim import optimizer as _optimizer
 
-DEFAULT_TORCH_SITE = f"/opt/torchenv/lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 CONFIGS = [("SGD", dict(lr=1e-3, momentum=0.9)), ("Adam", dict(lr=1e-3))]
 
-
-def import_torch(site):
-    try:
-        import torch
-        return torch
-    except ImportError:
-        pass
-    if site and os.path.isdir(os.path.join(site, "torch")):
-        sys.path.append(site)
-        try:
-            import torch
-            return torch
-        except ImportError as e:
-            print(f"torch in {site} does not import here: {e}")
-    return None
 
 
 def numpy_step(name, xs, gs, states):
@@ -82,7 +64,7 @@ def main():
     ap.add_argument("--max", type=int, default=1_000_000, help="largest parameter (elements)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--gpu", action="store_true", help="also time the GPU stream (per-op path)")
-    ap.add_argument("--torch-site", default=DEFAULT_TORCH_SITE)
+    ap.add_argument("--torch-site", default=None, help="site-packages holding torch (default: $LUCID_TORCH_SITE)")
     ap.add_argument("--json")
     args = ap.parse_args()
     lucid.set_num_threads(1)

@@ -9,7 +9,7 @@ Linear's packed params) and quantized uint8 activations in, quint8 out. The
 C++ bench (lucid_kernel_tests) shows the kernels alone.
 
 PyTorch may live in another environment without lucid. Then run
-    /opt/torchenv/bin/python bench/qgemm.py --torch-only --json torch.json
+    <python with torch> bench/qgemm.py --torch-only --json torch.json
     python bench/qgemm.py --merge torch.json
 (the second prints lucid's figures next to PyTorch's). When one interpreter
 has both, a plain run measures all three.

@@ -1,7 +1,7 @@
 """Writes observer_refs.py: PyTorch's qparams for every case of observer_cases.py.
 
 Run with a Python that has torch (not part of the test suite):
-    /opt/torchenv/bin/python tests/quantization/make_observer_refs.py
+    python tests/quantization/make_observer_refs.py
 """
 import os
 import sys

@@ -1,6 +1,6 @@
 """Generates tests/quantization/workflow_refs.py with PyTorch's eager PTQ results.
 
-Run with a Python that has torch:  /opt/torchenv/bin/python tests/quantization/make_workflow_refs.py
+Run with a Python that has torch:  python tests/quantization/make_workflow_refs.py
 The model, weights and batches come from numpy's legacy RandomState (stable across
 platforms), rebuilt identically by tests/quantization/test_workflow_reference.py.
 """
