@@ -280,3 +280,20 @@ def test_fused_rmsprop_matches_numpy(rng):
         p = p - b * F32(0.01)
     np.testing.assert_array_equal(out, p)
     assert next(iter(opt.state.values()))["step"] == 3
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_addc_out_of_place_and_in_place_round_alike(device, op):
+    # One formula for both forms, PyTorch's order: x + (value * t1) op t2, each step
+    # rounded to float32 (numpy below); value 0.1 makes the order matter.
+    rng = np.random.default_rng(5)
+    x, t1, t2 = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
+    t2 = np.where(np.abs(t2) < 0.1, np.float32(0.5), t2).astype(np.float32)
+    v = np.float32(0.1)
+    inner = (v * t1).astype(np.float32)
+    want = (x + (inner * t2 if op == "addcmul" else inner / t2).astype(np.float32)).astype(np.float32)
+    args = [lucid.tensor(a, device=device) for a in (x, t1, t2)]
+    out = getattr(lucid, op)(*args, value=0.1)
+    inplace = getattr(args[0].clone(), op + "_")(args[1], args[2], value=0.1)
+    np.testing.assert_array_equal(out.to("cpu").numpy(), want)
+    np.testing.assert_array_equal(inplace.to("cpu").numpy(), want)

@@ -21,11 +21,11 @@ void addc_(BinaryOp op, const Tensor& dst, const Tensor& t1, const Tensor& t2, d
 // dst = lerp(dst, end, weight) (docs/numerics.md); end contiguous of dst's shape and dtype.
 void lerp_(const Tensor& dst, const Tensor& end, double weight);
 
-// Fused SGD over lists of contiguous tensors of one dtype (see ops/foreach.h).
+// Fused SGD over lists of contiguous tensors of one dtype (see ops/inplace.h).
 void sgd_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                const std::vector<Tensor>& bufs, const std::vector<bool>& fresh, double lr, double momentum,
                double dampening, double weight_decay, bool nesterov, bool maximize);
-// Fused Adam / AdamW (see ops/foreach.h); max_sqs empty unless amsgrad.
+// Fused Adam / AdamW (see ops/inplace.h); max_sqs empty unless amsgrad.
 void adam_step_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                 const std::vector<Tensor>& max_sqs, const std::vector<double>& bias2_sqrt,

@@ -27,8 +27,8 @@ void addcmul_(const Tensor& dst, const Tensor& t1, const Tensor& t2, double valu
 void addcdiv_(const Tensor& dst, const Tensor& t1, const Tensor& t2, double value);  // dst + value*t1/t2
 void lerp_(const Tensor& dst, const Tensor& end, double weight);                     // docs/numerics.md
 
-// Multi-tensor ("foreach") optimizer steps over contiguous CPU tensors of
-//, one call per parameter group; formulas in
+// Multi-tensor ("foreach") optimizer steps over contiguous float32 CPU
+// tensors, one call per parameter group; formulas in
 // python/lucid/optim/sgd.py and adam.py, each scalar rounded to the
 // parameter's dtype as the per-op path does, so both paths agree bit for bit.
 // Every list is checked (length, device, dtype, shape, contiguity) before

@@ -972,25 +972,25 @@ def lerp(input, end, weight):
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2``.
+    """``input + (value * tensor1) * tensor2``.
 
     >>> import lucid
     >>> lucid.addcmul(lucid.tensor([1.0]), lucid.tensor([2.0]), lucid.tensor([3.0]), value=0.5).tolist()
     [4.0]
     """
     _check_tensor("addcmul", input)
-    return add(input, mul(mul(tensor1, tensor2), value))
+    return add(input, mul(mul(tensor1, value), tensor2))  # the order of addcmul_ (and PyTorch)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``.
+    """``input + (value * tensor1) / tensor2``.
 
     >>> import lucid
     >>> lucid.addcdiv(lucid.tensor([1.0]), lucid.tensor([3.0]), lucid.tensor([2.0]), value=2).tolist()
     [4.0]
     """
     _check_tensor("addcdiv", input)
-    return add(input, mul(div(tensor1, tensor2), value))
+    return add(input, div(mul(tensor1, value), tensor2))  # the order of addcdiv_ (and PyTorch)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -6,7 +6,7 @@ import math
 from .. import _C
 from .._creation import zeros_like
 from ..autograd import no_grad
-from .optimizer import Optimizer, check_number, fused_ok, fused_state_ok
+from .optimizer import Optimizer, check_number
 
 __all__ = ["Adam", "AdamW"]
 
@@ -121,16 +121,7 @@ class Adam(Optimizer):
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-        fused, rest, states = [], [], []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_for(p) if fused_ok(p) else None
-            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
-                rest.append(p)
-                continue
-            fused.append(p)
-            states.append(state)
+        fused, states, rest = self._split_fused(group, keys)
         if not fused:
             return rest
         new = [{"step": 0, **{k: zeros_like(p) for k in keys}} if not s else s for p, s in zip(fused, states)]

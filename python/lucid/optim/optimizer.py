@@ -173,6 +173,22 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _split_fused(self, group, keys) -> tuple:
+        """The group's parameters with a gradient, split for a fused step: (fused, their
+        states, the rest). A parameter is fused when ``fused_ok`` and its state is empty
+        (first step) or holds every key in ``keys`` as a tensor ``fused_state_ok`` accepts."""
+        fused, states, rest = [], [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_for(p) if fused_ok(p) else None
+            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
+                rest.append(p)
+                continue
+            fused.append(p)
+            states.append(state)
+        return fused, states, rest
+
     def _state_for(self, p) -> dict:
         """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
         moved with ``Module.to`` after some steps keeps training with the same optimizer."""

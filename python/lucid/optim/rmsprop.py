@@ -5,7 +5,7 @@ import lucid
 
 from .. import _C
 from ._per_parameter import PerParameterOptimizer
-from .optimizer import check_number, fused_ok, fused_state_ok
+from .optimizer import check_number
 
 __all__ = ["RMSprop"]
 
@@ -73,16 +73,7 @@ class RMSprop(PerParameterOptimizer):
         (the formula above, same rounding as ``_update``); returns the others."""
         centered, mom = group["centered"], group["momentum"]
         keys = ("square_avg",) + (("grad_avg",) if centered else ()) + (("momentum_buffer",) if mom > 0 else ())
-        fused, rest, states = [], [], []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_for(p) if fused_ok(p) else None
-            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
-                rest.append(p)
-                continue
-            fused.append(p)
-            states.append(state)
+        fused, states, rest = self._split_fused(group, keys)
         if not fused:
             return rest
         new = [{"step": 0, **{k: lucid.zeros_like(p) for k in keys}} if not s else s for p, s in zip(fused, states)]
