@@ -1,6 +1,7 @@
 // CPU-stream 2-D convolution: im2col + SGEMM, with the backward kernels
-// (grad_input through col2im, grad_weight through GEMM). float32, contiguous
-// NCHW tensors; ops/conv.cpp validates shapes and converts dtypes first.
+// (grad_input through col2im, grad_weight through GEMM). Contiguous NCHW
+// tensors of one dtype, float32 (SGEMM) or float64 (DGEMM); ops/conv.cpp
+// validates shapes and converts other dtypes to float32 first.
 #pragma once
 #include "core/tensor.h"
 #include "core/window2d.h"

@@ -17,21 +17,31 @@ void embedding(const Tensor& weight, const Tensor& idx, const Tensor& out) {
   });
 }
 
-void embedding_backward(const Tensor& g, const Tensor& idx, const Tensor& gw, int64_t padding_idx) {
+namespace {
+
+template <class T>
+void embedding_backward_typed(const Tensor& g, const Tensor& idx, const Tensor& gw, int64_t padding_idx) {
   const int64_t n = idx.numel(), d = gw.size(1);
-  const float* gp = g.data<float>();
+  const T* gp = g.data<T>();
   const int64_t* ip = idx.data<int64_t>();
-  float* out = gw.data<float>();
-  std::fill(out, out + gw.numel(), 0.0f);
+  T* out = gw.data<T>();
+  std::fill(out, out + gw.numel(), T(0));
   // Repeated indices add into one row, so split the work by columns, not by index.
   parallel_for(d, 64, [&](int64_t c0, int64_t c1) {
     for (int64_t i = 0; i < n; ++i) {
       if (ip[i] == padding_idx) continue;
-      float* row = out + ip[i] * d;
-      const float* src = gp + i * d;
+      T* row = out + ip[i] * d;
+      const T* src = gp + i * d;
       for (int64_t c = c0; c < c1; ++c) row[c] += src[c];
     }
   });
+}
+
+}  // namespace
+
+void embedding_backward(const Tensor& g, const Tensor& idx, const Tensor& gw, int64_t padding_idx) {
+  if (gw.dtype() == DType::Float64) embedding_backward_typed<double>(g, idx, gw, padding_idx);
+  else embedding_backward_typed<float>(g, idx, gw, padding_idx);
 }
 
 }  // namespace lucid::cpu

@@ -1,5 +1,5 @@
-// CPU-stream linear layer, y = x @ w^T + b, as SGEMM over float32
-// contiguous matrices (ops/linear.cpp flattens the leading axes of x).
+// CPU-stream linear layer, y = x @ w^T + b, as SGEMM over float32 or DGEMM
+// over float64 contiguous matrices (ops/linear.cpp flattens the leading axes of x).
 #pragma once
 #include "core/tensor.h"
 

@@ -32,16 +32,17 @@ Clipped clip(const Window2d& win, int64_t r, int64_t q, int64_t h, int64_t w) {
 
 }  // namespace
 
-void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win) {
+template <class T>
+void max_pool2d_typed(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
   int64_t* ip = idx.data<int64_t>();
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
-    const float* plane = xp + p * h * w;
+    const T* plane = xp + p * h * w;
     for (int64_t r = 0; r < win.oh; ++r)
       for (int64_t q = 0; q < win.ow; ++q) {
-        float best = -std::numeric_limits<float>::infinity();
+        T best = -std::numeric_limits<T>::infinity();
         int64_t at = -1;
         for (int64_t i = 0; i < win.kh; ++i) {
           const int64_t ih = win.in_row(r, i);
@@ -49,7 +50,7 @@ void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Windo
           for (int64_t j = 0; j < win.kw; ++j) {
             const int64_t iw = win.in_col(q, j);
             if (iw < 0 || iw >= w) continue;
-            const float v = plane[ih * w + iw];
+            const T v = plane[ih * w + iw];
             if (at < 0 || v > best || std::isnan(v)) {
               best = v;
               at = ih * w + iw;
@@ -105,14 +106,15 @@ void qmax_pool2d(const Tensor& x, const Tensor& y, const Window2d& win) {
     qmax_planes<uint8_t>(x, y, win);
 }
 
-void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx) {
+template <class T>
+void max_pool2d_backward_typed(const Tensor& g, const Tensor& idx, const Tensor& gx) {
   const int64_t hw = gx.size(2) * gx.size(3), l = g.size(2) * g.size(3);
-  const float* gp = g.data<float>();
+  const T* gp = g.data<T>();
   const int64_t* ip = idx.data<int64_t>();
-  float* out = gx.data<float>();
+  T* out = gx.data<T>();
   for_each_plane(planes_of(gx), l + hw, [&](int64_t p) {
-    float* plane = out + p * hw;
-    std::fill(plane, plane + hw, 0.0f);
+    T* plane = out + p * hw;
+    std::fill(plane, plane + hw, T(0));
     for (int64_t o = 0; o < l; ++o) {
       const int64_t at = ip[p * l + o];
       if (at >= 0 && at < hw) plane[at] += gp[p * l + o];
@@ -120,76 +122,104 @@ void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx) {
   });
 }
 
-void avg_pool2d(const Tensor& x, const Tensor& y, const Window2d& win, const std::vector<float>& divisor) {
+template <class T>
+void avg_pool2d_typed(const Tensor& x, const Tensor& y, const Window2d& win, const std::vector<float>& divisor) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
-    const float* plane = xp + p * h * w;
+    const T* plane = xp + p * h * w;
     for (int64_t r = 0; r < win.oh; ++r)
       for (int64_t q = 0; q < win.ow; ++q) {
         const Clipped c = clip(win, r, q, h, w);
-        float sum = 0.0f;
+        T sum = 0;
         for (int64_t ih = c.h0; ih < c.h1; ++ih)
           for (int64_t iw = c.w0; iw < c.w1; ++iw) sum += plane[ih * w + iw];
-        yp[p * l + r * win.ow + q] = sum / divisor[r * win.ow + q];
+        yp[p * l + r * win.ow + q] = sum / static_cast<T>(divisor[r * win.ow + q]);
       }
   });
 }
 
-void avg_pool2d_backward(const Tensor& g, const Tensor& gx, const Window2d& win, const std::vector<float>& divisor) {
+template <class T>
+void avg_pool2d_backward_typed(const Tensor& g, const Tensor& gx, const Window2d& win,
+                               const std::vector<float>& divisor) {
   const int64_t h = gx.size(2), w = gx.size(3), l = win.oh * win.ow;
-  const float* gp = g.data<float>();
-  float* out = gx.data<float>();
+  const T* gp = g.data<T>();
+  T* out = gx.data<T>();
   for_each_plane(planes_of(gx), l * win.kh * win.kw + h * w, [&](int64_t p) {
-    float* plane = out + p * h * w;
-    std::fill(plane, plane + h * w, 0.0f);
+    T* plane = out + p * h * w;
+    std::fill(plane, plane + h * w, T(0));
     for (int64_t r = 0; r < win.oh; ++r)
       for (int64_t q = 0; q < win.ow; ++q) {
         const Clipped c = clip(win, r, q, h, w);
-        const float share = gp[p * l + r * win.ow + q] / divisor[r * win.ow + q];
+        const T share = gp[p * l + r * win.ow + q] / static_cast<T>(divisor[r * win.ow + q]);
         for (int64_t ih = c.h0; ih < c.h1; ++ih)
           for (int64_t iw = c.w0; iw < c.w1; ++iw) plane[ih * w + iw] += share;
       }
   });
 }
 
-void adaptive_avg_pool2d(const Tensor& x, const Tensor& y) {
+template <class T>
+void adaptive_avg_pool2d_typed(const Tensor& x, const Tensor& y) {
   const int64_t h = x.size(2), w = x.size(3), oh = y.size(2), ow = y.size(3);
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
   for_each_plane(planes_of(x), h * w, [&](int64_t p) {
-    const float* plane = xp + p * h * w;
+    const T* plane = xp + p * h * w;
     for (int64_t r = 0; r < oh; ++r) {
       const int64_t h0 = adaptive_start(r, h, oh), h1 = adaptive_end(r, h, oh);
       for (int64_t q = 0; q < ow; ++q) {
         const int64_t w0 = adaptive_start(q, w, ow), w1 = adaptive_end(q, w, ow);
-        float sum = 0.0f;
+        T sum = 0;
         for (int64_t ih = h0; ih < h1; ++ih)
           for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * w + iw];
-        yp[(p * oh + r) * ow + q] = sum / static_cast<float>((h1 - h0) * (w1 - w0));
+        yp[(p * oh + r) * ow + q] = sum / static_cast<T>((h1 - h0) * (w1 - w0));
       }
     }
   });
 }
 
-void adaptive_avg_pool2d_backward(const Tensor& g, const Tensor& gx) {
+template <class T>
+void adaptive_avg_pool2d_backward_typed(const Tensor& g, const Tensor& gx) {
   const int64_t h = gx.size(2), w = gx.size(3), oh = g.size(2), ow = g.size(3);
-  const float* gp = g.data<float>();
-  float* out = gx.data<float>();
+  const T* gp = g.data<T>();
+  T* out = gx.data<T>();
   for_each_plane(planes_of(gx), h * w, [&](int64_t p) {
-    float* plane = out + p * h * w;
-    std::fill(plane, plane + h * w, 0.0f);
+    T* plane = out + p * h * w;
+    std::fill(plane, plane + h * w, T(0));
     for (int64_t r = 0; r < oh; ++r) {
       const int64_t h0 = adaptive_start(r, h, oh), h1 = adaptive_end(r, h, oh);
       for (int64_t q = 0; q < ow; ++q) {
         const int64_t w0 = adaptive_start(q, w, ow), w1 = adaptive_end(q, w, ow);
-        const float share = gp[(p * oh + r) * ow + q] / static_cast<float>((h1 - h0) * (w1 - w0));
+        const T share = gp[(p * oh + r) * ow + q] / static_cast<T>((h1 - h0) * (w1 - w0));
         for (int64_t ih = h0; ih < h1; ++ih)
           for (int64_t iw = w0; iw < w1; ++iw) plane[ih * w + iw] += share;
       }
     }
   });
 }
+
+// float64 tensors run in double; everything else arrives as float32.
+#define LUCID_POOL_DISPATCH(name, key, ...) \
+  if ((key).dtype() == DType::Float64) name##_typed<double>(__VA_ARGS__); \
+  else name##_typed<float>(__VA_ARGS__)
+
+void max_pool2d(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win) {
+  LUCID_POOL_DISPATCH(max_pool2d, x, x, y, idx, win);
+}
+void max_pool2d_backward(const Tensor& g, const Tensor& idx, const Tensor& gx) {
+  LUCID_POOL_DISPATCH(max_pool2d_backward, gx, g, idx, gx);
+}
+void avg_pool2d(const Tensor& x, const Tensor& y, const Window2d& win, const std::vector<float>& divisor) {
+  LUCID_POOL_DISPATCH(avg_pool2d, x, x, y, win, divisor);
+}
+void avg_pool2d_backward(const Tensor& g, const Tensor& gx, const Window2d& win, const std::vector<float>& divisor) {
+  LUCID_POOL_DISPATCH(avg_pool2d_backward, gx, g, gx, win, divisor);
+}
+void adaptive_avg_pool2d(const Tensor& x, const Tensor& y) { LUCID_POOL_DISPATCH(adaptive_avg_pool2d, x, x, y); }
+void adaptive_avg_pool2d_backward(const Tensor& g, const Tensor& gx) {
+  LUCID_POOL_DISPATCH(adaptive_avg_pool2d_backward, gx, g, gx);
+}
+#undef LUCID_POOL_DISPATCH
 
 }  // namespace lucid::cpu

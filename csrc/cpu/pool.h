@@ -1,4 +1,5 @@
-// CPU-stream 2-D pooling kernels over float32, contiguous NCHW tensors; one
+// CPU-stream 2-D pooling kernels over contiguous NCHW tensors, float32 or
+// float64 (the input's dtype; quantized codes for qmax); one
 // (sample, channel) plane per task. ops/pool.cpp validates and sizes outputs.
 #pragma once
 #include <vector>

@@ -77,8 +77,9 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
     if (x.size(0) == 0) return full(y_shape, 0.0, x.dtype(), x.device());
     return gpu::conv2d(x, weight, b, win, groups);
   }
-  Tensor y = Tensor::empty_cpu(y_shape, DType::Float32);
-  cpu::conv2d(cpu_f32(x), cpu_f32(weight), bias ? cpu_f32(b) : Tensor(), y, win, groups);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor y = Tensor::empty_cpu(y_shape, work);
+  cpu::conv2d(cpu_work(x, work), cpu_work(weight, work), bias ? cpu_work(b, work) : Tensor(), y, win, groups);
   return cpu_cast_back(y, x.dtype());
 }
 
@@ -108,10 +109,11 @@ std::tuple<std::optional<Tensor>, std::optional<Tensor>, std::optional<Tensor>> 
     if (want[2]) gb = c;
     return {gx, gw, gb};
   }
-  Tensor tx = want[0] ? Tensor::empty_cpu(x.shape(), DType::Float32) : Tensor();
-  Tensor tw = want[1] ? Tensor::empty_cpu(weight.shape(), DType::Float32) : Tensor();
-  Tensor tb = want[2] ? Tensor::empty_cpu({weight.size(0)}, DType::Float32) : Tensor();
-  cpu::conv2d_backward(cpu_f32(grad), cpu_f32(x), cpu_f32(weight), tx, tw, tb, win, groups);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor tx = want[0] ? Tensor::empty_cpu(x.shape(), work) : Tensor();
+  Tensor tw = want[1] ? Tensor::empty_cpu(weight.shape(), work) : Tensor();
+  Tensor tb = want[2] ? Tensor::empty_cpu({weight.size(0)}, work) : Tensor();
+  cpu::conv2d_backward(cpu_work(grad, work), cpu_work(x, work), cpu_work(weight, work), tx, tw, tb, win, groups);
   if (want[0]) gx = cpu_cast_back(tx, x.dtype());
   if (want[1]) gw = cpu_cast_back(tw, x.dtype());
   if (want[2]) gb = cpu_cast_back(tb, x.dtype());

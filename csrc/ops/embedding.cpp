@@ -63,8 +63,9 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
   Tensor idx = checked_indices(indices, num_weights, fn);
   const int64_t d = grad.size(grad.ndim() - 1);
   if (grad.device() == Device::GPU) return gpu::embedding_backward(grad, idx, num_weights, padding_idx);
-  Tensor gw = Tensor::empty_cpu({num_weights, d}, DType::Float32);
-  cpu::embedding_backward(cpu_f32(grad), idx, gw, padding_idx);
+  const DType work = cpu_work_dtype(grad.dtype());
+  Tensor gw = Tensor::empty_cpu({num_weights, d}, work);
+  cpu::embedding_backward(cpu_work(grad, work), idx, gw, padding_idx);
   return cpu_cast_back(gw, grad.dtype());
 }
 

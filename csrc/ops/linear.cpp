@@ -23,11 +23,11 @@ void check_linear(const Tensor& x, const Tensor& w, const std::string& fn) {
                                                dtype_name(x.dtype()) + " and " + dtype_name(w.dtype()));
 }
 
-// A CPU tensor as a contiguous float32 [rows, cols] matrix (leading axes
-// flattened), or reshaped to `shape` — views over the same storage.
-Tensor cpu_view(const Tensor& x, const Shape& shape) {
-  Tensor c = cpu_f32(x);
-  return Tensor::view_cpu(c.impl().storage, shape, contiguous_strides(shape), c.offset(), DType::Float32);
+// A CPU tensor as a contiguous [rows, cols] matrix in the work dtype (leading
+// axes flattened), or reshaped to `shape` — views over the same storage.
+Tensor cpu_view(const Tensor& x, const Shape& shape, DType work) {
+  Tensor c = cpu_work(x, work);
+  return Tensor::view_cpu(c.impl().storage, shape, contiguous_strides(shape), c.offset(), work);
 }
 Shape matrix_shape(const Shape& s) {
   int64_t rows = 1;
@@ -52,9 +52,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
   Shape out_shape = x.shape();
   out_shape.back() = o;
   if (x.device() == Device::GPU) return gpu::linear(x, weight, bias ? *bias : Tensor());
-  Tensor x2 = cpu_view(x, matrix_shape(x.shape()));
-  Tensor y = Tensor::empty_cpu(out_shape, DType::Float32);
-  cpu::linear(x2, cpu_f32(weight), bias ? cpu_f32(*bias) : Tensor(), cpu_view(y, matrix_shape(out_shape)));
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor x2 = cpu_view(x, matrix_shape(x.shape()), work);
+  Tensor y = Tensor::empty_cpu(out_shape, work);
+  cpu::linear(x2, cpu_work(weight, work), bias ? cpu_work(*bias, work) : Tensor(),
+              cpu_view(y, matrix_shape(out_shape), work));
   (void)k;
   return cpu_cast_back(y, x.dtype());
 }
@@ -75,12 +77,13 @@ std::tuple<std::optional<Tensor>, std::optional<Tensor>, std::optional<Tensor>> 
   if (x.device() == Device::GPU) {
     std::tie(gx, gw, gb) = gpu::linear_backward(g, x, weight, want[0], want[1], want[2]);
   } else {
+    const DType work = cpu_work_dtype(x.dtype());
     Tensor gx_full;
-    if (want[0]) gx_full = Tensor::empty_cpu(x.shape(), DType::Float32), gx = cpu_view(gx_full, matrix_shape(x.shape()));
-    if (want[1]) gw = Tensor::empty_cpu(weight.shape(), DType::Float32);
-    if (want[2]) gb = Tensor::empty_cpu({o}, DType::Float32);
-    cpu::linear_backward(cpu_view(g, matrix_shape(g.shape())), cpu_view(x, matrix_shape(x.shape())),
-                         cpu_f32(weight), gx, gw, gb);
+    if (want[0]) gx_full = Tensor::empty_cpu(x.shape(), work), gx = cpu_view(gx_full, matrix_shape(x.shape()), work);
+    if (want[1]) gw = Tensor::empty_cpu(weight.shape(), work);
+    if (want[2]) gb = Tensor::empty_cpu({o}, work);
+    cpu::linear_backward(cpu_view(g, matrix_shape(g.shape()), work), cpu_view(x, matrix_shape(x.shape()), work),
+                         cpu_work(weight, work), gx, gw, gb);
     if (want[0]) gx = cpu_cast_back(gx_full, x.dtype());
     if (gw.defined()) gw = cpu_cast_back(gw, x.dtype());
     if (gb.defined()) gb = cpu_cast_back(gb, x.dtype());

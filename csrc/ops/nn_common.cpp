@@ -24,7 +24,9 @@ void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn
                                            (allow_zero ? "non-negative" : "positive") + ", got " + ints_str(v));
 }
 
-Tensor cpu_f32(const Tensor& x) { return contiguous(x.dtype() == DType::Float32 ? x : astype(x, DType::Float32)); }
+DType cpu_work_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+Tensor cpu_work(const Tensor& x, DType work) { return contiguous(x.dtype() == work ? x : astype(x, work)); }
 
 Tensor cpu_cast_back(const Tensor& y, DType dtype) { return y.dtype() == dtype ? y : astype(y, dtype); }
 

@@ -1,6 +1,6 @@
 // Helpers shared by the nn op families (conv, pool, linear, embedding):
 // argument checks that phrase errors the same way, and the float32 round
-// trip the CPU kernels (float32-only, BLAS) need for half-precision inputs.
+// trip the CPU kernels (float32 or float64, BLAS) need for half-precision inputs.
 #pragma once
 #include <optional>
 #include <string>
@@ -15,9 +15,12 @@ void require_floating(const Tensor& x, const std::string& fn, const char* arg);
 // ValueError unless v has exactly n positive (or, with allow_zero, non-negative) entries.
 void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn, const char* arg,
                   bool allow_zero = false);
-// The CPU kernels compute in float32: a contiguous float32 version of x.
-Tensor cpu_f32(const Tensor& x);
-// Casts a float32 CPU result back to the caller's dtype.
+// The dtype the CPU kernels compute a `dtype` input in: float64 stays
+// float64 (DGEMM, double loops); float32 and half precision compute in float32.
+DType cpu_work_dtype(DType dtype);
+// A contiguous version of x in `work` (cpu_work_dtype of the op's input).
+Tensor cpu_work(const Tensor& x, DType work);
+// Casts a CPU result computed in the work dtype back to the caller's dtype.
 Tensor cpu_cast_back(const Tensor& y, DType dtype);
 std::string ints_str(const std::vector<int64_t>& v);
 

@@ -96,8 +96,9 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& x, const std::vector<int64_t
     auto [y, idx] = gpu::max_pool2d(x, win);
     return {y, idx};
   }
-  Tensor y = Tensor::empty_cpu(out, DType::Float32), idx = Tensor::empty_cpu(out, DType::Int64);
-  cpu::max_pool2d(cpu_f32(x), y, idx, win);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor y = Tensor::empty_cpu(out, work), idx = Tensor::empty_cpu(out, DType::Int64);
+  cpu::max_pool2d(cpu_work(x, work), y, idx, win);
   return {cpu_cast_back(y, x.dtype()), idx};
 }
 
@@ -124,8 +125,9 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tens
     if (x.numel() == 0) return full(x.shape(), 0.0, x.dtype(), x.device());
     return gpu::max_pool2d_backward(astype(grad, x.dtype()), indices, x.shape());
   }
-  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
-  cpu::max_pool2d_backward(cpu_f32(grad), contiguous(indices), gx);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor gx = Tensor::empty_cpu(x.shape(), work);
+  cpu::max_pool2d_backward(cpu_work(grad, work), contiguous(indices), gx);
   return cpu_cast_back(gx, x.dtype());
 }
 
@@ -135,8 +137,9 @@ Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std
   const Window2d win = pool_window(x, kernel, stride, padding, {1, 1}, ceil_mode, "avg_pool2d");
   const auto div = avg_divisor(win, x.size(2), x.size(3), count_include_pad, divisor_override);
   if (x.device() == Device::GPU) return gpu::avg_pool2d(x, win, div);
-  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), win.oh, win.ow}, DType::Float32);
-  cpu::avg_pool2d(cpu_f32(x), y, win, div);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), win.oh, win.ow}, work);
+  cpu::avg_pool2d(cpu_work(x, work), y, win, div);
   return cpu_cast_back(y, x.dtype());
 }
 
@@ -149,8 +152,9 @@ Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& x, const std::vecto
   check_grad(grad, {x.size(0), x.size(1), win.oh, win.ow}, fn);
   const auto div = avg_divisor(win, x.size(2), x.size(3), count_include_pad, divisor_override);
   if (x.device() == Device::GPU) return gpu::avg_pool2d_backward(astype(grad, x.dtype()), x, win, div);
-  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
-  cpu::avg_pool2d_backward(cpu_f32(grad), gx, win, div);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor gx = Tensor::empty_cpu(x.shape(), work);
+  cpu::avg_pool2d_backward(cpu_work(grad, work), gx, win, div);
   return cpu_cast_back(gx, x.dtype());
 }
 
@@ -161,8 +165,9 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_s
   check(x.size(2) > 0 && x.size(3) > 0, fn + "(): expected a non-empty spatial size, got input of shape " +
                                             shape_str(x.shape()));
   if (x.device() == Device::GPU) return gpu::adaptive_avg_pool2d(x, output_size[0], output_size[1]);
-  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), output_size[0], output_size[1]}, DType::Float32);
-  cpu::adaptive_avg_pool2d(cpu_f32(x), y);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor y = Tensor::empty_cpu({x.size(0), x.size(1), output_size[0], output_size[1]}, work);
+  cpu::adaptive_avg_pool2d(cpu_work(x, work), y);
   return cpu_cast_back(y, x.dtype());
 }
 
@@ -174,8 +179,9 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& x) {
             grad.size(3) > 0,
         fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " + shape_str(x.shape()));
   if (x.device() == Device::GPU) return gpu::adaptive_avg_pool2d_backward(astype(grad, x.dtype()), x);
-  Tensor gx = Tensor::empty_cpu(x.shape(), DType::Float32);
-  cpu::adaptive_avg_pool2d_backward(cpu_f32(grad), gx);
+  const DType work = cpu_work_dtype(x.dtype());
+  Tensor gx = Tensor::empty_cpu(x.shape(), work);
+  cpu::adaptive_avg_pool2d_backward(cpu_work(grad, work), gx);
   return cpu_cast_back(gx, x.dtype());
 }
 

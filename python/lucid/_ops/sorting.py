@@ -166,17 +166,26 @@ def median(input, dim=None, keepdim=False):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct values of ``input`` (flattened), ascending; optionally
     ``inverse`` (int64, input's shape: where each element went) and
-    ``counts`` (int64). Each NaN counts as distinct. ``dim`` is not supported
-    (NotImplementedError). Not differentiable.
+    ``counts`` (int64). Each NaN counts as distinct. Not differentiable.
+
+    With ``dim``: the distinct slices along ``dim`` (``input.select(dim, i)``),
+    sorted lexicographically (first element first, NaN above every number,
+    a slice holding NaN distinct from every other), as PyTorch; ``inverse``
+    is then 1-d (length ``input.shape[dim]``) and ``counts`` counts slices.
+    The output is always sorted (``sorted`` is accepted for compatibility).
 
     >>> import lucid
     >>> u, inv, c = lucid.unique(lucid.tensor([3, 1, 3, 2]), return_inverse=True, return_counts=True)
     >>> u.tolist(), inv.tolist(), c.tolist()
     ([1, 2, 3], [2, 0, 2, 1], [1, 1, 2])
+    >>> lucid.unique(lucid.tensor([[1, 2], [0, 5], [1, 2]]), dim=0).tolist()
+    [[0, 5], [1, 2]]
     """
     _check("unique", input)
     if dim is not None:
-        raise NotImplementedError("unique(): 'dim' is not supported; unique over the flattened input only")
+        if input.ndim == 0:
+            raise IndexError("unique(): argument 'dim' is out of range: a 0-d tensor has no dimensions")
+        return _unique_dim(input, wrap_dim(dim, input.ndim, "unique"), return_inverse, return_counts)
     flat = Tensor(_C.reshape(input._impl, [-1]))
     dev = flat._impl.device
     values, order = _C.sort(flat._impl, 0, False)
@@ -202,6 +211,55 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         counts = np.diff(np.append(starts, n)).astype(np.int64)
         out.append(tensor(counts, device=dev))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_dim(input, d, return_inverse, return_counts):
+    """unique(dim=d): the slices along ``d`` become the rows of an [n, m]
+    matrix, sorted lexicographically by stable sorts on one column at a time,
+    last column first (each pass keeps the order of the columns after it for
+    equal keys); a row starts a new slice when any element differs from the
+    row before."""
+    from .._creation import tensor
+    from .shape import movedim
+
+    dev = input._impl.device
+    n = input.shape[d]
+    rest = [s for k, s in enumerate(input.shape) if k != d]
+    m = 1
+    for s in rest:
+        m *= s
+    if n > 0 and m == 0:
+        raise ValueError(f"unique(): input of shape {input.shape} has a size-0 dimension other than dim {d}; "
+                         "there are no slices to compare")
+    empty = Tensor(_C.full((0,), 0.0, "int64", dev))
+    if n == 0:
+        out = [input.detach().clone()] + ([empty] if return_inverse else []) + ([empty] if return_counts else [])
+        return out[0] if len(out) == 1 else tuple(out)
+    rows = Tensor(_C.contiguous(movedim(input.detach(), d, 0)._impl)) if d else input.detach()
+    rows = _C.reshape(rows._impl, [n, m])
+    order = tensor(np.arange(n, dtype=np.int64), device=dev)._impl
+    for j in range(m - 1, -1, -1):
+        column = _C.reshape(_C.slice(rows, [0, j], [1, 1], [n, 1]), [n])
+        _, step = _C.sort(_C.index_select(column, 0, order), 0, False)
+        order = _C.index_select(order, 0, step)
+    ranked = _C.index_select(rows, 0, order)
+    first = _C.full((1,), 1.0, "bool", dev)
+    if n > 1:
+        differs = _C.ne(_C.slice(ranked, [1, 0], [1, 1], [n - 1, m]), _C.slice(ranked, [0, 0], [1, 1], [n - 1, m]))
+        rest_new = _C.gt(_C.sum(differs, [1], False, None), _C.full((), 0.0, "int64", dev))
+        new = _C.cat([first, rest_new], 0)
+    else:
+        new = first
+    starts = np.flatnonzero(Tensor(_C.to_device(new, "cpu") if dev != "cpu" else new).numpy()).astype(np.int64)
+    picked = _C.index_select(ranked, 0, tensor(starts, device=dev)._impl)
+    values = Tensor(_C.reshape(picked, [len(starts)] + rest))
+    out = [movedim(values, 0, d) if d else values]
+    if return_inverse:
+        run = _C.sub(_C.cumsum(new, 0), _C.full((), 1.0, "int64", dev))
+        out.append(Tensor(_C.scatter(_C.full((n,), 0.0, "int64", dev), 0, order, run)))
+    if return_counts:
+        out.append(tensor(np.diff(np.append(starts, n)).astype(np.int64), device=dev))
     return out[0] if len(out) == 1 else tuple(out)
 
 

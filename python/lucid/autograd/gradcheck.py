@@ -4,13 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def gradcheck(fn, inputs, eps: float = 1e-2, atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0) -> bool:
+def gradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> bool:
     """Compares autograd's vector-Jacobian product with central differences.
 
-    lucid has no float64, so the check runs in float32 with a random
-    projection ``v`` of the output: for every input element ``i`` it compares
-    ``(v . f(x + eps e_i) - v . f(x - eps e_i)) / 2 eps`` with ``(v^T J)_i``.
-    Returns True or raises ``AssertionError`` naming the input and element.
+    With a random projection ``v`` of the output, for every input element
+    ``i`` it compares ``(v . f(x + eps e_i) - v . f(x - eps e_i)) / 2 eps``
+    with ``(v^T J)_i``. When every differentiable input is float64 (CPU
+    stream) the check runs in float64 with PyTorch's defaults (``eps=1e-6``,
+    ``atol=1e-5``, ``rtol=1e-3``); otherwise in float32 with ``eps``, ``atol``
+    and ``rtol`` of 1e-2. Returns True or raises ``AssertionError`` naming
+    the input and element.
 
     >>> import lucid
     >>> x = lucid.tensor([0.5, -1.0, 2.0], requires_grad=True)
@@ -20,24 +23,32 @@ def gradcheck(fn, inputs, eps: float = 1e-2, atol: float = 1e-2, rtol: float = 1
     import lucid
 
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff_inputs = [t for t in inputs if isinstance(t, lucid.Tensor) and t.requires_grad]
+    double = bool(diff_inputs) and all(t.dtype == lucid.float64 for t in diff_inputs)
+    eps = (1e-6 if double else 1e-2) if eps is None else eps
+    atol = (1e-5 if double else 1e-2) if atol is None else atol
+    rtol = (1e-3 if double else 1e-2) if rtol is None else rtol
+    work = np.float64 if double else np.float32
     rng = np.random.default_rng(seed)
     out = fn(*inputs)
     outs = out if isinstance(out, tuple) else (out,)
-    vs = [rng.standard_normal(o.shape).astype(np.float32) for o in outs]
+    vs = [rng.standard_normal(o.shape).astype(work) for o in outs]
+
+    def host(o):  # float64 outputs stay float64; the rest are read as float32
+        return o.numpy() if o.dtype == lucid.float64 else o.float().numpy()
 
     def projected(args):
         with lucid.no_grad():
             r = fn(*args)
         rs = r if isinstance(r, tuple) else (r,)
-        return sum(float((o.float().numpy().astype(np.float64) * v).sum()) for o, v in zip(rs, vs))
+        return sum(float((host(o).astype(np.float64) * v).sum()) for o, v in zip(rs, vs))
 
-    diff_inputs = [t for t in inputs if isinstance(t, lucid.Tensor) and t.requires_grad]
     analytic = lucid.autograd.grad(
         outs, diff_inputs, grad_outputs=tuple(lucid.tensor(v, device=o.device).to(o.dtype) for o, v in zip(outs, vs)),
         allow_unused=True,
     )
     for k, (t, g) in enumerate(zip(diff_inputs, analytic)):
-        base = t.detach().to("cpu").numpy().astype(np.float32)
+        base = t.detach().to("cpu").numpy().astype(work)
         numeric = np.zeros(base.size, dtype=np.float64)
         for i in range(base.size):
             for sign in (1, -1):
@@ -47,7 +58,7 @@ def gradcheck(fn, inputs, eps: float = 1e-2, atol: float = 1e-2, rtol: float = 1
                 args = [moved if a is t else a for a in inputs]
                 numeric[i] += sign * projected(args)
             numeric[i] /= 2 * eps
-        got = np.zeros(base.size) if g is None else g.float().to("cpu").numpy().reshape(-1).astype(np.float64)
+        got = np.zeros(base.size) if g is None else host(g.to("cpu")).reshape(-1).astype(np.float64)
         bad = np.abs(got - numeric) > atol + rtol * np.abs(numeric)
         if bad.any():
             i = int(np.argmax(bad))

@@ -406,6 +406,10 @@ class Module:
     def float(self):
         return self.to(as_dtype("float32"))
 
+    def double(self):
+        """float64 parameters and buffers (CPU stream only, as float64 itself)."""
+        return self.to(as_dtype("float64"))
+
     def half(self):
         return self.to(as_dtype("float16"))
 
