@@ -202,8 +202,13 @@ template <class T>
 Tensor gpu_tensor(const std::vector<T>& v, DType dt) { return gpu::upload(host_tensor(v, dt)); }
 
 void check_float_input(const char* fn, const char* name, const Tensor& x) {
+  // float64 is refused as torch.quantize_per_tensor refuses it: the formulas
+  // (docs/numerics.md) are float32's; a float64 caller casts first.
   check<TypeError>(is_float_input(x.dtype()), arg(fn, name) + " must be a floating tensor (float32, float16 or "
-                                                "bfloat16), got " + dtype_name(x.dtype()));
+                                                "bfloat16), got " + dtype_name(x.dtype()) +
+                                                (x.dtype() == DType::Float64
+                                                     ? "; quantization computes in float32: cast with .float() first"
+                                                     : ""));
 }
 
 int64_t codes_min(DType t) {
