@@ -20,6 +20,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, run_packed
 from ._factory import check_positive
 
 
@@ -249,6 +250,8 @@ class LSTM(_RNNBase):
         return (lucid.flip(out, (0,)) if reverse else out), (h, c)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
+            return run_packed(self, input, hx)
         self._check_input(input)
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1)
@@ -296,6 +299,8 @@ class GRU(_RNNBase):
         return _GRUCell.apply(gx, gh, h)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
+            return run_packed(self, input, hx)
         self._check_input(input)
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1)
