@@ -71,7 +71,7 @@ def get_default_qat_module_mappings() -> dict:
 def get_default_dynamic_quant_module_mappings() -> dict:
     """Float module types -> dynamically quantized modules (``quantize_dynamic``)."""
     nn, _, _, _, _, _, nnqd = _nn()
-    return {nn.Linear: nnqd.Linear}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
 
 
 def no_observer_set() -> set:

@@ -325,11 +325,11 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
                      group_size: int = 64) -> Module:
     """Dynamic quantization: weights quantized ahead of time, activations at run time.
 
-    ``dtype``: ``qint8`` (``nn.quantized.dynamic.Linear``: int8 weights, each batch quantized
-    to quint8 on the fly, float output), ``float16`` (float16 weights) or ``"int4_weight_only"``
-    (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128). ``qconfig_spec``: None (every
-    ``nn.Linear``), a set of types / qualified names, or a dict ``{type or name: QConfig}``
-    (qint8 only). Warns "no module of a targeted type" when nothing matched."""
+    ``dtype``: ``qint8`` (``nn.quantized.dynamic.Linear`` / ``LSTM`` / ``GRU``: int8 weights, each
+    batch quantized to quint8 on the fly, float output), ``float16`` (float16 Linear weights) or
+    ``"int4_weight_only"`` (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128).
+    ``qconfig_spec``: None (every ``nn.Linear``, and with qint8 every ``nn.LSTM`` / ``nn.GRU``), a
+    set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns "no module of a targeted type" when nothing matched."""
     from ..nn import layers as L
     from ..nn.quantized import dynamic as nnqd
 
@@ -340,8 +340,9 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
         raise TypeError(f"quantize_dynamic(): argument 'model' must be a lucid.nn.Module, got "
                         f"{type(model).__name__}")
     default_qc = float16_dynamic_qconfig if name == "float16" else default_dynamic_qconfig
-    if qconfig_spec is None:
-        spec = {L.Linear: default_qc}
+    if qconfig_spec is None:  # PyTorch's default targets; lucid quantizes LSTM / GRU to qint8 only
+        spec = {L.Linear: default_qc, L.LSTM: default_qc, L.GRU: default_qc} if name == "qint8" \
+            else {L.Linear: default_qc}
     elif isinstance(qconfig_spec, (set, frozenset, list, tuple)):
         spec = {key: default_qc for key in qconfig_spec}
     elif isinstance(qconfig_spec, (dict, QConfigMapping)):
