@@ -12,6 +12,7 @@ from .conv import Conv1d, Conv2d
 from .functional_modules import FloatFunctional, QFunctional
 from ...quantization.stubs import DeQuantStub, QuantStub, QuantWrapper
 from . import dynamic  # noqa: F401
+from . import reference  # noqa: F401
 
 __all__ = ["Linear", "Conv1d", "Conv2d", "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "Hardsigmoid",
            "Sigmoid", "Tanh", "LeakyReLU", "ELU", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "BatchNorm2d", "LayerNorm", "Embedding", "EmbeddingBag",
