@@ -157,3 +157,46 @@ def test_bad_input_raises():
         nnq.LayerNorm(4, None, None, 0.0, 0)
     with pytest.raises(ValueError, match="weight"):
         nnq.LayerNorm(4, lucid.ones(5), None, 0.1, 0)
+
+
+def test_fake_and_real_within_one_code(rng):
+    """QAT model in eval (fake-quantized float LayerNorm) vs its converted integer model;
+    qnnpack's qconfig, whose activations use the full grid (docs/numerics.md: beyond a
+    reduce_range fake-quant's range the two are not comparable)."""
+    lucid.manual_seed(0)
+    ln = nn.LayerNorm(32)
+    ln.weight.data = lucid.tensor(rng.uniform(0.5, 2.0, 32).astype(f32))
+    ln.bias.data = lucid.tensor(rng.uniform(-0.5, 0.5, 32).astype(f32))
+    m = Q.QuantWrapper(nn.Sequential(ln)).train()  # QuantStub codes are the same on both paths
+    m.qconfig = Q.get_default_qat_qconfig("qnnpack")
+    p = Q.prepare_qat(m)
+    for _ in range(3):
+        p(lucid.tensor(rng.standard_normal((64, 32)).astype(f32)))
+    p.eval()
+    p.apply(Q.disable_observer)
+    x = lucid.tensor(np.clip(rng.standard_normal((64, 32)), -2, 2).astype(f32))
+    q = Q.convert(p)
+    assert type(q.module[0]) is nnq.LayerNorm
+    d = np.abs(p(x).numpy() - q(x).numpy()) / q.module[0].scale.item()
+    assert d.max() <= 1.0 + 1e-4 and (d < 1e-3).mean() >= 0.95
+
+
+def test_graph_mode_quantizes_layernorm(rng):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.ln, self.b = nn.Linear(8, 16), nn.LayerNorm(16), nn.Linear(16, 4)
+
+        def forward(self, x):
+            y = self.a(x)
+            return self.b(self.ln(y) + lucid.relu(y))
+
+    lucid.manual_seed(0)
+    m = M().eval()
+    x = lucid.tensor(rng.standard_normal((32, 8)).astype(f32))
+    p = Q.prepare_fx(m, Q.get_default_qconfig_mapping("x86"), example_inputs=(x,))
+    p(x)
+    q = Q.convert_fx(p)
+    assert any(type(mod) is nnq.LayerNorm for mod in q.modules())
+    ref = m(x).numpy()
+    assert np.abs(q(x).numpy() - ref).max() <= 0.05 * np.abs(ref).max()
