@@ -417,7 +417,8 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
     batch quantized to quint8 on the fly, float output), ``float16`` (float16 Linear weights) or
     ``"int4_weight_only"`` (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128).
     ``qconfig_spec``: None (every ``nn.Linear``, and with qint8 every ``nn.LSTM`` / ``nn.GRU``), a
-    set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns "no module of a targeted type" when nothing matched."""
+    set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns
+    "no module of a targeted type" when nothing matched."""
     from ..nn import layers as L
     from ..nn.quantized import dynamic as nnqd
 

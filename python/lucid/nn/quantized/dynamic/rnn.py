@@ -150,7 +150,8 @@ class _DynamicRNNBase(Module):
                 for kind in ("ih", "hh"):
                     w = getattr(mod, f"weight_{kind}_l{k}{sfx}")
                     b = getattr(mod, f"bias_{kind}_l{k}{sfx}", None) if mod.bias else None
-                    new.cells[f"{kind}_l{k}{sfx}"] = _quantized_linear(w, b, factory, f"{label}.weight_{kind}_l{k}{sfx}")
+                    new.cells[f"{kind}_l{k}{sfx}"] = _quantized_linear(w, b, factory,
+                                                                       f"{label}.weight_{kind}_l{k}{sfx}")
         return new.to(first.device)
 
     def extra_repr(self):
