@@ -1,6 +1,6 @@
 """nn.quantized.dynamic.LSTM / GRU: against numpy written here (int8 weights from the
 default per-tensor symmetric observer, each product's activation quantized on the fly as
-docs/numerics.md's "Dynamic Linear" says, float32 gates), across the two streams, close to
+docs/numerics.md's "Dynamic Linear" says, float biases, float32 gates), across the two streams, close to
 the float model, within a small distance of PyTorch's dynamic LSTM / GRU (literals in
 dynamic_rnn_refs.py), through quantize_dynamic and lucid.save / lucid.load."""
 import os
@@ -27,17 +27,15 @@ def np_weight(w):
 
 
 def np_dynamic_linear(x, codes, sw, b):
-    """quint8 activation with reduce_range qparams from min / max, exact int product, bias
-    folded as rint(b / fl(sx * sw)), float output fl(float(acc) * fl(sx * sw))."""
+    """quint8 activation with reduce_range qparams from min / max, exact int product, float
+    output fl(float(acc) * fl(sx * sw)), then the float bias added (fl(y + b))."""
     mn, mx = min(x.min(), f32(0)), max(x.max(), f32(0))
     sx = max(f32(f32(mx - mn) / f32(127)), EPS)
     zx = int(np.clip(0 - np.rint(f32(mn / sx)), 0, 127))
     xq = np.clip(np.rint(x / sx) + f32(zx), 0, 255).astype(np.int64)
     acc = (xq - zx) @ codes.T
-    m = f32(sx * sw)
-    if b is not None:
-        acc = acc + np.rint(b / m).astype(np.int64)
-    return acc.astype(f32) * m
+    y = acc.astype(f32) * f32(sx * sw)
+    return y if b is None else y + b
 
 
 def np_sigmoid(x):
@@ -192,6 +190,7 @@ def test_state_dict_round_trip(tmp_path):
     q = Q.quantize_dynamic(mod)
     state = q.state_dict()
     assert state["cells.ih_l1_reverse.weight_int8"].dtype == lucid.int8
+    assert state["bias_hh_l1_reverse"].dtype == lucid.float32 and "cells.hh_l0.bias_float" not in state
     assert state["cells.hh_l0.weight_scale"].dtype == lucid.float32
     path = os.path.join(tmp_path, "lstm.safetensors")
     lucid.save(state, path)
@@ -224,3 +223,27 @@ def test_bad_input_raises():
     g = nnqd.GRU.from_float(nn.GRU(3, 4))
     with pytest.raises(ValueError, match="h_0 of shape"):
         g(lucid.ones(5, 2, 3), lucid.zeros(1, 3, 4))
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_zero_initial_state_with_large_biases(kind, rng, device):
+    """The default zero state quantizes with the tiny scale eps; biases added in float stay
+    exact there (folded into int32 they would saturate). Forget-gate bias 1, others 0.5."""
+    lucid.manual_seed(6)
+    mod = getattr(nn, kind)(6, 10)
+    params = {}
+    for name, p in mod.named_parameters():
+        value = rng.uniform(-0.05, 0.05, p.shape).astype(f32) if name.startswith("weight") \
+            else np.full(p.shape, 0.5, f32)
+        if name.startswith("bias_ih") and kind == "LSTM":
+            value[10:20] = 1.0
+        p.data = lucid.tensor(value)
+        params[name] = value
+    q = Q.quantize_dynamic(mod)
+    x = rng.standard_normal((5, 3, 6)).astype(f32)
+    got = q.to(device)(lucid.tensor(x, device=device))
+    ref = np_rnn(kind, params, x, np.zeros((1, 3, 10), f32), np.zeros((1, 3, 10), f32) if kind == "LSTM" else None,
+                 1, False, 10)
+    np.testing.assert_allclose(got[0].numpy(), ref[0], rtol=0, atol=TOL)
+    fl = mod(lucid.tensor(x))[0].numpy()
+    assert np.abs(got[0].numpy() - fl).max() < 0.01

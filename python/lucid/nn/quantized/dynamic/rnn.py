@@ -2,12 +2,15 @@
 as PyTorch's ``torch.ao.nn.quantized.dynamic.LSTM`` / ``GRU``: float in, float out.
 
 Each weight matrix (``weight_ih`` and ``weight_hh`` of every layer and direction) is held
-by a dynamic ``Linear`` (int8 codes, per-tensor or per-channel scales as the qconfig's
-weight observer says, its float32 bias folded into the int32 accumulator), so the
-products run exactly the dynamic Linear's path (docs/numerics.md, "Dynamic Linear"):
-the input projection of a whole sequence is one call (one pair of activation qparams for
-the sequence, as PyTorch's CPU kernel precomputes it), the hidden projection one call
-per step (qparams from that step's hidden state). Gate math is float32 lucid ops.
+by a bias-free dynamic ``Linear`` (int8 codes, per-tensor or per-channel scales as the
+qconfig's weight observer says), so the products run exactly the dynamic Linear's path
+(docs/numerics.md, "Dynamic Linear"): the input projection of a whole sequence is one
+call (one pair of activation qparams for the sequence, as PyTorch's CPU kernel
+precomputes it), the hidden projection one call per step (qparams from that step's
+hidden state). The biases (``bias_ih_l*``, ``bias_hh_l*``, float32) are added in float
+after each product, as PyTorch does: folded into the int32 accumulator they would
+saturate on the zero initial state, whose activation scale is the tiny ``eps``. Gate
+math is float32 lucid ops.
 
 The float outputs are not bit-identical between streams: ``sigmoid`` / ``tanh`` are each
 stream's own (docs/numerics.md, "What is not bit-identical").
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import lucid
 
+from ...._creation import zeros
 from ...module import Module
 from ...containers import ModuleDict
 from .._common import Q, quantize_weight
@@ -27,8 +31,8 @@ def _weight_observer(mod):
     return qconfig.weight if qconfig is not None and qconfig.weight is not None else Q().default_weight_observer
 
 
-def _quantized_linear(weight, bias, observer_factory, name):
-    """A dynamic Linear holding ``weight`` (out, in) quantized by a fresh observer."""
+def _quantized_linear(weight, observer_factory, name):
+    """A bias-free dynamic Linear holding ``weight`` (out, in) quantized by a fresh observer."""
     out_features, in_features = weight.shape
     if in_features * 255 * 255 >= 2**31:
         raise ValueError(f"dynamic {name}: {in_features} input features, too many for exact int32 "
@@ -36,11 +40,9 @@ def _quantized_linear(weight, bias, observer_factory, name):
     obs = observer_factory()
     obs.to(weight.device)
     obs(weight.detach())
-    lin = Linear(in_features, out_features, bias is not None)
+    lin = Linear(in_features, out_features, False)
     codes, ws, wz, _ = quantize_weight(weight, obs, name)
     lin.weight_int8, lin.weight_scale, lin.weight_zero_point = codes, ws, wz
-    if bias is not None:
-        lin.bias_float = bias.detach().to(lucid.float32).clone()
     return lin.to(weight.device)
 
 
@@ -67,8 +69,10 @@ class _DynamicRNNBase(Module):
         for k in range(num_layers):
             fan = input_size if k == 0 else hidden_size * self._dirs
             for sfx in ("", "_reverse")[:self._dirs]:
-                cells[f"ih_l{k}{sfx}"] = Linear(fan, g, self.bias)
-                cells[f"hh_l{k}{sfx}"] = Linear(hidden_size, g, self.bias)
+                cells[f"ih_l{k}{sfx}"] = Linear(fan, g, False)
+                cells[f"hh_l{k}{sfx}"] = Linear(hidden_size, g, False)
+                for kind in ("ih", "hh"):
+                    self.register_buffer(f"bias_{kind}_l{k}{sfx}", zeros(g) if self.bias else None)
         # one dynamic Linear per weight matrix; state keys "cells.ih_l0.weight_int8", ...
         self.cells = ModuleDict(cells)
 
@@ -108,11 +112,19 @@ class _DynamicRNNBase(Module):
             n = x.shape[1]
             for d, sfx in enumerate(("", "_reverse")[:self._dirs]):
                 ih, hh = self.cells[f"ih_l{k}{sfx}"], self.cells[f"hh_l{k}{sfx}"]
+                b_ih, b_hh = getattr(self, f"bias_ih_l{k}{sfx}"), getattr(self, f"bias_hh_l{k}{sfx}")
                 gx = ih(x.reshape(steps * n, x.shape[2])).reshape(steps, n, -1)  # the whole sequence at once
+                if b_ih is not None:
+                    gx = gx + b_ih
+
+                def hidden(h, hh=hh, b_hh=b_hh):
+                    gh = hh(h)
+                    return gh if b_hh is None else gh + b_hh
+
                 state = states[k * self._dirs + d]
                 outs = [None] * steps
                 for t in (range(steps - 1, -1, -1) if d == 1 else range(steps)):
-                    state = self._cell(gx[t], state, hh)
+                    state = self._cell(gx[t], state, hidden)
                     outs[t] = state[0] if isinstance(state, tuple) else state
                 finals.append(state)
                 per_dir.append(lucid.stack(outs, dim=0))
@@ -149,9 +161,10 @@ class _DynamicRNNBase(Module):
             for sfx in ("", "_reverse")[:new._dirs]:
                 for kind in ("ih", "hh"):
                     w = getattr(mod, f"weight_{kind}_l{k}{sfx}")
-                    b = getattr(mod, f"bias_{kind}_l{k}{sfx}", None) if mod.bias else None
-                    new.cells[f"{kind}_l{k}{sfx}"] = _quantized_linear(w, b, factory,
-                                                                       f"{label}.weight_{kind}_l{k}{sfx}")
+                    new.cells[f"{kind}_l{k}{sfx}"] = _quantized_linear(w, factory, f"{label}.weight_{kind}_l{k}{sfx}")
+                    if mod.bias:
+                        b = getattr(mod, f"bias_{kind}_l{k}{sfx}")
+                        setattr(new, f"bias_{kind}_l{k}{sfx}", b.detach().to(lucid.float32).clone())
         return new.to(first.device)
 
     def extra_repr(self):
@@ -168,8 +181,9 @@ class _DynamicRNNBase(Module):
 
 
 class LSTM(_DynamicRNNBase):
-    """Dynamic int8 LSTM (see the module docstring). Per step, ``gates = ih(x_t) + hh(h)``
-    (two dynamic Linear products, biases folded in), ``i, f, g, o`` in PyTorch's order,
+    """Dynamic int8 LSTM (see the module docstring). Per step,
+    ``gates = (ih(x_t) + b_ih) + (hh(h) + b_hh)`` (two dynamic Linear products, the float
+    biases added after each), ``i, f, g, o`` in PyTorch's order,
     ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
     ``forward(input, (h_0, c_0))`` -> ``output, (h_n, c_n)`` with the float ``nn.LSTM``'s
     shapes (``batch_first``, unbatched input, zeros when the states are omitted). Inference
@@ -187,9 +201,9 @@ class LSTM(_DynamicRNNBase):
     _name = "LSTM"
     _float_name = "LSTM"
 
-    def _cell(self, gx, state, hh):
+    def _cell(self, gx, state, hidden):
         h, c = state
-        gates = gx + hh(h)
+        gates = gx + hidden(h)
         k = self.hidden_size
         i = lucid.sigmoid(gates[:, 0:k])
         f = lucid.sigmoid(gates[:, k:2 * k])
@@ -217,17 +231,17 @@ class LSTM(_DynamicRNNBase):
 
 
 class GRU(_DynamicRNNBase):
-    """Dynamic int8 GRU: ``gx = ih(x_t)``, ``gh = hh(h)`` (dynamic Linear products, biases folded
-    in), ``r = sigmoid(gx_r + gh_r)``, ``z = sigmoid(gx_z + gh_z)``, ``n = tanh(gx_n + r * gh_n)``,
-    ``h' = (1 - z) n + z h`` (PyTorch's gate order and formula). ``forward(input, h_0)`` ->
-    ``output, h_n``."""
+    """Dynamic int8 GRU: ``gx = ih(x_t) + b_ih``, ``gh = hh(h) + b_hh`` (dynamic Linear
+    products, float biases added after), ``r = sigmoid(gx_r + gh_r)``,
+    ``z = sigmoid(gx_z + gh_z)``, ``n = tanh(gx_n + r * gh_n)``, ``h' = (1 - z) n + z h``
+    (PyTorch's gate order and formula). ``forward(input, h_0)`` -> ``output, h_n``."""
 
     _gates = 3
     _name = "GRU"
     _float_name = "GRU"
 
-    def _cell(self, gx, h, hh):
-        gh = hh(h)
+    def _cell(self, gx, h, hidden):
+        gh = hidden(h)
         k = self.hidden_size
         r = lucid.sigmoid(gx[:, 0:k] + gh[:, 0:k])
         z = lucid.sigmoid(gx[:, k:2 * k] + gh[:, k:2 * k])
