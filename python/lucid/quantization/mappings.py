@@ -37,7 +37,7 @@ def get_default_static_quant_module_mappings() -> dict:
         nn.Linear: nnq.Linear, nn.Conv1d: nnq.Conv1d, nn.Conv2d: nnq.Conv2d,
         nn.ReLU6: nnq.ReLU6, nn.Hardswish: nnq.Hardswish, nn.Hardsigmoid: nnq.Hardsigmoid,
         nn.Sigmoid: nnq.Sigmoid, nn.Tanh: nnq.Tanh, nn.LeakyReLU: nnq.LeakyReLU, nn.Dropout: nnq.Dropout,
-        nn.BatchNorm2d: nnq.BatchNorm2d, nn.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
+        nn.BatchNorm2d: nnq.BatchNorm2d, nn.LayerNorm: nnq.LayerNorm, nn.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
         nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
@@ -71,7 +71,7 @@ def get_default_qat_module_mappings() -> dict:
 def get_default_dynamic_quant_module_mappings() -> dict:
     """Float module types -> dynamically quantized modules (``quantize_dynamic``)."""
     nn, _, _, _, _, _, nnqd = _nn()
-    return {nn.Linear: nnqd.Linear}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
 
 
 def no_observer_set() -> set:

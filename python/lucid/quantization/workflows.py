@@ -255,9 +255,11 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     (default: ``get_default_static_quant_module_mappings()``; QAT modules included) by its
     quantized version built from its observers (``from_float``). Inside the quantized region
     ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten and Dropout become their QTensor versions.
+    ``is_reference=True`` builds PyTorch's reference model instead: float in, float out,
+    Linear / Conv1d / Conv2d (and fused ReLU forms) as ``lucid.nn.quantized.reference``
+    modules (int8 weight, dequantized for a float op) and every observed activation passed
+    through ``quantize`` -> ``dequantize`` with its observer's qparams.
     Returns the converted model (a copy unless ``inplace``)."""
-    if is_reference:
-        raise NotImplementedError("convert(is_reference=True): reference quantized modules are not implemented")
     if not isinstance(module, Module):
         raise TypeError(f"convert(): argument 'module' must be a lucid.nn.Module, got {type(module).__name__}")
     if mapping is not None and not isinstance(mapping, dict):
@@ -267,13 +269,99 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     table = get_quantized_activation_module_mappings()
     table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
     left = {}
-    if type(module) in table and getattr(module, "qconfig", None) is not None:
+    if is_reference:
+        module = _convert_reference(module, table, left)
+    elif type(module) in table and getattr(module, "qconfig", None) is not None:
         module = table[type(module)].from_float(module)
     else:
         _convert(module, table, left)
     _warn_left_in_float("convert", left)
     if remove_qconfig:
         _remove_qconfig(module)
+    return module
+
+
+def _reference_swap(mod, target, name, left):
+    """The reference replacement of ``mod`` (mapped to the integer module ``target``), or None
+    to keep the float module (its observed output then goes through a ``QuantDeQuant``).
+    Weighted layers become ``Sequential(reference layer, [ReLU,] QuantDeQuant)`` sharing the
+    integer module's codes and qparams; weighted layers without a reference version are
+    recorded in ``left`` (they stay in float)."""
+    from ..nn.containers import Sequential
+    from ..nn.layers import ReLU
+    from ..nn.quantized import reference as nnqr
+    from ..nn.quantized._weighted import WeightedQuantized
+    from ..nn.quantized.embedding import Embedding
+    from ..nn.quantized.embedding_bag import EmbeddingBag
+
+    if not isinstance(target, type):
+        return None
+    if issubclass(target, (Embedding, EmbeddingBag)):
+        left.setdefault(type(mod), []).append(name)
+        return None
+    if not issubclass(target, WeightedQuantized):
+        return None
+    qmod = target.from_float(mod, module_name=name)
+    found = nnqr.reference_of(qmod)
+    if found is None:
+        left.setdefault(type(mod), []).append(name)
+        return None
+    ref, relu = found
+    qdq = nnqr.QuantDeQuant(float(qmod.scale.item()), int(qmod.zero_point.item()), qmod.out_qdtype)
+    return Sequential(*([ref] + ([ReLU()] if relu else []) + [qdq.to(qmod.weight_int8.device)]))
+
+
+def _convert_reference(module, table, left):
+    """``convert(is_reference=True)``: weighted layers -> reference modules (quantized weight,
+    float op) followed by a ``QuantDeQuant`` of their observed output; every other observed
+    module keeps its float forward and its observer becomes a ``QuantDeQuant`` with the
+    observer's qparams (QuantStub included); observers of unmapped modules are removed.
+    Builds every replacement before changing anything."""
+    from ..nn.quantized._common import observer_qparams
+    from ..nn.quantized.functional_modules import FloatFunctional
+    from ..nn.quantized.reference import QuantDeQuant
+
+    if type(module) in table and getattr(module, "qconfig", None) is not None:
+        root = _reference_swap(module, table[type(module)], type(module).__name__, left)
+        if root is not None:
+            return root
+    plan = []
+
+    def visit(parent, prefix):
+        for name, child in list(parent.named_children()):
+            full = f"{prefix}.{name}" if prefix else name
+            if type(child) in table and getattr(child, "qconfig", None) is not None:
+                new = _reference_swap(child, table[type(child)], full, left)
+                if new is not None:
+                    plan.append((parent, name, new))
+                continue
+            if child._modules and not _is_fused(child):
+                visit(child, full)
+            elif getattr(child, "qconfig", None) is not None and not _is_observer_like(child) \
+                    and not type(child).__module__.startswith("lucid.nn.quantized"):
+                left.setdefault(type(child), []).append(full)
+
+    visit(module, "")
+    swapped = {id(parent._modules[name]) for parent, name, _ in plan}
+    qdqs = []
+    for name, mod in module.named_modules():
+        if id(mod) in swapped or "activation_post_process" not in mod._modules:
+            continue
+        observed = type(mod) in table and (_HOOK_ATTR in mod.__dict__ or isinstance(mod, FloatFunctional))
+        app = mod._modules["activation_post_process"]
+        if observed and hasattr(app, "calculate_qparams"):
+            s, z, qd = observer_qparams(app, name or type(mod).__name__)
+            buf = next(iter(list(app.buffers())), None)
+            qdq = QuantDeQuant(s, z, qd)
+            qdqs.append((mod, qdq.to(buf.device) if buf is not None else qdq))
+    for parent, name, new in plan:
+        parent._modules[name] = new
+    for mod, qdq in qdqs:
+        mod._modules["activation_post_process"] = qdq
+    for mod in module.modules():
+        if "activation_post_process" in mod._modules and _HOOK_ATTR in mod.__dict__ \
+                and type(mod) not in table:
+            _detach_observer(mod)
     return module
 
 
@@ -325,11 +413,12 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
                      group_size: int = 64) -> Module:
     """Dynamic quantization: weights quantized ahead of time, activations at run time.
 
-    ``dtype``: ``qint8`` (``nn.quantized.dynamic.Linear``: int8 weights, each batch quantized
-    to quint8 on the fly, float output), ``float16`` (float16 weights) or ``"int4_weight_only"``
-    (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128). ``qconfig_spec``: None (every
-    ``nn.Linear``), a set of types / qualified names, or a dict ``{type or name: QConfig}``
-    (qint8 only). Warns "no module of a targeted type" when nothing matched."""
+    ``dtype``: ``qint8`` (``nn.quantized.dynamic.Linear`` / ``LSTM`` / ``GRU``: int8 weights, each
+    batch quantized to quint8 on the fly, float output), ``float16`` (float16 Linear weights) or
+    ``"int4_weight_only"`` (``WeightOnlyInt4Linear`` with ``group_size`` 32 / 64 / 128).
+    ``qconfig_spec``: None (every ``nn.Linear``, and with qint8 every ``nn.LSTM`` / ``nn.GRU``), a
+    set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns
+    "no module of a targeted type" when nothing matched."""
     from ..nn import layers as L
     from ..nn.quantized import dynamic as nnqd
 
@@ -340,8 +429,9 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
         raise TypeError(f"quantize_dynamic(): argument 'model' must be a lucid.nn.Module, got "
                         f"{type(model).__name__}")
     default_qc = float16_dynamic_qconfig if name == "float16" else default_dynamic_qconfig
-    if qconfig_spec is None:
-        spec = {L.Linear: default_qc}
+    if qconfig_spec is None:  # PyTorch's default targets; lucid quantizes LSTM / GRU to qint8 only
+        spec = {L.Linear: default_qc, L.LSTM: default_qc, L.GRU: default_qc} if name == "qint8" \
+            else {L.Linear: default_qc}
     elif isinstance(qconfig_spec, (set, frozenset, list, tuple)):
         spec = {key: default_qc for key in qconfig_spec}
     elif isinstance(qconfig_spec, (dict, QConfigMapping)):

@@ -545,6 +545,31 @@ def _quantized_module_cases():
 
     yield Case("nnqd.Linear", "float32", "per-channel", "nnqd/Linear", dynamic,
                (_t(adv.bell(rng, 0.0, 1.0, 5 * 67).reshape(5, 67)),))
+    yield from _quantized_layer_norm_cases()
+
+
+def _quantized_layer_norm_cases():
+    """nnq.LayerNorm (docs/numerics.md, "Quantized LayerNorm"): quint8 over the last axis
+    with weight and bias, qint8 over two axes without, and one row of 70000 codes, where
+    ``N * d - S1`` passes 2^24 and its float32 conversion rounds."""
+    Q = _q()
+    from ..nn import quantized as nnq
+
+    rng = np.random.default_rng(SEED + 29)
+    for label, qd, shape, norm, affine in (("last/quint8", "quint8", (3, 5, 33), (33,), True),
+                                           ("two/qint8", "qint8", (2, 3, 4, 17), (4, 17), False),
+                                           ("wide/quint8", "quint8", (1, 70000), (70000,), True)):
+        lo, hi = adv.grid(qd)
+        codes = rng.integers(lo, hi + 1, shape).astype(STORAGE[qd])
+        w = _t(adv.uniform(rng, -2.0, 2.0, int(np.prod(norm))).reshape(norm)) if affine else None
+        b = _t(adv.bell(rng, 0.0, 1.0, int(np.prod(norm))).reshape(norm)) if affine else None
+        mod = nnq.LayerNorm(norm, w, b, 0.0371, 77 if qd == "quint8" else -5, elementwise_affine=affine,
+                            dtype=qdtype(qd))
+
+        def fn(c, mod=mod, qd=qd):
+            return mod.to(c.device)(Q.QTensor(c, 0.00214854861, 3, qdtype(qd))).int_repr()
+
+        yield Case("nnq.LayerNorm", qd, "per-tensor", f"nnq/LayerNorm/{label}", fn, (_t(codes),))
 
 
 def fixed_cases() -> list:

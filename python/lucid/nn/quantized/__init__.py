@@ -5,13 +5,15 @@ integers (docs/quantization_workflow.md). ``QuantStub``, ``DeQuantStub``,
 from .modules import (ELU, BatchNorm2d, AdaptiveAvgPool2d, DeQuantize, Dropout, Flatten, Hardsigmoid, Hardswish, LeakyReLU,
                       MaxPool2d, Quantize, ReLU, ReLU6, Sigmoid, Tanh)
 from .linear import Linear
+from .normalization import LayerNorm
 from .embedding import Embedding
 from .embedding_bag import EmbeddingBag
 from .conv import Conv1d, Conv2d
 from .functional_modules import FloatFunctional, QFunctional
 from ...quantization.stubs import DeQuantStub, QuantStub, QuantWrapper
 from . import dynamic  # noqa: F401
+from . import reference  # noqa: F401
 
 __all__ = ["Linear", "Conv1d", "Conv2d", "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "Hardsigmoid",
-           "Sigmoid", "Tanh", "LeakyReLU", "ELU", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "BatchNorm2d", "Embedding", "EmbeddingBag",
+           "Sigmoid", "Tanh", "LeakyReLU", "ELU", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "BatchNorm2d", "LayerNorm", "Embedding", "EmbeddingBag",
            "FloatFunctional", "QFunctional", "QuantStub", "DeQuantStub", "QuantWrapper"]
