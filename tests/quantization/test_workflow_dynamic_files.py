@@ -34,8 +34,20 @@ def test_quantize_dynamic_qint8_matches_numpy(device):
     ws = np.asarray(q[0].weight_scale.to("cpu").numpy())
     b = np.asarray(q[0].bias().to("cpu").numpy())
     comb = (f32(sx) * ws).astype(f32)
-    acc = (xq - zx) @ w.T + np.rint(b / comb).astype(np.int64)
-    np.testing.assert_array_equal(y, (acc.astype(f32) * comb).astype(f32))
+    acc = (xq - zx) @ w.T
+    np.testing.assert_array_equal(y, ((acc.astype(f32) * comb).astype(f32) + b).astype(f32))
+
+
+def test_dynamic_linear_all_zero_batch_gives_the_bias(device):
+    # An all-zero batch gets x_scale = 2^-23; a bias folded into int32 at that scale
+    # saturated (about +-0.02 came out); added in float after the product it is exact.
+    lin = nn.Linear(4, 3)
+    with lucid.no_grad():
+        lin.weight.fill_(0.01)
+        lin.bias.copy_(lucid.tensor([0.1, 1.0, -3.0]))
+    q = nnqd.Linear.from_float(lin).to(device)
+    y = q(lucid.zeros(2, 4, device=device)).to("cpu").numpy()
+    np.testing.assert_array_equal(y, np.tile(np.array([0.1, 1.0, -3.0], f32), (2, 1)))
 
 
 def test_quantize_dynamic_streams_identical():

@@ -3,8 +3,8 @@
 ``Linear``: int8 weights; each call quantizes its input to quint8 with qparams from the
 batch's own min / max (PyTorch's dynamic scheme, ``reduce_range=True`` as fbgemm's
 kernel uses) and runs ``Q.qmatmul``'s float output ``acc * (x_scale * w_scale)``; the bias
-is folded into the int32 accumulator as for the static layer (PyTorch adds it in float
-after the product; the results differ by float rounding of the bias term only).
+is added in float after the product, as PyTorch does. (Folded into the int32 accumulator it
+would saturate when the batch's range is tiny: an all-zero batch gets ``x_scale = 2^-23``.)
 
 ``WeightOnlyInt4Linear``: qint4 weights packed two per byte, one symmetric scale per
 ``group_size`` input features; activations stay float. The forward unpacks and
@@ -67,8 +67,8 @@ class Linear(QuantizedStateMixin, Module):
                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
         s, z = self._input_qparams(x)
         xq = Q().quantize(x, s, z, Q().quint8)
-        return Q().qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point,
-                           bias=self.bias_float)
+        y = Q().qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point)
+        return y if self.bias_float is None else y + self.bias_float
 
     @classmethod
     def from_float(cls, mod, module_name="", weight_observer=None):
