@@ -216,3 +216,26 @@ def test_errors():
         nn.Conv3d(4, 2, 2, padding_mode="reflect")
     with pytest.raises(ValueError, match="does not fit"):
         F.conv3d(x, lucid.randn(2, 4, 4, 1, 1))
+
+
+@pytest.mark.parametrize("dev", STREAMS)
+def test_conv_transpose1d_2d_output_padding_below_dilation(dev):
+    # PyTorch allows output_padding >= stride when it is < dilation; lucid runs those through
+    # the composed 3-D form. Reference: the 3-D numpy reference over a unit depth.
+    rng = np.random.default_rng(3)
+    x, w, b = rng.standard_normal((2, 3, 4, 3)), rng.standard_normal((3, 2, 2, 3)), rng.standard_normal(2)
+    y_ref, *_ = ref_conv_transpose3d(x[:, :, None], w[:, :, None], b, (1, 1, 1), (0, 0, 1), (0, 1, 0), (1, 2, 1),
+                                     1, None)
+    xt = lucid.tensor(x.astype(np.float32), device=dev, requires_grad=True)
+    y = F.conv_transpose2d(xt, lucid.tensor(w.astype(np.float32), device=dev),
+                           lucid.tensor(b.astype(np.float32), device=dev), 1, (0, 1), (1, 0), 1, (2, 1))
+    _close(y.numpy(), y_ref[:, :, 0], "conv_transpose2d")
+    y.sum().backward()
+    assert xt.grad.shape == xt.shape
+    y1 = F.conv_transpose1d(lucid.tensor(x[:, :, 0].astype(np.float32), device=dev),
+                            lucid.tensor(w[:, :, 0].astype(np.float32), device=dev), None, 1, 0, 2, 1, 3)
+    y1_ref, *_ = ref_conv_transpose3d(x[:, :, None, None, 0], w[:, :, None, None, 0], None, (1, 1, 1), (0, 0, 0),
+                                      (0, 0, 2), (1, 1, 3), 1, None)
+    _close(y1.numpy(), y1_ref[:, :, 0, 0], "conv_transpose1d")
+    with pytest.raises(ValueError, match="dilation"):
+        F.conv_transpose2d(xt, lucid.tensor(w.astype(np.float32), device=dev), stride=1, output_padding=1)
