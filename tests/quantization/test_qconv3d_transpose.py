@@ -337,3 +337,41 @@ def test_default_qconfig_mapping_gives_transpose_per_tensor_weights():
         m = Q.get_default_qconfig_mapping(backend)
         for t in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d):
             assert not m.object_type_qconfigs[t].weight().qscheme.is_per_channel
+
+
+class _Plain3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c, self.bn, self.t = nn.Conv3d(2, 3, 3, padding=1), nn.BatchNorm3d(3), nn.ConvTranspose3d(3, 2, 2, stride=2)
+
+    def forward(self, x):
+        return self.t(lucid.relu(self.bn(self.c(x))))
+
+
+def test_prepare_fx_fuses_conv3d_bn_relu_and_converts():
+    lucid.manual_seed(1)
+    model = _Plain3d().eval()
+    with lucid.no_grad():
+        model.bn.running_var.copy_(lucid.tensor([0.5, 1.5, 0.8]))
+    xs = [lucid.randn(2, 2, 3, 4, 4) for _ in range(3)]
+    prepared = Q.prepare_fx(model, Q.get_default_qconfig_mapping("x86"), example_inputs=(xs[0],))
+    assert type(prepared.get_submodule("c")) is nni.ConvReLU3d
+    for x in xs:
+        prepared(x)
+    converted = Q.convert_fx(prepared)
+    assert type(converted.get_submodule("c")) is nniq.ConvReLU3d
+    t = converted.get_submodule("t")
+    assert type(t) is nnq.ConvTranspose3d and t.weight_qscheme == "per_tensor_affine"  # the mapping's choice
+    y, want = converted(xs[0]), model(xs[0])
+    assert y.shape == want.shape
+    assert np.abs(y.numpy() - want.numpy()).max() <= 6 * t.scale.item()
+
+
+def test_unbatched_inputs(rng, device):
+    x = lucid.tensor(rng.standard_normal((2, 3, 4, 3)).astype(np.float32))
+    for layer, Quant in ((nn.Conv3d(2, 3, 2, padding=1), nnq.Conv3d),
+                         (nn.ConvTranspose3d(2, 3, 2, stride=2), nnq.ConvTranspose3d)):
+        qm = Quant.from_float(_calibrated(layer, Q.default_qconfig, x[None])).to(device)
+        xq = Q.quantize_per_tensor(x.to(device), 0.03, 128, Q.quint8)
+        batched = Q.QTensor(xq.int_repr().unsqueeze(0), 0.03, 128, Q.quint8)
+        np.testing.assert_array_equal(codes(qm(xq)), codes(qm(batched))[0])
