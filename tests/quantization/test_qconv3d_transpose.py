@@ -261,7 +261,7 @@ def test_module_errors(rng):
     with pytest.raises(ValueError, match="5-D"):
         nnq.Conv3d(2, 2, 2)(Q.quantize_per_tensor(lucid.zeros(2, 3, 3), 0.05, 128, Q.quint8))
     t3 = nnq.ConvTranspose3d(4, 2, 2)
-    with pytest.raises(ValueError, match="4 channels"):
+    with pytest.raises(ValueError, match="'input' must have 4 channels"):
         t3(q)
     with pytest.raises(ValueError, match="5-D"):
         t3(Q.quantize_per_tensor(lucid.zeros(4, 3), 0.05, 128, Q.quint8))
@@ -375,3 +375,48 @@ def test_unbatched_inputs(rng, device):
         xq = Q.quantize_per_tensor(x.to(device), 0.03, 128, Q.quint8)
         batched = Q.QTensor(xq.int_repr().unsqueeze(0), 0.03, 128, Q.quint8)
         np.testing.assert_array_equal(codes(qm(xq)), codes(qm(batched))[0])
+
+
+PRIMITIVE_CASES = [
+    # (op, x shape, w shape, kwargs)
+    ("qconv3d", (2, 4, 4, 3, 5), (6, 2, 2, 2, 3), dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1),
+                                                      groups=2)),
+    ("qconv_transpose1d", (2, 4, 5), (4, 1, 3), dict(stride=3, padding=2, output_padding=1, groups=2, dilation=2)),
+    ("qconv_transpose2d", (1, 3, 3, 4), (3, 2, 2, 3), dict(stride=(2, 3), padding=(0, 1), output_padding=(1, 2))),
+    ("qconv_transpose3d", (1, 2, 2, 3, 2), (2, 2, 3, 2, 2), dict(stride=2, padding=(1, 0, 1), dilation=(1, 2, 1),
+                                                                output_padding=(0, 1, 1))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PRIMITIVE_CASES)))
+@pytest.mark.parametrize("grid", ["quint8", "qint8"])
+def test_primitives_match_integer_reference(device, case, grid):
+    # nonzero per-channel weight zero points, both activation grids, zero point at a grid end
+    op, xs, ws, kw = PRIMITIVE_CASES[case]
+    rng = np.random.default_rng(40 + case)
+    lo, hi = (0, 255) if grid == "quint8" else (-128, 127)
+    zx = hi if case % 2 else lo
+    xc = rng.integers(lo, hi + 1, xs)
+    wc = rng.integers(-128, 128, ws)
+    g = kw.get("groups", 1)
+    nout = ws[0] if op == "qconv3d" else ws[1] * g
+    sw = rng.uniform(0.001, 0.01, nout).astype(f32)
+    zw = rng.integers(-20, 21, nout)
+    b = rng.standard_normal(nout).astype(f32)
+    st = np.uint8 if grid == "quint8" else np.int8
+    args = (lucid.tensor(xc.astype(st), device=device), 0.0173, zx, lucid.tensor(wc.astype(np.int8), device=device),
+            lucid.tensor(sw, device=device), lucid.tensor(zw.astype(np.int32), device=device))
+    y = getattr(Q, op)(*args, bias=lucid.tensor(b, device=device), out_scale=0.05, out_zp=zx, out_qdtype=grid, **kw)
+    yf = getattr(Q, op)(*args, bias=lucid.tensor(b, device=device), **kw)
+    nd = len(xs) - 2
+    t = lambda k, dflt: _tup(kw.get(k, dflt), nd)  # noqa: E731
+    if op == "qconv3d":
+        acc = np_conv_acc(xc, zx, wc, zw, t("stride", 1), tuple((v, v) for v in t("padding", 0)), t("dilation", 1), g)
+    else:
+        acc = np_conv_transpose_acc(xc, zx, wc, zw, t("stride", 1), t("padding", 0), t("output_padding", 0),
+                                    t("dilation", 1), g)
+    shape = (1, nout) + (1,) * nd
+    acc = acc + np_bias_q(b, 0.0173, sw).reshape(shape)
+    np.testing.assert_array_equal(codes(y), np_requant(acc, 0.0173, sw.reshape(shape), 0.05, zx, lo, hi))
+    comb = (f32(0.0173) * sw).reshape(shape)
+    np.testing.assert_array_equal(np.asarray(yf.to("cpu").numpy()), (acc.astype(f32) * comb).astype(f32))

@@ -74,11 +74,11 @@ class _QConvTransposeNd(WeightedQuantized):
         x = as_qtensor(x, name)
         nd = self._nd
         if x.ndim not in (nd + 1, nd + 2):
-            raise ValueError(f"{name}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) input, got shape "
-                             f"{tuple(x.shape)}")
+            raise ValueError(f"{name}.forward(): argument 'input' must be {nd + 2}-D (or unbatched {nd + 1}-D), "
+                             f"got shape {tuple(x.shape)}")
         c = x.shape[0 if x.ndim == nd + 1 else 1]
         if c != self.in_channels:
-            raise ValueError(f"{name}.forward(): expected input with {self.in_channels} channels, got shape "
+            raise ValueError(f"{name}.forward(): argument 'input' must have {self.in_channels} channels, got shape "
                              f"{tuple(x.shape)}")
         codes = x.int_repr()
         unbatched = x.ndim == nd + 1
