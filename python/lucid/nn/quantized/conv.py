@@ -1,7 +1,6 @@
-"""Quantized Conv1d / Conv2d / Conv3d: ``Q.qconv2d`` (``Q.qconv3d`` folds the depth taps into
-channels, then the same op) (integer im2col over the activation codes,
+"""Quantized Conv1d / Conv2d / Conv3d: ``Q.qconv2d`` (integer im2col over the activation codes,
 padded with the input zero point, then the exact int32 product) requantized to the
-output grid. ``padding="same"`` with an even kernel pads asymmetrically (PyTorch's
+output grid; ``Q.qconv3d`` folds the depth taps into channels and runs the same op. ``padding="same"`` with an even kernel pads asymmetrically (PyTorch's
 split: the extra row / column on the right); those pads are written as zero-point
 codes before the product."""
 from __future__ import annotations
