@@ -420,3 +420,24 @@ def test_primitives_match_integer_reference(device, case, grid):
     np.testing.assert_array_equal(codes(y), np_requant(acc, 0.0173, sw.reshape(shape), 0.05, zx, lo, hi))
     comb = (f32(0.0173) * sw).reshape(shape)
     np.testing.assert_array_equal(np.asarray(yf.to("cpu").numpy()), (acc.astype(f32) * comb).astype(f32))
+
+
+def test_save_load_file_round_trip(tmp_path):
+    def build():
+        m = nn.Sequential(Q.QuantStub(), nn.Conv3d(2, 3, 2), nn.ConvTranspose3d(3, 2, 2, stride=2), Q.DeQuantStub())
+        m.eval().qconfig = Q.get_default_qconfig("x86")
+        return Q.prepare(m)
+
+    lucid.manual_seed(0)
+    x = lucid.randn(1, 2, 3, 3, 3)
+    prepared = build()
+    prepared(x)
+    converted = Q.convert(prepared)
+    path = str(tmp_path / "qconv3d.safetensors")
+    lucid.save(converted.state_dict(), path)
+    with pytest.warns(UserWarning, match="never saw data"):
+        fresh = Q.convert(build())
+    fresh.load_state_dict(lucid.load(path))
+    assert fresh[2].weight_qscheme == "per_channel_affine" and fresh[2].weight_int8.dtype == lucid.int8
+    for dev in ("cpu", "gpu"):
+        np.testing.assert_array_equal(fresh.to(dev)(x.to(dev)).numpy(), converted.to(dev)(x.to(dev)).numpy())
