@@ -8,8 +8,9 @@ from . import copy, elementwise, indexing, linalg, reduction, shape
 from . import advanced_index, einsum as _einsum_module, norms, random, scan, shape_extra, sorting, special
 from . import inplace
 from . import nn as _nn  # named apart: `nn` would shadow the public package lucid.nn
+from . import conv3d_compose as _conv3d_module
 
-_FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn]
+_FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn, _conv3d_module]
 _FAMILIES += [special, scan, sorting, random, shape_extra, norms, _einsum_module, advanced_index]
 _FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
 for _m in _FAMILIES:

@@ -429,9 +429,9 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
     else:
         s, p = _pair(stride, fn, "stride"), _pair(padding, fn, "padding")
         op, d = _pair(output_padding, fn, "output_padding"), _pair(dilation, fn, "dilation")
-    if any(o < 0 or o >= st for o, st in zip(op, s)):
-        raise ValueError(f"{fn}(): output_padding {tuple(op[2 - nd:])} must be non-negative and smaller than the "
-                         f"stride {tuple(s[2 - nd:])}")
+    if any(o < 0 or (o >= st and o >= dl) for o, st, dl in zip(op, s, d)):  # PyTorch's rule
+        raise ValueError(f"{fn}(): output_padding {tuple(op[2 - nd:])} must be non-negative and smaller than either "
+                         f"the stride {tuple(s[2 - nd:])} or the dilation {tuple(d[2 - nd:])}")
     k = weight.shape[2:]
     out_hw = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(2)]
     if any(v <= 0 for v in out_hw):
@@ -439,7 +439,15 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
                          f"{tuple(x.shape)}")
     out_shape = [x.shape[0], weight.shape[1] * groups] + out_hw
     pad = [p[0], p[0], p[1], p[1]]
-    y = _ConvTranspose2d.apply(x, weight, bias, s, pad, d, int(groups), out_shape)
+    if any(o >= st for o, st in zip(op, s)):
+        # output_padding >= stride (allowed below the dilation, as PyTorch): the C++ kernel covers
+        # only < stride, so run the composed 3-D form over a unit depth (csrc-free, differentiable).
+        from .conv3d_compose import conv_transpose3d
+
+        y = squeeze(conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p, [0] + op,
+                                     int(groups), [1] + d), 2)
+    else:
+        y = _ConvTranspose2d.apply(x, weight, bias, s, pad, d, int(groups), out_shape)
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y

@@ -98,7 +98,14 @@ def _fold_linear(linear, bn, names):
     return fused
 
 
+def _no_qat_3d(is_qat, conv, names):
+    if is_qat and isinstance(conv, nn.Conv3d):
+        raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: lucid has no QAT Conv3d modules "
+                          "(ConvBn3d / ConvBnReLU3d); fuse for eval with fuse_modules instead")
+
+
 def _conv_bn(is_qat, conv, bn, names):
+    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
@@ -108,13 +115,14 @@ def _conv_bn(is_qat, conv, bn, names):
 
 
 def _conv_bn_relu(is_qat, conv, bn, relu, names):
+    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
         return (nni.ConvBnReLU1d if isinstance(conv, nn.Conv1d) else nni.ConvBnReLU2d)(conv, bn, relu)
     folded = _fold_conv(conv, bn, names)
-    return (nni.ConvReLU1d if isinstance(conv, nn.Conv1d) else nni.ConvReLU2d)(folded, relu)
+    return {nn.Conv1d: nni.ConvReLU1d, nn.Conv2d: nni.ConvReLU2d, nn.Conv3d: nni.ConvReLU3d}[type(conv)](folded, relu)
 
 
 def _linear_bn(is_qat, linear, bn, names):
@@ -130,6 +138,9 @@ _FUSERS = {
     (nn.Conv2d, nn.BatchNorm2d): _conv_bn,
     (nn.Conv1d, nn.BatchNorm1d, nn.ReLU): _conv_bn_relu,
     (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): _conv_bn_relu,
+    (nn.Conv3d, nn.BatchNorm3d): _conv_bn,
+    (nn.Conv3d, nn.BatchNorm3d, nn.ReLU): _conv_bn_relu,
+    (nn.Conv3d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU3d(c, r),
     (nn.Conv1d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU1d(c, r),
     (nn.Conv2d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU2d(c, r),
     (nn.Linear, nn.ReLU): lambda qat, lin, r, names: nni.LinearReLU(lin, r),
@@ -212,8 +223,9 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
 
     ``modules_to_fuse`` is a list of dotted names (one group) or a list of such
     lists. Groups: conv-bn, conv-bn-relu, conv-relu, linear-relu, linear-bn
-    (Conv1d/Conv2d with BatchNorm1d/2d). BatchNorm is folded into the weights
-    (the model must be in eval mode). Every group is validated before anything
+    (Conv1d/2d/3d with BatchNorm1d/2d/3d; ``fuse_modules_qat`` raises ValueError
+    for conv3d-bn groups: lucid has no QAT Conv3d modules). BatchNorm is folded
+    into the weights (the model must be in eval mode). Every group is validated before anything
     changes: an unknown name raises AttributeError, a sequence that cannot be
     fused ValueError, both naming the modules, and the model is left untouched
     even with ``inplace=True``. ``inplace=False`` (the default) fuses a deep copy.

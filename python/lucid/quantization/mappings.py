@@ -34,12 +34,15 @@ def get_default_static_quant_module_mappings() -> dict:
 
     return {
         QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
-        nn.Linear: nnq.Linear, nn.Conv1d: nnq.Conv1d, nn.Conv2d: nnq.Conv2d,
+        nn.Linear: nnq.Linear, nn.Conv1d: nnq.Conv1d, nn.Conv2d: nnq.Conv2d, nn.Conv3d: nnq.Conv3d,
+        nn.ConvTranspose1d: nnq.ConvTranspose1d, nn.ConvTranspose2d: nnq.ConvTranspose2d,
+        nn.ConvTranspose3d: nnq.ConvTranspose3d,
         nn.ReLU6: nnq.ReLU6, nn.Hardswish: nnq.Hardswish, nn.Hardsigmoid: nnq.Hardsigmoid,
         nn.Sigmoid: nnq.Sigmoid, nn.Tanh: nnq.Tanh, nn.LeakyReLU: nnq.LeakyReLU, nn.Dropout: nnq.Dropout,
         nn.BatchNorm2d: nnq.BatchNorm2d, nn.LayerNorm: nnq.LayerNorm, nn.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
+        nni.ConvReLU3d: nniq.ConvReLU3d,
         nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
         nniqat.LinearReLU: nniq.LinearReLU, nniqat.ConvReLU1d: nniq.ConvReLU1d,
         nniqat.ConvReLU2d: nniq.ConvReLU2d, nniqat.ConvBn1d: nnq.Conv1d, nniqat.ConvBn2d: nnq.Conv2d,

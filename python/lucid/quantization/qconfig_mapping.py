@@ -236,14 +236,25 @@ def _default_mapping(is_qat: bool, backend: str, version: int) -> QConfigMapping
             activation = FixedQParamsFakeQuantize.with_args(observer=observer) if is_qat else observer
             per_observer[observer] = QConfig(activation=activation, weight=default_weight)
         mapping.set_object_type(op, per_observer[observer])
+    # As PyTorch: ConvTranspose gets a per-tensor weight (PyTorch's kernels reject per-channel
+    # transposed weights; lucid would accept them, see docs/numerics.md).
+    weight = qconfig.weight
+    if weight().qscheme.is_per_channel:
+        weight = default_weight
+    transpose = QConfig(activation=qconfig.activation, weight=weight)
+    from .. import nn
+
+    for op in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d):
+        mapping.set_object_type(op, transpose)
     return mapping
 
 
 def get_default_qconfig_mapping(backend="x86", version=0) -> QConfigMapping:
     """PyTorch's default post-training mapping: ``get_default_qconfig(backend)`` globally, and
     fixed-qparams observers for sigmoid / softmax / hardsigmoid ([0, 1), scale 1/256, zero point 0)
-    and tanh ([-1, 1), scale 2/256, zero point 128). (PyTorch's entries for layers lucid does not
-    have — ConvTranspose, LayerNorm, PReLU, reshape — are left out.) ValueError for an unknown
+    and tanh ([-1, 1), scale 2/256, zero point 128), and ConvTranspose1d/2d/3d with a per-tensor
+    weight observer (as PyTorch). (PyTorch's entries for layers lucid does not have — LayerNorm,
+    PReLU, reshape — are left out.) ValueError for an unknown
     backend.
 
     >>> import lucid.quantization as Q

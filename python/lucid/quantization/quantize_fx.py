@@ -134,13 +134,13 @@ def _fuse_graph(gm, is_qat=False):
         if node in removed or node.op != "call_module" or module_uses.get(node.target) != 1:
             continue
         first = mod(node)
-        if type(first) not in (nn.Conv1d, nn.Conv2d, nn.Linear):
+        if type(first) not in (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear):
             continue
         users = _users([n for n in nodes if n not in removed])
         chain = [node]
         nxt = sole_user(node, users)
         if nxt is not None and nxt.op == "call_module" and module_uses.get(nxt.target) == 1 \
-                and type(mod(nxt)) in (nn.BatchNorm1d, nn.BatchNorm2d):
+                and type(mod(nxt)) in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d):
             chain.append(nxt)
             nxt = sole_user(nxt, users)
         if nxt is not None and is_relu(nxt):

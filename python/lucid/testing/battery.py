@@ -497,6 +497,32 @@ def _large_qmatmul_cases():
                (_t(xq), _t(wq), _t(bias), _t(sw), _t(zw)))
 
 
+def _fill_qmodule(rng, mod, wshape, per_channel, n=None):
+    """Random int8 weights (shape ``wshape``), per-tensor or per-channel scales for ``n`` output
+    channels (default ``wshape[0]``), a bias and output qparams (0.05, 64) for a quantized module."""
+    n = wshape[0] if n is None else n
+    mod.weight_int8 = _t(rng.integers(-128, 128, wshape).astype(np.int8))
+    sw = adv.uniform(rng, 0.001, 0.01, n) if per_channel else np.full(n, 0.00214854861, F32)
+    mod.weight_scale = _t(np.asarray(sw, F32))
+    mod.weight_zero_point = _t(np.zeros(n, np.int32))
+    mod.bias_float = _t(adv.bell(rng, 0.0, 1.0, n))
+    if hasattr(mod, "weight_qscheme"):
+        mod.weight_qscheme = "per_channel_affine" if per_channel else "per_tensor_affine"
+        mod.scale = _t(np.asarray(0.05, F32))
+        mod.zero_point = _t(np.asarray(64, np.int32))
+    return mod
+
+
+def _run_qmodule(mod, zx):
+    """A case function: the module on the stream of its input codes (quint8, scale 0.0173, ``zx``)."""
+    Q = _q()
+
+    def fn(xq):
+        out = mod.to(xq.device)(Q.QTensor(xq, 0.0173, zx, Q.quint8))
+        return out.int_repr()
+    return fn
+
+
 def _quantized_module_cases():
     """Integer modules of lucid.nn.quantized (Linear per-tensor / per-channel, fused
     LinearReLU, Conv2d with 'same' padding of an even kernel, fused ConvReLU2d) and the
@@ -510,23 +536,9 @@ def _quantized_module_cases():
     rng = np.random.default_rng(SEED + 23)
 
     def fill(mod, wshape, per_channel):
-        n = wshape[0]
-        mod.weight_int8 = _t(rng.integers(-128, 128, wshape).astype(np.int8))
-        sw = adv.uniform(rng, 0.001, 0.01, n) if per_channel else np.full(n, 0.00214854861, F32)
-        mod.weight_scale = _t(np.asarray(sw, F32))
-        mod.weight_zero_point = _t(np.zeros(n, np.int32))
-        mod.bias_float = _t(adv.bell(rng, 0.0, 1.0, n))
-        if hasattr(mod, "weight_qscheme"):
-            mod.weight_qscheme = "per_channel_affine" if per_channel else "per_tensor_affine"
-            mod.scale = _t(np.asarray(0.05, F32))
-            mod.zero_point = _t(np.asarray(64, np.int32))
-        return mod
+        return _fill_qmodule(rng, mod, wshape, per_channel)
 
-    def run(mod, zx):
-        def fn(xq):
-            out = mod.to(xq.device)(Q.QTensor(xq, 0.0173, zx, Q.quint8))
-            return out.int_repr()
-        return fn
+    run = _run_qmodule
 
     for cls, label in ((nnq.Linear, "Linear"), (nniq.LinearReLU, "LinearReLU")):
         for per_channel in (False, True):
@@ -572,6 +584,63 @@ def _quantized_layer_norm_cases():
         yield Case("nnq.LayerNorm", qd, "per-tensor", f"nnq/LayerNorm/{label}", fn, (_t(codes),))
 
 
+def _qconv3d_transpose_cases():
+    """Q.qconv3d / Q.qconv_transpose1d/2d/3d (integer rearrangements feeding qconv2d: depth
+    taps folded into channels; zero-point stride dilation and padding with the flipped,
+    group-transposed weight) with float and requantized outputs, and the modules
+    nnq.Conv3d, nniq.ConvReLU3d, nnq.ConvTranspose1d/2d/3d (per-tensor and per-channel).
+    Added after the earlier cases, so those keep their order."""
+    Q = _q()
+    from ..nn import quantized as nnq
+    from ..nn.intrinsic import quantized as nniq
+
+    rng = np.random.default_rng(SEED + 37)
+    # (op, x shape, w shape, kwargs)
+    geoms = (("qconv3d", (2, 4, 4, 5, 4), (6, 2, 2, 3, 2), dict(stride=(1, 2, 1), padding=(1, 1, 0),
+                                                               dilation=(2, 1, 1), groups=2)),
+             ("qconv_transpose1d", (2, 3, 7), (3, 2, 3), dict(stride=2, padding=1, output_padding=1)),
+             ("qconv_transpose2d", (1, 4, 5, 4), (4, 3, 3, 2), dict(stride=(2, 1), padding=(1, 0),
+                                                                   output_padding=(1, 0), groups=2, dilation=(1, 2))),
+             ("qconv_transpose3d", (1, 2, 3, 4, 3), (2, 3, 2, 2, 3), dict(stride=2, padding=(0, 1, 1),
+                                                                         output_padding=(1, 0, 1))))
+    for x_name in ("quint8", "qint8"):
+        xmin, xmax = adv.grid(x_name)
+        for gi, (op, xs, ws, kw) in enumerate(geoms):
+            zx = xmax if gi % 2 == 0 else xmin
+            xq = rng.integers(xmin, xmax + 1, xs).astype(STORAGE[x_name])
+            wq = rng.integers(-128, 128, ws).astype(np.int8)
+            o = ws[0] if op == "qconv3d" else ws[1] * kw.get("groups", 1)
+            sw = adv.uniform(rng, 0.001, 0.01, o)
+            zw = rng.integers(-128, 128, o).astype(np.int32)
+            bias = adv.bell(rng, 0.0, 1.0, o)
+            for out_name, out_scale in (("float32", None), (x_name, 0.05)):
+                def fn(xq, wq, sw, zw, bias, op=op, out_scale=out_scale, out_name=out_name, zx=zx, kw=kw):
+                    f = getattr(Q, op)
+                    if out_scale is None:
+                        return f(xq, 0.0173, zx, wq, sw, zw, bias=bias, **kw)
+                    return f(xq, 0.0173, zx, wq, sw, zw, bias=bias, out_scale=out_scale, out_zp=zx,
+                             out_qdtype=qdtype(out_name), **kw)
+
+                yield Case(op, f"{x_name}x qint8w -> {out_name}", "per-channel", f"{op}/{x_name}/{out_name}", fn,
+                           (_t(xq), _t(wq), _t(sw), _t(zw), _t(bias)))
+    mods = ((nnq.Conv3d, "Conv3d", lambda: nnq.Conv3d(3, 4, 2, padding="same"), (4, 3, 2, 2, 2), 4, (2, 3, 4, 5, 3)),
+            (nniq.ConvReLU3d, "ConvReLU3d", lambda: nniq.ConvReLU3d(3, 4, (3, 1, 2), stride=(1, 1, 2), padding=1),
+             (4, 3, 3, 1, 2), 4, (1, 3, 4, 3, 5)),
+            (nnq.ConvTranspose1d, "ConvTranspose1d", lambda: nnq.ConvTranspose1d(4, 6, 3, stride=2, groups=2),
+             (4, 3, 3), 6, (2, 4, 6)),
+            (nnq.ConvTranspose2d, "ConvTranspose2d", lambda: nnq.ConvTranspose2d(3, 2, 3, stride=2, padding=1,
+                                                                                output_padding=1),
+             (3, 2, 3, 3), 2, (1, 3, 4, 5)),
+            (nnq.ConvTranspose3d, "ConvTranspose3d", lambda: nnq.ConvTranspose3d(2, 3, 2, stride=(1, 2, 2)),
+             (2, 3, 2, 2, 2), 3, (1, 2, 3, 3, 4)))
+    for _, label, make, wshape, n, xs in mods:
+        for per_channel in (False, True):
+            mod = _fill_qmodule(rng, make(), wshape, per_channel, n)
+            xq = rng.integers(0, 256, xs).astype(np.uint8)
+            scheme = "per-channel" if per_channel else "per-tensor"
+            yield Case(f"nnq.{label}", "quint8", scheme, f"nnq/{label}/{scheme}", _run_qmodule(mod, 200), (_t(xq),))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -592,6 +661,7 @@ def fixed_cases() -> list:
     cases += observer_cases()
     cases += _qconv2d_cases()
     cases += _quantized_module_cases()
+    cases += _qconv3d_transpose_cases()
     return cases
 
 

@@ -14,9 +14,9 @@ later replace them as a unit.
 from __future__ import annotations
 
 from ..containers import Sequential
-from ..layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Linear, ReLU
+from ..layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Conv3d, Linear, ReLU
 
-__all__ = ["_FusedModule", "ConvReLU1d", "ConvReLU2d", "LinearReLU", "ConvBn1d", "ConvBn2d", "ConvBnReLU1d",
+__all__ = ["_FusedModule", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU", "ConvBn1d", "ConvBn2d", "ConvBnReLU1d",
            "ConvBnReLU2d", "LinearBn1d"]
 
 
@@ -42,6 +42,7 @@ def _fused(name, parts, doc):
 
 ConvReLU1d = _fused("ConvReLU1d", (Conv1d, ReLU), "Conv1d followed by ReLU.")
 ConvReLU2d = _fused("ConvReLU2d", (Conv2d, ReLU), "Conv2d followed by ReLU.")
+ConvReLU3d = _fused("ConvReLU3d", (Conv3d, ReLU), "Conv3d followed by ReLU.")
 LinearReLU = _fused("LinearReLU", (Linear, ReLU), "Linear followed by ReLU.")
 ConvBn1d = _fused("ConvBn1d", (Conv1d, BatchNorm1d), "Conv1d followed by BatchNorm1d (kept unfolded, for QAT).")
 ConvBn2d = _fused("ConvBn2d", (Conv2d, BatchNorm2d), "Conv2d followed by BatchNorm2d (kept unfolded, for QAT).")

@@ -1,11 +1,11 @@
 """The layer classes of ``lucid.nn`` (containers live in ``nn.containers``)."""
 from .activation import (GELU, Hardsigmoid, Hardswish, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, Softmax,
                          Tanh)
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d
 from .dropout import Dropout
 from .linear import Flatten, Identity, Linear
 from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .normalization import BatchNorm1d, BatchNorm2d
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 from .activation_smooth import CELU, ELU, GLU, SELU, Hardtanh, LogSigmoid, Mish, PReLU, SiLU, Softplus, Softsign
@@ -15,10 +15,10 @@ from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .recurrent import GRU, LSTM
-from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = [
-    "Linear", "Identity", "Flatten", "Conv1d", "Conv2d", "BatchNorm1d", "BatchNorm2d",
+    "Linear", "Identity", "Flatten", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "Softmax", "LogSoftmax",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Dropout", "Embedding",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
@@ -29,5 +29,5 @@ __all__ += [
     "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
-    "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold",
+    "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold",
 ]

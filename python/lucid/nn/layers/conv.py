@@ -1,4 +1,4 @@
-"""Conv1d and Conv2d."""
+"""Conv1d, Conv2d and Conv3d."""
 from __future__ import annotations
 
 import math
@@ -109,3 +109,21 @@ class Conv1d(_ConvNd):
         self._check_input(input)
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
         return F.conv1d(input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution layer over (N, C, D, H, W) or (C, D, H, W) inputs; see
+    ``lucid.nn.functional.conv3d``. weight (out_channels, in_channels/groups, kd, kh, kw),
+    PyTorch's layout and initialisation, so its state dicts load.
+
+    >>> import lucid
+    >>> lucid.nn.Conv3d(2, 4, 3, padding=1)(lucid.ones(1, 2, 4, 4, 4)).shape
+    (1, 4, 4, 4, 4)
+    """
+
+    _nd = 3
+    _layout = "(N, C, D, H, W)"
+
+    def forward(self, input):
+        self._check_input(input)
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

@@ -1,4 +1,4 @@
-"""ConvTranspose1d and ConvTranspose2d (PyTorch's weight layout (in, out/groups, *kernel))."""
+"""ConvTranspose1d, ConvTranspose2d and ConvTranspose3d (PyTorch's weight layout (in, out/groups, *kernel))."""
 from __future__ import annotations
 
 import math
@@ -42,7 +42,7 @@ class _ConvTransposeNd(Module):
     def forward(self, input, output_size=None):
         if output_size is not None:
             raise NotImplementedError(f"{type(self).__name__}: output_size= is not implemented; use output_padding")
-        fn = _ops.conv_transpose2d if self._nd == 2 else _ops.conv_transpose1d
+        fn = {1: _ops.conv_transpose1d, 2: _ops.conv_transpose2d, 3: _ops.conv_transpose3d}[self._nd]
         return fn(input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
                   self.dilation)
 
@@ -71,3 +71,14 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over (N, C, D, H, W) (``lucid.nn.functional.conv_transpose3d``).
+
+    >>> import lucid
+    >>> lucid.nn.ConvTranspose3d(2, 3, 2, stride=2)(lucid.ones(1, 2, 2, 2, 2)).shape
+    (1, 3, 4, 4, 4)
+    """
+
+    _nd = 3

@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d."""
 from __future__ import annotations
 
 import lucid
@@ -90,3 +90,15 @@ class BatchNorm2d(_BatchNorm):
 
     _ranks = (4,)
     _layout = "(N, C, H, W)"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) inputs, per channel C (see BatchNorm1d).
+
+    >>> import lucid
+    >>> lucid.nn.BatchNorm3d(3)(lucid.randn(2, 3, 2, 4, 4)).shape
+    (2, 3, 2, 4, 4)
+    """
+
+    _ranks = (5,)
+    _layout = "(N, C, D, H, W)"

@@ -55,8 +55,8 @@ class WeightedQuantized(QuantizedStateMixin, Module):
     _scale_state = frozenset({"weight_scale", "scale"})
     _relu = False
 
-    def _init_buffers(self, weight_shape, bias: bool, dtype=None):
-        n = weight_shape[0]
+    def _init_buffers(self, weight_shape, bias: bool, dtype=None, out_channels=None):
+        n = weight_shape[0] if out_channels is None else out_channels  # transposed convs: axis 0 is the input
         self.register_buffer("weight_int8", zeros(weight_shape, dtype=_dtype.int8))
         self.register_buffer("weight_scale", lucid.ones(n, dtype=_dtype.float32))
         self.register_buffer("weight_zero_point", zeros(n, dtype=_dtype.int32))
@@ -113,6 +113,17 @@ class WeightedQuantized(QuantizedStateMixin, Module):
 
     # ----- conversion ---------------------------------------------------------------------
     @classmethod
+    def _observed_weight(cls, weight, new):
+        """The float weight as the weight observer sees it and as it is quantized: output
+        channels first (transposed convs override this)."""
+        return weight
+
+    @classmethod
+    def _stored_codes(cls, codes, new):
+        """The quantized codes (in ``_observed_weight``'s layout) as ``weight_int8`` stores them."""
+        return codes
+
+    @classmethod
     def _from_float_common(cls, mod, new, module_name=""):
         """Fills ``new`` from the float / fused / QAT ``mod`` (which has been prepared)."""
         layer, holder = _float_parts(mod)
@@ -125,6 +136,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         wobs = getattr(mod, "weight_fake_quant", None)
         if hasattr(mod, "folded_weight_bias"):  # QAT conv-bn: BatchNorm folded as fuse_modules does
             weight, bias = mod.folded_weight_bias()
+        weight = cls._observed_weight(weight, new)
         if wobs is None:
             qconfig = getattr(mod, "qconfig", None)
             if qconfig is None:
@@ -144,7 +156,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         if out_qd.name not in ("quint8", "qint8"):
             raise NotImplementedError(f"convert: '{module_name}': activations must be quint8 or qint8, the observer "
                                       f"gives {out_qd.name}")
-        new.weight_int8 = codes
+        new.weight_int8 = cls._stored_codes(codes, new)
         new.weight_scale = ws
         new.weight_zero_point = wz
         if bias is not None:

@@ -1,6 +1,6 @@
-"""Quantized Conv1d / Conv2d: ``Q.qconv2d`` (integer im2col over the activation codes,
+"""Quantized Conv1d / Conv2d / Conv3d: ``Q.qconv2d`` (integer im2col over the activation codes,
 padded with the input zero point, then the exact int32 product) requantized to the
-output grid. ``padding="same"`` with an even kernel pads asymmetrically (PyTorch's
+output grid; ``Q.qconv3d`` folds the depth taps into channels and runs the same op. ``padding="same"`` with an even kernel pads asymmetrically (PyTorch's
 split: the extra row / column on the right); those pads are written as zero-point
 codes before the product."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ import lucid
 
 from ..layers import Conv1d as _FloatConv1d
 from ..layers import Conv2d as _FloatConv2d
+from ..layers import Conv3d as _FloatConv3d
 from ._common import Q, as_qtensor
 from ._weighted import WeightedQuantized, _float_parts
 
@@ -79,10 +80,10 @@ class _QConvNd(WeightedQuantized):
         codes, padding = self._padded_codes(x)
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = Q().qconv2d if self._nd == 2 else Q().qconv1d
-        pad_arg = padding if self._nd == 2 else padding[0]
-        stride = self.stride if self._nd == 2 else self.stride[0]
-        dilation = self.dilation if self._nd == 2 else self.dilation[0]
+        op = {1: Q().qconv1d, 2: Q().qconv2d, 3: Q().qconv3d}[self._nd]
+        pad_arg = padding if self._nd > 1 else padding[0]
+        stride = self.stride if self._nd > 1 else self.stride[0]
+        dilation = self.dilation if self._nd > 1 else self.dilation[0]
         y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
                bias=self.bias_float, stride=stride, padding=pad_arg, dilation=dilation, groups=self.groups,
                out_scale=self.scale, out_zp=self.zero_point, out_qdtype=self.out_qdtype)
@@ -115,3 +116,10 @@ class Conv1d(_QConvNd):
 
     _FLOAT_MODULE = _FloatConv1d
     _nd = 1
+
+
+class Conv3d(_QConvNd):
+    """Quantized 3-D convolution over (N, C, D, H, W) QTensors (``Q.qconv3d``)."""
+
+    _FLOAT_MODULE = _FloatConv3d
+    _nd = 3

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from ...quantized.conv import Conv1d as _QConv1d
 from ...quantized.conv import Conv2d as _QConv2d
+from ...quantized.conv import Conv3d as _QConv3d
 from ...quantized.linear import Linear as _QLinear
 
-__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d"]
+__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d"]
 
 
 class LinearReLU(_QLinear):
@@ -24,5 +25,11 @@ class ConvReLU2d(_QConv2d):
 
 class ConvReLU1d(_QConv1d):
     """Quantized Conv1d followed by ReLU."""
+
+    _relu = True
+
+
+class ConvReLU3d(_QConv3d):
+    """Quantized Conv3d followed by ReLU."""
 
     _relu = True
