@@ -14,6 +14,7 @@ import math
 import lucid
 
 from ... import _C
+from ..._ops.recurrent import lstm_layer
 from ..._tensor import Tensor
 from ...autograd import Function
 from .. import functional as F
@@ -165,59 +166,6 @@ class _GRUCell(Function):
         return lucid.cat([d_rz, dn], dim=-1), lucid.cat([d_rz, dn * r], dim=-1), dh * z
 
 
-class _LSTMLayer(Function):
-    """A whole LSTM layer (one direction) as one graph node, backpropagation through
-    time written out: per step ``gates = gx_t + h W_hh^T``, ``c' = f c + i g``,
-    ``h' = o tanh(c')``; the backward runs the steps in reverse and forms the
-    recurrent weight gradient as one matmul over all steps, ``dG^T H_prev``."""
-
-    @staticmethod
-    def forward(ctx, gx, w_hh, h, c):
-        k = h.shape[1]
-        w_t = w_hh.t()
-        saved, hs = [], []
-        for g in _split_steps(gx):
-            gates = g + lucid.matmul(h, w_t)
-            sig = lucid.sigmoid(gates)
-            i, f, o = _rows(sig, 0, k), _rows(sig, k, k), _rows(sig, 3 * k, k)
-            gg = lucid.tanh(_rows(gates, 2 * k, k))
-            c_prev = c
-            c = f * c + i * gg
-            tc = lucid.tanh(c)
-            hs.append(h)
-            h = o * tc
-            saved.append((i, f, gg, o, c_prev, tc))
-        out = lucid.stack(hs[1:] + [h], dim=0)
-        ctx.steps, ctx.h_prev = saved, hs
-        ctx.save_for_backward(w_hh)
-        return out, h, c
-
-    @staticmethod
-    def backward(ctx, dout, dh_n, dc_n):
-        (w_hh,) = ctx.saved_tensors
-        steps = ctx.steps
-        like = steps[0][0]
-        dh = dh_n if dh_n is not None else lucid.zeros_like(like)
-        dc = dc_n if dc_n is not None else lucid.zeros_like(like)
-        douts = _split_steps(dout) if dout is not None else None
-        d_gates = [None] * len(steps)
-        for t in range(len(steps) - 1, -1, -1):
-            i, f, g, o, c_prev, tc = steps[t]
-            if douts is not None:
-                dh = dh + douts[t]
-            dc = dc + dh * o * (1.0 - tc * tc)
-            d = lucid.cat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
-                           dh * tc * o * (1.0 - o)], dim=-1)
-            d_gates[t] = d
-            dh = lucid.matmul(d, w_hh)
-            dc = dc * f
-        dg = lucid.stack(d_gates, dim=0)  # (L, N, 4H)
-        l, n, g4 = dg.shape
-        h_prev = lucid.stack(ctx.h_prev, dim=0).reshape(l * n, -1)
-        d_w = lucid.matmul(dg.reshape(l * n, g4).t(), h_prev)
-        return dg, d_w, dh, dc
-
-
 class LSTM(_RNNBase):
     """Stacked LSTM: per step ``i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)``,
     ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
@@ -243,10 +191,8 @@ class LSTM(_RNNBase):
     def _sequence(self, projected, w_hh, b_hh, state, reverse):
         # b_hh is None here: LSTM folds the hidden bias into the input projection
         h, c = state
-        if reverse:
-            projected = lucid.flip(projected, (0,))
-        out, h, c = _LSTMLayer.apply(projected, w_hh, h, c)
-        return (lucid.flip(out, (0,)) if reverse else out), (h, c)
+        out, h, c = lstm_layer(projected, w_hh, h, c, reverse)  # the whole time loop is one C++ op
+        return out, (h, c)
 
     def forward(self, input, hx=None):
         self._check_input(input)

@@ -1,0 +1,52 @@
+"""Recurrent layers as single ops (csrc/ops/recurrent.cpp).
+
+``lstm_layer`` runs one LSTM layer, one direction, over the whole sequence in
+one C++ call (CPU stream: one sgemm and one fused gate loop per step; GPU
+stream: MLX ops), and its backward is one call too: backpropagation through
+time in C++. ``lucid.nn.LSTM`` stacks these; the input projection of every
+step (``x W_ih^T + b_ih + b_hh``) is one matmul outside the op.
+"""
+from __future__ import annotations
+
+from .. import _C
+from ..autograd import Function
+from .common import records, wrap
+
+__all__: list = []  # internal: lucid.nn.LSTM is the public surface
+TENSOR_METHODS: list = []
+
+
+def _opt(t):
+    return None if t is None else t._impl
+
+
+class _LSTMLayer(Function):
+    @staticmethod
+    def forward(ctx, gx, w_hh, h0, c0, reverse):
+        out, h_n, c_n, acts, cells = _C.lstm_layer_forward(gx._impl, w_hh._impl, h0._impl, c0._impl, reverse)
+        ctx.save_for_backward(w_hh, h0, c0)
+        # The forward's own results, kept as C++ handles: a saved output Tensor
+        # would hold its node (a reference cycle).
+        ctx.out, ctx.acts, ctx.cells, ctx.reverse = out, acts, cells, reverse
+        return wrap(out), wrap(h_n), wrap(c_n)
+
+    @staticmethod
+    def backward(ctx, d_out, d_h_n, d_c_n):
+        w_hh, h0, c0 = ctx.saved_tensors
+        grads = _C.lstm_layer_backward(_opt(d_out), _opt(d_h_n), _opt(d_c_n), w_hh._impl, h0._impl, c0._impl,
+                                       ctx.out, ctx.acts, ctx.cells, ctx.reverse)
+        return tuple(wrap(g) if need else None for g, need in zip(grads, ctx.needs_input_grad)) + (None,)
+
+
+def lstm_layer(gx, w_hh, h0, c0, reverse: bool = False):
+    """One LSTM layer, one direction: ``gx`` (L, N, 4H) holds each step's input
+    projection with both biases (gates i, f, g, o), ``w_hh`` (4H, H), ``h0``, ``c0``
+    (N, H). Per step ``i, f, g, o = gx_t + h W_hh^T`` (sigmoid, sigmoid, tanh,
+    sigmoid), ``c = f c + i g``, ``h = o tanh(c)``; ``reverse`` runs the steps from
+    the last to the first. Returns ``out`` (L, N, H) in time order, ``h_n``, ``c_n``.
+    Differentiable in all four tensors."""
+    reverse = bool(reverse)
+    if records(gx, w_hh, h0, c0):
+        return _LSTMLayer.apply(gx, w_hh, h0, c0, reverse)
+    out, h_n, c_n, _, _ = _C.lstm_layer_forward(gx._impl, w_hh._impl, h0._impl, c0._impl, reverse)
+    return wrap(out), wrap(h_n), wrap(c_n)
