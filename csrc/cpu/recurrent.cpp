@@ -44,10 +44,10 @@ LUCID_AVX2_CLONES void lstm_step(const float* __restrict gx, const float* __rest
   }
 }
 
-// One LSTM step backwards, fused: dh (+ d_out of this step) and dc carried
-// from the later step -> the gate gradients d (rows of 4H); dc becomes the
-// gradient reaching c_prev (dc f). dh is left for the caller's sgemm.
-LUCID_AVX2_CLONES void lstm_step_back(const float* __restrict d_out, const float* __restrict act,
+// One LSTM step backwards, fused: dh (d_out of this step already added) and
+// dc carried from the later step -> the gate gradients d (rows of 4H); dc
+// becomes the gradient reaching c_prev (dc f). dh is left for the caller's sgemm.
+LUCID_AVX2_CLONES void lstm_step_back(const float* __restrict act,
                                       const float* __restrict c, const float* __restrict c_prev,
                                       float* __restrict dh, float* __restrict dc, float* __restrict d, int64_t n,
                                       int64_t k) {
@@ -57,7 +57,7 @@ LUCID_AVX2_CLONES void lstm_step_back(const float* __restrict d_out, const float
     const int64_t b = r * k;
     for (int64_t j = 0; j < k; ++j) {
       float i = ar[j], f = ar[k + j], g = ar[2 * k + j], o = ar[3 * k + j];
-      float dht = d_out ? dh[b + j] + d_out[b + j] : dh[b + j];
+      float dht = dh[b + j];
       float tc = fast::tanh_f32(c[b + j]);
       float dct = dc[b + j] + (dht * o) * (1.0f - tc * tc);
       drow[j] = ((dct * g) * i) * (1.0f - i);
@@ -67,6 +67,11 @@ LUCID_AVX2_CLONES void lstm_step_back(const float* __restrict d_out, const float
       dc[b + j] = dct * f;
     }
   }
+}
+
+// y += x (the output gradient of a step joins the one carried back).
+LUCID_AVX2_CLONES void add_into(float* __restrict y, const float* __restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] + x[i];
 }
 
 }  // namespace
@@ -116,7 +121,8 @@ void lstm_layer_backward(const Tensor& d_out, const Tensor& d_h_n, const Tensor&
     const int64_t s = reverse ? L - 1 - step : step;
     const int64_t prev = reverse ? s + 1 : s - 1;  // the step that ran before s
     const float* c_prev = step == 0 ? c0.data<float>() : cellp + prev * nk;
-    lstm_step_back(dop ? dop + s * nk : nullptr, actp + s * nk4, cellp + s * nk, c_prev, dh, dc, dg + s * nk4, n, k);
+    if (dop) add_into(dh, dop + s * nk, nk);
+    lstm_step_back(actp + s * nk4, cellp + s * nk, c_prev, dh, dc, dg + s * nk4, n, k);
     blas::sgemm(false, false, n, k, 4 * k, 1.0f, dg + s * nk4, 4 * k, w, k, 0.0f, dh, k);  // d W_hh
   }
   // dW_hh = sum over steps of d_t^T h_prev(t): the first step read h0, every
