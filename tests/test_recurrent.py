@@ -1,6 +1,6 @@
-"""LSTM (and the one-op layer under it, ``lstm_layer``) against a float64 numpy
-reference written here: forward and hand-written backpropagation through time,
-itself checked by central differences. Both streams, reverse / bidirectional,
+"""LSTM and GRU (and the one-op layers under them, ``lstm_layer`` / ``gru_layer``)
+against float64 numpy references written here: forward and hand-written
+backpropagation through time, themselves checked by central differences. Both streams, reverse / bidirectional,
 several layers, batch_first, given and omitted states, gradients for only some
 inputs, and the errors for bad shapes (the same message on both streams).
 torch-generated literals for the same layers live in tests/test_surface_nn.py."""
@@ -9,7 +9,7 @@ import pytest
 
 import lucid
 from lucid import nn
-from lucid._ops.recurrent import lstm_layer
+from lucid._ops.recurrent import gru_layer, lstm_layer
 
 from conftest import to_np
 
@@ -314,3 +314,195 @@ def test_lstm_module_bad_states(device):
         lstm(x, (lucid.zeros(2, 2, 3, device=device), lucid.zeros(2, 2, 4, device=device)))
     with pytest.raises(ValueError, match="LSTM: expected input of shape"):
         lstm(lucid.zeros(5, 2, 5, device=device))
+
+
+# ----- GRU ------------------------------------------------------------------------------
+
+def ref_gru_layer(gx, w_hh, b_hh, h0, reverse):
+    L = gx.shape[0]
+    out = np.zeros(gx.shape[:2] + (w_hh.shape[1],))
+    h, tape = h0, []
+    for t in (range(L - 1, -1, -1) if reverse else range(L)):
+        gh = h @ w_hh.T + (0.0 if b_hh is None else b_hh)
+        xr, xz, xn = np.split(gx[t], 3, axis=1)
+        hr, hz, hn = np.split(gh, 3, axis=1)
+        r, z = sig(xr + hr), sig(xz + hz)
+        n = np.tanh(xn + r * hn)
+        tape.append((t, h, r, z, n, hn))
+        h = (1 - z) * n + z * h
+        out[t] = h
+    return out, h, tape
+
+
+def ref_gru_layer_back(d_out, d_h, w_hh, tape, gx_shape):
+    """-> d_gx, d_w_hh, d_b_hh, d_h0."""
+    d_gx, d_w, d_b = np.zeros(gx_shape), np.zeros_like(w_hh), np.zeros(w_hh.shape[0])
+    dh = d_h.copy()
+    for t, h_prev, r, z, n, hn in reversed(tape):
+        dh = dh + d_out[t]
+        d_an = dh * (1 - z) * (1 - n ** 2)  # through n's pre-activation
+        d_ar = d_an * hn * r * (1 - r)
+        d_az = dh * (h_prev - n) * z * (1 - z)
+        d_gx[t] = np.concatenate([d_ar, d_az, d_an], axis=1)
+        d_gh = np.concatenate([d_ar, d_az, d_an * r], axis=1)
+        d_w += d_gh.T @ h_prev
+        d_b += d_gh.sum(axis=0)
+        dh = dh * z + d_gh @ w_hh
+    return d_gx, d_w, d_b, dh
+
+
+def ref_gru(p, x, h0, layers, dirs, r_out, r_h, bias=True):
+    """A stacked GRU, loss sum(out r_out) + sum(h_n r_h): out, h_n and the gradients."""
+    sfx = ("", "_reverse")[:dirs]
+    inputs, tapes, finals = [], [], []
+    y = x
+    for k in range(layers):
+        inputs.append(y)
+        outs = []
+        for d, s in enumerate(sfx):
+            gx = y @ p[f"weight_ih_l{k}{s}"].T + (p[f"bias_ih_l{k}{s}"] if bias else 0.0)
+            o, h, tape = ref_gru_layer(gx, p[f"weight_hh_l{k}{s}"], p[f"bias_hh_l{k}{s}"] if bias else None,
+                                       h0[k * dirs + d], d == 1)
+            outs.append(o)
+            tapes.append((tape, gx.shape))
+            finals.append(h)
+        y = np.concatenate(outs, axis=-1)
+    grads = {"h0": np.zeros_like(h0)}
+    hdim = h0.shape[-1]
+    d_y = r_out
+    for k in range(layers - 1, -1, -1):
+        d_in = np.zeros_like(inputs[k])
+        for d, s in enumerate(sfx):
+            j = k * dirs + d
+            tape, shape = tapes[j]
+            d_gx, d_w, d_b, d_h0 = ref_gru_layer_back(d_y[..., d * hdim:(d + 1) * hdim], r_h[j],
+                                                      p[f"weight_hh_l{k}{s}"], tape, shape)
+            grads[f"weight_hh_l{k}{s}"] = d_w
+            grads[f"weight_ih_l{k}{s}"] = np.einsum("lng,lni->gi", d_gx, inputs[k])
+            grads[f"bias_ih_l{k}{s}"], grads[f"bias_hh_l{k}{s}"] = d_gx.sum(axis=(0, 1)), d_b
+            grads["h0"][j] = d_h0
+            d_in += d_gx @ p[f"weight_ih_l{k}{s}"]
+        d_y = d_in
+    grads["x"] = d_y
+    return y, np.stack(finals), grads
+
+
+def gru_case(seed, L=5, N=3, inp=4, H=3, layers=2, dirs=2, scale=0.6):
+    p, x, h0, _, (ro, rh, _) = case(seed, L, N, inp, H, layers, dirs, scale)
+    # GRU shapes: 3H rows instead of 4H
+    p = {k: (v[:3 * H] if v.shape[0] == 4 * H else v) for k, v in p.items()}
+    return p, x, h0, ro, rh
+
+
+def test_gru_reference_backward_matches_central_differences():
+    p, x, h0, ro, rh = gru_case(1, L=3, N=2, inp=2, H=2)
+
+    def loss():
+        out, h, _ = ref_gru(p, x, h0, 2, 2, ro, rh)
+        return (out * ro).sum() + (h * rh).sum()
+
+    _, _, g = ref_gru(p, x, h0, 2, 2, ro, rh)
+    eps = 1e-6
+    for name, arr in [("x", x), ("h0", h0), ("weight_hh_l0_reverse", p["weight_hh_l0_reverse"]),
+                      ("bias_hh_l1", p["bias_hh_l1"]), ("bias_ih_l0", p["bias_ih_l0"])]:
+        num = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            old = arr[idx]
+            arr[idx] = old + eps
+            up = loss()
+            arr[idx] = old - eps
+            down = loss()
+            arr[idx] = old
+            num[idx] = (up - down) / (2 * eps)
+        np.testing.assert_allclose(g[name], num, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_layer_matches_numpy(device, reverse, bias):
+    r = np.random.default_rng(9)
+    L, N, H = 6, 3, 4
+    gx, w, b, h0 = (r.standard_normal(s).astype(np.float32).astype(np.float64)
+                    for s in ((L, N, 3 * H), (3 * H, H), (3 * H,), (N, H)))
+    ro, rh = r.standard_normal((L, N, H)), r.standard_normal((N, H))
+    ts = [T(gx, device, True), T(w, device, True), T(b, device, True) if bias else None, T(h0, device, True)]
+    out, h = gru_layer(*ts, reverse)
+    ref_out, ref_h, tape = ref_gru_layer(gx, w, b if bias else None, h0, reverse)
+    close(out, ref_out)
+    close(h, ref_h)
+    ((out * T(ro, device)).sum() + (h * T(rh, device)).sum()).backward()
+    ref = ref_gru_layer_back(ro, rh, w, tape, gx.shape)
+    for t, want in zip(ts, ref):
+        if t is not None:
+            close(t.grad, want, 1e-4)
+
+
+def test_gru_layer_gradient_of_h_n_only_and_some_inputs(device):
+    r = np.random.default_rng(4)
+    gx, w, b, h0 = (r.standard_normal(s).astype(np.float32).astype(np.float64)
+                    for s in ((4, 2, 6), (6, 2), (6,), (2, 2)))
+    _, _, tape = ref_gru_layer(gx, w, b, h0, False)
+    tw, tb = T(w, device, True), T(b, device)
+    tx, th = T(gx, device), T(h0, device)
+    gru_layer(tx, tw, tb, th)[1].sum().backward()
+    _, d_w, _, _ = ref_gru_layer_back(np.zeros((4, 2, 2)), np.ones((2, 2)), w, tape, gx.shape)
+    close(tw.grad, d_w, 1e-4)
+    assert tx.grad is None and tb.grad is None and th.grad is None
+
+
+@pytest.mark.parametrize("layers, dirs, batch_first, bias", [(1, 1, False, True), (2, 2, True, True),
+                                                              (2, 1, False, False), (3, 2, False, True)])
+@pytest.mark.parametrize("states", ["given", "omitted"])
+def test_gru_module_matches_numpy(device, layers, dirs, batch_first, bias, states):
+    p, x, h0, ro, rh = gru_case(40 + layers, layers=layers, dirs=dirs)
+    if states == "omitted":
+        h0 = np.zeros_like(h0)
+    gru = nn.GRU(4, 3, num_layers=layers, bias=bias, bidirectional=dirs == 2, batch_first=batch_first, device=device)
+    load(gru, p, device)
+    tx = T(x.transpose(1, 0, 2) if batch_first else x, device, requires_grad=True)
+    th0 = T(h0, device, True)
+    out, h = gru(tx, th0) if states == "given" else gru(tx)
+    ref_out, ref_h, g = ref_gru(p, x, h0, layers, dirs, ro, rh, bias)
+    close(out, ref_out.transpose(1, 0, 2) if batch_first else ref_out)
+    close(h, ref_h)
+    ((out * T(ro.transpose(1, 0, 2) if batch_first else ro, device)).sum() + (h * T(rh, device)).sum()).backward()
+    close(tx.grad, g["x"].transpose(1, 0, 2) if batch_first else g["x"], 1e-4)
+    if states == "given":
+        close(th0.grad, g["h0"], 1e-4)
+    for name, q in gru.named_parameters():
+        close(q.grad, g[name], 1e-4)
+
+
+def test_gru_streams_agree():
+    p, x, h0, ro, _ = gru_case(50, L=9, N=4, layers=2, dirs=2)
+    res = {}
+    for device in ("cpu", "gpu"):
+        gru = nn.GRU(4, 3, num_layers=2, bidirectional=True, device=device)
+        load(gru, p, device)
+        tx = T(x, device, True)
+        out, h = gru(tx, T(h0, device))
+        (out * T(ro, device)).sum().backward()
+        res[device] = [to_np(t) for t in (out, h, tx.grad, gru.weight_hh_l0.grad, gru.bias_hh_l1_reverse.grad)]
+    for a, b in zip(res["cpu"], res["gpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+GRU_BAD = [
+    (((3, 2, 6), (6, 2), (6,), (3, 2)), r"gru_layer\(\): expected gx of shape \(L, N, 3H\) = \(L, 3, 6\)"),
+    (((3, 3, 6), (8, 2), (6,), (3, 2)), r"gru_layer\(\): expected w_hh of shape \(6, 2\), got \(8, 2\)"),
+    (((3, 3, 6), (6, 2), (4,), (3, 2)), r"gru_layer\(\): expected b_hh of shape \(6,\), got \(4,\)"),
+    (((3, 3, 6), (6, 2), (6,), (3, 2, 1)), r"expected h0 of shape \(N, H\) with H >= 1, got \(3, 2, 1\)"),
+]
+
+
+@pytest.mark.parametrize("shapes, message", GRU_BAD)
+def test_gru_layer_bad_shapes(shapes, message):
+    errors = []
+    for device in ("cpu", "gpu"):
+        with pytest.raises(ValueError, match=message) as e:
+            gru_layer(*(T(np.zeros(s), device) for s in shapes))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    with pytest.raises(TypeError, match=r"gru_layer\(\): argument 'b_hh' must have the dtype of gx"):
+        gru_layer(T(np.zeros((3, 3, 6)), "cpu"), T(np.zeros((6, 2)), "cpu"), T(np.zeros(6), "cpu").half(),
+                  T(np.zeros((3, 2)), "cpu"))

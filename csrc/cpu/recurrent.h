@@ -1,4 +1,4 @@
-// CPU-stream recurrent layers: the time loop of an LSTM layer in C++, per
+// CPU-stream recurrent layers: the time loop of an LSTM or GRU layer in C++, per
 // step one sgemm (h W_hh^T) and one fused loop over the gates. float32,
 // contiguous tensors, shapes already validated by ops/recurrent.cpp.
 #pragma once
@@ -16,5 +16,14 @@ void lstm_layer_backward(const Tensor& d_out, const Tensor& d_h_n, const Tensor&
                          const Tensor& h0, const Tensor& c0, const Tensor& out, const Tensor& acts,
                          const Tensor& cells, bool reverse, const Tensor& d_gx, const Tensor& d_w,
                          const Tensor& d_h0, const Tensor& d_c0);
+
+// See ops::gru_layer_forward; b_hh may be undefined. out, h_n, acts, hn are written.
+void gru_layer_forward(const Tensor& gx, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0, bool reverse,
+                       const Tensor& out, const Tensor& h_n, const Tensor& acts, const Tensor& hn);
+// See ops::gru_layer_backward. d_out / d_h_n may be undefined (zero); d_b
+// undefined when there is no hidden bias. d_gx, d_w, d_b, d_h0 are written.
+void gru_layer_backward(const Tensor& d_out, const Tensor& d_h_n, const Tensor& w_hh, const Tensor& h0,
+                        const Tensor& out, const Tensor& acts, const Tensor& hn, bool reverse, const Tensor& d_gx,
+                        const Tensor& d_w, const Tensor& d_b, const Tensor& d_h0);
 
 }  // namespace lucid::cpu

@@ -29,4 +29,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_layer_backward(
     const Tensor& w_hh, const Tensor& h0, const Tensor& c0, const Tensor& out, const Tensor& acts,
     const Tensor& cells, bool reverse);
 
+// gx (L, N, 3H): the input projection of every step with b_ih, gates in
+// PyTorch's order r, z, n; w_hh (3H, H); b_hh (3H,) or absent; h0 (N, H).
+// Returns out (L, N, H), h_n (N, H), and for the backward acts (L, N, 3H) =
+// r, z, n and hn (L, N, H) = the hidden projection of the n gate, h W_hn^T + b_hn.
+std::tuple<Tensor, Tensor, Tensor, Tensor> gru_layer_forward(const Tensor& gx, const Tensor& w_hh,
+                                                             const std::optional<Tensor>& b_hh, const Tensor& h0,
+                                                             bool reverse);
+// Gradients of gru_layer_forward with respect to gx, w_hh, b_hh (absent when
+// b_hh was) and h0, given those of out and h_n (absent: zero).
+std::tuple<Tensor, Tensor, std::optional<Tensor>, Tensor> gru_layer_backward(
+    const std::optional<Tensor>& d_out, const std::optional<Tensor>& d_h_n, const Tensor& w_hh, bool has_bias,
+    const Tensor& h0, const Tensor& out, const Tensor& acts, const Tensor& hn, bool reverse);
+
 }  // namespace lucid::ops
