@@ -506,3 +506,40 @@ def test_gru_layer_bad_shapes(shapes, message):
     with pytest.raises(TypeError, match=r"gru_layer\(\): argument 'b_hh' must have the dtype of gx"):
         gru_layer(T(np.zeros((3, 3, 6)), "cpu"), T(np.zeros((6, 2)), "cpu"), T(np.zeros(6), "cpu").half(),
                   T(np.zeros((3, 2)), "cpu"))
+
+
+def test_layers_in_float64_on_the_cpu_stream():
+    # float64 runs a float64 kernel (C library tanh / exp, dgemm): the numpy reference to ~1e-13
+    r = np.random.default_rng(12)
+    L, N, H = 5, 2, 3
+    gx4, w4, h0, c0 = (r.standard_normal(s) for s in ((L, N, 4 * H), (4 * H, H), (N, H), (N, H)))
+    ro = r.standard_normal((L, N, H))
+    ts = [lucid.tensor(a, dtype=lucid.float64, requires_grad=True) for a in (gx4, w4, h0, c0)]
+    out, h, c = lstm_layer(*ts, True)
+    assert out.dtype == lucid.float64
+    ref_out, _, ref_c, tape = ref_layer(gx4, w4, h0, c0, True)
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(c.numpy(), ref_c, rtol=1e-12, atol=1e-13)
+    (out * lucid.tensor(ro, dtype=lucid.float64)).sum().backward()
+    zeros = np.zeros((N, H))
+    for t, want in zip(ts, ref_layer_back(ro, zeros, zeros, w4, tape, gx4.shape)):
+        assert t.grad.dtype == lucid.float64
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-11, atol=1e-12)
+    gx3, w3, b3 = gx4[..., :3 * H], w4[:3 * H], r.standard_normal(3 * H)
+    ts = [lucid.tensor(a, dtype=lucid.float64, requires_grad=True) for a in (gx3, w3, b3, h0)]
+    out, h = gru_layer(*ts)
+    ref_out, _, tape = ref_gru_layer(gx3, w3, b3, h0, False)
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-13)
+    (out * lucid.tensor(ro, dtype=lucid.float64)).sum().backward()
+    for t, want in zip(ts, ref_gru_layer_back(ro, zeros, w3, tape, gx3.shape)):
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-11, atol=1e-12)
+
+
+def test_layers_in_half_precision(device):
+    # float16 inputs: the CPU stream computes in float32 and rounds once; MLX in float16
+    r = np.random.default_rng(13)
+    gx, w, h0, c0 = (r.standard_normal(s).astype(np.float16) for s in ((4, 2, 8), (8, 2), (2, 2), (2, 2)))
+    out, h, c = lstm_layer(*(lucid.tensor(a, device=device) for a in (gx, w, h0, c0)))
+    assert out.dtype == lucid.float16
+    ref_out = ref_layer(*(a.astype(np.float64) for a in (gx, w, h0, c0)), False)[0]
+    np.testing.assert_allclose(to_np(out).astype(np.float64), ref_out, atol=3e-3 if device == "cpu" else 2e-2)

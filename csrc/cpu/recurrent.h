@@ -1,6 +1,7 @@
 // CPU-stream recurrent layers: the time loop of an LSTM or GRU layer in C++, per
-// step one sgemm (h W_hh^T) and one fused loop over the gates. float32,
-// contiguous tensors, shapes already validated by ops/recurrent.cpp.
+// step one gemm (h W_hh^T) and one fused loop over the gates. Contiguous
+// float32 or float64 tensors of one dtype, shapes already validated by
+// ops/recurrent.cpp.
 #pragma once
 #include "core/tensor.h"
 

@@ -57,6 +57,17 @@ void check_grads(std::initializer_list<std::tuple<const std::optional<Tensor>*, 
   }
 }
 
+// The CPU kernels compute in float64 for float64 tensors and in float32
+// otherwise (half precision is widened once, results rounded back).
+DType work_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+// x as a contiguous CPU tensor of the work dtype; undefined stays undefined.
+Tensor cpu_work(const Tensor& x, DType work) {
+  if (!x.defined()) return x;
+  return contiguous(x.dtype() == work ? x : astype(x, work));
+}
+Tensor cpu_work(const std::optional<Tensor>& x, DType work) { return x ? cpu_work(*x, work) : Tensor(); }
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> lstm_layer_forward(const Tensor& gx, const Tensor& w_hh,
@@ -65,11 +76,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> lstm_layer_forward(const Tens
   const std::string fn = "lstm_layer";
   auto [L, n, k] = check_layer(gx, 4, 4, w_hh, h0, &c0, fn, "gx");
   if (gx.device() == Device::GPU) return gpu::lstm_layer_forward(gx, w_hh, h0, c0, reverse);
-  Tensor out = Tensor::empty_cpu({L, n, k}, DType::Float32), acts = Tensor::empty_cpu({L, n, 4 * k}, DType::Float32);
-  Tensor cells = Tensor::empty_cpu({L, n, k}, DType::Float32);
-  Tensor h_n = Tensor::empty_cpu({n, k}, DType::Float32), c_n = Tensor::empty_cpu({n, k}, DType::Float32);
-  cpu::lstm_layer_forward(cpu_f32(gx), cpu_f32(w_hh), cpu_f32(h0), cpu_f32(c0), reverse, out, h_n, c_n, acts, cells);
-  const DType t = gx.dtype();
+  const DType t = gx.dtype(), w = work_dtype(t);
+  Tensor out = Tensor::empty_cpu({L, n, k}, w), acts = Tensor::empty_cpu({L, n, 4 * k}, w);
+  Tensor cells = Tensor::empty_cpu({L, n, k}, w), h_n = Tensor::empty_cpu({n, k}, w), c_n = Tensor::empty_cpu({n, k}, w);
+  cpu::lstm_layer_forward(cpu_work(gx, w), cpu_work(w_hh, w), cpu_work(h0, w), cpu_work(c0, w), reverse, out, h_n, c_n,
+                          acts, cells);
   return {cpu_cast_back(out, t), cpu_cast_back(h_n, t), cpu_cast_back(c_n, t), cpu_cast_back(acts, t),
           cpu_cast_back(cells, t)};
 }
@@ -92,11 +103,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_layer_backward(
   if (out.device() == Device::GPU)
     return gpu::lstm_layer_backward(d_out ? *d_out : none, d_h_n ? *d_h_n : none, d_c_n ? *d_c_n : none, w_hh, h0,
                                     c0, out, acts, cells, reverse);
-  auto f32 = [&](const std::optional<Tensor>& g) { return g ? cpu_f32(*g) : none; };
-  Tensor d_gx = Tensor::empty_cpu({L, n, 4 * k}, DType::Float32), d_w = Tensor::empty_cpu({4 * k, k}, DType::Float32);
-  Tensor d_h0 = Tensor::empty_cpu({n, k}, DType::Float32), d_c0 = Tensor::empty_cpu({n, k}, DType::Float32);
-  cpu::lstm_layer_backward(f32(d_out), f32(d_h_n), f32(d_c_n), cpu_f32(w_hh), cpu_f32(h0), cpu_f32(c0), cpu_f32(out),
-                           cpu_f32(acts), cpu_f32(cells), reverse, d_gx, d_w, d_h0, d_c0);
+  const DType w = work_dtype(t);
+  Tensor d_gx = Tensor::empty_cpu({L, n, 4 * k}, w), d_w = Tensor::empty_cpu({4 * k, k}, w);
+  Tensor d_h0 = Tensor::empty_cpu({n, k}, w), d_c0 = Tensor::empty_cpu({n, k}, w);
+  cpu::lstm_layer_backward(cpu_work(d_out, w), cpu_work(d_h_n, w), cpu_work(d_c_n, w), cpu_work(w_hh, w),
+                           cpu_work(h0, w), cpu_work(c0, w), cpu_work(out, w), cpu_work(acts, w), cpu_work(cells, w),
+                           reverse, d_gx, d_w, d_h0, d_c0);
   return {cpu_cast_back(d_gx, t), cpu_cast_back(d_w, t), cpu_cast_back(d_h0, t), cpu_cast_back(d_c0, t)};
 }
 
@@ -111,11 +123,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gru_layer_forward(const Tensor& gx, c
     require_shape(*b_hh, {3 * k}, fn, "b_hh");
   }
   if (gx.device() == Device::GPU) return gpu::gru_layer_forward(gx, w_hh, b_hh ? *b_hh : Tensor(), h0, reverse);
-  Tensor out = Tensor::empty_cpu({L, n, k}, DType::Float32), acts = Tensor::empty_cpu({L, n, 3 * k}, DType::Float32);
-  Tensor hn = Tensor::empty_cpu({L, n, k}, DType::Float32), h_n = Tensor::empty_cpu({n, k}, DType::Float32);
-  cpu::gru_layer_forward(cpu_f32(gx), cpu_f32(w_hh), b_hh ? cpu_f32(*b_hh) : Tensor(), cpu_f32(h0), reverse, out, h_n,
+  const DType t = gx.dtype(), w = work_dtype(t);
+  Tensor out = Tensor::empty_cpu({L, n, k}, w), acts = Tensor::empty_cpu({L, n, 3 * k}, w);
+  Tensor hn = Tensor::empty_cpu({L, n, k}, w), h_n = Tensor::empty_cpu({n, k}, w);
+  cpu::gru_layer_forward(cpu_work(gx, w), cpu_work(w_hh, w), cpu_work(b_hh, w), cpu_work(h0, w), reverse, out, h_n,
                          acts, hn);
-  const DType t = gx.dtype();
   return {cpu_cast_back(out, t), cpu_cast_back(h_n, t), cpu_cast_back(acts, t), cpu_cast_back(hn, t)};
 }
 
@@ -136,13 +148,12 @@ std::tuple<Tensor, Tensor, std::optional<Tensor>, Tensor> gru_layer_backward(
     std::tie(d_gx, d_w, d_b, d_h0) = gpu::gru_layer_backward(d_out ? *d_out : none, d_h_n ? *d_h_n : none, w_hh,
                                                              has_bias, h0, out, acts, hn, reverse);
   } else {
-    auto f32 = [&](const std::optional<Tensor>& g) { return g ? cpu_f32(*g) : none; };
-    d_gx = Tensor::empty_cpu({L, n, 3 * k}, DType::Float32), d_w = Tensor::empty_cpu({3 * k, k}, DType::Float32);
-    d_h0 = Tensor::empty_cpu({n, k}, DType::Float32);
-    if (has_bias) d_b = Tensor::empty_cpu({3 * k}, DType::Float32);
-    cpu::gru_layer_backward(f32(d_out), f32(d_h_n), cpu_f32(w_hh), cpu_f32(h0), cpu_f32(out), cpu_f32(acts),
-                            cpu_f32(hn), reverse, d_gx, d_w, d_b, d_h0);
-    const DType t = out.dtype();
+    const DType t = out.dtype(), w = work_dtype(t);
+    d_gx = Tensor::empty_cpu({L, n, 3 * k}, w), d_w = Tensor::empty_cpu({3 * k, k}, w);
+    d_h0 = Tensor::empty_cpu({n, k}, w);
+    if (has_bias) d_b = Tensor::empty_cpu({3 * k}, w);
+    cpu::gru_layer_backward(cpu_work(d_out, w), cpu_work(d_h_n, w), cpu_work(w_hh, w), cpu_work(h0, w),
+                            cpu_work(out, w), cpu_work(acts, w), cpu_work(hn, w), reverse, d_gx, d_w, d_b, d_h0);
     d_gx = cpu_cast_back(d_gx, t), d_w = cpu_cast_back(d_w, t), d_h0 = cpu_cast_back(d_h0, t);
     if (has_bias) d_b = cpu_cast_back(d_b, t);
   }
