@@ -543,3 +543,30 @@ def test_layers_in_half_precision(device):
     assert out.dtype == lucid.float16
     ref_out = ref_layer(*(a.astype(np.float64) for a in (gx, w, h0, c0)), False)[0]
     np.testing.assert_allclose(to_np(out).astype(np.float64), ref_out, atol=3e-3 if device == "cpu" else 2e-2)
+
+
+def test_overwriting_outputs_after_forward_leaves_gradients_right(device):
+    # the layers save their own copy of the output: writing into the returned
+    # tensor (or a batch_first view of it) before backward changes nothing
+    p, x, h0, c0, (ro, rh, rc) = case(61, layers=1, dirs=1)
+    _, _, _, g = ref_lstm(p, x, h0, c0, 1, 1, ro, np.zeros_like(rh), np.zeros_like(rc))
+    lstm = nn.LSTM(4, 3, batch_first=True, device=device)
+    load(lstm, p, device)
+    tx = T(x.transpose(1, 0, 2), device, True)
+    out, _ = lstm(tx, (T(h0, device), T(c0, device)))
+    loss = (out * T(ro.transpose(1, 0, 2), device)).sum()
+    with lucid.no_grad():
+        out.mul_(0.0)
+    loss.backward()
+    close(tx.grad, g["x"].transpose(1, 0, 2), 1e-4)
+    pg, xg, hg, rog, rhg = gru_case(62, layers=1, dirs=1)
+    _, _, gg = ref_gru(pg, xg, hg, 1, 1, rog, np.zeros_like(rhg))
+    gru = nn.GRU(4, 3, device=device)
+    load(gru, pg, device)
+    tx = T(xg, device, True)
+    out, _ = gru(tx, T(hg, device))
+    loss = (out * T(rog, device)).sum()
+    with lucid.no_grad():
+        out.fill_(3.0)
+    loss.backward()
+    close(tx.grad, gg["x"], 1e-4)

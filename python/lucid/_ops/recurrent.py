@@ -26,9 +26,10 @@ class _LSTMLayer(Function):
     def forward(ctx, gx, w_hh, h0, c0, reverse):
         out, h_n, c_n, acts, cells = _C.lstm_layer_forward(gx._impl, w_hh._impl, h0._impl, c0._impl, reverse)
         ctx.save_for_backward(w_hh, h0, c0)
-        # The forward's own results, kept as C++ handles: a saved output Tensor
-        # would hold its node (a reference cycle).
-        ctx.out, ctx.acts, ctx.cells, ctx.reverse = out, acts, cells, reverse
+        # What the backward reads, kept as C++ handles (a saved output Tensor would
+        # hold its own node: a reference cycle). The output is saved as a copy:
+        # the caller may overwrite the returned one (or a view of it) in place.
+        ctx.out, ctx.acts, ctx.cells, ctx.reverse = _C.clone(out), acts, cells, reverse
         return wrap(out), wrap(h_n), wrap(c_n)
 
     @staticmethod
@@ -58,7 +59,8 @@ class _GRULayer(Function):
     def forward(ctx, gx, w_hh, b_hh, h0, reverse):
         out, h_n, acts, hn = _C.gru_layer_forward(gx._impl, w_hh._impl, _opt(b_hh), h0._impl, reverse)
         ctx.save_for_backward(w_hh, h0)
-        ctx.out, ctx.acts, ctx.hn, ctx.reverse, ctx.has_bias = out, acts, hn, reverse, b_hh is not None
+        ctx.out, ctx.acts, ctx.hn = _C.clone(out), acts, hn  # as _LSTMLayer's
+        ctx.reverse, ctx.has_bias = reverse, b_hh is not None
         return wrap(out), wrap(h_n)
 
     @staticmethod
