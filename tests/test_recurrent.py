@@ -570,3 +570,25 @@ def test_overwriting_outputs_after_forward_leaves_gradients_right(device):
         out.fill_(3.0)
     loss.backward()
     close(tx.grad, gg["x"], 1e-4)
+
+
+def test_backward_ops_check_their_arguments():
+    from lucid import _C
+    errors = []
+    for device in ("cpu", "gpu"):
+        gx, w, h0, c0 = (T(np.zeros(s), device)._impl for s in ((3, 2, 8), (8, 2), (2, 2), (2, 2)))
+        out, h_n, c_n, acts, cells = _C.lstm_layer_forward(gx, w, h0, c0)
+        bad = T(np.zeros((3, 2, 3)), device)._impl
+        with pytest.raises(ValueError, match=r"lstm_layer_backward\(\): expected d_out of shape \(3, 2, 2\), "
+                                             r"got \(3, 2, 3\)") as e:
+            _C.lstm_layer_backward(bad, None, None, w, h0, c0, out, acts, cells)
+        errors.append(str(e.value))
+        with pytest.raises(TypeError, match=r"argument 'd_h_n' must have the dtype of out \(float32\)"):
+            _C.lstm_layer_backward(None, T(np.zeros((2, 2)), device).half()._impl, None, w, h0, c0, out, acts, cells)
+        with pytest.raises(ValueError, match=r"expected cells of shape \(3, 2, 2\), got \(3, 2, 8\)"):
+            _C.lstm_layer_backward(None, None, None, w, h0, c0, out, acts, acts)
+        g3, w3 = (T(np.zeros(s), device)._impl for s in ((3, 2, 6), (6, 2)))
+        out, h_n, acts, hn = _C.gru_layer_forward(g3, w3, None, h0)
+        with pytest.raises(ValueError, match=r"gru_layer_backward\(\): expected acts of shape \(3, 2, 6\)"):
+            _C.gru_layer_backward(None, None, w3, False, h0, out, hn, hn)
+    assert errors[0] == errors[1]

@@ -144,7 +144,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gru_layer_backward(const Tensor& d_ou
     if (d_out.defined()) dh = mx::add(dh, step_of(array_of(d_out), t, s), s);
     mx::array dn = mx::multiply(mx::multiply(dh, mx::subtract(one, z, s), s),
                                 mx::subtract(one, mx::multiply(nv, nv, s), s), s);
-    mx::array dr = mx::multiply(mx::multiply(mx::multiply(dn, step_of(hna, t, s), s), r, s), mx::subtract(one, r, s), s);
+    mx::array dr =
+        mx::multiply(mx::multiply(mx::multiply(dn, step_of(hna, t, s), s), r, s), mx::subtract(one, r, s), s);
     mx::array dz = mx::multiply(mx::multiply(mx::multiply(dh, mx::subtract(h_prev, nv, s), s), z, s),
                                 mx::subtract(one, z, s), s);
     dgx[t] = mx::concatenate({dr, dz, dn}, 1, s);

@@ -17,8 +17,9 @@ void require_shape(const Tensor& t, const Shape& want, const std::string& fn, co
                                shape_str(t.shape()));
 }
 
-void require_dtype(const Tensor& t, DType want, const std::string& fn, const char* arg) {
-  check<TypeError>(t.dtype() == want, fn + "(): argument '" + arg + "' must have the dtype of gx (" +
+// t must have the dtype `want` of the argument named `ref`.
+void require_dtype(const Tensor& t, DType want, const std::string& fn, const char* arg, const char* ref) {
+  check<TypeError>(t.dtype() == want, fn + "(): argument '" + arg + "' must have the dtype of " + ref + " (" +
                                           dtype_name(want) + "), got " + dtype_name(t.dtype()));
 }
 
@@ -31,9 +32,9 @@ std::tuple<int64_t, int64_t, int64_t> check_layer(const Tensor& seq, int64_t seq
   if (c0) common_device(fn.c_str(), {&seq, &w_hh, &h0, c0});
   else common_device(fn.c_str(), {&seq, &w_hh, &h0});
   require_floating(seq, fn, seq_name);
-  require_dtype(w_hh, seq.dtype(), fn, "w_hh");
-  require_dtype(h0, seq.dtype(), fn, "h0");
-  if (c0) require_dtype(*c0, seq.dtype(), fn, "c0");
+  require_dtype(w_hh, seq.dtype(), fn, "w_hh", seq_name);
+  require_dtype(h0, seq.dtype(), fn, "h0", seq_name);
+  if (c0) require_dtype(*c0, seq.dtype(), fn, "c0", seq_name);
   check(h0.ndim() == 2 && h0.size(1) >= 1,
         fn + "(): expected h0 of shape (N, H) with H >= 1, got " + shape_str(h0.shape()));
   const int64_t n = h0.size(0), k = h0.size(1);
@@ -52,7 +53,7 @@ void check_grads(std::initializer_list<std::tuple<const std::optional<Tensor>*, 
   for (auto [g, name, shape] : grads) {
     if (!*g) continue;
     common_device(fn.c_str(), {&like, &**g});
-    require_dtype(**g, like.dtype(), fn, name);
+    require_dtype(**g, like.dtype(), fn, name, "out");
     require_shape(**g, shape, fn, name);
   }
 }
@@ -78,7 +79,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> lstm_layer_forward(const Tens
   if (gx.device() == Device::GPU) return gpu::lstm_layer_forward(gx, w_hh, h0, c0, reverse);
   const DType t = gx.dtype(), w = work_dtype(t);
   Tensor out = Tensor::empty_cpu({L, n, k}, w), acts = Tensor::empty_cpu({L, n, 4 * k}, w);
-  Tensor cells = Tensor::empty_cpu({L, n, k}, w), h_n = Tensor::empty_cpu({n, k}, w), c_n = Tensor::empty_cpu({n, k}, w);
+  Tensor cells = Tensor::empty_cpu({L, n, k}, w);
+  Tensor h_n = Tensor::empty_cpu({n, k}, w), c_n = Tensor::empty_cpu({n, k}, w);
   cpu::lstm_layer_forward(cpu_work(gx, w), cpu_work(w_hh, w), cpu_work(h0, w), cpu_work(c0, w), reverse, out, h_n, c_n,
                           acts, cells);
   return {cpu_cast_back(out, t), cpu_cast_back(h_n, t), cpu_cast_back(c_n, t), cpu_cast_back(acts, t),
@@ -93,8 +95,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_layer_backward(
   auto [L, n, k] = check_layer(out, 1, 4, w_hh, h0, &c0, fn, "out");
   const DType t = out.dtype();
   common_device(fn.c_str(), {&out, &acts, &cells});
-  require_dtype(acts, t, fn, "acts");
-  require_dtype(cells, t, fn, "cells");
+  require_dtype(acts, t, fn, "acts", "out");
+  require_dtype(cells, t, fn, "cells", "out");
   require_shape(acts, {L, n, 4 * k}, fn, "acts");
   require_shape(cells, {L, n, k}, fn, "cells");
   check_grads({{&d_out, "d_out", Shape{L, n, k}}, {&d_h_n, "d_h_n", Shape{n, k}}, {&d_c_n, "d_c_n", Shape{n, k}}},
@@ -119,7 +121,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gru_layer_forward(const Tensor& gx, c
   auto [L, n, k] = check_layer(gx, 3, 3, w_hh, h0, nullptr, fn, "gx");
   if (b_hh) {
     common_device(fn.c_str(), {&gx, &*b_hh});
-    require_dtype(*b_hh, gx.dtype(), fn, "b_hh");
+    require_dtype(*b_hh, gx.dtype(), fn, "b_hh", "gx");
     require_shape(*b_hh, {3 * k}, fn, "b_hh");
   }
   if (gx.device() == Device::GPU) return gpu::gru_layer_forward(gx, w_hh, b_hh ? *b_hh : Tensor(), h0, reverse);
@@ -137,8 +139,8 @@ std::tuple<Tensor, Tensor, std::optional<Tensor>, Tensor> gru_layer_backward(
   const std::string fn = "gru_layer_backward";
   auto [L, n, k] = check_layer(out, 1, 3, w_hh, h0, nullptr, fn, "out");
   common_device(fn.c_str(), {&out, &acts, &hn});
-  require_dtype(acts, out.dtype(), fn, "acts");
-  require_dtype(hn, out.dtype(), fn, "hn");
+  require_dtype(acts, out.dtype(), fn, "acts", "out");
+  require_dtype(hn, out.dtype(), fn, "hn", "out");
   require_shape(acts, {L, n, 3 * k}, fn, "acts");
   require_shape(hn, {L, n, k}, fn, "hn");
   check_grads({{&d_out, "d_out", Shape{L, n, k}}, {&d_h_n, "d_h_n", Shape{n, k}}}, out, fn);
