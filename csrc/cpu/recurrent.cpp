@@ -33,9 +33,8 @@ template <class T> inline T tanh_(T x) {
 // and c_prev, writes the activations, c = f c_prev + i g and h = o tanh(c).
 // Operations in the order of the per-op formulas (docs/numerics.md).
 template <class T>
-LUCID_AVX2_CLONES void lstm_step(const T* __restrict gx, const T* __restrict hw,
-                                 const T* __restrict c_prev, T* __restrict act, T* __restrict c,
-                                 T* __restrict h, int64_t n, int64_t k) {
+LUCID_AVX2_CLONES void lstm_step(const T* __restrict gx, const T* __restrict hw, const T* __restrict c_prev,
+                                 T* __restrict act, T* __restrict c, T* __restrict h, int64_t n, int64_t k) {
   for (int64_t r = 0; r < n; ++r) {
     const T* gxr = gx + r * 4 * k;
     const T* hwr = hw + r * 4 * k;
@@ -62,10 +61,8 @@ LUCID_AVX2_CLONES void lstm_step(const T* __restrict gx, const T* __restrict hw,
 // dc carried from the later step -> the gate gradients d (rows of 4H); dc
 // becomes the gradient reaching c_prev (dc f). dh is left for the caller's gemm.
 template <class T>
-LUCID_AVX2_CLONES void lstm_step_back(const T* __restrict act,
-                                      const T* __restrict c, const T* __restrict c_prev,
-                                      T* __restrict dh, T* __restrict dc, T* __restrict d, int64_t n,
-                                      int64_t k) {
+LUCID_AVX2_CLONES void lstm_step_back(const T* __restrict act, const T* __restrict c, const T* __restrict c_prev,
+                                      T* __restrict dh, T* __restrict dc, T* __restrict d, int64_t n, int64_t k) {
   for (int64_t r = 0; r < n; ++r) {
     const T* ar = act + r * 4 * k;
     T* drow = d + r * 4 * k;
@@ -134,7 +131,7 @@ LUCID_AVX2_CLONES void gru_step_back(const T* __restrict act, const T* __restric
   }
 }
 
-// y += x (the output gradient of a step joins the one carried back).
+// y += x: a step's output gradient into the carried one, the hidden bias into gh.
 template <class T>
 LUCID_AVX2_CLONES void add_into(T* __restrict y, const T* __restrict x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] + x[i];
@@ -142,8 +139,8 @@ LUCID_AVX2_CLONES void add_into(T* __restrict y, const T* __restrict x, int64_t 
 
 template <class T>
 void lstm_layer_forward_t(const Tensor& gx, const Tensor& w_hh, const Tensor& h0, const Tensor& c0, bool reverse,
-                        const Tensor& out, const Tensor& h_n, const Tensor& c_n, const Tensor& acts,
-                        const Tensor& cells) {
+                          const Tensor& out, const Tensor& h_n, const Tensor& c_n, const Tensor& acts,
+                          const Tensor& cells) {
   const int64_t L = gx.size(0), n = gx.size(1), k = h0.size(1), nk = n * k, nk4 = 4 * nk;
   const T* gxp = gx.data<T>();
   const T* w = w_hh.data<T>();
@@ -166,9 +163,9 @@ void lstm_layer_forward_t(const Tensor& gx, const Tensor& w_hh, const Tensor& h0
 
 template <class T>
 void lstm_layer_backward_t(const Tensor& d_out, const Tensor& d_h_n, const Tensor& d_c_n, const Tensor& w_hh,
-                         const Tensor& h0, const Tensor& c0, const Tensor& out, const Tensor& acts,
-                         const Tensor& cells, bool reverse, const Tensor& d_gx, const Tensor& d_w,
-                         const Tensor& d_h0, const Tensor& d_c0) {
+                           const Tensor& h0, const Tensor& c0, const Tensor& out, const Tensor& acts,
+                           const Tensor& cells, bool reverse, const Tensor& d_gx, const Tensor& d_w,
+                           const Tensor& d_h0, const Tensor& d_c0) {
   const int64_t L = out.size(0), n = out.size(1), k = out.size(2), nk = n * k, nk4 = 4 * nk;
   const T* dop = d_out.defined() ? d_out.data<T>() : nullptr;
   const T* w = w_hh.data<T>();
@@ -203,7 +200,7 @@ void lstm_layer_backward_t(const Tensor& d_out, const Tensor& d_h_n, const Tenso
 
 template <class T>
 void gru_layer_forward_t(const Tensor& gx, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0, bool reverse,
-                       const Tensor& out, const Tensor& h_n, const Tensor& acts, const Tensor& hn) {
+                         const Tensor& out, const Tensor& h_n, const Tensor& acts, const Tensor& hn) {
   const int64_t L = gx.size(0), n = gx.size(1), k = h0.size(1), nk = n * k, nk3 = 3 * nk;
   const T* gxp = gx.data<T>();
   const T* w = w_hh.data<T>();
@@ -226,8 +223,8 @@ void gru_layer_forward_t(const Tensor& gx, const Tensor& w_hh, const Tensor& b_h
 
 template <class T>
 void gru_layer_backward_t(const Tensor& d_out, const Tensor& d_h_n, const Tensor& w_hh, const Tensor& h0,
-                        const Tensor& out, const Tensor& acts, const Tensor& hn, bool reverse, const Tensor& d_gx,
-                        const Tensor& d_w, const Tensor& d_b, const Tensor& d_h0) {
+                          const Tensor& out, const Tensor& acts, const Tensor& hn, bool reverse, const Tensor& d_gx,
+                          const Tensor& d_w, const Tensor& d_b, const Tensor& d_h0) {
   const int64_t L = out.size(0), n = out.size(1), k = out.size(2), nk = n * k, nk3 = 3 * nk;
   const T* dop = d_out.defined() ? d_out.data<T>() : nullptr;
   const T* w = w_hh.data<T>();
