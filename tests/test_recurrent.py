@@ -592,3 +592,19 @@ def test_backward_ops_check_their_arguments():
         with pytest.raises(ValueError, match=r"gru_layer_backward\(\): expected acts of shape \(3, 2, 6\)"):
             _C.gru_layer_backward(None, None, w3, False, h0, out, hn, hn)
     assert errors[0] == errors[1]
+
+
+def test_lstm_without_bias_matches_numpy(device):
+    p, x, h0, c0, (ro, rh, rc) = case(71, layers=2, dirs=1)
+    p = {k: (np.zeros_like(v) if k.startswith("bias") else v) for k, v in p.items()}
+    lstm = nn.LSTM(4, 3, num_layers=2, bias=False, device=device)
+    assert not any(n.startswith("bias") for n, _ in lstm.named_parameters())
+    load(lstm, p, device)
+    tx = T(x, device, True)
+    out, (h, c) = lstm(tx, (T(h0, device), T(c0, device)))
+    ref_out, ref_h, ref_c, g = ref_lstm(p, x, h0, c0, 2, 1, ro, rh, rc)
+    close(out, ref_out)
+    ((out * T(ro, device)).sum() + (h * T(rh, device)).sum() + (c * T(rc, device)).sum()).backward()
+    close(tx.grad, g["x"], 1e-4)
+    for name, q in lstm.named_parameters():
+        close(q.grad, g[name], 1e-4)
