@@ -1,5 +1,5 @@
 """Forward + backward time per step of Linear, Conv2d, the digits CNN, a
-transformer encoder block and an LSTM (training steps with Adam) on
+transformer encoder block, an LSTM and a GRU (training steps with Adam) on
 lucid's CPU stream at one thread, with PyTorch's CPU numbers beside them
 when torch is importable (ratio = lucid / torch; below 1 means lucid is faster).
 
@@ -96,17 +96,18 @@ def digits_steps(batch=32):
 
 def sequence_steps(kind):
     """One training step (forward, sum-of-squares loss, backward, Adam) of a transformer encoder
-    block or an LSTM, in lucid and (with identical weights) in torch."""
+    block, an LSTM or a GRU, in lucid and (with identical weights) in torch."""
     rng = np.random.default_rng(1)
     if kind == "transformer":
         x = rng.standard_normal((16, 64, 128)).astype(np.float32)
         model = nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True)
         make_t = (lambda: torch.nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0,
                                                           batch_first=True)) if torch is not None else None
-    else:
+    else:  # "lstm" or "gru"
         x = rng.standard_normal((16, 32, 64)).astype(np.float32)
-        model = nn.LSTM(64, 128, batch_first=True)
-        make_t = (lambda: torch.nn.LSTM(64, 128, batch_first=True)) if torch is not None else None
+        model = (nn.LSTM if kind == "lstm" else nn.GRU)(64, 128, batch_first=True)
+        make_t = (lambda: (torch.nn.LSTM if kind == "lstm" else torch.nn.GRU)(64, 128, batch_first=True)) \
+            if torch is not None else None
 
     def out(m, inp):
         y = m(inp)
@@ -179,7 +180,8 @@ def main():
     record("digits CNN train step (batch 32, Adam)", median_time(lucid_step, args.reps),
            median_time(torch_step, args.reps) if torch_step else None)
     for kind, name in (("transformer", "TransformerEncoderLayer 16x64x128 train step"),
-                       ("lstm", "LSTM 64->128, 16x32 steps, train step")):
+                       ("lstm", "LSTM 64->128, 16x32 steps, train step"),
+                       ("gru", "GRU 64->128, 16x32 steps, train step")):
         lucid_step, torch_step = sequence_steps(kind)
         record(name, median_time(lucid_step, args.reps), median_time(torch_step, args.reps) if torch_step else None)
     if args.json:

@@ -26,5 +26,6 @@ void init_histogram(py::module_& m);
 void init_special(py::module_& m);
 void init_scan(py::module_& m);
 void init_sort(py::module_& m);
+void init_recurrent(py::module_& m);
 
 }  // namespace lucid::bindings

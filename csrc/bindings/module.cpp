@@ -58,6 +58,7 @@ PYBIND11_MODULE(_C, m) {
   init_special(m);
   init_scan(m);
   init_sort(m);
+  init_recurrent(m);
   init_inplace(m);
 }
 

@@ -4,8 +4,10 @@ Layer ``k`` holds ``weight_ih_l{k}`` (G*H, in), ``weight_hh_l{k}`` (G*H, H),
 ``bias_ih_l{k}``, ``bias_hh_l{k}`` (G*H,) (and ``..._reverse`` ones when
 bidirectional), with gates stacked in PyTorch's
 order: LSTM ``i, f, g, o`` (G = 4), GRU ``r, z, n`` (G = 3). The input
-projection of a whole sequence is one matmul; the recurrence runs step by
-step with lucid ops, so autograd differentiates it on either stream.
+projection of a whole sequence is one matmul; the recurrence of each layer
+and direction is one op (``lstm_layer`` / ``gru_layer`` in lucid._ops.recurrent:
+the time loop and its backpropagation through time in C++ on the CPU stream,
+MLX ops on the GPU stream).
 """
 from __future__ import annotations
 
@@ -13,9 +15,7 @@ import math
 
 import lucid
 
-from ... import _C
-from ..._tensor import Tensor
-from ...autograd import Function
+from ..._ops.recurrent import gru_layer, lstm_layer
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -98,125 +98,9 @@ class _RNNBase(Module):
         return x, finals
 
     def _sequence(self, projected, w_hh, b_hh, state, reverse):
-        """One direction of one layer, step by step: (L, N, G*H) projected inputs ->
-        (L, N, H) outputs and the final state."""
-        gx = _Steps.apply(projected) if projected.requires_grad else _split_steps(projected)
-        w_hh_t = w_hh.t()
-        outs = []
-        for g in (reversed(gx) if reverse else gx):
-            state = self._cell(g, state, w_hh_t, b_hh)
-            outs.append(state[0] if isinstance(state, tuple) else state)
-        return lucid.stack(outs[::-1] if reverse else outs, dim=0), state
-
-
-def _rows(x, start, length):
-    """x[:, start:start + length] of a 2-D tensor as one kernel call (no index parsing)."""
-    n = x.shape[0]
-    return Tensor(_C.slice(x._impl, [0, start], [1, 1], [n, length]))
-
-
-def _split_steps(x):
-    l, n, g = x.shape
-    return tuple(Tensor(_C.reshape(_C.slice(x._impl, [t, 0, 0], [1, 1, 1], [1, n, g]), [n, g])) for t in range(l))
-
-
-class _Steps(Function):
-    """(L, N, G) -> L tensors (N, G), one node: its backward stacks the step gradients
-    once, instead of one scatter into a full-size zero tensor per step."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.shape = tuple(x.shape)
-        return _split_steps(x)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        l, n, g = ctx.shape
-        like = next(d for d in grads if d is not None)
-        zeros = None
-        parts = []
-        for d in grads:
-            if d is None:
-                zeros = zeros if zeros is not None else lucid.zeros(n, g, dtype=like.dtype, device=like.device)
-                d = zeros
-            parts.append(d)
-        return lucid.stack(parts, dim=0)
-
-
-class _GRUCell(Function):
-    """The elementwise half of a GRU step, one graph node: from the input and hidden
-    projections (N, 3H) each and h, ``h' = n + z (h - n)`` with ``r``, ``z`` sigmoids
-    and ``n = tanh(x_n + r h_n)``; the backward is written out with lucid ops."""
-
-    @staticmethod
-    def forward(ctx, gx, gh, h):
-        k = h.shape[1]
-        rz = lucid.sigmoid(_rows(gx, 0, 2 * k) + _rows(gh, 0, 2 * k))
-        r, z = _rows(rz, 0, k), _rows(rz, k, k)
-        hn = _rows(gh, 2 * k, k)
-        n = lucid.tanh(_rows(gx, 2 * k, k) + r * hn)
-        ctx.save_for_backward(r, z, n, hn, h)
-        return n + z * (h - n)
-
-    @staticmethod
-    def backward(ctx, dh):
-        r, z, n, hn, h = ctx.saved_tensors
-        dn = dh * (1.0 - z) * (1.0 - n * n)
-        d_rz = lucid.cat([dn * hn * r * (1.0 - r), dh * (h - n) * z * (1.0 - z)], dim=-1)
-        return lucid.cat([d_rz, dn], dim=-1), lucid.cat([d_rz, dn * r], dim=-1), dh * z
-
-
-class _LSTMLayer(Function):
-    """A whole LSTM layer (one direction) as one graph node, backpropagation through
-    time written out: per step ``gates = gx_t + h W_hh^T``, ``c' = f c + i g``,
-    ``h' = o tanh(c')``; the backward runs the steps in reverse and forms the
-    recurrent weight gradient as one matmul over all steps, ``dG^T H_prev``."""
-
-    @staticmethod
-    def forward(ctx, gx, w_hh, h, c):
-        k = h.shape[1]
-        w_t = w_hh.t()
-        saved, hs = [], []
-        for g in _split_steps(gx):
-            gates = g + lucid.matmul(h, w_t)
-            sig = lucid.sigmoid(gates)
-            i, f, o = _rows(sig, 0, k), _rows(sig, k, k), _rows(sig, 3 * k, k)
-            gg = lucid.tanh(_rows(gates, 2 * k, k))
-            c_prev = c
-            c = f * c + i * gg
-            tc = lucid.tanh(c)
-            hs.append(h)
-            h = o * tc
-            saved.append((i, f, gg, o, c_prev, tc))
-        out = lucid.stack(hs[1:] + [h], dim=0)
-        ctx.steps, ctx.h_prev = saved, hs
-        ctx.save_for_backward(w_hh)
-        return out, h, c
-
-    @staticmethod
-    def backward(ctx, dout, dh_n, dc_n):
-        (w_hh,) = ctx.saved_tensors
-        steps = ctx.steps
-        like = steps[0][0]
-        dh = dh_n if dh_n is not None else lucid.zeros_like(like)
-        dc = dc_n if dc_n is not None else lucid.zeros_like(like)
-        douts = _split_steps(dout) if dout is not None else None
-        d_gates = [None] * len(steps)
-        for t in range(len(steps) - 1, -1, -1):
-            i, f, g, o, c_prev, tc = steps[t]
-            if douts is not None:
-                dh = dh + douts[t]
-            dc = dc + dh * o * (1.0 - tc * tc)
-            d = lucid.cat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
-                           dh * tc * o * (1.0 - o)], dim=-1)
-            d_gates[t] = d
-            dh = lucid.matmul(d, w_hh)
-            dc = dc * f
-        dg = lucid.stack(d_gates, dim=0)  # (L, N, 4H)
-        l, n, g4 = dg.shape
-        h_prev = lucid.stack(ctx.h_prev, dim=0).reshape(l * n, -1)
-        d_w = lucid.matmul(dg.reshape(l * n, g4).t(), h_prev)
-        return dg, d_w, dh, dc
+        """One direction of one layer, the whole time loop as one op: (L, N, G*H)
+        projected inputs -> (L, N, H) outputs and the final state."""
+        raise NotImplementedError(f"{type(self).__name__} must define _sequence (its layer op)")
 
 
 class LSTM(_RNNBase):
@@ -244,10 +128,8 @@ class LSTM(_RNNBase):
     def _sequence(self, projected, w_hh, b_hh, state, reverse):
         # b_hh is None here: LSTM folds the hidden bias into the input projection
         h, c = state
-        if reverse:
-            projected = lucid.flip(projected, (0,))
-        out, h, c = _LSTMLayer.apply(projected, w_hh, h, c)
-        return (lucid.flip(out, (0,)) if reverse else out), (h, c)
+        out, h, c = lstm_layer(projected, w_hh, h, c, reverse)  # the whole time loop is one C++ op
+        return out, (h, c)
 
     def forward(self, input, hx=None):
         if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
@@ -293,10 +175,8 @@ class GRU(_RNNBase):
     _name = "GRU"
     _fold_hidden_bias = False  # b_hn sits inside r * (W_hn h + b_hn)
 
-    @staticmethod
-    def _cell(gx, h, w_hh_t, b_hh):
-        gh = lucid.matmul(h, w_hh_t) if b_hh is None else lucid.matmul(h, w_hh_t) + b_hh
-        return _GRUCell.apply(gx, gh, h)
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        return gru_layer(projected, w_hh, b_hh, state, reverse)  # the whole time loop is one C++ op
 
     def forward(self, input, hx=None):
         if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
