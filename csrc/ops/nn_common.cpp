@@ -26,7 +26,11 @@ void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn
 
 DType cpu_work_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }
 
-Tensor cpu_work(const Tensor& x, DType work) { return contiguous(x.dtype() == work ? x : astype(x, work)); }
+Tensor cpu_work(const Tensor& x, DType work) {
+  if (!x.defined()) return x;
+  return contiguous(x.dtype() == work ? x : astype(x, work));
+}
+Tensor cpu_work(const std::optional<Tensor>& x, DType work) { return x ? cpu_work(*x, work) : Tensor(); }
 
 Tensor cpu_cast_back(const Tensor& y, DType dtype) { return y.dtype() == dtype ? y : astype(y, dtype); }
 

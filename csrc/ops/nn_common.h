@@ -18,8 +18,10 @@ void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn
 // The dtype the CPU kernels compute a `dtype` input in: float64 stays
 // float64 (DGEMM, double loops); float32 and half precision compute in float32.
 DType cpu_work_dtype(DType dtype);
-// A contiguous version of x in `work` (cpu_work_dtype of the op's input).
+// A contiguous version of x in `work` (cpu_work_dtype of the op's input);
+// an undefined (or absent optional) tensor stays undefined.
 Tensor cpu_work(const Tensor& x, DType work);
+Tensor cpu_work(const std::optional<Tensor>& x, DType work);
 // Casts a CPU result computed in the work dtype back to the caller's dtype.
 Tensor cpu_cast_back(const Tensor& y, DType dtype);
 std::string ints_str(const std::vector<int64_t>& v);

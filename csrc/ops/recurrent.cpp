@@ -58,17 +58,6 @@ void check_grads(std::initializer_list<std::tuple<const std::optional<Tensor>*, 
   }
 }
 
-// The CPU kernels compute in float64 for float64 tensors and in float32
-// otherwise (half precision is widened once, results rounded back).
-DType work_dtype(DType t) { return t == DType::Float64 ? DType::Float64 : DType::Float32; }
-
-// x as a contiguous CPU tensor of the work dtype; undefined stays undefined.
-Tensor cpu_work(const Tensor& x, DType work) {
-  if (!x.defined()) return x;
-  return contiguous(x.dtype() == work ? x : astype(x, work));
-}
-Tensor cpu_work(const std::optional<Tensor>& x, DType work) { return x ? cpu_work(*x, work) : Tensor(); }
-
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> lstm_layer_forward(const Tensor& gx, const Tensor& w_hh,
@@ -77,7 +66,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> lstm_layer_forward(const Tens
   const std::string fn = "lstm_layer";
   auto [L, n, k] = check_layer(gx, 4, 4, w_hh, h0, &c0, fn, "gx");
   if (gx.device() == Device::GPU) return gpu::lstm_layer_forward(gx, w_hh, h0, c0, reverse);
-  const DType t = gx.dtype(), w = work_dtype(t);
+  const DType t = gx.dtype(), w = cpu_work_dtype(t);
   Tensor out = Tensor::empty_cpu({L, n, k}, w), acts = Tensor::empty_cpu({L, n, 4 * k}, w);
   Tensor cells = Tensor::empty_cpu({L, n, k}, w);
   Tensor h_n = Tensor::empty_cpu({n, k}, w), c_n = Tensor::empty_cpu({n, k}, w);
@@ -105,7 +94,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_layer_backward(
   if (out.device() == Device::GPU)
     return gpu::lstm_layer_backward(d_out ? *d_out : none, d_h_n ? *d_h_n : none, d_c_n ? *d_c_n : none, w_hh, h0,
                                     c0, out, acts, cells, reverse);
-  const DType w = work_dtype(t);
+  const DType w = cpu_work_dtype(t);
   Tensor d_gx = Tensor::empty_cpu({L, n, 4 * k}, w), d_w = Tensor::empty_cpu({4 * k, k}, w);
   Tensor d_h0 = Tensor::empty_cpu({n, k}, w), d_c0 = Tensor::empty_cpu({n, k}, w);
   cpu::lstm_layer_backward(cpu_work(d_out, w), cpu_work(d_h_n, w), cpu_work(d_c_n, w), cpu_work(w_hh, w),
@@ -125,7 +114,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> gru_layer_forward(const Tensor& gx, c
     require_shape(*b_hh, {3 * k}, fn, "b_hh");
   }
   if (gx.device() == Device::GPU) return gpu::gru_layer_forward(gx, w_hh, b_hh ? *b_hh : Tensor(), h0, reverse);
-  const DType t = gx.dtype(), w = work_dtype(t);
+  const DType t = gx.dtype(), w = cpu_work_dtype(t);
   Tensor out = Tensor::empty_cpu({L, n, k}, w), acts = Tensor::empty_cpu({L, n, 3 * k}, w);
   Tensor hn = Tensor::empty_cpu({L, n, k}, w), h_n = Tensor::empty_cpu({n, k}, w);
   cpu::gru_layer_forward(cpu_work(gx, w), cpu_work(w_hh, w), cpu_work(b_hh, w), cpu_work(h0, w), reverse, out, h_n,
@@ -150,7 +139,7 @@ std::tuple<Tensor, Tensor, std::optional<Tensor>, Tensor> gru_layer_backward(
     std::tie(d_gx, d_w, d_b, d_h0) = gpu::gru_layer_backward(d_out ? *d_out : none, d_h_n ? *d_h_n : none, w_hh,
                                                              has_bias, h0, out, acts, hn, reverse);
   } else {
-    const DType t = out.dtype(), w = work_dtype(t);
+    const DType t = out.dtype(), w = cpu_work_dtype(t);
     d_gx = Tensor::empty_cpu({L, n, 3 * k}, w), d_w = Tensor::empty_cpu({3 * k, k}, w);
     d_h0 = Tensor::empty_cpu({n, k}, w);
     if (has_bias) d_b = Tensor::empty_cpu({3 * k}, w);
