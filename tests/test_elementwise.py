@@ -333,6 +333,18 @@ def test_pow_float(dtype, device, rng):
                                   [np.nan, 0.0, 2.0])
 
 
+def test_pow_small_exponents_exact(device, rng):
+    # x ** 2 is the correctly rounded square (x * x), x ** 1 is x and x ** 0 is 1 for
+    # every x, NaN and the signed zeros included (C's pow), on both streams.
+    x = np.concatenate([rng.standard_normal(300).astype(np.float32) * 1e3,
+                        np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 4097.0], np.float32)])
+    t = lucid.tensor(x, device=device)
+    np.testing.assert_array_equal(to_np(t ** 2), x * x)
+    np.testing.assert_array_equal(to_np(t ** 1.0), x)
+    assert np.signbit(to_np(t ** 1.0)[301])
+    np.testing.assert_array_equal(to_np(t ** 0), np.ones_like(x))
+
+
 @pytest.mark.parametrize("dtype", INTS)
 def test_pow_integer(dtype, device):
     base = np.array([0, 1, 2, 3, 5, 7, 2]).astype(NP[dtype])

@@ -72,6 +72,18 @@ mx::array integer_pow(const mx::array& a, const mx::array& b, mx::StreamOrDevice
   return mx::where(mx::less(b, zero, s), negative, positive, s);
 }
 
+// Floating a ** b with the CPU stream's exact small exponents (see
+// cpu/elementwise_functors.h): b == 2 is the correctly rounded a * a, b == 1 is
+// a, b == 0 is 1, so x ** 2 is bit-identical on both streams; MLX's power is
+// within an ulp of those but not equal to them.
+mx::array float_pow(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
+  const mx::Dtype t = a.dtype();
+  mx::array p = mx::power(a, b, s);
+  p = mx::where(mx::equal(b, mx::array(2.0f, t), s), mx::multiply(a, a, s), p, s);
+  p = mx::where(mx::equal(b, mx::array(1.0f, t), s), a, p, s);
+  return mx::where(mx::equal(b, mx::array(0.0f, t), s), mx::array(1.0f, t), p, s);
+}
+
 // fmod / remainder / floor division (docs/numerics.md "Floor division and
 // remainder"). MLX's remainder is Python's (the divisor's sign); fmod is built
 // from it on magnitudes, where the two agree exactly, then given a's sign
@@ -163,8 +175,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, DType out_dtype) {
     case BinaryOp::Pow:
       if (mx::issubdtype(dt, mx::integer)) return wrap(integer_pow(x, y, s));
       if (is_half(dt))  // like the CPU stream: pow in float32, one rounding
-        return wrap(mx::astype(mx::power(mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s), dt, s));
-      return wrap(mx::power(x, y, s));
+        return wrap(mx::astype(float_pow(mx::astype(x, mx::float32, s), mx::astype(y, mx::float32, s), s), dt, s));
+      return wrap(float_pow(x, y, s));
     case BinaryOp::Maximum: return wrap(mx::maximum(x, y, s));  // propagates NaN
     case BinaryOp::Minimum: return wrap(mx::minimum(x, y, s));
     case BinaryOp::FloorDivide: case BinaryOp::Remainder: case BinaryOp::Fmod:
