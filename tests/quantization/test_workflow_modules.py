@@ -268,6 +268,10 @@ def test_streams_bit_identical_for_every_module(rng):
 def test_nn_quantized_exports_stubs():
     assert nnq.QuantStub is Q.QuantStub and nnq.DeQuantStub is Q.DeQuantStub
     assert nnq.QuantWrapper is Q.QuantWrapper and nnq.FloatFunctional.__name__ == "FloatFunctional"
+    for name in ("LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d"):
+        assert getattr(nnq, name) is getattr(nniq, name) and name in nnq.__all__
+    with pytest.raises(AttributeError, match="no attribute 'Conv4d'"):
+        nnq.Conv4d
 
 
 def test_embedding_rows_dequantized_exactly(device):
