@@ -1,0 +1,115 @@
+// int4 GEMV with int8 activations, AVX2: 8 outputs at a time (8 weight rows
+// share each load of activation codes). Per 32 weight bytes of a row: one
+// load, and / shift for the two nibble vectors, two vpmaddubsw (unsigned
+// nibble x signed code, pair sums <= 3810: no saturation), one vpaddw
+// (<= 7620), one vpmaddwd by 1 into int32 lanes. A group's 8 row sums are
+// reduced by a vphaddd tree into one vector (lane i = row i), corrected by
+// z' * sx and combined in float exactly as qd8-qb4w-gemv.h orders it, so
+// each lane repeats the scalar reference's operations. No FMA.
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "cpu/kernels/qd8-qb4w-gemv.h"
+#include "cpu/kernels/vquant-isa.h"
+
+LUCID_ISA_BEGIN("avx2")
+namespace lucid::kernels {
+
+namespace {
+
+// Sum of the 8 int32 lanes of each a[i], as lane i of the result (exact).
+inline __m256i reduce8(const __m256i* a) {
+  __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
+  __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
+  __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);  // per 128-bit half: rows 0-3 | 4-7
+  return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+template <bool Flip, bool HasZ>
+void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
+  const size_t groups = K / G, bytes = K / 2;
+  const __m256i low = _mm256_set1_epi8(0x0f), vflip = _mm256_set1_epi8(static_cast<char>(0x88));
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m128i low128 = _mm256_castsi256_si128(low), flip128 = _mm256_castsi256_si128(vflip);
+  const __m128i ones128 = _mm256_castsi256_si128(ones);
+  for (size_t n0 = 0; n0 < rows; n0 += 8) {
+    const size_t nr = std::min<size_t>(8, rows - n0);
+    const uint8_t* wr[8];
+    alignas(32) int32_t idx[8];
+    for (size_t i = 0; i < 8; ++i) {  // rows past the end repeat the last one; their lanes are dropped
+      size_t r = std::min(i, nr - 1);
+      wr[i] = w + (n0 + r) * bytes;
+      idx[i] = static_cast<int32_t>(r * groups);
+    }
+    const __m256i vidx = _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+    const float* sn = s + n0 * groups;
+    const int32_t* zn = HasZ ? zq + n0 * groups : nullptr;
+    __m256 u = _mm256_setzero_ps();
+    for (size_t g = 0; g < groups; ++g) {
+      __m256i acc[8];
+      for (auto& a : acc) a = _mm256_setzero_si256();
+      const size_t k1 = (g + 1) * G;
+      size_t k = g * G;
+      // 32 k that are one half of a 64-k chunk (groups of 32 * odd size): 128-bit steps.
+      auto half = [&](size_t kb) {
+        const size_t c = kb / 64 * 64, h = (kb % 64) / 2;  // h: 0 or 16
+        const __m128i xl = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + c + h));
+        const __m128i xh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + c + 32 + h));
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[i] + kb / 2));
+          if (Flip) v = _mm_xor_si128(v, flip128);
+          __m128i lo = _mm_and_si128(v, low128), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low128);
+          __m128i p = _mm_add_epi16(_mm_maddubs_epi16(lo, xl), _mm_maddubs_epi16(hi, xh));
+          acc[i] = _mm256_add_epi32(acc[i], _mm256_zextsi128_si256(_mm_madd_epi16(p, ones128)));
+        }
+      };
+      if (k % 64 == 32 && k < k1) half(k), k += 32;
+      for (; k + 64 <= k1; k += 64) {
+        const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k));
+        const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k + 32));
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr[i] + k / 2));
+          if (Flip) v = _mm256_xor_si256(v, vflip);
+          __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+          __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, xl), _mm256_maddubs_epi16(hi, xh));
+          acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(p, ones));
+        }
+      }
+      if (k < k1) half(k);
+      __m256i d = reduce8(acc);
+      __m256i z = HasZ ? _mm256_i32gather_epi32(zn + g, vidx, 4) : _mm256_set1_epi32(8);
+      __m256i a = _mm256_sub_epi32(d, _mm256_mullo_epi32(z, _mm256_set1_epi32(sx[g])));
+      __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_i32gather_ps(sn + g, vidx, 4));
+      u = _mm256_add_ps(u, t);
+    }
+    __m256 r = _mm256_mul_ps(u, _mm256_set1_ps(sa));
+    alignas(32) float out[8];
+    if (bias) {
+      alignas(32) float b[8] = {};
+      std::copy(bias + n0, bias + n0 + nr, b);
+      r = _mm256_add_ps(r, _mm256_load_ps(b));
+    }
+    _mm256_store_ps(out, r);
+    std::copy(out, out + nr, y + n0);
+  }
+}
+
+}  // namespace
+
+void qd8_qb4w_gemv_avx2(LUCID_QD8_QB4W_GEMV_ARGS) {
+  if (flip) {
+    if (zq) gemv<true, true>(K, G, rows, xp, sx, sa, w, s, zq, flip, bias, y);
+    else gemv<true, false>(K, G, rows, xp, sx, sa, w, s, zq, flip, bias, y);
+  } else {
+    if (zq) gemv<false, true>(K, G, rows, xp, sx, sa, w, s, zq, flip, bias, y);
+    else gemv<false, false>(K, G, rows, xp, sx, sa, w, s, zq, flip, bias, y);
+  }
+}
+
+}  // namespace lucid::kernels
+LUCID_ISA_END
+#endif
