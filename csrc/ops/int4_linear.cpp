@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/errors.h"
@@ -70,13 +71,18 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                      " (N, K / group_size), got " + shape_str(scale.shape()));
   Tensor hs = host(scale, DType::Float32);
   const float* s = hs.data<float>();
-  for (int64_t i = 0; i < N * groups; ++i)
+  // One branch-free pass (it vectorizes: the scales are 1/16 of the packed
+  // weights' bytes at group 32), then the first bad index only on failure.
+  bool scales_ok = true;
+  for (int64_t i = 0; i < N * groups; ++i) scales_ok &= (s[i] > 0.0f) & (s[i] <= std::numeric_limits<float>::max());
+  for (int64_t i = 0; !scales_ok && i < N * groups; ++i)
     if (!(std::isfinite(s[i]) && s[i] > 0.0f))
       throw ValueError(arg("scale") + " must be finite and > 0, got " + std::to_string(s[i]) + " at flat index " +
                        std::to_string(i));
   const int64_t qmin = is_signed ? -8 : 0, qmax = is_signed ? 7 : 15;
-  std::vector<int32_t> z(static_cast<size_t>(N * groups), 0);
+  std::vector<int32_t> z;  // empty: no zero points (all 0)
   if (zero_point.defined()) {
+    z.resize(static_cast<size_t>(N * groups));
     check<TypeError>(is_integral(zero_point.dtype()),
                      arg("zero_point") + " must be an integer tensor, got " + dtype_name(zero_point.dtype()));
     check(zero_point.shape() == pshape, arg("zero_point") + " must have shape " + shape_str(pshape) +
@@ -106,6 +112,7 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
     check(!reference, std::string(fn) + "(): the reference kernel runs on the CPU stream only");
     std::vector<float> sv(s, s + N * groups);
     Tensor gs = gpu::upload(host_tensor(sv, pshape, DType::Float32));
+    if (z.empty()) z.assign(static_cast<size_t>(N * groups), 0);
     Tensor gz = gpu::upload(host_tensor(z, pshape, DType::Int32));
     if (qd8)
       return gpu::int4_weight_only_linear_qd8(x, w_packed, gs, gz, group_size, is_signed,
@@ -114,7 +121,10 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                         bias.defined() ? gpu::upload(hb) : Tensor(), out_shape);
   }
   // qint4 nibbles flipped by 8 become unsigned; z' = z + 8 keeps q - z exact.
+  // The qd8 kernels take no array when there are no zero points (every z' is
+  // 8, a qint4 grid); the float kernels always read one.
   std::vector<int32_t> zq(z);
+  if (zq.empty() && !qd8) zq.assign(static_cast<size_t>(N * groups), 0);
   if (is_signed)
     for (auto& v : zq) v += 8;
   int64_t M = 1;  // rows of x: the product of its leading dimensions (K may be 0)
@@ -123,8 +133,7 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   Tensor wc = contiguous(w_packed);
   Tensor out = Tensor::empty_cpu({M, N}, DType::Float32);
   if (M > 0 && N > 0 && qd8)
-    // qint4 without zero points: every z' is 8, which the kernels know (no array to read).
-    cpu::int4_weight_only_linear_qd8(xc, wc, s, zero_point.defined() ? zq.data() : nullptr, is_signed ? 0x88 : 0,
+    cpu::int4_weight_only_linear_qd8(xc, wc, s, zq.empty() ? nullptr : zq.data(), is_signed ? 0x88 : 0,
                                      group_size, bias.defined() ? hb.data<float>() : nullptr, out, reference);
   else if (M > 0 && N > 0)
     cpu::int4_weight_only_linear(xc, wc, s, zq.data(), is_signed ? 0x88 : 0, group_size,

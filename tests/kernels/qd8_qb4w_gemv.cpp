@@ -115,7 +115,7 @@ bool same(const std::vector<float>& a, const std::vector<float>& b) {
 template <class F>
 void for_each_problem(Context& ctx, F&& f) {
   for (size_t G : {32, 64, 96, 128})
-    for (size_t K : {G, 2 * G, 3 * G, 8 * G})
+    for (size_t K : {G, 2 * G, 3 * G, 8 * G, 11 * G})  // 11 groups: a block of 8 and a partial one
       for (size_t rows : {1, 3, 8, 9, 17})
         for (uint8_t flip : {uint8_t{0}, uint8_t{0x88}})
           for (int zmode : {-1, 0, 1, 2})
