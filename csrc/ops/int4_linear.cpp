@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "core/errors.h"
@@ -73,9 +72,11 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   const float* s = hs.data<float>();
   // One branch-free pass (it vectorizes: the scales are 1/16 of the packed
   // weights' bytes at group 32), then the first bad index only on failure.
-  bool scales_ok = true;
-  for (int64_t i = 0; i < N * groups; ++i) scales_ok &= (s[i] > 0.0f) & (s[i] <= std::numeric_limits<float>::max());
-  for (int64_t i = 0; !scales_ok && i < N * groups; ++i)
+  // On the bits: finite and > 0 exactly when 0 < bits < 0x7f800000 (as int32).
+  const uint32_t* sb = reinterpret_cast<const uint32_t*>(s);
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < N * groups; ++i) bad |= static_cast<uint32_t>(sb[i] - 1u > 0x7f7ffffeu);
+  for (int64_t i = 0; bad && i < N * groups; ++i)
     if (!(std::isfinite(s[i]) && s[i] > 0.0f))
       throw ValueError(arg("scale") + " must be finite and > 0, got " + std::to_string(s[i]) + " at flat index " +
                        std::to_string(i));
