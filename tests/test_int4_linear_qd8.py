@@ -196,3 +196,19 @@ def test_errors_are_the_same_on_both_streams(device):
     with pytest.raises(ValueError, match="at most 2\\^20"):
         Q.int4_weight_only_linear(lucid.zeros(1, big, device=device), lucid.zeros(1, big // 2, dtype=lucid.uint8,
                                   device=device), lucid.ones(1, 1, device=device), group_size=big, act_dtype="qint8")
+
+
+def test_weight_only_int4_linear_module_passes_act_dtype(device, rng):
+    from lucid.nn.quantized import dynamic as nnqd
+
+    lin = lucid.nn.Linear(96, 13)
+    m = nnqd.WeightOnlyInt4Linear.from_float(lin, group_size=32, act_dtype="qint8").to(device)
+    assert m.act_dtype == "qint8" and "act_dtype=qint8" in repr(m)
+    x = rng.standard_normal((4, 96)).astype(np.float32)
+    y = m(lucid.tensor(x, device=device)).numpy()
+    codes = Q.unpack_int4(m.weight_packed, 96, signed=True).to("cpu").numpy()
+    s = m.weight_scale.to("cpu").numpy()
+    same_bits(y, ref_qd8(x, codes, s, np.zeros_like(s, np.int64), 32, m.bias_float.to("cpu").numpy()))
+    assert nnqd.WeightOnlyInt4Linear(96, 13, group_size=32).act_dtype is None
+    with pytest.raises(ValueError, match="act_dtype"):
+        nnqd.WeightOnlyInt4Linear(96, 13, group_size=32, act_dtype="quint8")
