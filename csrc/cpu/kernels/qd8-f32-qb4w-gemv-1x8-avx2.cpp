@@ -2,10 +2,13 @@
 // share each load of activation codes). Per 32 weight bytes of a row: one
 // load, and / shift for the two nibble vectors, two vpmaddubsw (unsigned
 // nibble x signed code, pair sums <= 3810: no saturation), one vpaddw
-// (<= 7620), one vpmaddwd by 1 into int32 lanes. A group's 8 row sums are
-// reduced by a vphaddd tree into one vector (lane i = row i), corrected by
-// z' * sx and combined in float exactly as qd8-qb4w-gemv.h orders it, so
-// each lane repeats the scalar reference's operations. No FMA.
+// (<= 7620), one vpmaddwd by 1 into int32 lanes. Per block of 8 groups the
+// exact group sums come first (each group's 8 row vectors folded by an
+// unpack / add tree into one vector, lane i = row i; with G = 32 one 256-bit
+// pass covers two groups, kept apart by a vphaddd tree), then the float
+// steps, group by group in qd8-qb4w-gemv.h's order, with the block's scales
+// and zero points transposed once (a gather costs more). Every lane repeats
+// the scalar reference's operations. No FMA.
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
@@ -21,10 +24,12 @@ namespace {
 
 // Sum of the 8 int32 lanes of each a[i], as lane i of the result (exact).
 inline __m256i reduce8(const __m256i* a) {
-  __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
-  __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
-  __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);  // per 128-bit half: rows 0-3 | 4-7
-  return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+  __m256i t[4], q[2];
+  for (int i = 0; i < 4; ++i)  // rows 2i, 2i+1: (x0+x2, y0+y2, x1+x3, y1+y3) per 128-bit half
+    t[i] = _mm256_add_epi32(_mm256_unpacklo_epi32(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_epi32(a[2 * i], a[2 * i + 1]));
+  for (int i = 0; i < 2; ++i)  // rows 4i .. 4i+3, one lane each per 128-bit half
+    q[i] = _mm256_add_epi32(_mm256_unpacklo_epi64(t[2 * i], t[2 * i + 1]), _mm256_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(q[0], q[1], 0x20), _mm256_permute2x128_si256(q[0], q[1], 0x31));
 }
 
 // out[j] lane i = p[i][j]: eight 8-float rows transposed (scales or zero
