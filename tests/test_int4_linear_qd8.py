@@ -212,3 +212,16 @@ def test_weight_only_int4_linear_module_passes_act_dtype(device, rng):
     assert nnqd.WeightOnlyInt4Linear(96, 13, group_size=32).act_dtype is None
     with pytest.raises(ValueError, match="act_dtype"):
         nnqd.WeightOnlyInt4Linear(96, 13, group_size=32, act_dtype="quint8")
+
+
+@pytest.mark.parametrize("group", [8224, 16384])  # above 8192: the GPU stream splits each group into exact blocks
+def test_groups_longer_than_the_exact_float_block(device, rng, group):
+    n, k = 5, 2 * group
+    codes, s, z = make(rng, n, k, group, False)
+    codes[0] = 15
+    z[0] = 0                             # a row of maximal |q - z| with codes at +-127: |A| near 127 * 15 * G
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    x[1] = np.where(np.arange(k) % 2, 4.0, -4.0)
+    x[1, ::3] = 4.0
+    y = run(device, x, codes, s, z, group, False, True)
+    same_bits(y, ref_qd8(x, codes, s, z, group))
