@@ -5,6 +5,7 @@ scalar reference bit for bit. The build goes to build/kernel-tests (reused,
 incremental; ccache when installed)."""
 import os
 import pathlib
+import platform
 import shutil
 import subprocess
 
@@ -12,6 +13,14 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "kernel-tests"
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
 
 
 def _tools():
@@ -45,6 +54,11 @@ def test_every_supported_kernel_equals_scalar_reference(binary):
     blocks = out.split("[bench]")[0].split("[test ] ")[1:]
     assert blocks and all(b.rstrip().splitlines()[-1].strip() == "ok" for b in blocks)
     assert "GOP/s" in out and "peak" in out
+    # int4 weights x int8 activations: the scalar reference against the formula, the vector kernels against it.
+    assert "[test ] qb4w-gemv/qd8-f32-qb4w-gemv-1x8-scalar" in out
+    if platform.machine() in ("x86_64", "AMD64") and "avx2" in _cpu_flags():
+        block = out.split("[test ] qb4w-gemv/qd8-f32-qb4w-gemv-1x8-avx2\n")[1].split("[")[0]
+        assert "problems equal the scalar reference" in block and block.rstrip().endswith("ok"), block
 
 
 def test_ctest_registration(binary):
@@ -81,3 +95,5 @@ def test_arm64_kernels_under_qemu():
     for name in ("qu8-qs8-gemm-4x16c4-neondot", "qu8-qs8-gemm-4x16c8-neoni8mm"):
         block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
         assert block.strip() == "ok", block  # run, not skipped
+    block = r.stdout.split("[test ] qb4w-gemv/qd8-f32-qb4w-gemv-1x8-neondot\n")[1].split("[test ]")[0]
+    assert "problems equal the scalar reference" in block and block.rstrip().endswith("ok"), block

@@ -8,11 +8,14 @@
 #include "cpu/int4_linear.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "cpu/blas.h"
 #include "cpu/kernels/qb4w-gemv.h"
+#include "cpu/kernels/qd8-qb4w-gemv.h"
 #include "cpu/kernels/vquant.h"
 
 namespace lucid::cpu {
@@ -74,6 +77,64 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
     if (reference) run(0, N);
     else parallel_for(N, grain, run);
   }
+}
+
+void int4_weight_only_linear_qd8(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq,
+                                 uint8_t flip, int64_t group_size, const float* bias, const Tensor& out,
+                                 bool reference) {
+  const int64_t M = x.size(0), K = x.size(1), N = w.size(0), G = group_size, groups = K / G;
+  const int64_t Kp = static_cast<int64_t>(kernels::qd8_qb4w_padded(static_cast<size_t>(K)));
+  kernels::qd8_qb4w_gemv_fn gemv = reference ? &kernels::qd8_qb4w_gemv_scalar : kernels::qd8_qb4w_gemv_best();
+  const auto& vq = reference ? kernels::vquant_scalar() : kernels::vquant_best();
+  const float* px = x.data<float>();
+  const uint8_t* pw = w.data<uint8_t>();
+  float* py = out.data<float>();
+  // Per row: amax (exact), sa = max(fl(amax / 127), 2^-126), the codes
+  // (quantize's kernel, z = 0, grid [-127, 127]) in the kernels' layout, and
+  // the group sums of the codes.
+  std::vector<int8_t> xp(static_cast<size_t>(M * Kp)), xq(static_cast<size_t>(K));
+  std::vector<int32_t> sx(static_cast<size_t>(M * groups));
+  std::vector<float> sa(static_cast<size_t>(M));
+  std::vector<uint8_t> finite(static_cast<size_t>(M));
+  const float tiny = std::ldexp(1.0f, -126);
+  const int32_t zero = 0;
+  for (int64_t m = 0; m < M; ++m) {
+    const float* xm = px + m * K;
+    float amax = 0.0f;
+    bool ok = true;
+    for (int64_t k = 0; k < K; ++k) {
+      float a = std::fabs(xm[k]);
+      ok = ok && std::isfinite(a);
+      amax = a > amax ? a : amax;
+    }
+    finite[m] = ok;
+    if (!ok) continue;
+    float q = amax / 127.0f;
+    sa[m] = q > tiny ? q : tiny;
+    if (K > 0) vq.quantize_qs8(1, static_cast<size_t>(K), xm, xq.data(), &sa[m], &zero, 0, -127.0f, 127.0f);
+    kernels::qd8_qb4w_prepare_x(static_cast<size_t>(K), static_cast<size_t>(G), xq.data(), xp.data() + m * Kp,
+                                sx.data() + m * groups);
+  }
+  uint32_t nan_bits = 0x7fc00000u;
+  float nan;
+  std::memcpy(&nan, &nan_bits, 4);
+  auto run = [&](int64_t lo, int64_t hi) {
+    for (int64_t m = 0; m < M; ++m) {
+      float* ym = py + m * N;
+      if (!finite[m]) {
+        std::fill(ym + lo, ym + hi, nan);
+        continue;
+      }
+      gemv(static_cast<size_t>(K), static_cast<size_t>(G), static_cast<size_t>(hi - lo), xp.data() + m * Kp,
+           sx.data() + m * groups, sa[m], pw + lo * (K / 2), scale + lo * groups, zq ? zq + lo * groups : nullptr,
+           flip, bias ? bias + lo : nullptr, ym + lo);
+    }
+  };
+  if (reference) return run(0, N);
+  // About 64 KB of packed weights per task, whole 8-column tiles.
+  int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(K / 2, 1));
+  grain = (grain + 7) / 8 * 8;
+  parallel_for(N, grain, run);
 }
 
 }  // namespace lucid::cpu

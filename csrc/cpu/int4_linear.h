@@ -16,4 +16,13 @@ namespace lucid::cpu {
 void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq, uint8_t flip,
                              int64_t group_size, const float* bias, const Tensor& out, bool reference);
 
+// The same product with activations quantized per row to int8 (act_dtype
+// "qint8", docs/numerics.md): each row's codes are laid out once, then the
+// qd8-qb4w GEMV kernels run over chunks of output columns (all rows per
+// chunk, so a chunk's weights are read from memory once). zq may be null for
+// qint4 without zero points. Rows holding NaN / inf give the canonical NaN.
+void int4_weight_only_linear_qd8(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq,
+                                 uint8_t flip, int64_t group_size, const float* bias, const Tensor& out,
+                                 bool reference);
+
 }  // namespace lucid::cpu

@@ -34,7 +34,7 @@ Tensor host_tensor(const std::vector<T>& v, const Shape& shape, DType dt) {
 
 Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Tensor& scale,
                                const Tensor& zero_point, int64_t group_size, const std::string& qdtype,
-                               const Tensor& bias, bool reference) {
+                               const Tensor& bias, bool reference, const std::string& act_dtype) {
   const char* fn = "int4_weight_only_linear";
   common_device(fn, {&x, &w_packed, &scale});
   if (zero_point.defined()) common_device(fn, {&x, &zero_point});
@@ -48,6 +48,9 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   if (qdtype == "qint4") is_signed = true;
   else if (qdtype == "quint4") is_signed = false;
   else throw TypeError(arg("qdtype") + " must be qint4 or quint4, got '" + qdtype + "'");
+  const bool qd8 = act_dtype == "qint8";
+  check(qd8 || act_dtype.empty(), arg("act_dtype") + " must be None (float activations) or 'qint8', got '" +
+                                      act_dtype + "'");
   const int64_t K = x.shape().back(), N = w_packed.size(0);
   check(group_size > 0 && group_size % 32 == 0,
         arg("group_size") + " must be a positive multiple of 32 (32, 64, 128, ...), got " + std::to_string(group_size));
@@ -57,6 +60,9 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                        " has K = " + std::to_string(K) + " but 'w_packed' " +
                                        shape_str(w_packed.shape()) + " holds " + std::to_string(2 * w_packed.size(1)) +
                                        " codes per row; expected w_packed of shape (N, " + std::to_string(K / 2) + ")");
+  check(!qd8 || group_size <= (int64_t{1} << 20),
+        arg("group_size") + " must be at most 2^20 with act_dtype='qint8' (int32 group dots), got " +
+            std::to_string(group_size));
   const int64_t groups = K / group_size;
   const Shape pshape{N, groups};
   check<TypeError>(is_floating(scale.dtype()), arg("scale") + " must be a floating tensor, got " + dtype_name(scale.dtype()));
@@ -64,13 +70,20 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                      " (N, K / group_size), got " + shape_str(scale.shape()));
   Tensor hs = host(scale, DType::Float32);
   const float* s = hs.data<float>();
-  for (int64_t i = 0; i < N * groups; ++i)
+  // One branch-free pass (it vectorizes: the scales are 1/16 of the packed
+  // weights' bytes at group 32), then the first bad index only on failure.
+  // On the bits: finite and > 0 exactly when 0 < bits < 0x7f800000 (as int32).
+  const uint32_t* sb = reinterpret_cast<const uint32_t*>(s);
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < N * groups; ++i) bad |= static_cast<uint32_t>(sb[i] - 1u > 0x7f7ffffeu);
+  for (int64_t i = 0; bad && i < N * groups; ++i)
     if (!(std::isfinite(s[i]) && s[i] > 0.0f))
       throw ValueError(arg("scale") + " must be finite and > 0, got " + std::to_string(s[i]) + " at flat index " +
                        std::to_string(i));
   const int64_t qmin = is_signed ? -8 : 0, qmax = is_signed ? 7 : 15;
-  std::vector<int32_t> z(static_cast<size_t>(N * groups), 0);
+  std::vector<int32_t> z;  // empty: no zero points (all 0)
   if (zero_point.defined()) {
+    z.resize(static_cast<size_t>(N * groups));
     check<TypeError>(is_integral(zero_point.dtype()),
                      arg("zero_point") + " must be an integer tensor, got " + dtype_name(zero_point.dtype()));
     check(zero_point.shape() == pshape, arg("zero_point") + " must have shape " + shape_str(pshape) +
@@ -100,12 +113,19 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
     check(!reference, std::string(fn) + "(): the reference kernel runs on the CPU stream only");
     std::vector<float> sv(s, s + N * groups);
     Tensor gs = gpu::upload(host_tensor(sv, pshape, DType::Float32));
+    if (z.empty()) z.assign(static_cast<size_t>(N * groups), 0);
     Tensor gz = gpu::upload(host_tensor(z, pshape, DType::Int32));
+    if (qd8)
+      return gpu::int4_weight_only_linear_qd8(x, w_packed, gs, gz, group_size, is_signed,
+                                              bias.defined() ? gpu::upload(hb) : Tensor(), out_shape);
     return gpu::int4_weight_only_linear(x, w_packed, gs, gz, group_size, is_signed,
                                         bias.defined() ? gpu::upload(hb) : Tensor(), out_shape);
   }
   // qint4 nibbles flipped by 8 become unsigned; z' = z + 8 keeps q - z exact.
+  // The qd8 kernels take no array when there are no zero points (every z' is
+  // 8, a qint4 grid); the float kernels always read one.
   std::vector<int32_t> zq(z);
+  if (zq.empty() && !qd8) zq.assign(static_cast<size_t>(N * groups), 0);
   if (is_signed)
     for (auto& v : zq) v += 8;
   int64_t M = 1;  // rows of x: the product of its leading dimensions (K may be 0)
@@ -113,7 +133,10 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   Tensor xc = contiguous(reshape(x, {M, K}));
   Tensor wc = contiguous(w_packed);
   Tensor out = Tensor::empty_cpu({M, N}, DType::Float32);
-  if (M > 0 && N > 0)
+  if (M > 0 && N > 0 && qd8)
+    cpu::int4_weight_only_linear_qd8(xc, wc, s, zq.empty() ? nullptr : zq.data(), is_signed ? 0x88 : 0,
+                                     group_size, bias.defined() ? hb.data<float>() : nullptr, out, reference);
+  else if (M > 0 && N > 0)
     cpu::int4_weight_only_linear(xc, wc, s, zq.data(), is_signed ? 0x88 : 0, group_size,
                                  bias.defined() ? hb.data<float>() : nullptr, out, reference);
   return reshape(out, out_shape);

@@ -466,7 +466,8 @@ def prepack_weight(wq):
     return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl))
 
 
-def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, qdtype="qint4", bias=None):
+def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, qdtype="qint4", bias=None,
+                            act_dtype=None):
     """``x @ W.T + bias`` with ``W`` (N, K) stored as packed int4 codes: weight-only
     quantization for memory-bound inference (M = 1 decoding).
 
@@ -478,6 +479,15 @@ def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, 
     ``(q - z) * s``; the output is float32 (..., N). The weights stay packed on the
     CPU stream. Float output: the streams agree within the tolerance of
     docs/numerics.md, not bit for bit. No gradient is recorded.
+
+    ``act_dtype="qint8"`` (or ``Q.qint8``) quantizes each row of ``x`` dynamically
+    to int8 (symmetric, scale ``sa = max(amax / 127, 2^-126)``, codes in
+    [-127, 127]), takes each group's dot with the int4 codes exactly in integers
+    and combines the groups in float in a fixed order (docs/numerics.md, "int4
+    weight-only linear with int8 activations"): faster on the CPU stream, the
+    same bits on both streams, plus the activations' rounding error. A row with
+    NaN or inf gives NaN outputs; ``group_size`` at most 2^20. ``None`` keeps
+    float activations.
 
     >>> import lucid
     >>> import lucid.quantization as Q
@@ -493,5 +503,11 @@ def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, 
     zp = None if zero_point is None else _input(zero_point, fn, "zero_point")._impl
     b = None if bias is None else _input(bias, fn, "bias")._impl
     q = as_qdtype(qdtype, fn, "qdtype").name
+    act = ""
+    if act_dtype is not None:
+        act = getattr(act_dtype, "name", act_dtype)
+        if act != "qint8":
+            raise ValueError(f"{fn}(): argument 'act_dtype' must be None (float activations) or 'qint8', "
+                             f"got {act_dtype!r}")
     return _wrap(_C.int4_weight_only_linear(x._impl, w_packed._impl, scale._impl, zp,
-                                            _int_arg(group_size, fn, "group_size"), q, b))
+                                            _int_arg(group_size, fn, "group_size"), q, b, act))
