@@ -641,6 +641,39 @@ def _qconv3d_transpose_cases():
             yield Case(f"nnq.{label}", "quint8", scheme, f"nnq/{label}/{scheme}", _run_qmodule(mod, 200), (_t(xq),))
 
 
+def _int4_qd8_cases():
+    """Q.int4_weight_only_linear(act_dtype="qint8"): per-row symmetric int8 activations,
+    exact integer group dots, groups combined in float strictly left to right
+    (docs/numerics.md), so the float output is the same bits on both streams.
+    Added after the earlier cases, so those keep their order."""
+    Q = _q()
+    rng = np.random.default_rng(SEED + 41)
+    for name, signed in (("qint4", True), ("quint4", False)):
+        qmin, qmax = adv.grid(name)
+        for m, n, k, g, with_zp, with_bias in ((1, 9, 64, 32, False, True), (3, 8, 256, 128, True, False),
+                                               (5, 17, 192, 64, True, True), (1, 16, 4096, 128, False, False)):
+            codes = rng.integers(qmin, qmax + 1, (n, k)).astype(STORAGE[name])
+            codes[0, :] = qmax  # a row at the grid end
+            scale = adv.uniform(rng, 0.001, 0.1, n * (k // g)).reshape(n, k // g)
+            zp = rng.integers(qmin, qmax + 1, (n, k // g)).astype(np.int32) if (with_zp or not signed) else None
+            x = adv.bell(rng, 0.0, 1.0, m * k).reshape(m, k)
+            x[0, :3] = (0.0, -0.0, 1e-30)
+            bias = adv.bell(rng, 0.0, 1.0, n) if with_bias else None
+            packed = Q.pack_int4(_t(codes))
+
+            def fn(x, packed, scale, *rest, g=g, name=name, has_zp=zp is not None, has_bias=bias is not None):
+                rest = list(rest)
+                z = rest.pop(0) if has_zp else None
+                b = rest.pop(0) if has_bias else None
+                return Q.int4_weight_only_linear(x, packed, scale, z, group_size=g, qdtype=name, bias=b,
+                                                 act_dtype="qint8")
+
+            args = (_t(x), packed, _t(scale)) + ((_t(zp),) if zp is not None else ()) + \
+                ((_t(bias),) if bias is not None else ())
+            yield Case("int4_weight_only_linear", f"{name}w qd8 -> float32", f"group {g}",
+                       f"int4_qd8/{name}/{m}x{n}x{k}/g{g}", fn, args)
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -662,6 +695,7 @@ def fixed_cases() -> list:
     cases += _qconv2d_cases()
     cases += _quantized_module_cases()
     cases += _qconv3d_transpose_cases()
+    cases += _int4_qd8_cases()
     return cases
 
 
