@@ -1,7 +1,9 @@
 // The Tensor handle, creation, numpy interop, devices and threads.
 #include "bindings/common.h"
 #include "core/errors.h"
+#include "core/half.h"
 #include "core/thread_pool.h"
+#include "core/version.h"
 #include "gpu/device_info.h"
 #include "ops/copy.h"
 
@@ -77,6 +79,35 @@ py::array to_numpy(const Tensor& t) {
   return py::array(numpy_dtype_of(t.dtype()), shape, strides, t.raw_data(), base);
 }
 
+// "(2, 3)", "(8,)", "()": a shape as Python prints a tuple.
+std::string tuple_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+// Tensor.item(): the one element as a Python bool, int or float (float16 and
+// bfloat16 widen exactly; float32 becomes the double of the same value).
+py::object item(const Tensor& x) {
+  if (x.numel() != 1)
+    throw ValueError("item(): expected a tensor with one element, got shape " + tuple_str(x.shape()));
+  Tensor t = x.device() == Device::CPU ? x : ops::to_device(x, Device::CPU);
+  const void* p = t.raw_data();
+  switch (t.dtype()) {
+    case DType::Bool: return py::bool_(*static_cast<const bool*>(p));
+    case DType::UInt8: return py::int_(*static_cast<const uint8_t*>(p));
+    case DType::Int8: return py::int_(*static_cast<const int8_t*>(p));
+    case DType::Int16: return py::int_(*static_cast<const int16_t*>(p));
+    case DType::Int32: return py::int_(*static_cast<const int32_t*>(p));
+    case DType::Int64: return py::int_(*static_cast<const int64_t*>(p));
+    case DType::Float16: return py::float_(static_cast<float>(*static_cast<const float16*>(p)));
+    case DType::BFloat16: return py::float_(static_cast<float>(*static_cast<const bfloat16*>(p)));
+    case DType::Float32: return py::float_(*static_cast<const float*>(p));
+    case DType::Float64: return py::float_(*static_cast<const double*>(p));
+  }
+  throw TypeError("item(): unsupported dtype");
+}
+
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -86,6 +117,8 @@ void init_tensor(py::module_& m) {
       .def_property_readonly("device", [](const Tensor& t) { return std::string(device_name(t.device())); })
       .def_property_readonly("ndim", &Tensor::ndim)
       .def("numel", &Tensor::numel)
+      .def("item", &item)
+      .def_property("version", &tensor_version, &set_tensor_version)
       .def("is_contiguous", [](const Tensor& t) { return t.device() == Device::GPU || t.is_contiguous(); })
       .def("strides", [](const Tensor& t) { return t.strides(); })
       .def("same_storage", [](const Tensor& a, const Tensor& b) {

@@ -35,10 +35,7 @@ class Tensor:
     # Plain slots and no __setattr__: every op builds one Tensor, so building
     # one is six slot stores. Only `requires_grad` validates, through its
     # property; the op wrappers read the slot `_requires_grad` directly.
-    # `_version` counts in-place writes to this tensor (lucid._ops.inplace);
-    # graph nodes compare it with the value they saved.
-    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "_version",
-                 "__weakref__")
+    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, impl, requires_grad: bool = False):
@@ -50,7 +47,6 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._retain_grad = False
-        self._version = 0
         if requires_grad:
             self.requires_grad = True  # validates the dtype
 
@@ -63,6 +59,18 @@ class Tensor:
         if value and not _DTYPES[self._impl.dtype].is_floating_point:
             raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
         self._requires_grad = builtins.bool(value)
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had: the counter lives
+        with the engine tensor's storage (``_C.Tensor.version``), so every view of one
+        buffer shares it, as in PyTorch. In-place ops bump it (``x._version += 1``);
+        graph nodes compare it with the value they saved (``ctx.saved_tensors``)."""
+        return self._impl.version
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._impl.version = value
 
     # ----- metadata -------------------------------------------------------
     @property
@@ -134,14 +142,9 @@ class Tensor:
         return self.numpy().tolist()
 
     def item(self):
-        impl = self._impl
-        if impl.numel() != 1:
-            raise ValueError(f"item(): expected a tensor with one element, got shape {self.shape}")
-        if impl.device != "cpu":
-            impl = _C.to_device(impl, "cpu")
-        if impl.dtype == "bfloat16":
-            impl = _C.astype(impl, "float32")  # exact
-        return _C.to_numpy(impl).item()
+        """The one element as a Python bool, int or float (one C++ call; ValueError
+        unless the tensor has exactly one element)."""
+        return self._impl.item()
 
     def __float__(self):
         return builtins.float(self.item())
@@ -341,5 +344,23 @@ def _install_methods():
     if hasattr(F, "logical_not"):
         Tensor.__invert__ = F.logical_not
     if hasattr(F, "getitem"):
-        Tensor.__getitem__ = F.getitem
+        Tensor.__getitem__ = _fast_getitem(F.getitem)
         Tensor.__setitem__ = F.setitem
+
+
+def _fast_getitem(general):
+    """``x[idx]``: a basic index (ints, slices, None, Ellipsis) on a tensor that
+    records no graph is parsed and sliced in one C++ call (``_C.basic_index``,
+    the same view ``general`` returns); everything else, and every error, goes
+    to ``general`` (lucid._ops.indexing.getitem)."""
+    basic_index = _C.basic_index
+
+    def __getitem__(self, idx):
+        if not self._requires_grad:
+            out = basic_index(self._impl, idx)
+            if out is not None:
+                return Tensor(out)
+        return general(self, idx)
+
+    __getitem__.__doc__ = general.__doc__
+    return __getitem__
