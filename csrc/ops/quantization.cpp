@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "core/errors.h"
@@ -132,7 +133,8 @@ struct Params {
 };
 
 std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
-  check<TypeError>(s.dtype() != DType::Bool, arg(fn, name) + " must be a floating tensor or a positive number, got bool");
+  // Messages are built only on failure (an `if`, not check(cond, msg)): these run on every call.
+  if (s.dtype() == DType::Bool) throw TypeError(arg(fn, name) + " must be a floating tensor or a positive number, got bool");
   Tensor h = host_values(s, DType::Float32);
   const float* v = h.data<float>();
   const int64_t n = h.numel();
@@ -150,13 +152,14 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
 }
 
 std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
-                                     int64_t qmax, const std::string& grid) {
-  check<TypeError>(z.dtype() != DType::Bool, arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
+                                     int64_t qmax, std::string_view grid) {
+  if (z.dtype() == DType::Bool)
+    throw TypeError(arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
   const int64_t n = z.numel();
   std::vector<int32_t> out(static_cast<size_t>(n));
   auto fail_range = [&](int64_t i, int64_t v) {
     throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
-                     grid + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
+                     std::string(grid) + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
   };
   if (is_floating(z.dtype())) {
     // Users write lucid.zeros(C): accepted when every value is integral.
@@ -184,7 +187,7 @@ std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Ten
 }
 
 Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const Tensor& zp, const Layout& L,
-                   int64_t qmin, int64_t qmax, const std::string& grid) {
+                   int64_t qmin, int64_t qmax, std::string_view grid) {
   common_device(fn, {&x, &scale, &zp});
   check_param_shape(fn, "scale", scale, L);
   check_param_shape(fn, "zero_point", zp, L);
@@ -202,8 +205,9 @@ template <class T>
 Tensor gpu_tensor(const std::vector<T>& v, DType dt) { return gpu::upload(host_tensor(v, dt)); }
 
 void check_float_input(const char* fn, const char* name, const Tensor& x) {
-  check<TypeError>(is_float_input(x.dtype()), arg(fn, name) + " must be a floating tensor (float32, float16 or "
-                                                "bfloat16), got " + dtype_name(x.dtype()));
+  if (!is_float_input(x.dtype()))
+    throw TypeError(arg(fn, name) + " must be a floating tensor (float32, float16 or bfloat16), got " +
+                    dtype_name(x.dtype()));
 }
 
 int64_t codes_min(DType t) {
@@ -212,6 +216,16 @@ int64_t codes_min(DType t) {
     case DType::Int8: return -128;
     case DType::Int16: return -32768;
     default: return std::numeric_limits<int32_t>::min();
+  }
+}
+// The zero point's range named in dequantize's error message.
+const char* codes_range(DType t) {
+  switch (t) {
+    case DType::UInt8: return "the range of uint8 codes";
+    case DType::Int8: return "the range of int8 codes";
+    case DType::Int16: return "the range of int16 codes";
+    case DType::Int32: return "the range of int32 codes";
+    default: return "the range of int64 codes";
   }
 }
 int64_t codes_max(DType t) {
@@ -252,14 +266,13 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point
                   bool reference) {
   const char* fn = "dequantize";
   common_device(fn, {&q});
-  check<TypeError>(is_integral(q.dtype()),
-                   arg(fn, "q") + " must hold integer codes (int8, uint8, int16, int32 or int64), got " +
-                       dtype_name(q.dtype()));
-  check<TypeError>(is_float_input(dtype), arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " +
-                                              dtype_name(dtype));
+  if (!is_integral(q.dtype()))
+    throw TypeError(arg(fn, "q") + " must hold integer codes (int8, uint8, int16, int32 or int64), got " +
+                    dtype_name(q.dtype()));
+  if (!is_float_input(dtype))
+    throw TypeError(arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " + dtype_name(dtype));
   Layout L = make_layout(fn, q.shape(), axes);
-  Params p = read_params(fn, q, scale, zero_point, L, codes_min(q.dtype()), codes_max(q.dtype()),
-                         std::string("the range of ") + dtype_name(q.dtype()) + " codes");
+  Params p = read_params(fn, q, scale, zero_point, L, codes_min(q.dtype()), codes_max(q.dtype()), codes_range(q.dtype()));
   if (q.device() == Device::GPU) {
     check(!reference, "dequantize(): the reference kernel runs on the CPU stream only");
     return gpu::dequantize(q, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
@@ -278,10 +291,13 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, co
   common_device(fn, {&x});
   check_float_input(fn, "x", x);
   constexpr int64_t i32min = std::numeric_limits<int32_t>::min(), i32max = std::numeric_limits<int32_t>::max();
-  check(quant_min >= i32min && quant_min <= i32max, arg(fn, "quant_min") + " must fit in int32, got " + std::to_string(quant_min));
-  check(quant_max >= i32min && quant_max <= i32max, arg(fn, "quant_max") + " must fit in int32, got " + std::to_string(quant_max));
-  check(quant_min <= quant_max, std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
-                                    ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
+  if (!(quant_min >= i32min && quant_min <= i32max))
+    throw ValueError(arg(fn, "quant_min") + " must fit in int32, got " + std::to_string(quant_min));
+  if (!(quant_max >= i32min && quant_max <= i32max))
+    throw ValueError(arg(fn, "quant_max") + " must fit in int32, got " + std::to_string(quant_max));
+  if (quant_min > quant_max)
+    throw ValueError(std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
+                     ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
   Layout L = make_layout(fn, x.shape(), axes);
   Params p = read_params(fn, x, scale, zero_point, L, quant_min, quant_max, "[quant_min, quant_max]");
   bool wide = quant_max - quant_min > i32max;
