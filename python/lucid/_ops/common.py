@@ -8,10 +8,21 @@ import numpy as np
 
 from .. import _C
 from .._dtype import as_dtype
-from .._tensor import Tensor
+from .._tensor import _DTYPES, Tensor
 from ..autograd.grad_mode import is_grad_enabled
 
 _full = _C.full
+
+
+def binary_meta(a, b):
+    """What the backward of a broadcasting binary op needs to fit its gradients to
+    the inputs: None when ``a`` and ``b`` have one shape and one dtype (the output's,
+    so the gradients fit as they are; one C++ call), else
+    ``(a.shape, a.dtype, b.shape, b.dtype)``."""
+    ai, bi = a._impl, b._impl
+    if ai.same_meta(bi):
+        return None
+    return (ai.shape, _DTYPES[ai.dtype], bi.shape, _DTYPES[bi.dtype])
 
 
 def wrap(impl, requires_grad: bool = False):

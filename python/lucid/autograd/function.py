@@ -31,8 +31,13 @@ class FunctionCtx:
         # tensor or any view of it, and that the tensor was not rebound to a new
         # value (the recorded route of an in-place op); either way its values would
         # no longer be the forward's.
-        self._saved_versions = tuple([(t._impl, t._impl.version) if isinstance(t, Tensor) else None
-                                      for t in tensors])
+        if len(tensors) == 2:  # the common case, without a comprehension's frame
+            t0, t1 = tensors
+            self._saved_versions = ((t0._impl, t0._impl.version) if isinstance(t0, Tensor) else None,
+                                    (t1._impl, t1._impl.version) if isinstance(t1, Tensor) else None)
+        else:
+            self._saved_versions = tuple([(t._impl, t._impl.version) if isinstance(t, Tensor) else None
+                                          for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -121,6 +126,20 @@ class Function:
         A Function that serves several ops (one class for all unary ops) overrides
         this to name the op that ``ctx`` recorded, e.g. ``ExpBackward``."""
         return cls.__name__.lstrip("_") + "Backward"
+
+    @classmethod
+    def apply_binary(cls, a, b):
+        """``apply(a, b)`` for a built-in op of two tensors whose ``forward`` only
+        calls ``_C`` (so grad mode need not be switched off around it) and returns
+        one new floating tensor; the caller has checked that grad mode is on and
+        that ``a`` or ``b`` requires grad. The recorded path of add, sub, mul, div."""
+        ctx = FunctionCtx()
+        needs = (a._requires_grad, b._requires_grad)
+        ctx.needs_input_grad = needs
+        out = cls.forward(ctx, a, b)
+        out._requires_grad = True
+        out.grad_fn = Node(cls, ctx, (a, b), needs, 1)
+        return out
 
     @classmethod
     def apply(cls, *args, **kwargs):

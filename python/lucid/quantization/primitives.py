@@ -151,8 +151,10 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     (4, 8)
     """
     T = _TENSOR
-    if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(qdtype) is QDtype and isinstance(x, T)
-            and _scalar_pair(scale, zero_point)):
+    ts = type(scale)  # _per_tensor and _scalar_pair inlined: this is the hot call of calibration loops
+    if (ch_axis is None and group_size is None and type(axis) is int and axis == -1 and type(qdtype) is QDtype
+            and T is not None and isinstance(x, T) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
+            and (ts is float or (ts is int and -_EXACT < scale < _EXACT))):
         return T(_quantize_scalar(x._impl, scale, zero_point, qdtype.name))  # per-tensor, Python numbers
     fn = "quantize"
     x = _input(x, fn, "x")
