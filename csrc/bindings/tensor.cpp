@@ -125,6 +125,7 @@ void init_tensor(py::module_& m) {
       // binary op fits both inputs as it is (no reduction, no cast), which
       // lucid._ops.common.binary_meta records in one call instead of four reads.
       .def("same_meta", [](const Tensor& a, const Tensor& b) { return a.dtype() == b.dtype() && a.shape() == b.shape(); })
+      .def("same_shape", [](const Tensor& a, const Tensor& b) { return a.shape() == b.shape(); })
       .def("same_storage", [](const Tensor& a, const Tensor& b) {
         return a.device() == Device::CPU && b.device() == Device::CPU && a.impl().storage == b.impl().storage;
       })

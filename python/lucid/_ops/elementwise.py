@@ -21,7 +21,7 @@ import math
 from .. import _C
 from ..autograd import Function
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled  # _state: read inline by add/sub/mul/div
 from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
 
 __all__ = [
@@ -226,10 +226,10 @@ def add(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("add", out, input, other, alpha=alpha)
-    a, b = _binary_args(input, other)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
         return _Add.apply_binary(a, b)
     return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
@@ -243,10 +243,10 @@ def sub(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("sub", out, input, other, alpha=alpha)
-    a, b = _binary_args(input, other)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
         return _Sub.apply_binary(a, b)
     return Tensor(_C.sub(a._impl, b._impl))
 
@@ -260,8 +260,8 @@ def mul(input, other, *, out=None):
     """
     if out is not None:
         return _write_out("mul", out, input, other)
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
         return _Mul.apply_binary(a, b)
     return Tensor(_C.mul(a._impl, b._impl))
 
@@ -281,8 +281,8 @@ def div(input, other, *, rounding_mode=None, out=None):
         return _write_out("div", out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is not None:
         return _div_rounded(input, other, rounding_mode)
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
         return _Div.apply_binary(a, b)
     return Tensor(_C.div(a._impl, b._impl))
 

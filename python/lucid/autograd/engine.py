@@ -83,7 +83,7 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 if t is None or g is None:
                     continue
                 fn, nr = edge
-                if g._impl.shape != t._impl.shape:
+                if not g._impl.same_shape(t._impl):  # one C++ call, not two shape tuples
                     raise RuntimeError(
                         f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
                     )
