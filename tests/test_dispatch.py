@@ -237,3 +237,19 @@ def test_unrelated_inplace_writes_leave_saved_tensors_valid():
     base.clone()[0:1].zero_()  # a copy's view
     y.sum().backward()
     assert w.grad.tolist() == [4.0, 5.0, 6.0]
+
+
+@pytest.mark.parametrize("scale, zp", [(0.0, 0), (1e-40, 0), (float("nan"), 0), (0.1, 200), (0.1, -129)])
+def test_number_and_tensor_qparams_raise_the_same_words(device, scale, zp):
+    import lucid.quantization as Q
+
+    x = lucid.tensor([1.0, 2.0], device=device)
+    routes = [(scale, zp), (lucid.tensor(scale, device=device), lucid.tensor(zp, device=device))]
+    for call in (lambda s, z: Q.quantize(x, s, z, Q.qint8), lambda s, z: Q.fake_quantize(x, s, z, -128, 127),
+                 lambda s, z: Q.dequantize(lucid.tensor([1], dtype=lucid.int8, device=device), s, z)):
+        messages = []
+        for s, z in routes:
+            with pytest.raises(ValueError) as e:
+                call(s, z)
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]

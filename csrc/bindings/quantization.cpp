@@ -1,11 +1,10 @@
 // lucid.quantization primitives (csrc/ops/quantization.cpp). Scalars arrive
 // from Python already as 0-d tensors; grids cross as names ("qint8"). The
 // *_scalar forms take a per-tensor scale and zero point as Python numbers
-// and make the 0-d tensors here (float32 scale, int64 zero point, exactly as
-// lucid.quantization.primitives._param does), one call for the common case.
+// (ops:: reads them as the 0-d float32 / int64 tensors that
+// lucid.quantization.primitives._param would make), one call for the common case.
 #include "bindings/common.h"
 #include "cpu/kernels/qgemm.h"
-#include "ops/copy.h"
 #include "ops/fake_quantize_learnable.h"
 #include "ops/int4_linear.h"
 #include "ops/quantization.h"
@@ -21,10 +20,6 @@ ops::QAxes axes_arg(std::optional<int64_t> ch_axis, int64_t group_size, int64_t 
   return a;
 }
 Tensor optional_tensor(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
-Tensor scale_arg(double scale, const Tensor& like) { return ops::full({}, scale, DType::Float32, like.device()); }
-Tensor zero_point_arg(int64_t zp, const Tensor& like) {
-  return ops::full({}, static_cast<double>(zp), DType::Int64, like.device());
-}
 }  // namespace
 
 void init_quantization(py::module_& m) {
@@ -48,16 +43,13 @@ void init_quantization(py::module_& m) {
   };
   m.def("quantize", quantize(false));
   m.def("quantize_scalar", [](const Tensor& x, double scale, int64_t zp, const std::string& qdtype) {
-    return ops::quantize(x, scale_arg(scale, x), zero_point_arg(zp, x), qdtype, axes_arg(std::nullopt, 0, -1), false);
+    return ops::quantize(x, scale, zp, qdtype);
   });
   m.def("dequantize_scalar", [](const Tensor& q, double scale, int64_t zp, const std::string& dtype) {
-    return ops::dequantize(q, scale_arg(scale, q), zero_point_arg(zp, q), axes_arg(std::nullopt, 0, -1),
-                           dtype_arg(dtype), false);
+    return ops::dequantize(q, scale, zp, dtype_arg(dtype));
   });
   m.def("fake_quantize_scalar", [](const Tensor& x, double scale, int64_t zp, int64_t quant_min, int64_t quant_max) {
-    return ops::fake_quantize(x, scale_arg(scale, x), zero_point_arg(zp, x), quant_min, quant_max,
-                              axes_arg(std::nullopt, 0, -1), false)
-        .first;
+    return ops::fake_quantize(x, scale, zp, quant_min, quant_max).first;
   });
   m.def("dequantize", dequantize(false));
   m.def("fake_quantize", fake_quantize(false));

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/convert.h"
 #include "core/errors.h"
 #include "cpu/quantization.h"
 #include "gpu/quantization.h"
@@ -132,12 +133,8 @@ struct Params {
   std::vector<int32_t> zp;
 };
 
-std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
-  // Messages are built only on failure (an `if`, not check(cond, msg)): these run on every call.
-  if (s.dtype() == DType::Bool) throw TypeError(arg(fn, name) + " must be a floating tensor or a positive number, got bool");
-  Tensor h = host_values(s, DType::Float32);
-  const float* v = h.data<float>();
-  const int64_t n = h.numel();
+// The n float32 scales at v, checked, as `count` values (one value broadcast).
+std::vector<float> checked_scales(const char* fn, const char* name, const float* v, int64_t n, int64_t count) {
   // Subnormal scales are rejected: Metal (and CUDA with flush-to-zero)
   // flush them to 0, which would make the streams disagree.
   for (int64_t i = 0; i < n; ++i)
@@ -151,16 +148,27 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
 
+std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
+  // Messages are built only on failure (an `if`, not check(cond, msg)): these run on every call.
+  if (s.dtype() == DType::Bool) throw TypeError(arg(fn, name) + " must be a floating tensor or a positive number, got bool");
+  Tensor h = host_values(s, DType::Float32);
+  return checked_scales(fn, name, h.data<float>(), h.numel(), count);
+}
+
+[[noreturn]] void zero_point_range_error(const char* fn, const char* name, int64_t qmin, int64_t qmax,
+                                         std::string_view grid, int64_t v, int64_t i, int64_t n) {
+  throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
+                   std::string(grid) + "), got " + std::to_string(v) +
+                   (n > 1 ? " at index " + std::to_string(i) : std::string()));
+}
+
 std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
                                      int64_t qmax, std::string_view grid) {
   if (z.dtype() == DType::Bool)
     throw TypeError(arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
   const int64_t n = z.numel();
   std::vector<int32_t> out(static_cast<size_t>(n));
-  auto fail_range = [&](int64_t i, int64_t v) {
-    throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
-                     std::string(grid) + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
-  };
+  auto fail_range = [&](int64_t i, int64_t v) { zero_point_range_error(fn, name, qmin, qmax, grid, v, i, n); };
   if (is_floating(z.dtype())) {
     // Users write lucid.zeros(C): accepted when every value is integral.
     Tensor h = host_values(z, DType::Float32);
@@ -193,6 +201,27 @@ Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const T
   check_param_shape(fn, "zero_point", zp, L);
   return {read_scale(fn, "scale", scale, L.count), read_zero_point(fn, "zero_point", zp, L.count, qmin, qmax, grid)};
 }
+
+// Where an op's scale and zero point come from: two tensors (any layout), or
+// two numbers for the per-tensor case (the Python-number path of
+// lucid.quantization), read as the 0-d float32 / int64 tensors of them would
+// be: the same values, the same checks and messages.
+struct ParamSource {
+  const Tensor* scale = nullptr;  // null: the numbers below
+  const Tensor* zero_point = nullptr;
+  double scale_value = 0.0;
+  int64_t zero_point_value = 0;
+
+  Params read(const char* fn, const Tensor& x, const Layout& L, int64_t qmin, int64_t qmax,
+              std::string_view grid) const {
+    if (scale) return read_params(fn, x, *scale, *zero_point, L, qmin, qmax, grid);
+    const float s = convert<float>(scale_value);  // what ops::full(..., Float32) stores
+    const int64_t z = zero_point_value;
+    if (!(z >= qmin && z <= qmax)) zero_point_range_error(fn, "zero_point", qmin, qmax, grid, z, 0, 1);
+    return {checked_scales(fn, "scale", &s, 1, L.count), std::vector<int32_t>(static_cast<size_t>(L.count),
+                                                                                  static_cast<int32_t>(z))};
+  }
+};
 
 template <class T>
 Tensor host_tensor(const std::vector<T>& v, DType dt) {
@@ -241,14 +270,16 @@ int64_t codes_max(DType t) {
 
 // ------------------------------------------------------------- quantize ----
 
-Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
-                const QAxes& axes, bool reference) {
+namespace {
+
+Tensor quantize_from(const Tensor& x, const ParamSource& src, const std::string& qdtype, const QAxes& axes,
+                     bool reference) {
   const char* fn = "quantize";
   Grid g = grid_of(qdtype, fn);
   common_device(fn, {&x});
   check_float_input(fn, "x", x);
   Layout L = make_layout(fn, x.shape(), axes);
-  Params p = read_params(fn, x, scale, zero_point, L, g.qmin, g.qmax, g.name);
+  Params p = src.read(fn, x, L, g.qmin, g.qmax, g.name);
   cpu::QBounds b = cpu::QBounds::of(g.qmin, g.qmax);
   if (x.device() == Device::GPU) {
     check(!reference, "quantize(): the reference kernel runs on the CPU stream only");
@@ -262,8 +293,7 @@ Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, 
   return out;
 }
 
-Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
-                  bool reference) {
+Tensor dequantize_from(const Tensor& q, const ParamSource& src, const QAxes& axes, DType dtype, bool reference) {
   const char* fn = "dequantize";
   common_device(fn, {&q});
   if (!is_integral(q.dtype()))
@@ -272,7 +302,7 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point
   if (!is_float_input(dtype))
     throw TypeError(arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " + dtype_name(dtype));
   Layout L = make_layout(fn, q.shape(), axes);
-  Params p = read_params(fn, q, scale, zero_point, L, codes_min(q.dtype()), codes_max(q.dtype()), codes_range(q.dtype()));
+  Params p = src.read(fn, q, L, codes_min(q.dtype()), codes_max(q.dtype()), codes_range(q.dtype()));
   if (q.device() == Device::GPU) {
     check(!reference, "dequantize(): the reference kernel runs on the CPU stream only");
     return gpu::dequantize(q, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
@@ -285,8 +315,8 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point
   return out;
 }
 
-std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
-                                        int64_t quant_min, int64_t quant_max, const QAxes& axes, bool reference) {
+std::pair<Tensor, Tensor> fake_quantize_from(const Tensor& x, const ParamSource& src, int64_t quant_min,
+                                             int64_t quant_max, const QAxes& axes, bool reference) {
   const char* fn = "fake_quantize";
   common_device(fn, {&x});
   check_float_input(fn, "x", x);
@@ -299,7 +329,7 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, co
     throw ValueError(std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
                      ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
   Layout L = make_layout(fn, x.shape(), axes);
-  Params p = read_params(fn, x, scale, zero_point, L, quant_min, quant_max, "[quant_min, quant_max]");
+  Params p = src.read(fn, x, L, quant_min, quant_max, "[quant_min, quant_max]");
   bool wide = quant_max - quant_min > i32max;
   if (x.device() == Device::GPU) {
     check(!reference, "fake_quantize(): the reference kernel runs on the CPU stream only");
@@ -313,6 +343,34 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, co
   if (reference) cpu::fake_quantize_reference(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
   else cpu::fake_quantize(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
   return {y, mask};
+}
+
+}  // namespace
+
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                const QAxes& axes, bool reference) {
+  return quantize_from(x, ParamSource{&scale, &zero_point}, qdtype, axes, reference);
+}
+Tensor quantize(const Tensor& x, double scale, int64_t zero_point, const std::string& qdtype) {
+  return quantize_from(x, ParamSource{nullptr, nullptr, scale, zero_point}, qdtype, QAxes{}, false);
+}
+
+Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
+                  bool reference) {
+  return dequantize_from(q, ParamSource{&scale, &zero_point}, axes, dtype, reference);
+}
+Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype) {
+  return dequantize_from(q, ParamSource{nullptr, nullptr, scale, zero_point}, QAxes{}, dtype, false);
+}
+
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                        int64_t quant_min, int64_t quant_max, const QAxes& axes, bool reference) {
+  return fake_quantize_from(x, ParamSource{&scale, &zero_point}, quant_min, quant_max, axes, reference);
+}
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                        int64_t quant_max) {
+  return fake_quantize_from(x, ParamSource{nullptr, nullptr, scale, zero_point}, quant_min, quant_max, QAxes{},
+                            false);
 }
 
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask) {
