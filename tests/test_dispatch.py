@@ -253,3 +253,24 @@ def test_number_and_tensor_qparams_raise_the_same_words(device, scale, zp):
                 call(s, z)
             messages.append(str(e.value))
         assert messages[0] == messages[1]
+
+
+def test_gradients_take_their_inputs_dtype(device):
+    a = lucid.tensor([1.0, 2.0], dtype=lucid.float16, requires_grad=True, device=device)
+    b = lucid.tensor([3.0, 4.0], dtype=lucid.float16, requires_grad=True, device=device)
+    (a * b).backward(lucid.tensor([1.0, 0.5], device=device))  # a float32 gradient for a float16 output
+    assert a.grad.dtype == lucid.float16 and b.grad.dtype == lucid.float16
+    assert a.grad.tolist() == [3.0, 2.0] and b.grad.tolist() == [1.0, 1.0]
+
+    class Widen(lucid.autograd.Function):  # a backward that returns float32 for a float16 input
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).float()
+
+    x = lucid.tensor([1.0], dtype=lucid.float16, requires_grad=True, device=device)
+    (Widen.apply(x) * x).sum().backward()
+    assert x.grad.dtype == lucid.float16 and x.grad.tolist() == [4.0]  # 2 * (x) + (2x) at x = 1

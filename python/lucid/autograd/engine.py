@@ -83,10 +83,12 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 if t is None or g is None:
                     continue
                 fn, nr = edge
-                if not g._impl.same_shape(t._impl):  # one C++ call, not two shape tuples
-                    raise RuntimeError(
-                        f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
-                    )
+                if not g._impl.same_meta(t._impl):  # shape and dtype in one C++ call
+                    if not g._impl.same_shape(t._impl):
+                        raise RuntimeError(
+                            f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
+                        )
+                    g = g.to(t.dtype)  # each gradient takes its input's dtype, as in PyTorch's engine
                 if t._retain_grad and fn is not None:
                     t.grad = g if t.grad is None else t.grad + g
                 if fn is None and hooked and _hooks.leaf_hooks(t):
