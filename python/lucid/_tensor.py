@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import operator
 
 import numpy as np
 
@@ -73,9 +74,9 @@ class Tensor:
         self._impl.version = value
 
     # ----- metadata -------------------------------------------------------
-    @property
-    def shape(self) -> tuple:
-        return self._impl.shape
+    # shape and ndim are read on every op: properties over C-level getters
+    # (operator.attrgetter), so reading one runs no Python frame.
+    shape = property(operator.attrgetter("_impl.shape"), doc="The sizes of the dimensions, as a tuple of ints.")
 
     def size(self, dim=None):
         if dim is None:
@@ -92,9 +93,7 @@ class Tensor:
     def device(self) -> device:
         return _DEVICES[self._impl.device]
 
-    @property
-    def ndim(self) -> int:
-        return self._impl.ndim
+    ndim = property(operator.attrgetter("_impl.ndim"), doc="The number of dimensions.")
 
     def dim(self) -> int:
         return self._impl.ndim
