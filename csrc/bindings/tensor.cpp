@@ -108,6 +108,30 @@ py::object item(const Tensor& x) {
   throw TypeError("item(): unsupported dtype");
 }
 
+// lucid.Tensor.item as a C method of the Python class (a method descriptor,
+// bound like a built-in method): no Python frame between `t.item()` and the
+// read. `self` is the lucid.Tensor; its engine tensor is the `_impl` slot.
+PyObject* tensor_item_method(PyObject* self, PyObject* /*unused*/) {
+  static PyObject* impl_name = PyUnicode_InternFromString("_impl");
+  PyObject* impl = PyObject_GetAttr(self, impl_name);
+  if (!impl) return nullptr;
+  py::object keep = py::reinterpret_steal<py::object>(impl);
+  try {
+    return item(keep.cast<const Tensor&>()).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::exception& e) {  // a failed GPU read, a non-engine `_impl`
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef item_method_def = {"item", tensor_item_method, METH_NOARGS,
+                               "The one element as a Python bool, int or float (ValueError unless the tensor has "
+                               "exactly one element)."};
+
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -133,6 +157,12 @@ void init_tensor(py::module_& m) {
         return t.device() == Device::CPU ? reinterpret_cast<uintptr_t>(t.raw_data()) : uintptr_t{0};
       });
 
+  // The descriptor lucid._tensor installs as Tensor.item.
+  m.def("item_method", [](py::type cls) {
+    PyObject* d = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &item_method_def);
+    if (!d) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(d);
+  });
   m.def("from_numpy", &from_numpy, py::arg("array"));
   m.def("to_numpy", &to_numpy, py::arg("tensor"));
   m.def("empty", [](const Shape& s, const std::string& dt, const std::string& dev) {

@@ -140,10 +140,7 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def item(self):
-        """The one element as a Python bool, int or float (one C++ call; ValueError
-        unless the tensor has exactly one element)."""
-        return self._impl.item()
+    # item: installed after the class as a C method (_C.item_method), one call.
 
     def __float__(self):
         return builtins.float(self.item())
@@ -273,6 +270,9 @@ class Tensor:
             for key, value in self.__dict__.items():
                 new.__dict__[key] = copy.deepcopy(value, memo)
         return new
+
+
+Tensor.item = _C.item_method(Tensor)  # t.item(): the one element as a Python bool, int or float
 
 
 def _default_float():
