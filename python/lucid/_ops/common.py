@@ -104,17 +104,21 @@ def dims_arg(dim, axis, ndim: int, fn: str):
 
 def sum_to_shape(grad, shape: tuple):
     """Reduces a broadcast gradient back to `shape` (the input's shape)."""
-    if grad.shape == tuple(shape):
+    shape = tuple(shape)
+    gshape = grad._impl.shape
+    if gshape == shape:
         return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if not (grad._requires_grad and is_grad_enabled()):
+        # Backward formulas run here with nothing to record: the two kernels directly.
+        impl = _C.sum(grad._impl, dims, True, None) if dims else grad._impl
+        return Tensor(_C.reshape(impl, shape))
     from . import reduction, shape as shape_ops
 
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
-    )
     if dims:
         grad = reduction.sum(grad, dim=dims, keepdim=True)
-    return shape_ops.reshape(grad, tuple(shape))
+    return shape_ops.reshape(grad, shape)
 
 
 def quantized_input(x) -> bool:
