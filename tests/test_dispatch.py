@@ -130,3 +130,147 @@ def test_backward_nodes_are_named_per_op(device):
     for name, y in names.items():
         assert y.grad_fn.name() == name
         assert repr(y.grad_fn) == f"<{name}>"
+
+
+# ----- one-call paths: basic indexing, item(), per-tensor quantization -----------------
+
+@pytest.mark.parametrize("idx", [(1, 2), (Ellipsis, 1), (None, 1, None, slice(None, None, -1)), (slice(None), None, 2),
+                                 (), Ellipsis, (1, 2, 3), (slice(-100, 100, 2),), (-1, Ellipsis, slice(1, None)),
+                                 (Ellipsis, None), (0, slice(3, 0, -2), -4)])
+def test_basic_index_in_one_call_matches_numpy(device, idx):
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = lucid.tensor(a, device=device)[idx]
+    assert got.shape == a[idx].shape
+    np.testing.assert_array_equal(to_np(got), a[idx])
+
+
+def test_basic_index_is_a_view_on_cpu_and_errors_are_the_parsers():
+    x = lucid.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    v = x[1, 1:3]
+    v.fill_(-1.0)
+    assert x.tolist()[1] == [4.0, -1.0, -1.0, 7.0]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(IndexError, match="out of bounds for dimension 1 with size 4"):
+        x[0, 4]
+    with pytest.raises(IndexError, match="bool index"):
+        x[True]
+    assert x[np.int64(1)].tolist() == [4.0, -1.0, -1.0, 7.0]  # numpy ints take the general parser
+
+
+def test_item_returns_python_numbers(device):
+    cases = [(lucid.tensor([1.5], device=device), 1.5, float), (lucid.tensor(3, device=device), 3, int),
+             (lucid.tensor([[True]], device=device), True, bool),
+             (lucid.tensor([2.5], dtype=lucid.float16, device=device), 2.5, float),
+             (lucid.tensor([-3.0], dtype=lucid.bfloat16, device=device), -3.0, float),
+             (lucid.tensor([200], dtype=lucid.uint8, device=device), 200, int),
+             (lucid.tensor([0.1], device=device), float(np.float32(0.1)), float)]
+    for t, want, kind in cases:
+        got = t.item()
+        assert got == want and type(got) is kind
+    with pytest.raises(ValueError, match=r"one element, got shape \(2,\)"):
+        lucid.tensor([1.0, 2.0], device=device).item()
+
+
+def test_per_tensor_quantize_with_python_numbers_matches_the_tensor_route(device):
+    import lucid.quantization as Q
+
+    x = lucid.tensor([-1.0, 0.0, 0.26, 2.0, 100.0, -0.05], device=device)
+    s, z = lucid.tensor(0.05, device=device), lucid.tensor(3, device=device)
+    assert Q.quantize(x, 0.05, 3, Q.qint8).tolist() == [-17, 3, 8, 43, 127, 2]  # rint(x / 0.05) + 3, clamped
+    assert Q.quantize(x, 0.05, 3, Q.qint8).tolist() == Q.quantize(x, s, z, Q.qint8).tolist()
+    q = Q.quantize(x, 0.05, 3, Q.quint8)
+    assert Q.dequantize(q, 0.05, 3).tolist() == Q.dequantize(q, s, z).tolist()
+    assert Q.dequantize(q, 0.5, 3, dtype=lucid.float16).dtype == lucid.float16
+    y = Q.fake_quantize(x, 0.05, 3, -128, 127)
+    assert y.tolist() == Q.fake_quantize(x, s, z, -128, 127).tolist() and not y.requires_grad
+    with pytest.raises(ValueError):
+        Q.quantize(x, 0.0, 0, Q.qint8)
+    with pytest.raises(ValueError):
+        Q.fake_quantize(x, 0.1, 0, 5, 1)
+    with pytest.raises(TypeError):
+        Q.quantize(x, 0.1, True, Q.qint8)  # a bool zero point: the general checks reject it
+
+
+def test_fake_quantize_with_grad_still_records(device):
+    import lucid.quantization as Q
+
+    x = lucid.tensor([0.5, 99.0], requires_grad=True, device=device)
+    y = Q.fake_quantize(x, 0.1, 0, 0, 255)
+    assert y.requires_grad
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0]
+
+
+# ----- version counters shared by views ---------------------------------------------------
+
+def test_views_share_one_version_counter():
+    base = lucid.tensor(np.arange(6, dtype=np.float32))
+    view = base[2:4]
+    other = lucid.tensor([1.0, 2.0])
+    assert base._version == view._version == 0
+    view.add_(1.0)
+    assert base._version == 1 and view._version == 1 and other._version == 0
+    base.reshape(2, 3).mul_(2.0)
+    assert base._version == 2 and view._version == 2
+    assert base.detach()._version == 2
+
+
+def test_inplace_through_a_view_after_saving_raises():
+    w = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = lucid.tensor([4.0, 5.0, 6.0])
+    y = w * base  # saves base for w's gradient
+    with lucid.no_grad():
+        base[1:2].mul_(10.0)  # written through a view of base
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_unrelated_inplace_writes_leave_saved_tensors_valid():
+    w = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = lucid.tensor([4.0, 5.0, 6.0])
+    y = w * base
+    other = lucid.tensor([4.0, 5.0, 6.0])  # same values, its own memory
+    other.mul_(10.0)
+    base.clone()[0:1].zero_()  # a copy's view
+    y.sum().backward()
+    assert w.grad.tolist() == [4.0, 5.0, 6.0]
+
+
+@pytest.mark.parametrize("scale, zp", [(0.0, 0), (1e-40, 0), (float("nan"), 0), (0.1, 200), (0.1, -129)])
+def test_number_and_tensor_qparams_raise_the_same_words(device, scale, zp):
+    import lucid.quantization as Q
+
+    x = lucid.tensor([1.0, 2.0], device=device)
+    routes = [(scale, zp), (lucid.tensor(scale, device=device), lucid.tensor(zp, device=device))]
+    for call in (lambda s, z: Q.quantize(x, s, z, Q.qint8), lambda s, z: Q.fake_quantize(x, s, z, -128, 127),
+                 lambda s, z: Q.dequantize(lucid.tensor([1], dtype=lucid.int8, device=device), s, z)):
+        messages = []
+        for s, z in routes:
+            with pytest.raises(ValueError) as e:
+                call(s, z)
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]
+
+
+def test_gradients_take_their_inputs_dtype(device):
+    a = lucid.tensor([1.0, 2.0], dtype=lucid.float16, requires_grad=True, device=device)
+    b = lucid.tensor([3.0, 4.0], dtype=lucid.float16, requires_grad=True, device=device)
+    (a * b).backward(lucid.tensor([1.0, 0.5], device=device))  # a float32 gradient for a float16 output
+    assert a.grad.dtype == lucid.float16 and b.grad.dtype == lucid.float16
+    assert a.grad.tolist() == [3.0, 2.0] and b.grad.tolist() == [1.0, 1.0]
+
+    class Widen(lucid.autograd.Function):  # a backward that returns float32 for a float16 input
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).float()
+
+    x = lucid.tensor([1.0], dtype=lucid.float16, requires_grad=True, device=device)
+    (Widen.apply(x) * x).sum().backward()
+    assert x.grad.dtype == lucid.float16 and x.grad.tolist() == [4.0]  # 2 * (x) + (2x) at x = 1

@@ -1,5 +1,8 @@
 // lucid.quantization primitives (csrc/ops/quantization.cpp). Scalars arrive
-// from Python already as 0-d tensors; grids cross as names ("qint8").
+// from Python already as 0-d tensors; grids cross as names ("qint8"). The
+// *_scalar forms take a per-tensor scale and zero point as Python numbers
+// (ops:: reads them as the 0-d float32 / int64 tensors that
+// lucid.quantization.primitives._param would make), one call for the common case.
 #include "bindings/common.h"
 #include "cpu/kernels/qgemm.h"
 #include "ops/fake_quantize_learnable.h"
@@ -39,6 +42,15 @@ void init_quantization(py::module_& m) {
     };
   };
   m.def("quantize", quantize(false));
+  m.def("quantize_scalar", [](const Tensor& x, double scale, int64_t zp, const std::string& qdtype) {
+    return ops::quantize(x, scale, zp, qdtype);
+  });
+  m.def("dequantize_scalar", [](const Tensor& q, double scale, int64_t zp, const std::string& dtype) {
+    return ops::dequantize(q, scale, zp, dtype_arg(dtype));
+  });
+  m.def("fake_quantize_scalar", [](const Tensor& x, double scale, int64_t zp, int64_t quant_min, int64_t quant_max) {
+    return ops::fake_quantize(x, scale, zp, quant_min, quant_max).first;
+  });
   m.def("dequantize", dequantize(false));
   m.def("fake_quantize", fake_quantize(false));
   // Scalar reference kernels of the CPU stream, for tests.

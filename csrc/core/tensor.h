@@ -19,6 +19,8 @@ struct Storage {
   void* data = nullptr;
   size_t nbytes = 0;
   std::shared_ptr<void> owner;
+  // In-place writes to this buffer through any view of it (core/version.h).
+  int64_t version = 0;
   static std::shared_ptr<Storage> allocate(size_t nbytes);  // 64-byte aligned, MemoryError on failure
 };
 
@@ -44,6 +46,7 @@ struct TensorImpl {
   std::shared_ptr<Storage> storage;
   // GPU stream only.
   std::shared_ptr<GpuArray> gpu;
+  int64_t gpu_version = 0;  // a GPU tensor's own version counter (core/version.h)
 };
 
 class Tensor {

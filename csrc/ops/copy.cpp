@@ -10,7 +10,8 @@ namespace lucid::ops {
 Device common_device(const char* fn, std::initializer_list<const Tensor*> ts) {
   const Tensor* first = nullptr;
   for (const Tensor* t : ts) {
-    check<TypeError>(t->defined(), std::string(fn) + "(): got an undefined tensor");
+    // `if`, not check(cond, msg): every op calls this, so the message is built only on failure.
+    if (!t->defined()) throw TypeError(std::string(fn) + "(): got an undefined tensor");
     if (!first) first = t;
     else if (t->device() != first->device())
       throw DeviceError(std::string(fn) + "(): expected all tensors on one device, got '" +

@@ -25,8 +25,8 @@ Tensor unary_float(UnaryOp op, const char* fn, const Tensor& x) {
 }
 
 void reject_bool(const char* fn, const Tensor& x, const char* argument = "input") {
-  check<TypeError>(x.dtype() != DType::Bool, std::string(fn) + "(): argument '" + argument +
-                                                 "' must be a numeric tensor, got bool");
+  if (x.dtype() == DType::Bool)  // message built only on failure: neg / abs / relu run this per call
+    throw TypeError(std::string(fn) + "(): argument '" + argument + "' must be a numeric tensor, got bool");
 }
 
 Tensor unary_numeric(UnaryOp op, const char* fn, const Tensor& x) {

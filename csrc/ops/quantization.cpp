@@ -4,8 +4,10 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
+#include "core/convert.h"
 #include "core/errors.h"
 #include "cpu/quantization.h"
 #include "gpu/quantization.h"
@@ -131,11 +133,8 @@ struct Params {
   std::vector<int32_t> zp;
 };
 
-std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
-  check<TypeError>(s.dtype() != DType::Bool, arg(fn, name) + " must be a floating tensor or a positive number, got bool");
-  Tensor h = host_values(s, DType::Float32);
-  const float* v = h.data<float>();
-  const int64_t n = h.numel();
+// The n float32 scales at v, checked, as `count` values (one value broadcast).
+std::vector<float> checked_scales(const char* fn, const char* name, const float* v, int64_t n, int64_t count) {
   // Subnormal scales are rejected: Metal (and CUDA with flush-to-zero)
   // flush them to 0, which would make the streams disagree.
   for (int64_t i = 0; i < n; ++i)
@@ -149,15 +148,27 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
   return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
 
+std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
+  // Messages are built only on failure (an `if`, not check(cond, msg)): these run on every call.
+  if (s.dtype() == DType::Bool) throw TypeError(arg(fn, name) + " must be a floating tensor or a positive number, got bool");
+  Tensor h = host_values(s, DType::Float32);
+  return checked_scales(fn, name, h.data<float>(), h.numel(), count);
+}
+
+[[noreturn]] void zero_point_range_error(const char* fn, const char* name, int64_t qmin, int64_t qmax,
+                                         std::string_view grid, int64_t v, int64_t i, int64_t n) {
+  throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
+                   std::string(grid) + "), got " + std::to_string(v) +
+                   (n > 1 ? " at index " + std::to_string(i) : std::string()));
+}
+
 std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
-                                     int64_t qmax, const std::string& grid) {
-  check<TypeError>(z.dtype() != DType::Bool, arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
+                                     int64_t qmax, std::string_view grid) {
+  if (z.dtype() == DType::Bool)
+    throw TypeError(arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
   const int64_t n = z.numel();
   std::vector<int32_t> out(static_cast<size_t>(n));
-  auto fail_range = [&](int64_t i, int64_t v) {
-    throw ValueError(arg(fn, name) + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "] (" +
-                     grid + "), got " + std::to_string(v) + (n > 1 ? " at index " + std::to_string(i) : std::string()));
-  };
+  auto fail_range = [&](int64_t i, int64_t v) { zero_point_range_error(fn, name, qmin, qmax, grid, v, i, n); };
   if (is_floating(z.dtype())) {
     // Users write lucid.zeros(C): accepted when every value is integral.
     Tensor h = host_values(z, DType::Float32);
@@ -184,12 +195,33 @@ std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Ten
 }
 
 Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const Tensor& zp, const Layout& L,
-                   int64_t qmin, int64_t qmax, const std::string& grid) {
+                   int64_t qmin, int64_t qmax, std::string_view grid) {
   common_device(fn, {&x, &scale, &zp});
   check_param_shape(fn, "scale", scale, L);
   check_param_shape(fn, "zero_point", zp, L);
   return {read_scale(fn, "scale", scale, L.count), read_zero_point(fn, "zero_point", zp, L.count, qmin, qmax, grid)};
 }
+
+// Where an op's scale and zero point come from: two tensors (any layout), or
+// two numbers for the per-tensor case (the Python-number path of
+// lucid.quantization), read as the 0-d float32 / int64 tensors of them would
+// be: the same values, the same checks and messages.
+struct ParamSource {
+  const Tensor* scale = nullptr;  // null: the numbers below
+  const Tensor* zero_point = nullptr;
+  double scale_value = 0.0;
+  int64_t zero_point_value = 0;
+
+  Params read(const char* fn, const Tensor& x, const Layout& L, int64_t qmin, int64_t qmax,
+              std::string_view grid) const {
+    if (scale) return read_params(fn, x, *scale, *zero_point, L, qmin, qmax, grid);
+    const float s = convert<float>(scale_value);  // what ops::full(..., Float32) stores
+    const int64_t z = zero_point_value;
+    if (!(z >= qmin && z <= qmax)) zero_point_range_error(fn, "zero_point", qmin, qmax, grid, z, 0, 1);
+    return {checked_scales(fn, "scale", &s, 1, L.count), std::vector<int32_t>(static_cast<size_t>(L.count),
+                                                                                  static_cast<int32_t>(z))};
+  }
+};
 
 template <class T>
 Tensor host_tensor(const std::vector<T>& v, DType dt) {
@@ -203,12 +235,13 @@ Tensor gpu_tensor(const std::vector<T>& v, DType dt) { return gpu::upload(host_t
 
 void check_float_input(const char* fn, const char* name, const Tensor& x) {
   // float64 is refused as torch.quantize_per_tensor refuses it: the formulas
-  // (docs/numerics.md) are float32's; a float64 caller casts first.
-  check<TypeError>(is_float_input(x.dtype()), arg(fn, name) + " must be a floating tensor (float32, float16 or "
-                                                "bfloat16), got " + dtype_name(x.dtype()) +
-                                                (x.dtype() == DType::Float64
-                                                     ? "; quantization computes in float32: cast with .float() first"
-                                                     : ""));
+  // (docs/numerics.md) are float32's; a float64 caller casts first. The message
+  // is built only on failure (this check is on every quantize call's path).
+  if (!is_float_input(x.dtype()))
+    throw TypeError(arg(fn, name) + " must be a floating tensor (float32, float16 or bfloat16), got " +
+                    dtype_name(x.dtype()) +
+                    (x.dtype() == DType::Float64 ? "; quantization computes in float32: cast with .float() first"
+                                                 : ""));
 }
 
 int64_t codes_min(DType t) {
@@ -217,6 +250,16 @@ int64_t codes_min(DType t) {
     case DType::Int8: return -128;
     case DType::Int16: return -32768;
     default: return std::numeric_limits<int32_t>::min();
+  }
+}
+// The zero point's range named in dequantize's error message.
+const char* codes_range(DType t) {
+  switch (t) {
+    case DType::UInt8: return "the range of uint8 codes";
+    case DType::Int8: return "the range of int8 codes";
+    case DType::Int16: return "the range of int16 codes";
+    case DType::Int32: return "the range of int32 codes";
+    default: return "the range of int64 codes";
   }
 }
 int64_t codes_max(DType t) {
@@ -232,14 +275,16 @@ int64_t codes_max(DType t) {
 
 // ------------------------------------------------------------- quantize ----
 
-Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
-                const QAxes& axes, bool reference) {
+namespace {
+
+Tensor quantize_from(const Tensor& x, const ParamSource& src, const std::string& qdtype, const QAxes& axes,
+                     bool reference) {
   const char* fn = "quantize";
   Grid g = grid_of(qdtype, fn);
   common_device(fn, {&x});
   check_float_input(fn, "x", x);
   Layout L = make_layout(fn, x.shape(), axes);
-  Params p = read_params(fn, x, scale, zero_point, L, g.qmin, g.qmax, g.name);
+  Params p = src.read(fn, x, L, g.qmin, g.qmax, g.name);
   cpu::QBounds b = cpu::QBounds::of(g.qmin, g.qmax);
   if (x.device() == Device::GPU) {
     check(!reference, "quantize(): the reference kernel runs on the CPU stream only");
@@ -253,18 +298,16 @@ Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, 
   return out;
 }
 
-Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
-                  bool reference) {
+Tensor dequantize_from(const Tensor& q, const ParamSource& src, const QAxes& axes, DType dtype, bool reference) {
   const char* fn = "dequantize";
   common_device(fn, {&q});
-  check<TypeError>(is_integral(q.dtype()),
-                   arg(fn, "q") + " must hold integer codes (int8, uint8, int16, int32 or int64), got " +
-                       dtype_name(q.dtype()));
-  check<TypeError>(is_float_input(dtype), arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " +
-                                              dtype_name(dtype));
+  if (!is_integral(q.dtype()))
+    throw TypeError(arg(fn, "q") + " must hold integer codes (int8, uint8, int16, int32 or int64), got " +
+                    dtype_name(q.dtype()));
+  if (!is_float_input(dtype))
+    throw TypeError(arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " + dtype_name(dtype));
   Layout L = make_layout(fn, q.shape(), axes);
-  Params p = read_params(fn, q, scale, zero_point, L, codes_min(q.dtype()), codes_max(q.dtype()),
-                         std::string("the range of ") + dtype_name(q.dtype()) + " codes");
+  Params p = src.read(fn, q, L, codes_min(q.dtype()), codes_max(q.dtype()), codes_range(q.dtype()));
   if (q.device() == Device::GPU) {
     check(!reference, "dequantize(): the reference kernel runs on the CPU stream only");
     return gpu::dequantize(q, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
@@ -277,18 +320,21 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point
   return out;
 }
 
-std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
-                                        int64_t quant_min, int64_t quant_max, const QAxes& axes, bool reference) {
+std::pair<Tensor, Tensor> fake_quantize_from(const Tensor& x, const ParamSource& src, int64_t quant_min,
+                                             int64_t quant_max, const QAxes& axes, bool reference) {
   const char* fn = "fake_quantize";
   common_device(fn, {&x});
   check_float_input(fn, "x", x);
   constexpr int64_t i32min = std::numeric_limits<int32_t>::min(), i32max = std::numeric_limits<int32_t>::max();
-  check(quant_min >= i32min && quant_min <= i32max, arg(fn, "quant_min") + " must fit in int32, got " + std::to_string(quant_min));
-  check(quant_max >= i32min && quant_max <= i32max, arg(fn, "quant_max") + " must fit in int32, got " + std::to_string(quant_max));
-  check(quant_min <= quant_max, std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
-                                    ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
+  if (!(quant_min >= i32min && quant_min <= i32max))
+    throw ValueError(arg(fn, "quant_min") + " must fit in int32, got " + std::to_string(quant_min));
+  if (!(quant_max >= i32min && quant_max <= i32max))
+    throw ValueError(arg(fn, "quant_max") + " must fit in int32, got " + std::to_string(quant_max));
+  if (quant_min > quant_max)
+    throw ValueError(std::string(fn) + "(): argument 'quant_min' (" + std::to_string(quant_min) +
+                     ") must be <= 'quant_max' (" + std::to_string(quant_max) + ")");
   Layout L = make_layout(fn, x.shape(), axes);
-  Params p = read_params(fn, x, scale, zero_point, L, quant_min, quant_max, "[quant_min, quant_max]");
+  Params p = src.read(fn, x, L, quant_min, quant_max, "[quant_min, quant_max]");
   bool wide = quant_max - quant_min > i32max;
   if (x.device() == Device::GPU) {
     check(!reference, "fake_quantize(): the reference kernel runs on the CPU stream only");
@@ -302,6 +348,34 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, co
   if (reference) cpu::fake_quantize_reference(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
   else cpu::fake_quantize(xc, y, mask, L.seg, p.scale.data(), p.zp.data(), quant_min, quant_max);
   return {y, mask};
+}
+
+}  // namespace
+
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                const QAxes& axes, bool reference) {
+  return quantize_from(x, ParamSource{&scale, &zero_point}, qdtype, axes, reference);
+}
+Tensor quantize(const Tensor& x, double scale, int64_t zero_point, const std::string& qdtype) {
+  return quantize_from(x, ParamSource{nullptr, nullptr, scale, zero_point}, qdtype, QAxes{}, false);
+}
+
+Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
+                  bool reference) {
+  return dequantize_from(q, ParamSource{&scale, &zero_point}, axes, dtype, reference);
+}
+Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype) {
+  return dequantize_from(q, ParamSource{nullptr, nullptr, scale, zero_point}, QAxes{}, dtype, false);
+}
+
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                        int64_t quant_min, int64_t quant_max, const QAxes& axes, bool reference) {
+  return fake_quantize_from(x, ParamSource{&scale, &zero_point}, quant_min, quant_max, axes, reference);
+}
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                        int64_t quant_max) {
+  return fake_quantize_from(x, ParamSource{nullptr, nullptr, scale, zero_point}, quant_min, quant_max, QAxes{},
+                            false);
 }
 
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask) {

@@ -33,6 +33,13 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
                                         int64_t quant_min, int64_t quant_max, const QAxes& axes,
                                         bool reference = false);
+// Per-tensor forms with the scale and zero point as numbers: the same as
+// passing 0-d float32 / int64 tensors of them (same values, checks and
+// messages), without making those tensors (lucid.quantization's fast path).
+Tensor quantize(const Tensor& x, double scale, int64_t zero_point, const std::string& qdtype);
+Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype);
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                        int64_t quant_max);
 // dx = where(mask, dy, 0), fused.
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
 

@@ -130,21 +130,23 @@ namespace {
 
 void check_slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
                  const Shape& lengths, const char* fn) {
+  // Messages are built only on failure (`if`, not check(cond, msg)): x[1:3] runs this on every call.
   size_t nd = x.shape().size();
-  check<IndexError>(starts.size() == nd && steps.size() == nd && lengths.size() == nd,
-                    std::string(fn) + "(): expected one start, step and length per axis (" + std::to_string(nd) + ")");
+  if (!(starts.size() == nd && steps.size() == nd && lengths.size() == nd))
+    throw IndexError(std::string(fn) + "(): expected one start, step and length per axis (" + std::to_string(nd) + ")");
   for (size_t i = 0; i < nd; ++i) {
     int64_t size = x.shape()[i], len = lengths[i], st = steps[i], b = starts[i];
-    check(st != 0, std::string(fn) + "(): slice step cannot be zero (axis " + std::to_string(i) + ")");
-    check(len >= 0 && len <= size, std::string(fn) + "(): slice length " + std::to_string(len) + " on axis " +
-                                       std::to_string(i) + " is outside [0, " + std::to_string(size) + "]");
+    if (st == 0) throw ValueError(std::string(fn) + "(): slice step cannot be zero (axis " + std::to_string(i) + ")");
+    if (!(len >= 0 && len <= size))
+      throw ValueError(std::string(fn) + "(): slice length " + std::to_string(len) + " on axis " + std::to_string(i) +
+                       " is outside [0, " + std::to_string(size) + "]");
     if (len == 0) continue;
     // |step| < size whenever two elements fit, so (len - 1) * step cannot overflow below.
     int64_t last = len == 1 ? b : (st > -size && st < size ? b + (len - 1) * st : -1);
-    check<IndexError>(b >= 0 && b < size && last >= 0 && last < size,
-                      std::string(fn) + "(): slice of axis " + std::to_string(i) + " (start " + std::to_string(b) +
-                          ", step " + std::to_string(st) + ", length " + std::to_string(len) +
-                          ") is out of range for size " + std::to_string(size));
+    if (!(b >= 0 && b < size && last >= 0 && last < size))
+      throw IndexError(std::string(fn) + "(): slice of axis " + std::to_string(i) + " (start " + std::to_string(b) +
+                       ", step " + std::to_string(st) + ", length " + std::to_string(len) +
+                       ") is out of range for size " + std::to_string(size));
   }
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import operator
 
 import numpy as np
 
@@ -35,10 +36,7 @@ class Tensor:
     # Plain slots and no __setattr__: every op builds one Tensor, so building
     # one is six slot stores. Only `requires_grad` validates, through its
     # property; the op wrappers read the slot `_requires_grad` directly.
-    # `_version` counts in-place writes to this tensor (lucid._ops.inplace);
-    # graph nodes compare it with the value they saved.
-    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "_version",
-                 "__weakref__")
+    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, impl, requires_grad: bool = False):
@@ -50,7 +48,6 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._retain_grad = False
-        self._version = 0
         if requires_grad:
             self.requires_grad = True  # validates the dtype
 
@@ -64,10 +61,22 @@ class Tensor:
             raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
         self._requires_grad = builtins.bool(value)
 
-    # ----- metadata -------------------------------------------------------
     @property
-    def shape(self) -> tuple:
-        return self._impl.shape
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had: the counter lives
+        with the engine tensor's storage (``_C.Tensor.version``), so every view of one
+        buffer shares it, as in PyTorch. In-place ops bump it (``x._version += 1``);
+        graph nodes compare it with the value they saved (``ctx.saved_tensors``)."""
+        return self._impl.version
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        self._impl.version = value
+
+    # ----- metadata -------------------------------------------------------
+    # shape and ndim are read on every op: properties over C-level getters
+    # (operator.attrgetter), so reading one runs no Python frame.
+    shape = property(operator.attrgetter("_impl.shape"), doc="The sizes of the dimensions, as a tuple of ints.")
 
     def size(self, dim=None):
         if dim is None:
@@ -84,9 +93,7 @@ class Tensor:
     def device(self) -> device:
         return _DEVICES[self._impl.device]
 
-    @property
-    def ndim(self) -> int:
-        return self._impl.ndim
+    ndim = property(operator.attrgetter("_impl.ndim"), doc="The number of dimensions.")
 
     def dim(self) -> int:
         return self._impl.ndim
@@ -133,15 +140,7 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def item(self):
-        impl = self._impl
-        if impl.numel() != 1:
-            raise ValueError(f"item(): expected a tensor with one element, got shape {self.shape}")
-        if impl.device != "cpu":
-            impl = _C.to_device(impl, "cpu")
-        if impl.dtype == "bfloat16":
-            impl = _C.astype(impl, "float32")  # exact
-        return _C.to_numpy(impl).item()
+    # item: installed after the class as a C method (_C.item_method), one call.
 
     def __float__(self):
         return builtins.float(self.item())
@@ -273,6 +272,9 @@ class Tensor:
         return new
 
 
+Tensor.item = _C.item_method(Tensor)  # t.item(): the one element as a Python bool, int or float
+
+
 def _default_float():
     return as_dtype("float32")
 
@@ -341,5 +343,23 @@ def _install_methods():
     if hasattr(F, "logical_not"):
         Tensor.__invert__ = F.logical_not
     if hasattr(F, "getitem"):
-        Tensor.__getitem__ = F.getitem
+        Tensor.__getitem__ = _fast_getitem(F.getitem)
         Tensor.__setitem__ = F.setitem
+
+
+def _fast_getitem(general):
+    """``x[idx]``: a basic index (ints, slices, None, Ellipsis) on a tensor that
+    records no graph is parsed and sliced in one C++ call (``_C.basic_index``,
+    the same view ``general`` returns); everything else, and every error, goes
+    to ``general`` (lucid._ops.indexing.getitem)."""
+    basic_index = _C.basic_index
+
+    def __getitem__(self, idx):
+        if not self._requires_grad:
+            out = basic_index(self._impl, idx)
+            if out is not None:
+                return Tensor(out)
+        return general(self, idx)
+
+    __getitem__.__doc__ = general.__doc__
+    return __getitem__

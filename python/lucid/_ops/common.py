@@ -8,14 +8,24 @@ import numpy as np
 
 from .. import _C
 from .._dtype import as_dtype
-from .._tensor import Tensor
+from .._tensor import _DTYPES, Tensor
 from ..autograd.grad_mode import is_grad_enabled
 
 _full = _C.full
 
 
-def wrap(impl, requires_grad: bool = False):
-    return Tensor(impl, requires_grad)
+def binary_meta(a, b):
+    """What the backward of a broadcasting binary op needs to fit its gradients to
+    the inputs: None when ``a`` and ``b`` have one shape and one dtype (the output's,
+    so the gradients fit as they are; one C++ call), else
+    ``(a.shape, a.dtype, b.shape, b.dtype)``."""
+    ai, bi = a._impl, b._impl
+    if ai.same_meta(bi):
+        return None
+    return (ai.shape, _DTYPES[ai.dtype], bi.shape, _DTYPES[bi.dtype])
+
+
+wrap = Tensor  # wrap(impl, requires_grad=False): an engine tensor as a lucid Tensor, without an extra frame
 
 
 def is_tensor(x) -> bool:
@@ -94,17 +104,21 @@ def dims_arg(dim, axis, ndim: int, fn: str):
 
 def sum_to_shape(grad, shape: tuple):
     """Reduces a broadcast gradient back to `shape` (the input's shape)."""
-    if grad.shape == tuple(shape):
+    shape = tuple(shape)
+    gshape = grad._impl.shape
+    if gshape == shape:
         return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if not (grad._requires_grad and is_grad_enabled()):
+        # Backward formulas run here with nothing to record: the two kernels directly.
+        impl = _C.sum(grad._impl, dims, True, None) if dims else grad._impl
+        return Tensor(_C.reshape(impl, shape))
     from . import reduction, shape as shape_ops
 
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
-    )
     if dims:
         grad = reduction.sum(grad, dim=dims, keepdim=True)
-    return shape_ops.reshape(grad, tuple(shape))
+    return shape_ops.reshape(grad, shape)
 
 
 def quantized_input(x) -> bool:

@@ -86,7 +86,8 @@ def assign_(target, value):
         object.__setattr__(target, "_impl", value._impl)
         target.grad_fn, target._output_nr = value.grad_fn, value._output_nr
         target._requires_grad = value._requires_grad
-        target._version += 1
+        # No version bump: nothing was overwritten. A node that saved `target`
+        # sees it rebound (ctx.saved_tensors compares the engine handle).
         return target
     _C.copy_(target._impl, value._impl)
     target._version += 1

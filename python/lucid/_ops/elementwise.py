@@ -21,8 +21,8 @@ import math
 from .. import _C
 from ..autograd import Function
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
-from .common import as_tensor, is_tensor, sum_to_shape, wrap
+from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled  # _state: read inline by add/sub/mul/div
+from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod",
@@ -94,32 +94,40 @@ def _masked(mask, g):
 
 # ----- binary arithmetic ------------------------------------------------------------
 
+def _fit(meta, ga, gb):
+    """A binary op's two gradients reduced to its inputs' shapes and cast to their
+    dtypes; ``meta`` is ``binary_meta``'s (None: they fit as they are)."""
+    if meta is None:
+        return ga, gb
+    sa, da, sb, db = meta
+    return (None if ga is None else _grad_for(ga, sa, da)), (None if gb is None else _grad_for(gb, sb, db))
+
+
+# add, sub, mul and div record through Function.apply_binary: their forwards
+# only call _C (nothing to switch grad mode off for) and return one floating tensor.
+
 class _Add(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        return wrap(_C.add(a._impl, b._impl))
+        ctx.meta = binary_meta(a, b)
+        return Tensor(_C.add(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
-        sa, da, sb, db = ctx.meta
-        ga = _grad_for(g, sa, da) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(g, sb, db) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        n0, n1 = ctx.needs_input_grad
+        return _fit(ctx.meta, g if n0 else None, g if n1 else None)
 
 
 class _Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        return wrap(_C.sub(a._impl, b._impl))
+        ctx.meta = binary_meta(a, b)
+        return Tensor(_C.sub(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
-        sa, da, sb, db = ctx.meta
-        ga = _grad_for(g, sa, da) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(neg(g), sb, db) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        n0, n1 = ctx.needs_input_grad
+        return _fit(ctx.meta, g if n0 else None, neg(g) if n1 else None)
 
 
 class _Mul(Function):
@@ -129,32 +137,28 @@ class _Mul(Function):
         # in-place write to `y` after `y * 2.0` is no error (as in PyTorch).
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        return wrap(_C.mul(a._impl, b._impl))
+        ctx.meta = binary_meta(a, b)
+        return Tensor(_C.mul(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        sa, da, sb, db = ctx.meta
-        ga = _grad_for(mul(g, b), sa, da) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(mul(g, a), sb, db) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        n0, n1 = ctx.needs_input_grad
+        return _fit(ctx.meta, mul(g, b) if n0 else None, mul(g, a) if n1 else None)
 
 
 class _Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # a only for b's gradient
-        ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        return wrap(_C.div(a._impl, b._impl))
+        ctx.meta = binary_meta(a, b)
+        return Tensor(_C.div(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        sa, da, sb, db = ctx.meta
-        ga = _grad_for(div(g, b), sa, da) if ctx.needs_input_grad[0] else None
-        gb = _grad_for(neg(div(mul(g, a), mul(b, b))), sb, db) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        n0, n1 = ctx.needs_input_grad
+        return _fit(ctx.meta, div(g, b) if n0 else None, neg(div(mul(g, a), mul(b, b))) if n1 else None)
 
 
 def _check_integer_pow(a, b):
@@ -222,11 +226,11 @@ def add(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("add", out, input, other, alpha=alpha)
-    a, b = _binary_args(input, other)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Add.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
+        return _Add.apply_binary(a, b)
     return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
 
 
@@ -239,11 +243,11 @@ def sub(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("sub", out, input, other, alpha=alpha)
-    a, b = _binary_args(input, other)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
         b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Sub.apply(a, b)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
+        return _Sub.apply_binary(a, b)
     return Tensor(_C.sub(a._impl, b._impl))
 
 
@@ -256,9 +260,9 @@ def mul(input, other, *, out=None):
     """
     if out is not None:
         return _write_out("mul", out, input, other)
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Mul.apply(a, b)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
+        return _Mul.apply_binary(a, b)
     return Tensor(_C.mul(a._impl, b._impl))
 
 
@@ -277,9 +281,9 @@ def div(input, other, *, rounding_mode=None, out=None):
         return _write_out("div", out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is not None:
         return _div_rounded(input, other, rounding_mode)
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Div.apply(a, b)
+    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
+    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
+        return _Div.apply_binary(a, b)
     return Tensor(_C.div(a._impl, b._impl))
 
 

@@ -375,8 +375,7 @@ def _write(x, plan, value):
         object.__setattr__(x, "_impl", new._impl)
         x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
         Tensor.__setattr__(x, "requires_grad", new.requires_grad)
-        x._version += 1
-        return x
+        return x  # rebound, not overwritten: no version bump (ctx.saved_tensors compares the handle)
     _C.slice_assign(x._impl, plan.starts, plan.steps, plan.lengths, v._impl)
     x._version += 1
     return x

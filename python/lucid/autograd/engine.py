@@ -69,7 +69,8 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
             if hooked:
                 grads = [g if g is None or not _hooks.node_hooks(node, i) else
                          _hooks.run_hooks(_hooks.node_hooks(node, i), g) for i, g in enumerate(grads)]
-            in_grads = node.function.backward(node.ctx, *grads)
+            ctx = node.ctx
+            in_grads = node.function.backward(ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             if anomaly:
@@ -83,21 +84,25 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None):
                 if t is None or g is None:
                     continue
                 fn, nr = edge
-                if g._impl.shape != t._impl.shape:
-                    raise RuntimeError(
-                        f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
-                    )
+                if not g._impl.same_meta(t._impl):  # shape and dtype in one C++ call
+                    if not g._impl.same_shape(t._impl):
+                        raise RuntimeError(
+                            f"{node.name()}: gradient of shape {g.shape} for an input of shape {t.shape}"
+                        )
+                    g = g.to(t.dtype)  # each gradient takes its input's dtype, as in PyTorch's engine
                 if t._retain_grad and fn is not None:
                     t.grad = g if t.grad is None else t.grad + g
                 if fn is None and hooked and _hooks.leaf_hooks(t):
                     _hold(held, t, g)
                 elif fn is None or (wanted is not None and id(t) in wanted):
                     _deliver(t, g, wanted, results, leaf=fn is None)
-                if fn is not None:
-                    _accumulate(node_grads, (id(fn), nr), g)
+                if fn is not None:  # _accumulate, inlined: once per edge
+                    key = (id(fn), nr)
+                    prev = node_grads.get(key)
+                    node_grads[key] = g if prev is None else prev + g
             if not retain_graph:
-                node.ctx._released = True
-                node.ctx._saved = ()
+                ctx._released = True
+                ctx._saved = ()
         for t, g in held.values():
             _deliver(t, _hooks.run_hooks(_hooks.leaf_hooks(t), g), wanted, results, leaf=True)
     return results

@@ -10,6 +10,8 @@ from __future__ import annotations
 from .._tensor import _DTYPES, Tensor
 from .grad_mode import _state
 
+_FLOATING = frozenset(name for name, d in _DTYPES.items() if d.is_floating_point)  # engine dtype names
+
 
 class FunctionCtx:
     """The ``ctx`` handed to ``forward`` and ``backward``."""
@@ -24,9 +26,18 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
-        # Each tensor's version now; saved_tensors checks that no in-place op
-        # has written to one since (its values would no longer be the forward's).
-        self._saved_versions = tuple([t._version if isinstance(t, Tensor) else None for t in tensors])
+        # Each tensor's engine handle and its storage's version now: saved_tensors
+        # checks that no in-place op has written to that memory since, through this
+        # tensor or any view of it, and that the tensor was not rebound to a new
+        # value (the recorded route of an in-place op); either way its values would
+        # no longer be the forward's.
+        if len(tensors) == 2:  # the common case, without a comprehension's frame
+            t0, t1 = tensors
+            self._saved_versions = ((t0._impl, t0._impl.version) if isinstance(t0, Tensor) else None,
+                                    (t1._impl, t1._impl.version) if isinstance(t1, Tensor) else None)
+        else:
+            self._saved_versions = tuple([(t._impl, t._impl.version) if isinstance(t, Tensor) else None
+                                          for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -35,12 +46,16 @@ class FunctionCtx:
                 "saved_tensors: the graph was already freed by a backward pass; "
                 "call backward(retain_graph=True) to go through it twice"
             )
-        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
-            if v is not None and t._version != v:
+        for i, (t, saved) in enumerate(zip(self._saved, self._saved_versions)):
+            if saved is None:
+                continue
+            impl, v = saved
+            if t._impl is not impl or impl.version != v:
+                now = (f"is at version {impl.version}" if t._impl is impl
+                       else "was replaced by the result of an in-place op")
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: saved tensor {i} of shape {tuple(t.shape)} is at version {t._version}; "
-                    f"expected version {v} instead")
+                    f"operation: saved tensor {i} of shape {tuple(t.shape)} {now}; expected version {v} instead")
         return self._saved
 
     def mark_non_differentiable(self, *tensors) -> None:
@@ -52,14 +67,21 @@ class Node:
 
     __slots__ = ("function", "ctx", "inputs", "edges", "num_outputs", "__weakref__")
 
-    def __init__(self, function, ctx, inputs, num_outputs):
+    def __init__(self, function, ctx, args, needs, num_outputs):
         self.function = function
         self.ctx = ctx
-        self.inputs = inputs  # per forward argument: a Tensor that requires grad, else None
-        # Where each input's gradient goes, fixed now: an in-place op (x[i] = v,
-        # x += y) later rebinds x.grad_fn, and gradients from this node must
-        # still reach the node that produced the value this call read.
-        self.edges = tuple([None if t is None else (t.grad_fn, t._output_nr) for t in inputs])
+        # Per forward argument: the Tensor when it requires grad, else None; and
+        # where its gradient goes, fixed now: an in-place op (x[i] = v, x += y)
+        # later rebinds x.grad_fn, and gradients from this node must still reach
+        # the node that produced the value this call read.
+        if len(args) == 2:
+            a0, a1 = args
+            n0, n1 = needs
+            self.inputs = (a0 if n0 else None, a1 if n1 else None)
+            self.edges = ((a0.grad_fn, a0._output_nr) if n0 else None, (a1.grad_fn, a1._output_nr) if n1 else None)
+        else:
+            self.inputs = inputs = tuple([a if n else None for a, n in zip(args, needs)])
+            self.edges = tuple([None if t is None else (t.grad_fn, t._output_nr) for t in inputs])
         self.num_outputs = num_outputs
 
     def name(self) -> str:
@@ -67,6 +89,31 @@ class Node:
 
     def __repr__(self):
         return f"<{self.name()}>"
+
+
+class _BinaryNode(Node):
+    """The node of a built-in binary op (``Function.apply_binary``), which is also
+    the ctx its ``forward`` and ``backward`` get: one object per recorded op
+    instead of two, its fields in slots. It offers what those four forwards use
+    (``needs_input_grad``, ``save_for_backward``, ``saved_tensors``, ``meta``)."""
+
+    __slots__ = ("needs_input_grad", "_saved", "_saved_versions", "meta", "_released")
+    save_for_backward = FunctionCtx.save_for_backward
+    saved_tensors = FunctionCtx.saved_tensors
+
+    def __init__(self, function, a, b, n0, n1):
+        self.function = function
+        self.needs_input_grad = (n0, n1)
+        self.inputs = (a if n0 else None, b if n1 else None)
+        self.edges = ((a.grad_fn, a._output_nr) if n0 else None, (b.grad_fn, b._output_nr) if n1 else None)
+        self.num_outputs = 1
+        self._saved = self._saved_versions = ()
+        self.meta = None
+        self._released = False
+
+    @property
+    def ctx(self):
+        return self
 
 
 class Function:
@@ -106,9 +153,31 @@ class Function:
         return cls.__name__.lstrip("_") + "Backward"
 
     @classmethod
+    def apply_binary(cls, a, b):
+        """``apply(a, b)`` for a built-in op of two tensors whose ``forward`` only
+        calls ``_C`` (so grad mode need not be switched off around it) and returns
+        one new floating tensor; the caller has checked that grad mode is on and
+        that ``a`` or ``b`` requires grad. The recorded path of add, sub, mul, div."""
+        node = _BinaryNode(cls, a, b, a._requires_grad, b._requires_grad)
+        out = cls.forward(node, a, b)
+        out._requires_grad = True
+        out.grad_fn = node
+        return out
+
+    @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+        # Which arguments need a gradient; one and two arguments (most ops) are
+        # written out, without a comprehension's frame.
+        n = len(args)
+        if n == 2:
+            a0, a1 = args
+            needs = (isinstance(a0, Tensor) and a0._requires_grad, isinstance(a1, Tensor) and a1._requires_grad)
+        elif n == 1:
+            a0 = args[0]
+            needs = (isinstance(a0, Tensor) and a0._requires_grad,)
+        else:
+            needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         ctx.needs_input_grad = needs
         # `with no_grad()` inlined: this runs once per recorded op.
         enabled = getattr(_state, "enabled", True)
@@ -119,11 +188,18 @@ class Function:
             _state.enabled = enabled
         if not (enabled and True in needs):
             return out
-        outputs = out if isinstance(out, tuple) else (out,)
-        node = Node(cls, ctx, tuple([a if n else None for a, n in zip(args, needs)]), len(outputs))
         skip = ctx._non_differentiable
-        for i, o in enumerate(outputs):
-            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and _DTYPES[o._impl.dtype].is_floating_point:
+        if type(out) is not tuple:  # one output, the common case
+            node = Node(cls, ctx, args, needs, 1)
+            if (isinstance(out, Tensor) and (not skip or id(out) not in skip)
+                    and out._impl.dtype in _FLOATING):
+                out._requires_grad = True
+                out.grad_fn = node
+                out._output_nr = 0
+            return out
+        node = Node(cls, ctx, args, needs, len(out))
+        for i, o in enumerate(out):
+            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and o._impl.dtype in _FLOATING:
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i

@@ -4,7 +4,15 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+class _GradState(threading.local):
+    """Per-thread grad mode. The class attribute is every thread's default, so
+    reading ``_state.enabled`` (the hot wrappers do, inline) never falls back to
+    an AttributeError in a thread that has not switched the mode yet."""
+
+    enabled = True
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:

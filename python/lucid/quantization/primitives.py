@@ -14,8 +14,9 @@ import numbers
 import numpy as np
 
 from .. import _C
-from .._dtype import as_dtype, float32
+from .._dtype import as_dtype, dtype as _dtype_cls, float32
 from ..autograd import Function
+from ..autograd.grad_mode import _state as _grad_state
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
@@ -32,6 +33,27 @@ def _tensor_type():
 
         _TENSOR = Tensor
     return _TENSOR
+
+
+_quantize_scalar = _C.quantize_scalar
+_dequantize_scalar = _C.dequantize_scalar
+_fake_quantize_scalar = _C.fake_quantize_scalar
+_EXACT = 2**53  # integers below this pass through a double exactly
+
+
+def _scalar_pair(scale, zero_point) -> bool:
+    """Whether ``scale`` / ``zero_point`` take the one-call route: a Python float (or
+    int) scale and a Python int zero point, which ``_C.*_scalar`` turn into the same
+    0-d float32 / int64 tensors that ``_param`` makes. Anything else (tensors,
+    numpy numbers, bools, huge ints) goes through ``_param``'s checks."""
+    ts = type(scale)
+    return ((ts is float or (ts is int and -_EXACT < scale < _EXACT))
+            and type(zero_point) is int and -_EXACT < zero_point < _EXACT)
+
+
+def _per_tensor(ch_axis, group_size, axis) -> bool:
+    """The default axes (one scale and zero point for the whole tensor)."""
+    return ch_axis is None and group_size is None and type(axis) is int and axis == -1
 
 
 def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
@@ -128,6 +150,12 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     >>> Q.quantize(lucid.randn(4, 8), lucid.ones(4) * 0.02, lucid.zeros(4), Q.qint8, ch_axis=0).shape
     (4, 8)
     """
+    T = _TENSOR
+    ts = type(scale)  # _per_tensor and _scalar_pair inlined: this is the hot call of calibration loops
+    if (ch_axis is None and group_size is None and type(axis) is int and axis == -1 and type(qdtype) is QDtype
+            and T is not None and isinstance(x, T) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
+            and (ts is float or (ts is int and -_EXACT < scale < _EXACT))):
+        return T(_quantize_scalar(x._impl, scale, zero_point, qdtype.name))  # per-tensor, Python numbers
     fn = "quantize"
     x = _input(x, fn, "x")
     qd = as_qdtype(qdtype, fn)
@@ -149,6 +177,10 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
     >>> Q.dequantize(lucid.tensor([-20, 0, 10, 127], dtype=lucid.int8), scale=0.5, zero_point=0).tolist()
     [-10.0, 0.0, 5.0, 63.5]
     """
+    T = _TENSOR
+    if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls and isinstance(q, T)
+            and _scalar_pair(scale, zero_point)):
+        return T(_dequantize_scalar(q._impl, scale, zero_point, dtype.name))
     fn = "dequantize"
     q = _input(q, fn, "q")
     ch, g, ax = _axes(fn, ch_axis, group_size, axis)
@@ -191,6 +223,12 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     >>> x.grad.tolist()
     [1.0, 0.0]
     """
+    T = _TENSOR
+    if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
+            and type(quant_max) is int and isinstance(x, T)
+            and not (x._requires_grad and getattr(_grad_state, "enabled", True)) and _scalar_pair(scale, zero_point)):
+        # No gradient to record: one C++ call, no Function.apply, no mask kept.
+        return T(_fake_quantize_scalar(x._impl, scale, zero_point, quant_min, quant_max))
     fn = "fake_quantize"
     x = _input(x, fn, "x")
     qmin = _int_arg(quant_min, fn, "quant_min")
