@@ -4,6 +4,10 @@
 #include "cpu/elementwise_functors.h"
 #include "cpu/elementwise_loops.h"
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 namespace lucid::cpu {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -50,6 +54,24 @@ void compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out) 
 
 namespace {
 
+// A bitwise select on the values' bits: no data-dependent branch (a random mask,
+// as a ReLU's backward has, mispredicted half the time: 4 ns an element, 7x an
+// add), and the loop vectorizes. The bits are copied unchanged, NaN payloads too.
+template <class T>
+inline T pick(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+            std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  static_assert(sizeof(T) == sizeof(U) && std::is_trivially_copyable_v<T>);
+  U ua, ub;
+  std::memcpy(&ua, &a, sizeof(T));
+  std::memcpy(&ub, &b, sizeof(T));
+  const U mask = U(0) - U(c);
+  const U r = static_cast<U>((ua & mask) | (ub & static_cast<U>(~mask)));
+  T out;
+  std::memcpy(&out, &r, sizeof(T));
+  return out;
+}
+
 template <class T>
 void where_typed(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
   const bool* pc = cond.data<bool>();
@@ -61,7 +83,7 @@ void where_typed(const Tensor& cond, const Tensor& a, const Tensor& b, const Ten
   auto full = [&](const Tensor& t) { return t.shape() == out.shape() && t.is_contiguous(); };
   if (full(cond) && full(a) && full(b)) {
     parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = pc[i] ? pa[i] : pb[i];
+      for (int64_t i = lo; i < hi; ++i) po[i] = pick(pc[i], pa[i], pb[i]);
     });
     return;
   }
@@ -74,7 +96,7 @@ void where_typed(const Tensor& cond, const Tensor& a, const Tensor& b, const Ten
     const T* xa = pa + off[1];
     const T* xb = pb + off[2];
     T* xo = po + off[3];
-    for (int64_t i = 0; i < len; ++i) xo[i] = xc[i * st[0]] ? xa[i * st[1]] : xb[i * st[2]];
+    for (int64_t i = 0; i < len; ++i) xo[i] = pick(xc[i * st[0]], xa[i * st[1]], xb[i * st[2]]);
   });
 }
 
