@@ -17,10 +17,11 @@ from ... import _dtype
 from ..._creation import zeros
 from .. import functional as F
 from ..module import Module
-from ._common import Q, QuantizedStateMixin, requant_param_buffers
+from ._common import Q, QuantizedStateMixin
+from .modules import Quantize
 
 
-class QuantDeQuant(QuantizedStateMixin, Module):
+class QuantDeQuant(Quantize):
     """``dequantize(quantize(x, scale, zero_point, dtype))`` on float tensors (full grid of
     ``dtype``, quint8 by default): the quantization step of a real module, in float.
 
@@ -30,21 +31,13 @@ class QuantDeQuant(QuantizedStateMixin, Module):
     [0.0, 0.5, 127.5]
     """
 
-    _exact_dtype_state = frozenset({"zero_point"})
-    _scale_state = frozenset({"scale"})
-
-    def __init__(self, scale, zero_point, dtype=None):
-        super().__init__()
-        requant_param_buffers(self, scale, zero_point)
-        self.dtype = Q().as_qdtype(dtype or "quint8")
-
     def forward(self, x):
         if isinstance(x, Q().QTensor):
             raise TypeError("reference QuantDeQuant.forward(): expected a float tensor, got a QTensor")
         s, z = float(self.scale.item()), int(self.zero_point.item())
         return Q().dequantize(Q().quantize(x, s, z, self.dtype), s, z)
 
-    def extra_repr(self):
+    def extra_repr(self):  # the dtype by name, as the reference model prints it
         return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}, dtype={self.dtype.name}"
 
 
