@@ -191,12 +191,32 @@ class _BasicIndex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
+        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded
+            return _SliceScatter.apply(g, ctx.in_shape, ctx.plan), None
+        return _slice_scatter(g, ctx.in_shape, ctx.plan), None
 
-        out = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
-        p = ctx.plan
-        _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
-        return out, None
+
+def _slice_scatter(g, in_shape, p):
+    """Zeros of ``in_shape`` with ``g`` written where ``x[idx]`` read (``p`` its plan)."""
+    from .._creation import zeros
+
+    out = zeros(in_shape, dtype=g.dtype, device=g.device)
+    _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
+    return out
+
+
+class _SliceScatter(Function):
+    """x[idx]'s backward as an op of its own, recorded under create_graph; being
+    linear in g, its gradient is the gradient's own x[idx]."""
+
+    @staticmethod
+    def forward(ctx, g, in_shape, plan):
+        ctx.plan = plan
+        return _slice_scatter(g, in_shape, plan)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _BasicIndex.apply(gg, ctx.plan), None, None
 
 
 def getitem(x, idx):
@@ -289,6 +309,11 @@ class _SetItem(Function):
     @staticmethod
     def backward(ctx, g):
         p = ctx.plan
+        if g._requires_grad and is_grad_enabled():  # create_graph: both gradients recorded (linear in g)
+            zero = wrap(_C.full((), 0.0, g.dtype.name, g._impl.device))
+            gx = _SetItem.apply(g, zero, p) if ctx.needs_input_grad[0] else None
+            gv = _BasicIndex.apply(g, p).reshape(p.lengths) if ctx.needs_input_grad[1] else None
+            return gx, gv, None
         gx = gv = None
         if ctx.needs_input_grad[0]:
             gx = wrap(_C.clone(g._impl))
@@ -411,6 +436,8 @@ class _Gather(Function):
 
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
+            return scatter_add(base, ctx.dim, index, g), None, None
         return wrap(_C.scatter_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
 
 
@@ -454,6 +481,8 @@ def take_along_dim(input, indices, dim):
 
 
 class _ScatterAdd(Function):
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
@@ -502,6 +531,8 @@ class _IndexSelect(Function):
 
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        if g._requires_grad and is_grad_enabled():  # create_graph: recorded index_add
+            return index_add(base, ctx.dim, index, g), None, None
         return wrap(_C.index_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
 
 
@@ -557,6 +588,8 @@ def index_add(input, dim, index, source, alpha=1):
 
 
 class _Scatter(Function):
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
@@ -597,6 +630,8 @@ def scatter(input, dim, index, src):
 
 
 class _IndexCopy(Function):
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _C
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from .common import quantized_input, records, wrap
 from .shape import squeeze, unsqueeze
 
@@ -68,6 +68,8 @@ def _grads(ctx, impls, n_after: int):
 # ----- convolution ----------------------------------------------------------------
 
 class _Conv2d(Function):
+    once_differentiable = True  # the backward is a fused kernel
+
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, fn):
         ctx.save_for_backward(x, weight)
@@ -163,6 +165,8 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
 # ----- pooling --------------------------------------------------------------------
 
 class _MaxPool2d(Function):
+    once_differentiable = True  # the backward is a fused kernel
+
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
         y, idx = _C.max_pool2d(x._impl, kernel, stride, padding, dilation, ceil_mode)
@@ -178,6 +182,8 @@ class _MaxPool2d(Function):
 
 
 class _AvgPool2d(Function):
+    once_differentiable = True  # the backward is a fused kernel
+
     @staticmethod
     def forward(ctx, x, *args):
         ctx.save_for_backward(x)
@@ -191,6 +197,8 @@ class _AvgPool2d(Function):
 
 
 class _AdaptiveAvgPool2d(Function):
+    once_differentiable = True  # the backward is a fused kernel
+
     @staticmethod
     def forward(ctx, x, output_size):
         ctx.save_for_backward(x)
@@ -298,8 +306,29 @@ class _Linear(Function):
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the same gradients from recorded ops
+            return _linear_backward_recorded(ctx, g, x, weight)
         impls = _C.linear_backward(g._impl, x._impl, weight._impl, list(ctx.needs_input_grad[:3]))
         return _grads(ctx, impls, 0)
+
+
+def _linear_backward_recorded(ctx, g, x, weight):
+    """dx = g @ W, dW = g^T x and db = sum g over the leading axes (g, x flattened
+    to matrices), written with lucid ops so they can be differentiated again."""
+    from .linalg import matmul
+    from .reduction import sum as sum_
+
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    gx = matmul(g, weight) if need_x else None
+    gw = gb = None
+    if need_w or need_b:
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+        if need_w:
+            x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+            gw = matmul(g2.transpose(0, 1), x2)
+        if need_b:
+            gb = sum_(g2, dim=0)
+    return gx, gw, gb
 
 
 def linear(input, weight, bias=None):
@@ -328,6 +357,16 @@ class _Embedding(Function):
     @staticmethod
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
+        if g._requires_grad and is_grad_enabled():  # create_graph: a recorded index_add, same sums
+            from .elementwise import where
+            from .indexing import index_add
+
+            idx = indices.reshape(-1)
+            g2 = g.reshape(-1, g.shape[-1])
+            if ctx.padding_idx is not None:  # the padding row gets no gradient
+                g2 = where((idx != ctx.padding_idx).reshape(-1, 1), g2, 0.0)
+            base = wrap(_C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._impl.device))
+            return index_add(base, 0, idx, g2), None, None
         return wrap(_C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx)), None, None
 
 
@@ -372,6 +411,7 @@ TENSOR_METHODS += ["softmax", "log_softmax"]
 # ----- transposed convolution (the adjoint of conv2d, on conv2d's kernels) ---------------
 
 class _ConvTranspose2d(Function):
+    once_differentiable = True  # the backward is a fused kernel
     """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
     convolution with respect to its input, so forward and backward reuse the conv2d
     kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and

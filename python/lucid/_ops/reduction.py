@@ -49,8 +49,20 @@ def _dtype_name(dtype):
     return as_dtype(dtype).name
 
 
+def _keep_shape(shape, dims):
+    """``shape`` with the reduced axes (all of them when ``dims`` is empty) set to 1."""
+    n = len(shape)
+    axes = {d % n for d in dims} if dims else set(range(n))
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
 def _unreduce(g, shape, dims):
-    """g (the reduced shape) broadcast back to the input's shape."""
+    """g (the reduced shape) broadcast back to the input's shape; recorded (a
+    reshape and an expand) when g is part of a graph (create_graph)."""
+    if g._requires_grad and is_grad_enabled():
+        from .shape import expand
+
+        return expand(g.reshape(_keep_shape(shape, dims)), *shape)
     return wrap(_C.broadcast_reduced(g._impl, tuple(shape), dims))
 
 
@@ -91,11 +103,15 @@ class _Var(Function):
         (x,) = ctx.saved_tensors
         denom = _reduced_count(x.shape, ctx.dims) - ctx.correction
         scale = 2.0 / denom if denom > 0 else float("nan")
-        centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
+        if is_grad_enabled():  # create_graph: the mean's dependence on x is recorded too
+            centered = x - mean(x, dim=ctx.dims, keepdim=True)
+        else:
+            centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
         return _unreduce(g, x.shape, ctx.dims) * centered * scale, None, None, None
 
 
 class _Prod(Function):
+    once_differentiable = True  # prod_of_others is a fused kernel
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.save_for_backward(x)
@@ -155,6 +171,14 @@ class _ExtremeDim(Function):
         if g_values is None:
             return None, None, None, None
         (indices,) = ctx.saved_tensors
+        if g_values._requires_grad and is_grad_enabled() and ctx.shape:  # create_graph: recorded scatter_add
+            from .indexing import scatter_add
+            from .shape import unsqueeze
+
+            if not ctx.keepdim:
+                g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
+            zeros = wrap(_C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._impl.device))
+            return scatter_add(zeros, ctx.dim, indices, g_values), None, None, None
         return wrap(_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim)), None, None, None
 
 

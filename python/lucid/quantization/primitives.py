@@ -193,6 +193,8 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
 class _FakeQuantize(Function):
     """One fused kernel computes y and the straight-through mask; backward is where(mask, dy, 0)."""
 
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, group_size, axis):
         y, mask = _C.fake_quantize(x._impl, scale._impl, zero_point._impl, quant_min, quant_max, ch_axis, group_size,
@@ -241,6 +243,8 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
 
 class _FakeQuantizeLearnable(Function):
     """Forward kernel, then one fused backward kernel for dx, dscale and dzero_point."""
+
+    once_differentiable = True  # the backward calls a fused _C kernel
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, grad_factor):
