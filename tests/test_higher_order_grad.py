@@ -386,3 +386,33 @@ def test_custom_function_once_differentiable(device):
     np.testing.assert_allclose(to_np(g), [3.0, 12.0])
     with pytest.raises(RuntimeError, match="CubeBackward does not support double backward"):
         grad(g.sum(), x)
+
+
+def test_maml_inner_step_is_differentiated(device):
+    # One inner SGD step w' = w - lr * d L_train / dw kept in the graph; the outer
+    # gradient d L_val(w') / dw needs the Hessian of L_train.
+    rng = np.random.default_rng(3)
+    xt, yt = rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    xv, yv = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    w0, b0, d = rng.normal(size=(2, 3)) * 0.5, rng.normal(size=2) * 0.1, rng.normal(size=(2, 3))
+    lr = 0.3
+
+    def outer(w, b, dev, create_graph):
+        lt = F.mse_loss(lucid.tanh(F.linear(_t(xt, dev), w, b)), _t(yt, dev))
+        gw, gb = grad(lt, (w, b), create_graph=create_graph)
+        return F.mse_loss(lucid.tanh(F.linear(_t(xv, dev), w - lr * gw, b - lr * gb)), _t(yv, dev))
+
+    w, b = _t(w0, device, True), _t(b0, device, True)
+    outer(w, b, device, True).backward()
+
+    def value(wa):  # float64, CPU stream; the inner gradient needs no graph here
+        wc, bc = _t(wa, "cpu", True), _t(b0, "cpu", True)
+        return outer(wc, bc, "cpu", False).item()
+
+    eps = 1e-6
+    fd = (value(w0 + eps * d) - value(w0 - eps * d)) / (2 * eps)
+    np.testing.assert_allclose(float((to_np(w.grad) * d).sum()), fd, rtol=1e-6 if device == "cpu" else 1e-3)
+    # Without create_graph the inner gradient is a constant: a different (first-order MAML) value.
+    w2, b2 = _t(w0, device, True), _t(b0, device, True)
+    outer(w2, b2, device, False).backward()
+    assert np.abs(to_np(w2.grad) - to_np(w.grad)).max() > 1e-6
