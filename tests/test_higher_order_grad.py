@@ -199,6 +199,12 @@ OPS = {
     "sort_topk": lambda x, d: x.sort(1)[0] ** 3 + x.topk(2, 1)[0].sum() * x,
     "embedding": lambda x, d: F.embedding(_ix([[0, 2], [1, 0]], d), x * x, padding_idx=0) ** 2,
     "setitem": lambda x, d: _setitem(x),
+    "special": lambda x, d: lucid.log1p(x * x) * lucid.expm1(x) + lucid.log2(x * x + 1) * lucid.atan2(x, x * x + 0.5),
+    "remainder_floor_divide": lambda x, d: lucid.remainder(x * x, 0.7) * x + lucid.fmod(x, 0.3) * x
+    + lucid.floor_divide(x * x, 0.5) * x,
+    "clone_to": lambda x, d: x.clone() ** 3 * x.to(dtype="float32").to(dtype=x.dtype),
+    "batch_norm": lambda x, d: F.batch_norm(x * x, None, None, x[0], x[1], training=True),
+    "index_add": lambda x, d: lucid.index_add(x * x, 0, _ix([0, 2], d), x[1:3] * x[:2]),
 }
 
 
@@ -227,7 +233,9 @@ def test_op_hessian_vector_product(device, name):
     eps = 1e-5
     fd = (first(x0 + eps * v) - first(x0 - eps * v)) / (2 * eps)  # float64, CPU stream
     scale = 1 + np.abs(fd).max()
-    assert np.abs(to_np(hv) - fd).max() / scale < (1e-6 if device == "cpu" else 1e-3), name
+    # clone_to rounds through float32: its gradient carries float32 rounding, seen by the differences
+    tol = 1e-6 if device == "cpu" and name != "clone_to" else 1e-3
+    assert np.abs(to_np(hv) - fd).max() / scale < tol, name
 
 
 # ----- the API ------------------------------------------------------------------------------
@@ -416,3 +424,37 @@ def test_maml_inner_step_is_differentiated(device):
     w2, b2 = _t(w0, device, True), _t(b0, device, True)
     outer(w2, b2, device, False).backward()
     assert np.abs(to_np(w2.grad) - to_np(w.grad)).max() > 1e-6
+
+
+# Every built-in Function whose backward is not marked once_differentiable is
+# checked twice-differentiable by a case above. A new Function (a fused op)
+# fails here until it is classified: covered by a case, or once_differentiable.
+_VERIFIED = {
+    "_Add", "_Sub", "_Mul", "_Div", "_Pow", "_MaxMin", "_FloorDivide", "_Remainder", "_Unary", "_Gelu", "_Where",
+    "_Clamp", "_Special", "_Atan2", "_Softplus", "_To", "_Clone", "_Reshape", "_Permute", "_Expand", "_Cat", "_Sum",
+    "_Mean", "_Var", "_Extreme", "_ExtremeDim", "_PNorm", "_Cumsum", "_Cumprod", "_Matmul", "_Linear",
+    "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
+}
+
+
+def _builtin_functions():
+    import lucid.nn  # noqa: F401  (modules that define Functions)
+    import lucid.quantization  # noqa: F401
+
+    seen, stack = set(), [lucid.autograd.Function]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return {c for c in seen if c.__module__.startswith("lucid.")}
+
+
+def test_every_builtin_backward_is_verified_or_refuses():
+    unclassified = sorted(c.__module__ + "." + c.__name__ for c in _builtin_functions()
+                          if not c.once_differentiable and c.__name__ not in _VERIFIED)
+    assert not unclassified, f"Functions neither verified twice-differentiable nor once_differentiable: {unclassified}"
+    refusing = {c.__name__ for c in _builtin_functions() if c.once_differentiable}
+    assert {"_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_LSTMLayer",
+            "_GRULayer", "_FakeQuantize", "_FakeQuantizeLearnable", "_Prod", "_ScatterAdd", "_Scatter",
+            "_IndexCopy"} <= refusing
