@@ -6,6 +6,8 @@ References: hand-computed derivatives, central differences of first
 gradients (float64 on the CPU stream), and PyTorch-generated literals (torch
 2.14, float64) for one tanh MLP.
 """
+import zlib
+
 import numpy as np
 import pytest
 
@@ -216,7 +218,7 @@ def _weighted(fn, x, device, w):
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_op_hessian_vector_product(device, name):
     fn = OPS[name]
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # hash() varies per process
     x0 = rng.normal(size=(3, 4))
     v = rng.normal(size=(3, 4))
     w = rng.normal(size=tuple(fn(_t(x0, "cpu"), "cpu").shape))
@@ -233,8 +235,9 @@ def test_op_hessian_vector_product(device, name):
     eps = 1e-5
     fd = (first(x0 + eps * v) - first(x0 - eps * v)) / (2 * eps)  # float64, CPU stream
     scale = 1 + np.abs(fd).max()
-    # clone_to rounds through float32: its gradient carries float32 rounding, seen by the differences
-    tol = 1e-6 if device == "cpu" and name != "clone_to" else 1e-3
+    # clone_to rounds through float32: its first gradient carries float32 rounding, which the
+    # differences (eps 1e-5) see as ~1e-2 noise; a wrong second derivative is off by O(1)
+    tol = 2e-2 if name == "clone_to" else 1e-6 if device == "cpu" else 1e-3
     assert np.abs(to_np(hv) - fd).max() / scale < tol, name
 
 
@@ -458,3 +461,32 @@ def test_every_builtin_backward_is_verified_or_refuses():
     assert {"_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_LSTMLayer",
             "_GRULayer", "_FakeQuantize", "_FakeQuantizeLearnable", "_Prod", "_ScatterAdd", "_Scatter",
             "_IndexCopy"} <= refusing
+
+
+# ----- gradgradcheck ------------------------------------------------------------------------
+
+def test_gradgradcheck_accepts_true_second_derivatives(device):
+    rng = np.random.default_rng(4)
+    x = _t(rng.normal(size=(2, 3)), device, True)
+    w = _t(rng.normal(size=(4, 3)) * 0.5, device, True)
+    assert lucid.autograd.gradgradcheck(lambda a, b: F.log_softmax(lucid.tanh(F.linear(a, b)), dim=1), (x, w))
+
+
+def test_gradgradcheck_catches_a_backward_that_is_not_recorded(device):
+    class RawSquare(lucid.autograd.Function):  # first order right; its backward detaches x (wrong if differentiated)
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2.0 * x.detach()
+
+    x = _t([0.5, -1.0, 2.0], device, True)
+    assert lucid.autograd.gradcheck(lambda t: RawSquare.apply(t), (x,))
+    with pytest.raises(AssertionError, match="finite difference"):
+        lucid.autograd.gradgradcheck(lambda t: RawSquare.apply(t), (x,))
+    with pytest.raises(RuntimeError, match="Conv2dBackward does not support double backward"):
+        lucid.autograd.gradgradcheck(lambda t: F.conv2d(t.reshape(1, 1, 1, 3), t.reshape(1, 1, 1, 3) * 1.0), (x,))
