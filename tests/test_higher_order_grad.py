@@ -207,6 +207,18 @@ OPS = {
     "clone_to": lambda x, d: x.clone() ** 3 * x.to(dtype="float32").to(dtype=x.dtype),
     "batch_norm": lambda x, d: F.batch_norm(x * x, None, None, x[0], x[1], training=True),
     "index_add": lambda x, d: lucid.index_add(x * x, 0, _ix([0, 2], d), x[1:3] * x[:2]),
+    "conv2d": lambda x, d: F.conv2d(x.reshape(1, 2, 2, 3), x[:2].reshape(4, 1, 1, 2), x[2, :4], stride=(1, 2),
+                                    padding=(1, 0), groups=2),
+    "conv2d_dilated_conv1d": lambda x, d: F.conv2d(x.reshape(1, 1, 3, 4), x[:2, :2].reshape(1, 1, 2, 2) * 1.0, None,
+                                                   stride=2, padding=1, dilation=2).sum()
+    + F.conv1d(x.reshape(1, 3, 4), x[:, :2].reshape(1, 3, 2), padding="same"),
+    "pools": lambda x, d: F.max_pool2d((x * x * x).reshape(1, 1, 3, 4), 3, stride=2, padding=1, ceil_mode=True).sum()
+    + F.avg_pool2d((x * x * x).reshape(1, 1, 3, 4), 3, stride=2, padding=1, count_include_pad=False).sum()
+    + F.adaptive_avg_pool2d((x * x * x).reshape(1, 1, 3, 4), (2, 3)),
+    "conv3d": lambda x, d: F.conv3d(x.reshape(1, 1, 3, 2, 2), x[:2, :2].reshape(1, 1, 2, 1, 2) * 1.0, padding=1)
+    + F.conv_transpose3d(x[:2].reshape(1, 1, 2, 2, 2), x[2, :2].reshape(1, 1, 1, 1, 2), stride=2).sum(),
+    "small_cnn": lambda x, d: F.adaptive_avg_pool2d(F.max_pool2d(lucid.tanh(F.conv2d(
+        x.reshape(1, 1, 3, 4), x[:2, :2].reshape(1, 1, 2, 2) * 1.0, padding=1)), 2), 1),
 }
 
 
@@ -342,40 +354,73 @@ def test_create_graph_restores_grad_mode_after_an_error(device):
 
 # ----- refusal: backwards that cannot be differentiated again --------------------------
 
-def test_conv2d_refuses_double_backward(device):
+def test_conv_transpose2d_refuses_double_backward(device):
     rng = np.random.default_rng(1)
-    x = _t(rng.normal(size=(1, 1, 4, 4)), device, True)
-    w = _t(rng.normal(size=(2, 1, 3, 3)), device, True)
-    y = (F.conv2d(x, w) ** 2).sum()
+    x = _t(rng.normal(size=(1, 1, 3, 3)), device, True)
+    w = _t(rng.normal(size=(1, 2, 2, 2)), device, True)
+    y = (F.conv_transpose2d(x, w) ** 2).sum()
     (gx,) = grad(y, x, create_graph=True)  # the first gradient itself is fine ...
-    (gx_plain,) = grad((F.conv2d(x, w) ** 2).sum(), x)
+    (gx_plain,) = grad((F.conv_transpose2d(x, w) ** 2).sum(), x)
     np.testing.assert_allclose(to_np(gx), to_np(gx_plain), **_tol(device))
-    with pytest.raises(RuntimeError, match=r"Conv2dBackward does not support double backward \(create_graph=True\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"ConvTranspose2dBackward does not support double backward \(create_graph=True\)"):
         grad((gx * gx).sum(), w)  # ... differentiating it raises instead of a wrong (zero) result
     # the same through .backward(create_graph=True): .grad holds the refusing graph
-    (F.conv2d(x, w) ** 2).sum().backward(create_graph=True)
-    with pytest.raises(RuntimeError, match="Conv2dBackward does not support double backward"):
+    (F.conv_transpose2d(x, w) ** 2).sum().backward(create_graph=True)
+    with pytest.raises(RuntimeError, match="ConvTranspose2dBackward does not support double backward"):
         w.grad.sum().backward()
 
 
 @pytest.mark.parametrize("name, fn", [
-    ("MaxPool2dBackward", lambda x: F.max_pool2d(x * x, 2)),
-    ("AvgPool2dBackward", lambda x: F.avg_pool2d(x * x, 2)),
     ("ProdBackward", lambda x: (x * x).prod()),
+    ("ScatterAddBackward", lambda x: lucid.scatter_add(x * x, 0, lucid.zeros(1, 4, dtype=lucid.int64,
+                                                                                  device=x.device), x[:1] * x[1:2])),
+    ("IndexCopyBackward", lambda x: lucid.index_copy(x * x, 0, lucid.tensor([1], device=x.device), x[:1] * x[:1])),
 ])
 def test_other_fused_backwards_refuse(device, name, fn):
-    x = _t(np.random.default_rng(2).normal(size=(1, 1, 4, 4)), device, True)
+    x = _t(np.random.default_rng(2).normal(size=(2, 4)), device, True)
     (g,) = grad(fn(x).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match=f"{name} does not support double backward"):
         grad(g.sum(), x)
 
 
 def test_refused_gradient_that_is_not_differentiated_is_harmless(device):
-    # A conv net's first gradients under create_graph: only differentiating them raises.
-    x = _t(np.ones((1, 1, 3, 3)), device)
+    # First gradients through a refusing node under create_graph: only differentiating them raises.
+    x = _t(np.ones((1, 1, 2, 2)), device)
     w = _t(np.full((1, 1, 2, 2), 0.5), device, True)
-    (gw,) = grad(F.conv2d(x, w).sum(), w, create_graph=True)
+    (gw,) = grad(F.conv_transpose2d(x, w).sum(), w, create_graph=True)
     np.testing.assert_allclose(to_np(gw), np.full((1, 1, 2, 2), 4.0))
+
+
+# torch 2.14, float64: the critic below, gp = mean((||d critic(x).sum() / dx|| - 1)^2), d gp / d (w, b, v)
+_TORCH_CNN_GP_W = [[[[-0.03400690059149312, -0.08047491267193496, -0.10353676825911884],
+                     [0.1825044037779096, 0.08184999477041677, 0.017347248595207584],
+                     [0.03317119241025816, 0.014213376123359496, 0.009128901492188849]]],
+                   [[[-0.07687450476599463, 0.11463331716118472, 0.15127640976370021],
+                     [-0.09806932493771547, -0.04759408971788781, 0.12718327506148924],
+                     [0.028802593871511226, -0.12776869298865504, -0.16259670602009973]]]]
+_TORCH_CNN_GP_B = [0.006557200109856897, 0.3002896857161429]
+_TORCH_CNN_GP_V = [[-0.06830416532067317, 0.30972117176037023]]
+
+
+def test_cnn_gradient_penalty_matches_torch(device):
+    # conv2d -> tanh -> max_pool2d -> adaptive_avg_pool2d -> linear: a WGAN-GP critic in miniature.
+    x = _t(np.cos(np.arange(32.0)).reshape(2, 1, 4, 4), device, True)
+    w = _t(np.sin(np.arange(18.0) * 0.9).reshape(2, 1, 3, 3) * 0.5, device, True)
+    b = _t([0.1, -0.2], device, True)
+    v = _t([[0.7, -1.1]], device, True)
+
+    def critic(t):
+        h = F.max_pool2d(lucid.tanh(F.conv2d(t, w, b, padding=1)), 2)
+        return F.linear(F.adaptive_avg_pool2d(h, 1).reshape(2, 2), v)
+
+    (gx,) = grad(critic(x).sum(), x, create_graph=True)
+    gp = ((gx * gx).sum(dim=(1, 2, 3)) ** 0.5 - 1.0) ** 2
+    gp.mean().backward()
+    tol = dict(rtol=1e-9, atol=1e-11) if device == "cpu" else dict(rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(to_np(w.grad), np.array(_TORCH_CNN_GP_W), **tol)
+    np.testing.assert_allclose(to_np(b.grad), np.array(_TORCH_CNN_GP_B), **tol)
+    np.testing.assert_allclose(to_np(v.grad), np.array(_TORCH_CNN_GP_V), **tol)
 
 
 def test_custom_function_once_differentiable(device):
@@ -437,6 +482,7 @@ _VERIFIED = {
     "_Clamp", "_Special", "_Atan2", "_Softplus", "_To", "_Clone", "_Reshape", "_Permute", "_Expand", "_Cat", "_Sum",
     "_Mean", "_Var", "_Extreme", "_ExtremeDim", "_PNorm", "_Cumsum", "_Cumprod", "_Matmul", "_Linear",
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
+    "_Conv2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
 }
 
 
@@ -458,8 +504,7 @@ def test_every_builtin_backward_is_verified_or_refuses():
                           if not c.once_differentiable and c.__name__ not in _VERIFIED)
     assert not unclassified, f"Functions neither verified twice-differentiable nor once_differentiable: {unclassified}"
     refusing = {c.__name__ for c in _builtin_functions() if c.once_differentiable}
-    assert {"_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_LSTMLayer",
-            "_GRULayer", "_FakeQuantize", "_FakeQuantizeLearnable", "_Prod", "_ScatterAdd", "_Scatter",
+    assert {"_ConvTranspose2d", "_LSTMLayer", "_GRULayer", "_FakeQuantize", "_FakeQuantizeLearnable", "_Prod", "_ScatterAdd", "_Scatter",
             "_IndexCopy"} <= refusing
 
 
@@ -488,5 +533,6 @@ def test_gradgradcheck_catches_a_backward_that_is_not_recorded(device):
     assert lucid.autograd.gradcheck(lambda t: RawSquare.apply(t), (x,))
     with pytest.raises(AssertionError, match="finite difference"):
         lucid.autograd.gradgradcheck(lambda t: RawSquare.apply(t), (x,))
-    with pytest.raises(RuntimeError, match="Conv2dBackward does not support double backward"):
-        lucid.autograd.gradgradcheck(lambda t: F.conv2d(t.reshape(1, 1, 1, 3), t.reshape(1, 1, 1, 3) * 1.0), (x,))
+    with pytest.raises(RuntimeError, match="ConvTranspose2dBackward does not support double backward"):
+        lucid.autograd.gradgradcheck(
+            lambda t: F.conv_transpose2d(t.reshape(1, 1, 1, 3), t.reshape(1, 1, 1, 3) * 1.0), (x,))
