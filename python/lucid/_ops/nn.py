@@ -78,14 +78,16 @@ class _Conv2d(Function):
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
         if is_grad_enabled():  # create_graph: the same gradients from recorded ops
-            return _conv2d_backward_recorded(ctx, g, x, weight) + (None,) * 5
+            return _conv2d_grads_recorded(g, x, weight, ctx.args, *ctx.needs_input_grad[:3]) + (None,) * 5
         want = list(ctx.needs_input_grad[:3])
         impls = _C.conv2d_backward(g._impl, x._impl, weight._impl, *ctx.args, want)
         return _grads(ctx, impls, 5)
 
 
-def _conv2d_backward_recorded(ctx, g, x, weight):
-    """conv2d's gradients as recorded lucid ops (im2col + matmul), for create_graph.
+def _conv2d_grads_recorded(g, x, weight, args, need_x, need_w, need_b):
+    """conv2d's gradients (g the output's gradient, x the input, args conv2d's
+    stride, 4-sided padding, dilation, groups) as recorded lucid ops (im2col +
+    matmul), for create_graph.
 
     With cols = im2col(x) (N, G, C/G*kh*kw, L) and W (G, O/G, C/G*kh*kw):
     y = W @ cols, so dW = sum_n g @ cols^T and dcols = W^T @ g; dx is im2col's
@@ -98,8 +100,7 @@ def _conv2d_backward_recorded(ctx, g, x, weight):
     from .shape import pad as pad_
     from .shape_extra import im2col
 
-    stride, (top, bottom, left, right), dilation, groups = ctx.args
-    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    stride, (top, bottom, left, right), dilation, groups = args
     n, o, oh, ow = g.shape
     kh, kw = weight.shape[2], weight.shape[3]
     gr = g.reshape(n, groups, o // groups, oh * ow)
@@ -491,11 +492,10 @@ TENSOR_METHODS += ["softmax", "log_softmax"]
 # ----- transposed convolution (the adjoint of conv2d, on conv2d's kernels) ---------------
 
 class _ConvTranspose2d(Function):
-    once_differentiable = True  # the backward is a fused kernel
     """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
     convolution with respect to its input, so forward and backward reuse the conv2d
     kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and
-    dL/dy in swapped roles."""
+    dL/dy in swapped roles (both recorded under create_graph)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
@@ -514,6 +514,12 @@ class _ConvTranspose2d(Function):
         x, weight = ctx.saved_tensors
         stride, padding, dilation, groups = ctx.args
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        if is_grad_enabled():  # create_graph: the same gradients from recorded ops
+            gx = _Conv2d.apply(g, weight, None, stride, padding, dilation, groups, "conv_transpose2d") \
+                if need_x else None
+            gw = _conv2d_grads_recorded(x, g, weight, ctx.args, False, True, False)[1] if need_w else None
+            gb = g.sum(dim=(0, 2, 3)) if need_b else None
+            return gx, gw, gb, None, None, None, None, None
         gx = wrap(_C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
                             "conv_transpose2d")) if need_x else None
         gw = None
