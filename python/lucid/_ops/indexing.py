@@ -480,9 +480,24 @@ def take_along_dim(input, indices, dim):
     return gather(x, d, index)
 
 
-class _ScatterAdd(Function):
-    once_differentiable = True  # the backward calls a fused _C kernel
+def _recording(g):
+    return g._requires_grad and is_grad_enabled()
 
+
+def _src_grad_recorded(g, dim, index, src_shape):
+    """The gradient of scatter / scatter_add's src, recorded (create_graph): g read at
+    index, zero-padded at the end of each axis to src's shape (only src's leading
+    block, index's shape, was read)."""
+    from .shape import pad
+
+    picked = gather(g, dim, index)
+    widths = []
+    for i in reversed(range(picked.ndim)):
+        widths += [0, src_shape[i] - picked.shape[i]]
+    return pad(picked, widths) if any(widths) else picked
+
+
+class _ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
@@ -493,7 +508,9 @@ class _ScatterAdd(Function):
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
         gsrc = None
-        if ctx.needs_input_grad[3]:
+        if ctx.needs_input_grad[3] and _recording(g):
+            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+        elif ctx.needs_input_grad[3]:
             from .._creation import zeros
 
             # Only src's leading block (index's shape) was read.
@@ -588,8 +605,6 @@ def index_add(input, dim, index, source, alpha=1):
 
 
 class _Scatter(Function):
-    once_differentiable = True  # the backward calls a fused _C kernel
-
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
@@ -602,6 +617,12 @@ class _Scatter(Function):
 
         (index,) = ctx.saved_tensors
         gx = gsrc = None
+        if _recording(g):  # create_graph: both recorded (scatter of g is this op again)
+            if ctx.needs_input_grad[0]:
+                gx = scatter(g, ctx.dim, index, zeros(index.shape, dtype=g.dtype, device=g.device))
+            if ctx.needs_input_grad[3]:
+                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+            return gx, None, None, gsrc
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
             blank = zeros(index.shape, dtype=g.dtype, device=g.device)
             gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, blank._impl))
@@ -630,8 +651,6 @@ def scatter(input, dim, index, src):
 
 
 class _IndexCopy(Function):
-    once_differentiable = True  # the backward calls a fused _C kernel
-
     @staticmethod
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
@@ -646,7 +665,8 @@ class _IndexCopy(Function):
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
             blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
-            gx = wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
+            gx = index_copy(g, ctx.dim, index, blank) if _recording(g) else \
+                wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
         if ctx.needs_input_grad[3]:
             gsrc = index_select(g, ctx.dim, index)
         return gx, None, None, gsrc
