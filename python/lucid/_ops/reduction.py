@@ -112,6 +112,7 @@ class _Var(Function):
 
 class _Prod(Function):
     once_differentiable = True  # prod_of_others is a fused kernel
+
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.save_for_backward(x)
@@ -171,7 +172,9 @@ class _ExtremeDim(Function):
         if g_values is None:
             return None, None, None, None
         (indices,) = ctx.saved_tensors
-        if g_values._requires_grad and is_grad_enabled() and ctx.shape:  # create_graph: recorded scatter_add
+        if g_values._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
+            if not ctx.shape:  # a 0-d input is its own max
+                return g_values, None, None, None
             from .indexing import scatter_add
             from .shape import unsqueeze
 
