@@ -225,6 +225,8 @@ OPS = {
     "scatter_ops": lambda x, d: lucid.scatter_add(x[:2] ** 2, 1, _ix([[0, 2], [1, 1]], d), x[1:] * x[:2])
     + lucid.scatter(x[:2] ** 2, 1, _ix([[0], [3]], d), x[1:] * x[:2]) * x[:2]
     + lucid.index_copy(x[:2] ** 2, 0, _ix([1], d), x[2:] * x[:1]) * x[1:],
+    "prod": lambda x, d: x.prod(1).sum() + x.prod() * x + lucid.where(x > 0.5, 0.0, x).prod(0, keepdim=True) * x
+    + x.reshape(2, 3, 2).prod(dim=(0, 2)).sum(),
     "small_cnn": lambda x, d: F.adaptive_avg_pool2d(F.max_pool2d(lucid.tanh(F.conv2d(
         x.reshape(1, 1, 3, 4), x[:2, :2].reshape(1, 1, 2, 2) * 1.0, padding=1)), 2), 1),
 }
@@ -378,9 +380,15 @@ def test_lstm_refuses_double_backward(device):
         w.grad.sum().backward()
 
 
+def _learnable_fq(x):
+    scale = lucid.tensor([0.1], device=x.device)
+    zero = lucid.tensor([0.0], device=x.device)
+    return lucid.quantization.fake_quantize_learnable((x * x).float(), scale, zero, -128, 127)
+
+
 @pytest.mark.parametrize("name, fn", [
-    ("ProdBackward", lambda x: (x * x).prod()),
-    ("FakeQuantizeBackward", lambda x: lucid.quantization.fake_quantize((x * x).float(), 0.1, 0, -128, 127) * x),
+    ("GRULayerBackward", lambda x: lucid.nn.GRU(4, 2).to(device=x.device, dtype=x.dtype)(x.reshape(2, 1, 4))[0]),
+    ("FakeQuantizeLearnableBackward", lambda x: _learnable_fq(x) * x.float()),
 ])
 def test_other_fused_backwards_refuse(device, name, fn):
     x = _t(np.random.default_rng(2).normal(size=(2, 4)), device, True)
@@ -390,10 +398,20 @@ def test_other_fused_backwards_refuse(device, name, fn):
 
 
 def test_refused_gradient_that_is_not_differentiated_is_harmless(device):
-    # First gradients through a refusing node under create_graph: only differentiating them raises.
-    x = _t([[1.0, 2.0], [3.0, 0.5]], device, True)
-    (g,) = grad(x.prod(), x, create_graph=True)
-    np.testing.assert_allclose(to_np(g), [[3.0, 1.5], [1.0, 6.0]])
+    # First gradients through a refusing node under create_graph equal the plain ones.
+    x = _t([[0.3, -0.2], [0.25, 0.5]], device, True)
+    (g,) = grad(_learnable_fq(x).sum(), x, create_graph=True)
+    (g_plain,) = grad(_learnable_fq(x).sum(), x)
+    np.testing.assert_allclose(to_np(g), to_np(g_plain))
+    np.testing.assert_allclose(to_np(g), 2 * np.array([[0.3, -0.2], [0.25, 0.5]]), rtol=1e-6)  # straight through
+
+
+def test_fake_quantize_straight_through_twice(device):
+    # f = fq(x) * x: f' = mask * x + fq(x) with the straight-through mask; f'' = 2 * mask
+    x = lucid.tensor([0.31, -1.27, 5.0, 20.0], device=device, requires_grad=True)
+    (g,) = grad((lucid.quantization.fake_quantize(x, 0.1, 0, -128, 127) * x).sum(), x, create_graph=True)
+    (h,) = grad(g.sum(), x)
+    np.testing.assert_allclose(to_np(h), [2.0, 2.0, 2.0, 0.0])  # 20.0 / 0.1 = 200 > 127: outside the grid
 
 
 # torch 2.14, float64: the critic below, gp = mean((||d critic(x).sum() / dx|| - 1)^2), d gp / d (w, b, v)
@@ -487,7 +505,7 @@ _VERIFIED = {
     "_Mean", "_Var", "_Extreme", "_ExtremeDim", "_PNorm", "_Cumsum", "_Cumprod", "_Matmul", "_Linear",
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
-    "_ScatterAdd", "_Scatter", "_IndexCopy",
+    "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize",
 }
 
 
@@ -509,7 +527,7 @@ def test_every_builtin_backward_is_verified_or_refuses():
                           if not c.once_differentiable and c.__name__ not in _VERIFIED)
     assert not unclassified, f"Functions neither verified twice-differentiable nor once_differentiable: {unclassified}"
     refusing = {c.__name__ for c in _builtin_functions() if c.once_differentiable}
-    assert {"_LSTMLayer", "_GRULayer", "_FakeQuantize", "_FakeQuantizeLearnable", "_Prod"} <= refusing
+    assert {"_LSTMLayer", "_GRULayer", "_FakeQuantizeLearnable"} <= refusing
 
 
 # ----- gradgradcheck ------------------------------------------------------------------------
@@ -537,5 +555,7 @@ def test_gradgradcheck_catches_a_backward_that_is_not_recorded(device):
     assert lucid.autograd.gradcheck(lambda t: RawSquare.apply(t), (x,))
     with pytest.raises(AssertionError, match="finite difference"):
         lucid.autograd.gradgradcheck(lambda t: RawSquare.apply(t), (x,))
-    with pytest.raises(RuntimeError, match="ProdBackward does not support double backward"):
-        lucid.autograd.gradgradcheck(lambda t: (t * t).prod(), (x,))
+    with pytest.raises(RuntimeError, match="LSTMLayerBackward does not support double backward"):
+        lucid.manual_seed(0)
+        lstm = lucid.nn.LSTM(3, 2).to(device=device, dtype=_dt(device))
+        lucid.autograd.gradgradcheck(lambda t: lstm(t.reshape(1, 1, 3))[0], (x,))

@@ -110,9 +110,36 @@ class _Var(Function):
         return _unreduce(g, x.shape, ctx.dims) * centered * scale, None, None, None
 
 
-class _Prod(Function):
-    once_differentiable = True  # prod_of_others is a fused kernel
+def _prod_of_others_recorded(x, dims):
+    """``_C.prod_of_others`` (the product over the reduced axes of every element but
+    x_i, exact with zeros) as recorded ops, for create_graph: the reduced axes moved
+    last and flattened, then the exclusive cumulative products from both ends,
+    multiplied."""
+    from .._creation import ones
+    from .scan import cumprod
+    from .shape import cat, flip
 
+    n = x.ndim
+    axes = sorted({d % n for d in dims}) if dims else list(range(n))
+    kept = [i for i in range(n) if i not in axes]
+    m = 1
+    for a in axes:
+        m *= x.shape[a]
+    if m <= 1:
+        return ones(x.shape, dtype=x.dtype, device=x.device)
+    xp = x.permute(kept + axes)
+    lead = tuple(x.shape[i] for i in kept)
+    flat = xp.reshape(lead + (m,))
+    one = ones(lead + (1,), dtype=x.dtype, device=x.device)
+    left = cat([one, cumprod(flat[..., :-1], -1)], -1)  # x_0 ... x_{i-1}
+    right = flip(cat([one, cumprod(flip(flat, [-1])[..., :-1], -1)], -1), [-1])  # x_{i+1} ... x_{m-1}
+    inverse = [0] * n
+    for pos, axis in enumerate(kept + axes):
+        inverse[axis] = pos
+    return (left * right).reshape(xp.shape).permute(inverse)
+
+
+class _Prod(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.save_for_backward(x)
@@ -122,7 +149,10 @@ class _Prod(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        others = wrap(_C.prod_of_others(x._impl, ctx.dims))
+        if is_grad_enabled():  # create_graph: recorded, so others' dependence on x is kept
+            others = _prod_of_others_recorded(x, ctx.dims)
+        else:
+            others = wrap(_C.prod_of_others(x._impl, ctx.dims))
         gx = _unreduce(g, x.shape, ctx.dims)
         if gx.dtype != x.dtype:
             gx = gx.to(x.dtype)
