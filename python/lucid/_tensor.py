@@ -251,8 +251,10 @@ class Tensor:
     def retain_grad(self):
         self._retain_grad = True
 
-    def backward(self, gradient=None, retain_graph: bool = False):
-        _autograd.backward(self, gradient, retain_graph=retain_graph)
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None):
+        """Accumulates this tensor's gradient into the leaves' ``.grad`` (see
+        ``lucid.autograd.backward``: ``create_graph``, ``inputs``)."""
+        _autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: a new leaf with its own copy of the values, on the same

@@ -191,12 +191,32 @@ class _BasicIndex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
+        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded
+            return _SliceScatter.apply(g, ctx.in_shape, ctx.plan), None
+        return _slice_scatter(g, ctx.in_shape, ctx.plan), None
 
-        out = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
-        p = ctx.plan
-        _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
-        return out, None
+
+def _slice_scatter(g, in_shape, p):
+    """Zeros of ``in_shape`` with ``g`` written where ``x[idx]`` read (``p`` its plan)."""
+    from .._creation import zeros
+
+    out = zeros(in_shape, dtype=g.dtype, device=g.device)
+    _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
+    return out
+
+
+class _SliceScatter(Function):
+    """x[idx]'s backward as an op of its own, recorded under create_graph; being
+    linear in g, its gradient is the gradient's own x[idx]."""
+
+    @staticmethod
+    def forward(ctx, g, in_shape, plan):
+        ctx.plan = plan
+        return _slice_scatter(g, in_shape, plan)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _BasicIndex.apply(gg, ctx.plan), None, None
 
 
 def getitem(x, idx):
@@ -289,6 +309,11 @@ class _SetItem(Function):
     @staticmethod
     def backward(ctx, g):
         p = ctx.plan
+        if g._requires_grad and is_grad_enabled():  # create_graph: both gradients recorded (linear in g)
+            zero = wrap(_C.full((), 0.0, g.dtype.name, g._impl.device))
+            gx = _SetItem.apply(g, zero, p) if ctx.needs_input_grad[0] else None
+            gv = _BasicIndex.apply(g, p).reshape(p.lengths) if ctx.needs_input_grad[1] else None
+            return gx, gv, None
         gx = gv = None
         if ctx.needs_input_grad[0]:
             gx = wrap(_C.clone(g._impl))
@@ -411,6 +436,8 @@ class _Gather(Function):
 
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
+            return scatter_add(base, ctx.dim, index, g), None, None
         return wrap(_C.scatter_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
 
 
@@ -453,6 +480,23 @@ def take_along_dim(input, indices, dim):
     return gather(x, d, index)
 
 
+def _recording(g):
+    return g._requires_grad and is_grad_enabled()
+
+
+def _src_grad_recorded(g, dim, index, src_shape):
+    """The gradient of scatter / scatter_add's src, recorded (create_graph): g read at
+    index, zero-padded at the end of each axis to src's shape (only src's leading
+    block, index's shape, was read)."""
+    from .shape import pad
+
+    picked = gather(g, dim, index)
+    widths = []
+    for i in reversed(range(picked.ndim)):
+        widths += [0, src_shape[i] - picked.shape[i]]
+    return pad(picked, widths) if any(widths) else picked
+
+
 class _ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
@@ -464,7 +508,9 @@ class _ScatterAdd(Function):
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
         gsrc = None
-        if ctx.needs_input_grad[3]:
+        if ctx.needs_input_grad[3] and _recording(g):
+            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+        elif ctx.needs_input_grad[3]:
             from .._creation import zeros
 
             # Only src's leading block (index's shape) was read.
@@ -502,6 +548,8 @@ class _IndexSelect(Function):
 
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        if g._requires_grad and is_grad_enabled():  # create_graph: recorded index_add
+            return index_add(base, ctx.dim, index, g), None, None
         return wrap(_C.index_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
 
 
@@ -569,6 +617,12 @@ class _Scatter(Function):
 
         (index,) = ctx.saved_tensors
         gx = gsrc = None
+        if _recording(g):  # create_graph: both recorded (scatter of g is this op again)
+            if ctx.needs_input_grad[0]:
+                gx = scatter(g, ctx.dim, index, zeros(index.shape, dtype=g.dtype, device=g.device))
+            if ctx.needs_input_grad[3]:
+                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+            return gx, None, None, gsrc
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
             blank = zeros(index.shape, dtype=g.dtype, device=g.device)
             gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, blank._impl))
@@ -611,7 +665,8 @@ class _IndexCopy(Function):
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
             blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
-            gx = wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
+            gx = index_copy(g, ctx.dim, index, blank) if _recording(g) else \
+                wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
         if ctx.needs_input_grad[3]:
             gsrc = index_select(g, ctx.dim, index)
         return gx, None, None, gsrc

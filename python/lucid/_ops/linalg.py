@@ -10,7 +10,7 @@ result dtype) on both streams.
 from __future__ import annotations
 
 from .. import _C
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from . import shape
 from .common import records, sum_to_shape, wrap
 
@@ -42,10 +42,12 @@ class _Matmul(Function):
         if b.ndim == 1:
             g2 = shape.unsqueeze(g2, -1)
         ga = gb = None
+        # Under create_graph the products are recorded (matmul), else the kernel directly.
+        mm_ = matmul if is_grad_enabled() else (lambda p, q: wrap(_C.matmul(p._impl, q._impl)))
         if ctx.needs_input_grad[0]:
-            ga = sum_to_shape(wrap(_C.matmul(g2._impl, _mT(b2)._impl)), a2.shape).reshape(a.shape)
+            ga = sum_to_shape(mm_(g2, _mT(b2)), a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            gb = sum_to_shape(wrap(_C.matmul(_mT(a2)._impl, g2._impl)), b2.shape).reshape(b.shape)
+            gb = sum_to_shape(mm_(_mT(a2), g2), b2.shape).reshape(b.shape)
         return ga, gb, None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _C
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from .common import quantized_input, records, wrap
 from .shape import squeeze, unsqueeze
 
@@ -77,9 +77,51 @@ class _Conv2d(Function):
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the same gradients from recorded ops
+            return _conv2d_grads_recorded(g, x, weight, ctx.args, *ctx.needs_input_grad[:3]) + (None,) * 5
         want = list(ctx.needs_input_grad[:3])
         impls = _C.conv2d_backward(g._impl, x._impl, weight._impl, *ctx.args, want)
         return _grads(ctx, impls, 5)
+
+
+def _conv2d_grads_recorded(g, x, weight, args, need_x, need_w, need_b):
+    """conv2d's gradients (g the output's gradient, x the input, args conv2d's
+    stride, 4-sided padding, dilation, groups) as recorded lucid ops (im2col +
+    matmul), for create_graph.
+
+    With cols = im2col(x) (N, G, C/G*kh*kw, L) and W (G, O/G, C/G*kh*kw):
+    y = W @ cols, so dW = sum_n g @ cols^T and dcols = W^T @ g; dx is im2col's
+    adjoint applied to dcols, taken as a vector-Jacobian product of im2col at a
+    fresh copy of x (im2col is linear: that product depends on dcols only).
+    """
+    from ..autograd import grad as _grad
+    from .linalg import matmul
+    from .reduction import sum as sum_
+    from .shape import pad as pad_
+    from .shape_extra import im2col
+
+    stride, (top, bottom, left, right), dilation, groups = args
+    n, o, oh, ow = g.shape
+    kh, kw = weight.shape[2], weight.shape[3]
+    gr = g.reshape(n, groups, o // groups, oh * ow)
+    gx = gw = gb = None
+
+    def columns(t):
+        t = pad_(t, (left, right, top, bottom)) if (top or bottom or left or right) else t
+        cols = im2col(t, (kh, kw), dilation, 0, stride)  # (N, C*kh*kw, L)
+        return cols.reshape(n, groups, cols.shape[1] // groups, cols.shape[2])
+
+    if need_w:
+        cols = columns(x)
+        gw = sum_(matmul(gr, cols.transpose(2, 3)), dim=0).reshape(weight.shape)
+    if need_x:
+        w3 = weight.reshape(groups, o // groups, -1)
+        dcols = matmul(w3.transpose(1, 2), gr)  # (N, G, C/G*kh*kw, L)
+        proxy = x.detach().requires_grad_()
+        (gx,) = _grad(columns(proxy), proxy, grad_outputs=dcols, create_graph=True)
+    if need_b:
+        gb = sum_(g, dim=(0, 2, 3))
+    return gx, gw, gb
 
 
 def _check_rank(x, ranks: tuple, fn: str, layout: str):
@@ -162,6 +204,44 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
 
 # ----- pooling --------------------------------------------------------------------
 
+class _PoolGrad(Function):
+    """A pool's backward (linear in g, its routing fixed by the forward) as an op
+    of its own, recorded under create_graph; being linear, its gradient is the
+    pool's forward map applied to the incoming gradient (``again``)."""
+
+    @classmethod
+    def node_name(cls, ctx):  # MaxPool2dBackwardBackward, ...
+        return ctx.name + "Backward"
+
+    @staticmethod
+    def forward(ctx, g, raw_backward, again, name):
+        ctx.again, ctx.name = again, name
+        return raw_backward(g)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return ctx.again(gg), None, None, None
+
+
+def _pool_grad(g, raw_backward, again, name):
+    """``raw_backward(g)``; recorded (``_PoolGrad``) when g is part of a graph (create_graph)."""
+    if g._requires_grad and is_grad_enabled():
+        return _PoolGrad.apply(g, raw_backward, again, name)
+    return raw_backward(g)
+
+
+def _gather_planes(gg, idx):
+    """gg (N, C, H, W) read at max_pool2d's in-plane indices idx (N, C, oh, ow)."""
+    from .elementwise import where
+    from .indexing import gather
+
+    n, c, h, w = gg.shape
+    flat = idx.reshape(n, c, -1)
+    valid = (flat >= 0) & (flat < h * w)  # as the kernel: an index outside the plane routes nothing
+    picked = gather(gg.reshape(n, c, h * w), 2, where(valid, flat, 0))
+    return where(valid, picked, 0.0).reshape(idx.shape)
+
+
 class _MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
@@ -174,7 +254,9 @@ class _MaxPool2d(Function):
     @staticmethod
     def backward(ctx, g, _g_idx):
         x, idx = ctx.saved_tensors
-        return (wrap(_C.max_pool2d_backward(g._impl, idx._impl, x._impl)),) + (None,) * 5
+        gx = _pool_grad(g, lambda t: wrap(_C.max_pool2d_backward(t._impl, idx._impl, x._impl)),
+                        lambda gg: _gather_planes(gg, idx), "MaxPool2dBackward")
+        return (gx,) + (None,) * 5
 
 
 class _AvgPool2d(Function):
@@ -187,19 +269,26 @@ class _AvgPool2d(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return (wrap(_C.avg_pool2d_backward(g._impl, x._impl, *ctx.args)),) + (None,) * len(ctx.args)
+        args = ctx.args
+        gx = _pool_grad(g, lambda t: wrap(_C.avg_pool2d_backward(t._impl, x._impl, *args)),
+                        lambda gg: _AvgPool2d.apply(gg, *args), "AvgPool2dBackward")
+        return (gx,) + (None,) * len(args)
 
 
 class _AdaptiveAvgPool2d(Function):
     @staticmethod
     def forward(ctx, x, output_size):
         ctx.save_for_backward(x)
+        ctx.output_size = output_size
         return wrap(_C.adaptive_avg_pool2d(x._impl, output_size))
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return wrap(_C.adaptive_avg_pool2d_backward(g._impl, x._impl)), None
+        size = ctx.output_size
+        gx = _pool_grad(g, lambda t: wrap(_C.adaptive_avg_pool2d_backward(t._impl, x._impl)),
+                        lambda gg: _AdaptiveAvgPool2d.apply(gg, size), "AdaptiveAvgPool2dBackward")
+        return gx, None
 
 
 def _batched(x, fn):
@@ -298,8 +387,29 @@ class _Linear(Function):
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: the same gradients from recorded ops
+            return _linear_backward_recorded(ctx, g, x, weight)
         impls = _C.linear_backward(g._impl, x._impl, weight._impl, list(ctx.needs_input_grad[:3]))
         return _grads(ctx, impls, 0)
+
+
+def _linear_backward_recorded(ctx, g, x, weight):
+    """dx = g @ W, dW = g^T x and db = sum g over the leading axes (g, x flattened
+    to matrices), written with lucid ops so they can be differentiated again."""
+    from .linalg import matmul
+    from .reduction import sum as sum_
+
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    gx = matmul(g, weight) if need_x else None
+    gw = gb = None
+    if need_w or need_b:
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+        if need_w:
+            x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+            gw = matmul(g2.transpose(0, 1), x2)
+        if need_b:
+            gb = sum_(g2, dim=0)
+    return gx, gw, gb
 
 
 def linear(input, weight, bias=None):
@@ -328,6 +438,16 @@ class _Embedding(Function):
     @staticmethod
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
+        if g._requires_grad and is_grad_enabled():  # create_graph: a recorded index_add, same sums
+            from .elementwise import where
+            from .indexing import index_add
+
+            idx = indices.reshape(-1)
+            g2 = g.reshape(-1, g.shape[-1])
+            if ctx.padding_idx is not None:  # the padding row gets no gradient
+                g2 = where((idx != ctx.padding_idx).reshape(-1, 1), g2, 0.0)
+            base = wrap(_C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._impl.device))
+            return index_add(base, 0, idx, g2), None, None
         return wrap(_C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx)), None, None
 
 
@@ -375,7 +495,7 @@ class _ConvTranspose2d(Function):
     """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
     convolution with respect to its input, so forward and backward reuse the conv2d
     kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and
-    dL/dy in swapped roles."""
+    dL/dy in swapped roles (both recorded under create_graph)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
@@ -394,6 +514,12 @@ class _ConvTranspose2d(Function):
         x, weight = ctx.saved_tensors
         stride, padding, dilation, groups = ctx.args
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        if is_grad_enabled():  # create_graph: the same gradients from recorded ops
+            gx = _Conv2d.apply(g, weight, None, stride, padding, dilation, groups, "conv_transpose2d") \
+                if need_x else None
+            gw = _conv2d_grads_recorded(x, g, weight, ctx.args, False, True, False)[1] if need_w else None
+            gb = g.sum(dim=(0, 2, 3)) if need_b else None
+            return gx, gw, gb, None, None, None, None, None
         gx = wrap(_C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
                             "conv_transpose2d")) if need_x else None
         gw = None

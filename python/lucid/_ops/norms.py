@@ -52,8 +52,13 @@ class _PNorm(Function):
 
         x, n = ctx.saved_tensors
         if not ctx.keepdim and ctx.dims != ():
-            g = wrap(_C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims))
-            n = wrap(_C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims))
+            if is_grad_enabled():  # create_graph: recorded reshapes (broadcasting does the rest)
+                axes = range(len(ctx.shape)) if ctx.dims is None else {d % len(ctx.shape) for d in ctx.dims}
+                keep = tuple(1 if i in axes else s for i, s in enumerate(ctx.shape))
+                g, n = g.reshape(keep), n.reshape(keep)
+            else:
+                g = wrap(_C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims))
+                n = wrap(_C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims))
         p = ctx.p
         if p == 2.0:
             d = x / n

@@ -22,6 +22,8 @@ def _opt(t):
 
 
 class _LSTMLayer(Function):
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, gx, w_hh, h0, c0, reverse):
         out, h_n, c_n, acts, cells = _C.lstm_layer_forward(gx._impl, w_hh._impl, h0._impl, c0._impl, reverse)
@@ -55,6 +57,8 @@ def lstm_layer(gx, w_hh, h0, c0, reverse: bool = False):
 
 
 class _GRULayer(Function):
+    once_differentiable = True  # the backward calls a fused _C kernel
+
     @staticmethod
     def forward(ctx, gx, w_hh, b_hh, h0, reverse):
         out, h_n, acts, hn = _C.gru_layer_forward(gx._impl, w_hh._impl, _opt(b_hh), h0._impl, reverse)

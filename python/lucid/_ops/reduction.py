@@ -49,8 +49,20 @@ def _dtype_name(dtype):
     return as_dtype(dtype).name
 
 
+def _keep_shape(shape, dims):
+    """``shape`` with the reduced axes (all of them when ``dims`` is empty) set to 1."""
+    n = len(shape)
+    axes = {d % n for d in dims} if dims else set(range(n))
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
 def _unreduce(g, shape, dims):
-    """g (the reduced shape) broadcast back to the input's shape."""
+    """g (the reduced shape) broadcast back to the input's shape; recorded (a
+    reshape and an expand) when g is part of a graph (create_graph)."""
+    if g._requires_grad and is_grad_enabled():
+        from .shape import expand
+
+        return expand(g.reshape(_keep_shape(shape, dims)), *shape)
     return wrap(_C.broadcast_reduced(g._impl, tuple(shape), dims))
 
 
@@ -91,8 +103,40 @@ class _Var(Function):
         (x,) = ctx.saved_tensors
         denom = _reduced_count(x.shape, ctx.dims) - ctx.correction
         scale = 2.0 / denom if denom > 0 else float("nan")
-        centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
+        if is_grad_enabled():  # create_graph: the mean's dependence on x is recorded too
+            centered = x - mean(x, dim=ctx.dims, keepdim=True)
+        else:
+            centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
         return _unreduce(g, x.shape, ctx.dims) * centered * scale, None, None, None
+
+
+def _prod_of_others_recorded(x, dims):
+    """``_C.prod_of_others`` (the product over the reduced axes of every element but
+    x_i, exact with zeros) as recorded ops, for create_graph: the reduced axes moved
+    last and flattened, then the exclusive cumulative products from both ends,
+    multiplied."""
+    from .._creation import ones
+    from .scan import cumprod
+    from .shape import cat, flip
+
+    n = x.ndim
+    axes = sorted({d % n for d in dims}) if dims else list(range(n))
+    kept = [i for i in range(n) if i not in axes]
+    m = 1
+    for a in axes:
+        m *= x.shape[a]
+    if m <= 1:
+        return ones(x.shape, dtype=x.dtype, device=x.device)
+    xp = x.permute(kept + axes)
+    lead = tuple(x.shape[i] for i in kept)
+    flat = xp.reshape(lead + (m,))
+    one = ones(lead + (1,), dtype=x.dtype, device=x.device)
+    left = cat([one, cumprod(flat[..., :-1], -1)], -1)  # x_0 ... x_{i-1}
+    right = flip(cat([one, cumprod(flip(flat, [-1])[..., :-1], -1)], -1), [-1])  # x_{i+1} ... x_{m-1}
+    inverse = [0] * n
+    for pos, axis in enumerate(kept + axes):
+        inverse[axis] = pos
+    return (left * right).reshape(xp.shape).permute(inverse)
 
 
 class _Prod(Function):
@@ -105,7 +149,10 @@ class _Prod(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        others = wrap(_C.prod_of_others(x._impl, ctx.dims))
+        if is_grad_enabled():  # create_graph: recorded, so others' dependence on x is kept
+            others = _prod_of_others_recorded(x, ctx.dims)
+        else:
+            others = wrap(_C.prod_of_others(x._impl, ctx.dims))
         gx = _unreduce(g, x.shape, ctx.dims)
         if gx.dtype != x.dtype:
             gx = gx.to(x.dtype)
@@ -155,6 +202,16 @@ class _ExtremeDim(Function):
         if g_values is None:
             return None, None, None, None
         (indices,) = ctx.saved_tensors
+        if g_values._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
+            if not ctx.shape:  # a 0-d input is its own max
+                return g_values, None, None, None
+            from .indexing import scatter_add
+            from .shape import unsqueeze
+
+            if not ctx.keepdim:
+                g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
+            zeros = wrap(_C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._impl.device))
+            return scatter_add(zeros, ctx.dim, indices, g_values), None, None, None
         return wrap(_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim)), None, None, None
 
 

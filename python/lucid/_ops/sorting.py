@@ -49,6 +49,10 @@ class _Select(Function):
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
         zeros = _C.full(tuple(ctx.shape), 0.0, g.dtype.name, g._impl.device)
+        if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
+            from .indexing import scatter_add
+
+            return scatter_add(wrap(zeros), ctx.dim, indices, g), None, None, None
         return wrap(_C.scatter_add(zeros, ctx.dim, indices._impl, g._impl)), None, None, None
 
 

@@ -135,7 +135,15 @@ class Function:
     >>> Square.apply(x).sum().backward()
     >>> x.grad.tolist()
     [6.0]
+
+    Set ``once_differentiable = True`` on a Function whose backward is not
+    written with recorded lucid ops (it calls a fused ``_C`` kernel): under
+    ``create_graph=True`` its gradients then raise when differentiated, naming
+    the node, instead of acting as constants (wrong, often zero, higher-order
+    gradients).
     """
+
+    once_differentiable = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

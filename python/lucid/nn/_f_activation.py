@@ -63,13 +63,15 @@ class _Softplus(Function):
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
-        ctx.save_for_backward(x * beta)
-        ctx.threshold = threshold
+        ctx.save_for_backward(x, x * beta)
+        ctx.beta, ctx.threshold = beta, threshold
         return _softplus_value(x, beta, threshold)
 
     @staticmethod
     def backward(ctx, g):
-        (z,) = ctx.saved_tensors
+        x, z = ctx.saved_tensors
+        if lucid.is_grad_enabled():  # create_graph: z's dependence on x is recorded too
+            z = x * ctx.beta
         return lucid.where(z > ctx.threshold, g, g * lucid.sigmoid(z)), None, None
 
 

@@ -191,7 +191,8 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
 
 
 class _FakeQuantize(Function):
-    """One fused kernel computes y and the straight-through mask; backward is where(mask, dy, 0)."""
+    """One fused kernel computes y and the straight-through mask; backward is where(mask, dy, 0)
+    (the kernel; under create_graph ``lucid.where`` itself, so it is recorded)."""
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, group_size, axis):
@@ -202,6 +203,10 @@ class _FakeQuantize(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._requires_grad and _grad_state.enabled and ctx.needs_input_grad[0]:  # create_graph
+            import lucid
+
+            return (lucid.where(_wrap(ctx.mask), grad, 0.0),) + (None,) * 7
         dx = _wrap(_C.fake_quantize_backward(grad._impl, ctx.mask)) if ctx.needs_input_grad[0] else None
         return dx, None, None, None, None, None, None, None
 
@@ -241,6 +246,8 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
 
 class _FakeQuantizeLearnable(Function):
     """Forward kernel, then one fused backward kernel for dx, dscale and dzero_point."""
+
+    once_differentiable = True  # the backward calls a fused _C kernel
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, grad_factor):
