@@ -147,12 +147,16 @@ class Optimizer:
         """Validates every parameter's gradient before any update, so a step that
         fails leaves parameters, step counts and state untouched: a gradient must be
         a floating-point lucid Tensor of the parameter's shape, on its device."""
-        name = self._name()
         for gi, group in enumerate(self.param_groups):
             for pi, p in enumerate(group["params"]):
                 g = p.grad
                 if g is None:
                     continue
+                # The common case in a few attribute reads; the message only when something is wrong.
+                if (isinstance(g, Tensor) and g.shape == p.shape and g._impl.device == p._impl.device
+                        and g.dtype.is_floating_point):
+                    continue
+                name = self._name()
                 where = f"parameter {pi} of group {gi} (shape {tuple(p.shape)}, on '{p.device.type}')"
                 if not isinstance(g, Tensor):
                     raise TypeError(f"{name}.step(): the gradient of {where} must be a lucid.Tensor, "
@@ -193,8 +197,9 @@ class Optimizer:
         """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
         moved with ``Module.to`` after some steps keeps training with the same optimizer."""
         state = self.state[p]
+        device = p._impl.device  # the engine's device name: Tensor.device is looked up from it
         for key, value in state.items():
-            if isinstance(value, Tensor) and value.device != p.device:
+            if isinstance(value, Tensor) and value._impl.device != device:
                 state[key] = value.to(device=p.device)
         return state
 
