@@ -255,3 +255,41 @@ def test_reshape_fast_path_forms_and_errors():
         x.reshape(5, 5)
     assert lucid.zeros(2, 3, 4).flatten(1).shape == (2, 12)
     assert lucid.zeros(2, 0, 3).flatten(1).shape == (2, 0)
+
+
+# ----- broadcast runs (StridedLoop coalescing, vectorized broadcast runs) ------------------
+
+BCAST_CASES = [
+    ((32, 16, 8, 8), (1, 16, 1, 1)),
+    ((1, 16, 1, 1), (32, 16, 8, 8)),
+    ((4, 3, 5), (5,)),
+    ((4, 3, 5), (4, 1, 5)),
+    ((4, 1, 5), (1, 3, 1)),
+    ((2, 3, 4, 5), (3, 1, 1)),
+    ((0, 3, 4), (3, 1)),
+    ((1, 1, 1), (1,)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", BCAST_CASES)
+def test_broadcast_binary_and_where_match_numpy_exactly(rng, sa, sb):
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    ta, tb = T(a), T(b)
+    np.testing.assert_array_equal((ta * tb).numpy(), a * b)
+    np.testing.assert_array_equal((ta - tb).numpy(), a - b)
+    np.testing.assert_array_equal((ta / tb).numpy(), a / b)
+    out = np.broadcast_shapes(sa, sb)
+    mask = rng.random(out) > 0.5
+    np.testing.assert_array_equal(lucid.where(T(mask), ta, tb).numpy(), np.where(mask, a, b))
+    np.testing.assert_array_equal(lucid.where(T(mask), ta, 0.0).numpy(), np.where(mask, a, np.float32(0)))
+    np.testing.assert_array_equal(lucid.where(T(mask), 2.5, tb).numpy(), np.where(mask, np.float32(2.5), b))
+
+
+def test_broadcast_over_strided_views_matches_numpy(rng):
+    a = rng.standard_normal((6, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 1, 4)).astype(np.float32)
+    ta = T(a).transpose(0, 2)          # (5, 4, 6), non-contiguous
+    tb = T(b)[::2]                     # (3, 1, 4) strided rows
+    np.testing.assert_array_equal((ta[:3, :, :4] + tb).numpy(), a.transpose(2, 1, 0)[:3, :, :4] + b[::2])
+    np.testing.assert_array_equal(ta.contiguous().numpy(), a.transpose(2, 1, 0))
