@@ -159,11 +159,23 @@ def test_cross_entropy_all_ignored_mean_has_zero_gradient():
     np.testing.assert_array_equal(tx.grad.numpy(), np.zeros((3, 4), np.float32))
 
 
+@pytest.mark.parametrize("shape,tshape", [((32, 10), (32,)), ((4, 3, 5, 2), (4, 5, 2))])
+def test_cross_entropy_forward_is_the_composed_forward_bit_for_bit(device, rng, shape, tshape):
+    """One node (and the gathered mean) must not change the loss's bits: log_softmax then
+    the one-hot nll, as composed ops, is the reference."""
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    t = T(rng.integers(0, shape[1], tshape), device)
+    composed = F._nll_from_log_probs(F.log_softmax(T(x, device), dim=1), t, None, -100, "mean", 0.0, "t")
+    fused = F.cross_entropy(T(x, device, True), t)
+    assert np.array_equal(to_np(fused), to_np(composed))
+
+
 def test_cross_entropy_spatial_gradcheck_float64(rng):
     x = rng.standard_normal((2, 3, 2, 2))
     t = T(rng.integers(0, 3, (2, 2, 2)))
     assert gradcheck(lambda a: F.cross_entropy(a, t, label_smoothing=0.1), (T(x, grad=True),))
     assert gradcheck(lambda a: F.cross_entropy(a, t, reduction="none"), (T(x, grad=True),))
+    assert gradcheck(lambda a: F.cross_entropy(a, t), (T(x, grad=True),))
 
 
 def test_cross_entropy_weight_with_gradient_still_gets_one(rng):

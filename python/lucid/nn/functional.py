@@ -353,6 +353,21 @@ class _CrossEntropyIndex(Function):
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing, fn):
         class_axis = 0 if input.ndim == 1 else 1
         logp = log_softmax(input, dim=class_axis)
+        ctx.save_for_backward(input, logp)
+        ctx.target = target
+        if weight is None and label_smoothing == 0.0 and reduction == "mean" and input.ndim >= 2:
+            # The common case, when every target is a class (none ignored): the loss is
+            # the mean of -logp at the targets, gathered. Same bits as the general form:
+            # its per-element loss sums a row that is 0 but at the target (exact), its
+            # denominator sums n ones (exact below 2**24).
+            c = _class_layout(logp, target, fn)
+            n = target.numel()
+            if (not target.dtype.is_floating_point and 0 < n < 2 ** 24 and ignore_index not in range(c)
+                    and bool(lucid.all(lucid.logical_and(target >= 0, target < c)))):
+                picked = lucid.gather(logp, class_axis, lucid.unsqueeze(target, class_axis))
+                den = lucid.full((), float(n), dtype=logp.dtype, device=logp.device)
+                ctx.parts = (None, None, None, den, class_axis, reduction, 0.0)
+                return lucid.sum(-lucid.squeeze(picked, class_axis)) / den
         loss, elem_w, onehot, valid, w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)
         den = None
         if reduction == "mean":
@@ -360,7 +375,6 @@ class _CrossEntropyIndex(Function):
             out = lucid.sum(loss) / den
         else:
             out = _reduce(loss, reduction)
-        ctx.save_for_backward(input, logp)
         ctx.parts = (onehot, valid, w, den, class_axis, reduction, label_smoothing)
         return out
 
@@ -371,6 +385,9 @@ class _CrossEntropyIndex(Function):
         if lucid.is_grad_enabled():  # a backward that is itself recorded: logp as a function of input
             logp = log_softmax(input, dim=class_axis)
         c = logp.shape[class_axis]
+        if onehot is None:  # the gathered forward: every target counted, no weights, no smoothing
+            dlogp = -(_one_hot(ctx.target, c, class_axis, logp.ndim, logp.dtype) * (g / den))
+            return (dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True),) + (None,) * 6
         q = onehot if e <= 0.0 else onehot * (1.0 - e) + e / c
         if w is not None:
             q = q * w
