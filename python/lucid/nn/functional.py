@@ -17,6 +17,8 @@ import numbers
 
 import lucid
 
+from .. import _C
+from .._tensor import Tensor
 from ..autograd.function import Function
 from .._ops.nn import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, embedding, linear, max_pool2d  # noqa: F401
 
@@ -218,43 +220,58 @@ class _BatchNormTrain(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, dims, shape, count, momentum, eps):
-        c = shape[1]
-        mean = lucid.mean(input, dim=dims, keepdim=True)
-        centered = input - mean
-        var = lucid.mean(centered * centered, dim=dims, keepdim=True)
+        # Tensor-with-tensor ops and reductions call _C directly: what the lucid
+        # wrappers call when nothing records (grad mode is off in here).
+        c, C, shp = shape[1], _C, list(shape)
+        mean = C.mean(input._impl, dims, True)
+        centered = C.sub(input._impl, mean)
+        var = Tensor(C.mean(C.mul(centered, centered), dims, True))
         if running_mean is not None:
-            running_mean.copy_(running_mean * (1.0 - momentum) + mean.reshape(c) * momentum)
+            running_mean.copy_(running_mean * (1.0 - momentum) + Tensor(C.reshape(mean, [c])) * momentum)
         if running_var is not None:
-            unbiased = var.reshape(c) * (count / (count - 1))
+            unbiased = Tensor(C.reshape(var._impl, [c])) * (count / (count - 1))
             running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
         rstd = lucid.rsqrt(var + eps)
-        xhat = centered * rstd
+        xhat = C.mul(centered, rstd._impl)
         y = xhat
         if weight is not None:
-            y = y * weight.reshape(shape)
+            y = C.mul(y, C.reshape(weight._impl, shp))
         if bias is not None:
-            y = y + bias.reshape(shape)
+            y = C.add(y, C.reshape(bias._impl, shp))
+        xhat = Tensor(xhat)
         ctx.save_for_backward(input, xhat, rstd, weight)
         ctx.dims, ctx.shape, ctx.eps = dims, shape, eps
-        return y
+        return xhat if y is xhat._impl else Tensor(y)
 
     @staticmethod
     def backward(ctx, g):
         input, xhat, rstd, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
         dims, shape = ctx.dims, ctx.shape
-        if lucid.is_grad_enabled():  # a backward that is itself recorded: xhat and rstd as functions of input
-            centered = input - lucid.mean(input, dim=dims, keepdim=True)
-            rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
-            xhat = centered * rstd
         # Per channel: sum(g) and sum(g * xhat) are the bias and weight gradients, and
         # (over the count, times weight) the two means of the input gradient: two
         # full-size reductions in all, where the textbook form takes four.
+        inv = 1.0 / (input.numel() // shape[1])
+        if not lucid.is_grad_enabled():  # the usual backward: full-size ops straight to _C
+            C = _C
+            G, XH = g._impl, xhat._impl
+            gb = Tensor(C.sum(G, dims, False, None))
+            gw = Tensor(C.sum(C.mul(G, XH), dims, False, None))
+            gx = None
+            if needs[0]:
+                scale = rstd if weight is None else rstd * weight.reshape(shape)
+                a = (gw.reshape(shape) * inv)._impl
+                b = (gb.reshape(shape) * inv)._impl
+                gx = Tensor(C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl))
+            return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
+        # A backward that is itself recorded (create_graph): xhat and rstd as functions of input.
+        centered = input - lucid.mean(input, dim=dims, keepdim=True)
+        rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
+        xhat = centered * rstd
         gb = lucid.sum(g, dim=dims)
         gw = lucid.sum(g * xhat, dim=dims)
         gx = None
         if needs[0]:
-            inv = 1.0 / (input.numel() // shape[1])
             scale = rstd if weight is None else rstd * weight.reshape(shape)
             gx = ((g - xhat * (gw.reshape(shape) * inv)) - gb.reshape(shape) * inv) * scale
         return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
