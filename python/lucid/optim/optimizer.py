@@ -186,11 +186,17 @@ class Optimizer:
             if p.grad is None:
                 continue
             state = self._state_for(p) if fused_ok(p) else None
-            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
+            ok = state is not None
+            if ok and state:  # a loop, not all(<generator>): this runs per parameter per step
+                for k in keys:
+                    if k not in state or not fused_state_ok(state[k], p):
+                        ok = False
+                        break
+            if ok:
+                fused.append(p)
+                states.append(state)
+            else:
                 rest.append(p)
-                continue
-            fused.append(p)
-            states.append(state)
         return fused, states, rest
 
     def _state_for(self, p) -> dict:
