@@ -84,6 +84,38 @@ void max_plane_rows(const T* plane, T* out, int64_t* at_out, int64_t h, int64_t 
   }
 }
 
+// The 2x2, stride-2 window of most CNNs, every window inside the input: the four
+// taps in registers, each output on its own (no stores between taps), the same
+// row-major pick as max_plane_rows. ~4x fewer instructions per output.
+template <class T>
+void max_plane_2x2(const T* plane, T* out, int64_t* at_out, int64_t w, int64_t oh, int64_t ow) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  for (int64_t r = 0; r < oh; ++r) {
+    const T* row0 = plane + 2 * r * w;
+    const T* row1 = row0 + w;
+    for (int64_t q = 0; q < ow; ++q) {
+      const T taps[4] = {row0[2 * q], row0[2 * q + 1], row1[2 * q], row1[2 * q + 1]};
+      const int64_t base = 2 * r * w + 2 * q;
+      const int64_t where[4] = {base, base + 1, base + w, base + w + 1};
+      T best = taps[0];
+      int64_t at = where[0];
+      for (int t = 1; t < 4; ++t) {
+        const T v = taps[t];
+        const bool take = (v > best) | ((v != v) & (best == best));
+        const Bits mask = Bits{0} - static_cast<Bits>(take);
+        Bits vb, bb;
+        std::memcpy(&vb, &v, sizeof(T));
+        std::memcpy(&bb, &best, sizeof(T));
+        bb = (vb & mask) | (bb & ~mask);
+        std::memcpy(&best, &bb, sizeof(T));
+        at ^= (at ^ where[t]) & -static_cast<int64_t>(take);
+      }
+      out[r * ow + q] = best;
+      at_out[r * ow + q] = at;
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -92,6 +124,13 @@ void max_pool2d_typed(const Tensor& x, const Tensor& y, const Tensor& idx, const
   const T* xp = x.data<T>();
   T* yp = y.data<T>();
   int64_t* ip = idx.data<int64_t>();
+  if (win.kh == 2 && win.kw == 2 && win.sh == 2 && win.sw == 2 && win.dh == 1 && win.dw == 1 && win.ph == 0 &&
+      win.pw == 0 && 2 * win.oh <= h && 2 * win.ow <= w) {
+    for_each_plane(planes_of(x), l * 4, [&](int64_t p) {
+      max_plane_2x2<T>(xp + p * h * w, yp + p * l, ip + p * l, w, win.oh, win.ow);
+    });
+    return;
+  }
   // Per window column j, the outputs whose tap j falls inside the input, computed
   // once (two divisions per tap per row cost as much as the whole comparison).
   std::vector<int64_t> col_range(static_cast<size_t>(2 * win.kw));
