@@ -19,27 +19,46 @@ struct StridedLoop {
   // fn(std::array<int64_t,N> offsets, int64_t inner_len, std::array<int64_t,N> inner_strides)
   template <class F>
   void run(F&& fn) const {
-    int nd = static_cast<int>(shape.size());
-    if (nd == 0) {
-      std::array<int64_t, N> off{}, st{};
-      fn(off, int64_t{1}, st);
+    // Coalesce first: drop size-1 axes and merge an axis into the next when every
+    // operand steps over the pair as over one axis (stride_i == stride_{i+1} *
+    // size_{i+1}). The elements are visited in the same row-major order, in longer
+    // runs: a (1, C, 1, 1) operand against (N, C, H, W) gives runs of H*W, not W
+    // (8-element runs made a broadcast multiply 7x a contiguous one).
+    std::vector<int64_t> dims;
+    std::array<std::vector<int64_t>, N> st;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == 0) return;
+      if (shape[i] == 1) continue;
+      bool merge = !dims.empty();
+      for (int k = 0; k < N && merge; ++k) merge = st[k].back() == strides[k][i] * shape[i];
+      if (merge) {
+        dims.back() *= shape[i];
+        for (int k = 0; k < N; ++k) st[k].back() = strides[k][i];
+      } else {
+        dims.push_back(shape[i]);
+        for (int k = 0; k < N; ++k) st[k].push_back(strides[k][i]);
+      }
+    }
+    int nd = static_cast<int>(dims.size());
+    if (nd == 0) {  // a 0-d or all-ones shape: one element
+      std::array<int64_t, N> off{}, one{};
+      fn(off, int64_t{1}, one);
       return;
     }
-    int64_t inner = shape[nd - 1];
-    if (inner == 0) return;
+    int64_t inner = dims[nd - 1];
     std::array<int64_t, N> inner_st;
-    for (int k = 0; k < N; ++k) inner_st[k] = strides[k][nd - 1];
+    for (int k = 0; k < N; ++k) inner_st[k] = st[k][nd - 1];
     int64_t outer = 1;
-    for (int i = 0; i < nd - 1; ++i) outer *= shape[i];
+    for (int i = 0; i < nd - 1; ++i) outer *= dims[i];
     std::vector<int64_t> idx(nd > 1 ? nd - 1 : 1, 0);
     std::array<int64_t, N> off{};
     for (int64_t o = 0; o < outer; ++o) {
       fn(off, inner, inner_st);
       for (int i = nd - 2; i >= 0; --i) {  // odometer increment
         ++idx[i];
-        for (int k = 0; k < N; ++k) off[k] += strides[k][i];
-        if (idx[i] < shape[i]) break;
-        for (int k = 0; k < N; ++k) off[k] -= strides[k][i] * shape[i];
+        for (int k = 0; k < N; ++k) off[k] += st[k][i];
+        if (idx[i] < dims[i]) break;
+        for (int k = 0; k < N; ++k) off[k] -= st[k][i] * dims[i];
         idx[i] = 0;
       }
     }

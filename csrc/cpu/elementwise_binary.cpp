@@ -96,6 +96,16 @@ void where_typed(const Tensor& cond, const Tensor& a, const Tensor& b, const Ten
     const T* xa = pa + off[1];
     const T* xb = pb + off[2];
     T* xo = po + off[3];
+    if (st[0] == 1 && st[1] == 1 && st[2] == 0 && st[3] == 1) {  // where(mask, x, scalar): a ReLU's backward
+      const T vb = xb[0];
+      for (int64_t i = 0; i < len; ++i) xo[i] = pick(xc[i], xa[i], vb);
+      return;
+    }
+    if (st[0] == 1 && st[1] == 0 && st[2] == 1 && st[3] == 1) {
+      const T va = xa[0];
+      for (int64_t i = 0; i < len; ++i) xo[i] = pick(xc[i], va, xb[i]);
+      return;
+    }
     for (int64_t i = 0; i < len; ++i) xo[i] = pick(xc[i * st[0]], xa[i * st[1]], xb[i * st[2]]);
   });
 }

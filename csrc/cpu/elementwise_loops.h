@@ -126,6 +126,11 @@ void binary_loop(F f, const Tensor& a, const Tensor& b, const Tensor& out) {
     const T* xa = pa + off[0];
     const T* xb = pb + off[1];
     O* xo = po + off[2];
+    // Runs of a broadcast operand against a contiguous one (a per-channel scale over
+    // a plane) take the vectorized loops; the same f on the same values.
+    if (st[2] == 1 && st[0] == 1 && st[1] == 0) return map2_scalar_b<T, O>(f, xa, load<C>(xb[0]), xo, 0, len);
+    if (st[2] == 1 && st[0] == 0 && st[1] == 1) return map2_scalar_a<T, O>(f, load<C>(xa[0]), xb, xo, 0, len);
+    if (st[2] == 1 && st[0] == 1 && st[1] == 1) return map2<T, O>(f, xa, xb, xo, 0, len);
     for (int64_t i = 0; i < len; ++i) xo[i] = store<O>(f(load<C>(xa[i * st[0]]), load<C>(xb[i * st[1]])));
   });
 }

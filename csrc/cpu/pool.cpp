@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
 #include <limits>
 
 #include "core/thread_pool.h"
@@ -32,36 +36,111 @@ Clipped clip(const Window2d& win, int64_t r, int64_t q, int64_t h, int64_t w) {
 
 }  // namespace
 
+namespace {
+
+// Columns q in [lo, hi) whose window tap j reads an input column inside [0, w).
+int64_t ceil_div_pos(int64_t num, int64_t den) { return num <= 0 ? 0 : (num + den - 1) / den; }
+
+// One plane, one output row at a time: for each window tap (row-major, the order
+// the pick depends on) every output of the row is updated at once. Outputs are
+// independent, so there is no chain from one comparison to the next (a window
+// at a time, each of its 4 compares waited on the last: ~25 ns per output on
+// 8x8 planes, k2). The pick: the first tap in
+// the input starts the maximum, a later one replaces it only when strictly
+// greater, and the first NaN wins and sticks (once best is NaN nothing replaces it).
+template <class T>
+void max_plane_rows(const T* plane, T* out, int64_t* at_out, int64_t h, int64_t w, const Window2d& win,
+                    const std::vector<int64_t>& col_range) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  static_assert(sizeof(Bits) == sizeof(T), "float32 or float64");
+  for (int64_t r = 0; r < win.oh; ++r) {
+    T* best = out + r * win.ow;
+    int64_t* at = at_out + r * win.ow;
+    std::fill(best, best + win.ow, -std::numeric_limits<T>::infinity());
+    std::fill(at, at + win.ow, int64_t{-1});
+    for (int64_t i = 0; i < win.kh; ++i) {
+      const int64_t ih = win.in_row(r, i);
+      if (ih < 0 || ih >= h) continue;
+      const T* row = plane + ih * w;
+      for (int64_t j = 0; j < win.kw; ++j) {
+        const int64_t off = j * win.dw - win.pw;  // input column of output q: q * sw + off
+        const int64_t lo = col_range[2 * j], hi = col_range[2 * j + 1];
+        for (int64_t q = lo; q < hi; ++q) {
+          const int64_t iw = q * win.sw + off;
+          const T v = row[iw], b = best[q];
+          const bool take = (at[q] < 0) | (v > b) | ((v != v) & (b == b));
+          // Blended as integers: a `?:` here compiles into a branch, which random
+          // data mispredicts half the time.
+          const Bits mask = Bits{0} - static_cast<Bits>(take);
+          Bits vb, bb;
+          std::memcpy(&vb, &v, sizeof(T));
+          std::memcpy(&bb, &b, sizeof(T));
+          bb = (vb & mask) | (bb & ~mask);
+          std::memcpy(&best[q], &bb, sizeof(T));
+          at[q] ^= (at[q] ^ (ih * w + iw)) & -static_cast<int64_t>(take);
+        }
+      }
+    }
+  }
+}
+
+// The 2x2, stride-2 window of most CNNs, every window inside the input: the four
+// taps in registers, each output on its own (no stores between taps), the same
+// row-major pick as max_plane_rows. ~4x fewer instructions per output.
+template <class T>
+void max_plane_2x2(const T* plane, T* out, int64_t* at_out, int64_t w, int64_t oh, int64_t ow) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  for (int64_t r = 0; r < oh; ++r) {
+    const T* row0 = plane + 2 * r * w;
+    const T* row1 = row0 + w;
+    for (int64_t q = 0; q < ow; ++q) {
+      const T taps[4] = {row0[2 * q], row0[2 * q + 1], row1[2 * q], row1[2 * q + 1]};
+      const int64_t base = 2 * r * w + 2 * q;
+      const int64_t where[4] = {base, base + 1, base + w, base + w + 1};
+      T best = taps[0];
+      int64_t at = where[0];
+      for (int t = 1; t < 4; ++t) {
+        const T v = taps[t];
+        const bool take = (v > best) | ((v != v) & (best == best));
+        const Bits mask = Bits{0} - static_cast<Bits>(take);
+        Bits vb, bb;
+        std::memcpy(&vb, &v, sizeof(T));
+        std::memcpy(&bb, &best, sizeof(T));
+        bb = (vb & mask) | (bb & ~mask);
+        std::memcpy(&best, &bb, sizeof(T));
+        at ^= (at ^ where[t]) & -static_cast<int64_t>(take);
+      }
+      out[r * ow + q] = best;
+      at_out[r * ow + q] = at;
+    }
+  }
+}
+
+}  // namespace
+
 template <class T>
 void max_pool2d_typed(const Tensor& x, const Tensor& y, const Tensor& idx, const Window2d& win) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
   const T* xp = x.data<T>();
   T* yp = y.data<T>();
   int64_t* ip = idx.data<int64_t>();
+  if (win.kh == 2 && win.kw == 2 && win.sh == 2 && win.sw == 2 && win.dh == 1 && win.dw == 1 && win.ph == 0 &&
+      win.pw == 0 && 2 * win.oh <= h && 2 * win.ow <= w) {
+    for_each_plane(planes_of(x), l * 4, [&](int64_t p) {
+      max_plane_2x2<T>(xp + p * h * w, yp + p * l, ip + p * l, w, win.oh, win.ow);
+    });
+    return;
+  }
+  // Per window column j, the outputs whose tap j falls inside the input, computed
+  // once (two divisions per tap per row cost as much as the whole comparison).
+  std::vector<int64_t> col_range(static_cast<size_t>(2 * win.kw));
+  for (int64_t j = 0; j < win.kw; ++j) {
+    const int64_t off = j * win.dw - win.pw;
+    col_range[2 * j] = ceil_div_pos(-off, win.sw);
+    col_range[2 * j + 1] = std::min(win.ow, ceil_div_pos(w - off, win.sw));
+  }
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
-    const T* plane = xp + p * h * w;
-    for (int64_t r = 0; r < win.oh; ++r)
-      for (int64_t q = 0; q < win.ow; ++q) {
-        T best = -std::numeric_limits<T>::infinity();
-        int64_t at = -1;
-        for (int64_t i = 0; i < win.kh; ++i) {
-          const int64_t ih = win.in_row(r, i);
-          if (ih < 0 || ih >= h) continue;
-          for (int64_t j = 0; j < win.kw; ++j) {
-            const int64_t iw = win.in_col(q, j);
-            if (iw < 0 || iw >= w) continue;
-            const T v = plane[ih * w + iw];
-            if (at < 0 || v > best || std::isnan(v)) {
-              best = v;
-              at = ih * w + iw;
-              if (std::isnan(v)) goto done;  // NaN propagates: the first NaN is the maximum
-            }
-          }
-        }
-      done:
-        yp[p * l + r * win.ow + q] = best;
-        ip[p * l + r * win.ow + q] = at;
-      }
+    max_plane_rows<T>(xp + p * h * w, yp + p * l, ip + p * l, h, w, win, col_range);
   });
 }
 

@@ -5,9 +5,11 @@
 
 namespace lucid::ops::nn_detail {
 
+// The messages below are built only on failure: these checks run on every conv /
+// pool call, and a dozen eager string builds cost ~10 us per call.
 void require_floating(const Tensor& x, const std::string& fn, const char* arg) {
-  check<TypeError>(is_floating(x.dtype()), fn + "(): argument '" + arg + "' must be a floating-point tensor, got " +
-                                               dtype_name(x.dtype()));
+  if (!is_floating(x.dtype()))
+    throw TypeError(fn + "(): argument '" + arg + "' must be a floating-point tensor, got " + dtype_name(x.dtype()));
 }
 
 std::string ints_str(const std::vector<int64_t>& v) {
@@ -17,11 +19,12 @@ std::string ints_str(const std::vector<int64_t>& v) {
 }
 
 void require_ints(const std::vector<int64_t>& v, size_t n, const std::string& fn, const char* arg, bool allow_zero) {
-  check(v.size() == n, fn + "(): argument '" + arg + "' must have " + std::to_string(n) + " values, got " +
-                           ints_str(v));
+  if (v.size() != n)
+    throw ValueError(fn + "(): argument '" + arg + "' must have " + std::to_string(n) + " values, got " + ints_str(v));
   for (int64_t e : v)
-    check(allow_zero ? e >= 0 : e > 0, fn + "(): argument '" + arg + "' must be " +
-                                           (allow_zero ? "non-negative" : "positive") + ", got " + ints_str(v));
+    if (!(allow_zero ? e >= 0 : e > 0))
+      throw ValueError(fn + "(): argument '" + arg + "' must be " + (allow_zero ? "non-negative" : "positive") +
+                       ", got " + ints_str(v));
 }
 
 DType cpu_work_dtype(DType dtype) { return dtype == DType::Float64 ? DType::Float64 : DType::Float32; }

@@ -17,12 +17,14 @@ namespace {
 
 void check_input(const Tensor& x, const std::string& fn, bool codes = false) {
   common_device(fn.c_str(), {&x});
-  if (codes)
-    check<TypeError>(x.dtype() == DType::UInt8 || x.dtype() == DType::Int8,
-                     fn + "(): argument 'xq' must hold uint8 or int8 codes, got " + dtype_name(x.dtype()));
-  else
+  // Messages are built only on failure (this runs on every pooling call).
+  if (codes) {
+    if (!(x.dtype() == DType::UInt8 || x.dtype() == DType::Int8))
+      throw TypeError(fn + "(): argument 'xq' must hold uint8 or int8 codes, got " + dtype_name(x.dtype()));
+  } else {
     require_floating(x, fn, "input");
-  check(x.ndim() == 4, fn + "(): expected a 4-D input (N, C, H, W), got shape " + shape_str(x.shape()));
+  }
+  if (x.ndim() != 4) throw ValueError(fn + "(): expected a 4-D input (N, C, H, W), got shape " + shape_str(x.shape()));
 }
 
 // PyTorch's pooling output size: floor, or ceil with the rule that the last
@@ -49,15 +51,16 @@ Window2d pool_window(const Tensor& x, const std::vector<int64_t>& kernel, const 
   // Padding beyond half the (dilated) kernel would make windows of padding only.
   for (int a = 0; a < 2; ++a) {
     const int64_t eff = dilation[a] * (kernel[a] - 1) + 1;
-    check(2 * padding[a] <= eff, fn + "(): padding should be at most half of the kernel size, got padding " +
-                                     ints_str(padding) + " for kernel_size " + ints_str(kernel));
+    if (2 * padding[a] > eff)
+      throw ValueError(fn + "(): padding should be at most half of the kernel size, got padding " +
+                       ints_str(padding) + " for kernel_size " + ints_str(kernel));
   }
   win.oh = pooled_size(x.size(2), win.kh, win.sh, win.ph, win.dh, ceil_mode);
   win.ow = pooled_size(x.size(3), win.kw, win.sw, win.pw, win.dw, ceil_mode);
-  check(win.oh >= 1 && win.ow >= 1, fn + "(): input of shape " + shape_str(x.shape()) +
-                                        " is too small for kernel_size " + ints_str(kernel) + " with padding " +
-                                        ints_str(padding) + " (output would be " + std::to_string(win.oh) + "x" +
-                                        std::to_string(win.ow) + ")");
+  if (!(win.oh >= 1 && win.ow >= 1))
+    throw ValueError(fn + "(): input of shape " + shape_str(x.shape()) + " is too small for kernel_size " +
+                     ints_str(kernel) + " with padding " + ints_str(padding) + " (output would be " +
+                     std::to_string(win.oh) + "x" + std::to_string(win.ow) + ")");
   return win;
 }
 
@@ -79,8 +82,8 @@ std::vector<float> avg_divisor(const Window2d& win, int64_t h, int64_t w, bool c
 }
 
 void check_grad(const Tensor& grad, const Shape& expected, const std::string& fn) {
-  check(grad.shape() == expected, fn + "(): expected grad of shape " + shape_str(expected) + ", got " +
-                                      shape_str(grad.shape()));
+  if (grad.shape() != expected)
+    throw ValueError(fn + "(): expected grad of shape " + shape_str(expected) + ", got " + shape_str(grad.shape()));
 }
 
 }  // namespace
@@ -118,9 +121,10 @@ Tensor max_pool2d_backward(const Tensor& grad, const Tensor& indices, const Tens
   common_device(fn.c_str(), {&grad, &indices, &x});
   check_input(x, fn);
   check_grad(indices, grad.shape(), fn);
-  check(grad.ndim() == 4 && grad.size(0) == x.size(0) && grad.size(1) == x.size(1),
-        fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " + shape_str(x.shape()));
-  check<TypeError>(indices.dtype() == DType::Int64, fn + "(): indices must be int64");
+  if (!(grad.ndim() == 4 && grad.size(0) == x.size(0) && grad.size(1) == x.size(1)))
+    throw ValueError(fn + "(): grad of shape " + shape_str(grad.shape()) + " does not match input " +
+                     shape_str(x.shape()));
+  if (indices.dtype() != DType::Int64) throw TypeError(fn + "(): indices must be int64");
   if (x.device() == Device::GPU) {
     if (x.numel() == 0) return full(x.shape(), 0.0, x.dtype(), x.device());
     return gpu::max_pool2d_backward(astype(grad, x.dtype()), indices, x.shape());

@@ -11,11 +11,13 @@ between them.
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 
 import numpy as np
 
 from .. import _C
+from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from .common import is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
 
@@ -77,10 +79,18 @@ def reshape(input, *shape):
     >>> lucid.arange(6).reshape(2, -1).tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    if quantized_input(input):
-        return input.reshape(*shape)
-    _check_tensor(input, "reshape")
-    sizes = _sizes(shape, "reshape")
+    if isinstance(input, Tensor):
+        # Fast path: a shape of plain ints (or one tuple / list of them), read once.
+        sizes = list(shape[0]) if len(shape) == 1 and type(shape[0]) in (tuple, list) else list(shape)
+        for v in sizes:
+            if type(v) is not int:
+                sizes = _sizes(shape, "reshape")
+                break
+    else:
+        if quantized_input(input):
+            return input.reshape(*shape)
+        _check_tensor(input, "reshape")
+        sizes = _sizes(shape, "reshape")
     if tuple(sizes) == input.shape:
         return input
     if not _recording(input):
@@ -164,7 +174,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     if s > e:
         raise ValueError(f"flatten(): argument 'start_dim' ({start_dim}) must not come after 'end_dim' ({end_dim})")
     shape = list(input.shape)
-    return reshape(input, shape[:s] + [int(np.prod(shape[s:e + 1]))] + shape[e + 1:])
+    return reshape(input, shape[:s] + [math.prod(shape[s:e + 1])] + shape[e + 1:])
 
 
 def unflatten(input, dim, sizes):

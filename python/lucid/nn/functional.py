@@ -17,6 +17,9 @@ import numbers
 
 import lucid
 
+from .. import _C
+from .._tensor import Tensor
+from ..autograd.function import Function
 from .._ops.nn import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, embedding, linear, max_pool2d  # noqa: F401
 
 __all__ = [
@@ -193,26 +196,85 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ValueError(f"{fn}(): expected more than 1 value per channel when training, got input of shape "
                              f"{tuple(input.shape)}")
-        mean = lucid.mean(input, dim=dims, keepdim=True)
-        centered = input - mean
-        var = lucid.mean(centered * centered, dim=dims, keepdim=True)
-        if running_mean is not None or running_var is not None:
-            with lucid.no_grad():
-                if running_mean is not None:
-                    running_mean.copy_(running_mean * (1.0 - momentum) + mean.detach().reshape(c) * momentum)
-                if running_var is not None:
-                    unbiased = var.detach().reshape(c) * (count / (count - 1))
-                    running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
-        y = centered * lucid.rsqrt(var + eps)
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
-        y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
+        return _BatchNormTrain.apply(input, weight, bias, running_mean, running_var, dims, shape, count,
+                                     momentum, eps)
+    if running_mean is None or running_var is None:
+        raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
+    y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+class _BatchNormTrain(Function):
+    """Train-mode batch_norm as one graph node. The forward runs the same lucid ops
+    (in the same order, so the same bits) as the composed form, without recording
+    each of them; the backward is the closed form, written with lucid ops so it
+    runs on either stream and can itself be differentiated (with grad mode on
+    it recomputes xhat and rstd from the input, recorded):
+    ``gx = rstd * weight * (g - mean(g) - xhat * mean(g * xhat))`` with means
+    over every axis but the channel's, ``gweight = sum(g * xhat)``,
+    ``gbias = sum(g)`` (the means are those sums over the count)."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, dims, shape, count, momentum, eps):
+        # Tensor-with-tensor ops and reductions call _C directly: what the lucid
+        # wrappers call when nothing records (grad mode is off in here).
+        c, C, shp = shape[1], _C, list(shape)
+        mean = C.mean(input._impl, dims, True)
+        centered = C.sub(input._impl, mean)
+        var = Tensor(C.mean(C.mul(centered, centered), dims, True))
+        if running_mean is not None:
+            running_mean.copy_(running_mean * (1.0 - momentum) + Tensor(C.reshape(mean, [c])) * momentum)
+        if running_var is not None:
+            unbiased = Tensor(C.reshape(var._impl, [c])) * (count / (count - 1))
+            running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
+        rstd = lucid.rsqrt(var + eps)
+        xhat = C.mul(centered, rstd._impl)
+        y = xhat
+        if weight is not None:
+            y = C.mul(y, C.reshape(weight._impl, shp))
+        if bias is not None:
+            y = C.add(y, C.reshape(bias._impl, shp))
+        xhat = Tensor(xhat)
+        ctx.save_for_backward(input, xhat, rstd, weight)
+        ctx.dims, ctx.shape, ctx.eps = dims, shape, eps
+        return xhat if y is xhat._impl else Tensor(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, xhat, rstd, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        dims, shape = ctx.dims, ctx.shape
+        # Per channel: sum(g) and sum(g * xhat) are the bias and weight gradients, and
+        # (over the count, times weight) the two means of the input gradient: two
+        # full-size reductions in all, where the textbook form takes four.
+        inv = 1.0 / (input.numel() // shape[1])
+        if not lucid.is_grad_enabled():  # the usual backward: full-size ops straight to _C
+            C = _C
+            G, XH = g._impl, xhat._impl
+            gb = Tensor(C.sum(G, dims, False, None))
+            gw = Tensor(C.sum(C.mul(G, XH), dims, False, None))
+            gx = None
+            if needs[0]:
+                scale = rstd if weight is None else rstd * weight.reshape(shape)
+                a = (gw.reshape(shape) * inv)._impl
+                b = (gb.reshape(shape) * inv)._impl
+                gx = Tensor(C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl))
+            return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
+        # A backward that is itself recorded (create_graph): xhat and rstd as functions of input.
+        centered = input - lucid.mean(input, dim=dims, keepdim=True)
+        rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
+        xhat = centered * rstd
+        gb = lucid.sum(g, dim=dims)
+        gw = lucid.sum(g * xhat, dim=dims)
+        gx = None
+        if needs[0]:
+            scale = rstd if weight is None else rstd * weight.reshape(shape)
+            gx = ((g - xhat * (gw.reshape(shape) * inv)) - gb.reshape(shape) * inv) * scale
+        return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
 
 
 # ----- losses ---------------------------------------------------------------------------
@@ -254,8 +316,10 @@ def _one_hot(target, c, class_axis, ndim, dtype):
     return (lucid.unsqueeze(target, class_axis) == classes.reshape(shape)).to(dtype)
 
 
-def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smoothing, fn):
-    """Shared by nll_loss and cross_entropy with class-index targets."""
+def _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn):
+    """Shared by nll_loss and cross_entropy with class-index targets: the checks, then
+    (per-element loss before reduction, per-element weight of the target class,
+    the one-hot of the target, the valid mask, weight shaped to broadcast or None)."""
     c = _class_layout(logp, target, fn)
     if target.dtype.is_floating_point:
         raise TypeError(f"{fn}(): class-index target must be an integer tensor, got {target.dtype}")
@@ -283,9 +347,72 @@ def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smo
     if label_smoothing > 0.0:
         smooth = lucid.where(valid_mask, -lucid.sum(logp if w is None else logp * w, dim=class_axis), 0.0)
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
+    return loss, elem_w, onehot, valid, w
+
+
+def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smoothing, fn):
+    loss, elem_w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)[:2]
     if reduction == "mean":
         return lucid.sum(loss) / lucid.sum(elem_w)
     return _reduce(loss, reduction)
+
+
+class _CrossEntropyIndex(Function):
+    """cross_entropy with class-index targets as one graph node. The forward runs the
+    same lucid ops as log_softmax followed by nll (the same bits) without recording
+    each; the backward is the closed form, in lucid ops: with ``q`` the target
+    distribution (one-hot, smoothed by e: ``(1-e) onehot + e/C``, times the class
+    weights) and ``s`` the upstream gradient per element (divided by the summed
+    target weights for the mean; 0 where ignored), ``dlogp = -s q`` and
+    ``dinput = dlogp - softmax * sum_c dlogp``."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing, fn):
+        class_axis = 0 if input.ndim == 1 else 1
+        logp = log_softmax(input, dim=class_axis)
+        ctx.save_for_backward(input, logp)
+        ctx.target = target
+        if weight is None and label_smoothing == 0.0 and reduction == "mean" and input.ndim >= 2:
+            # The common case, when every target is a class (none ignored): the loss is
+            # the mean of -logp at the targets, gathered. Same bits as the general form:
+            # its per-element loss sums a row that is 0 but at the target (exact), its
+            # denominator sums n ones (exact below 2**24).
+            c = _class_layout(logp, target, fn)
+            n = target.numel()
+            if (not target.dtype.is_floating_point and 0 < n < 2 ** 24 and ignore_index not in range(c)
+                    and bool(lucid.all(lucid.logical_and(target >= 0, target < c)))):
+                picked = lucid.gather(logp, class_axis, lucid.unsqueeze(target, class_axis))
+                den = lucid.full((), float(n), dtype=logp.dtype, device=logp.device)
+                ctx.parts = (None, None, None, den, class_axis, reduction, 0.0)
+                return lucid.sum(-lucid.squeeze(picked, class_axis)) / den
+        loss, elem_w, onehot, valid, w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)
+        den = None
+        if reduction == "mean":
+            den = lucid.sum(elem_w)
+            out = lucid.sum(loss) / den
+        else:
+            out = _reduce(loss, reduction)
+        ctx.parts = (onehot, valid, w, den, class_axis, reduction, label_smoothing)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        input, logp = ctx.saved_tensors
+        onehot, valid, w, den, class_axis, reduction, e = ctx.parts
+        if lucid.is_grad_enabled():  # a backward that is itself recorded: logp as a function of input
+            logp = log_softmax(input, dim=class_axis)
+        c = logp.shape[class_axis]
+        if onehot is None:  # the gathered forward: every target counted, no weights, no smoothing
+            dlogp = -(_one_hot(ctx.target, c, class_axis, logp.ndim, logp.dtype) * (g / den))
+            return (dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True),) + (None,) * 6
+        q = onehot if e <= 0.0 else onehot * (1.0 - e) + e / c
+        if w is not None:
+            q = q * w
+        # Select, not multiply: an all-ignored mean divides by 0, and its gradient is 0 as in the composed form.
+        s = lucid.where(valid != 0, g / den if reduction == "mean" else g, 0.0)
+        dlogp = -(q * lucid.unsqueeze(s, class_axis))
+        gx = dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True)
+        return (gx,) + (None,) * 6
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -327,9 +454,15 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if input.ndim == 0:
         raise ValueError(f"{fn}(): expected an input of shape (C,) or (N, C, *), got a 0-d tensor")
     class_axis = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, dim=class_axis)
     if not target.dtype.is_floating_point:
+        # One node, unless the class weights themselves want a gradient (the composed form gives one).
+        if (input.dtype.is_floating_point and input.shape[class_axis] > 0
+                and (weight is None or not weight.requires_grad)):
+            return _CrossEntropyIndex.apply(input, target, weight, ignore_index, reduction, float(label_smoothing),
+                                            fn)
+        logp = log_softmax(input, dim=class_axis)
         return _nll_from_log_probs(logp, target, weight, ignore_index, reduction, float(label_smoothing), fn)
+    logp = log_softmax(input, dim=class_axis)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"{fn}(): a probability target must have the input's shape {tuple(input.shape)}, "
                          f"got {tuple(target.shape)}")

@@ -134,9 +134,11 @@ class Adam(Optimizer):
         for p, s, t in zip(fused, new, steps):
             s["step"] = t
             self.state[p] = s
-            p._version += 1
+            impl = p._impl  # bump the version counters (Tensor._version, without its property frames)
+            impl.version = impl.version + 1
             for k in keys:
-                s[k]._version += 1
+                impl = s[k]._impl
+                impl.version = impl.version + 1
         return rest
 
 

@@ -147,12 +147,16 @@ class Optimizer:
         """Validates every parameter's gradient before any update, so a step that
         fails leaves parameters, step counts and state untouched: a gradient must be
         a floating-point lucid Tensor of the parameter's shape, on its device."""
-        name = self._name()
         for gi, group in enumerate(self.param_groups):
             for pi, p in enumerate(group["params"]):
                 g = p.grad
                 if g is None:
                     continue
+                # The common case in a few attribute reads; the message only when something is wrong.
+                if (isinstance(g, Tensor) and g.shape == p.shape and g._impl.device == p._impl.device
+                        and g.dtype.is_floating_point):
+                    continue
+                name = self._name()
                 where = f"parameter {pi} of group {gi} (shape {tuple(p.shape)}, on '{p.device.type}')"
                 if not isinstance(g, Tensor):
                     raise TypeError(f"{name}.step(): the gradient of {where} must be a lucid.Tensor, "
@@ -182,19 +186,26 @@ class Optimizer:
             if p.grad is None:
                 continue
             state = self._state_for(p) if fused_ok(p) else None
-            if state is None or (state and not all(k in state and fused_state_ok(state[k], p) for k in keys)):
+            ok = state is not None
+            if ok and state:  # a loop, not all(<generator>): this runs per parameter per step
+                for k in keys:
+                    if k not in state or not fused_state_ok(state[k], p):
+                        ok = False
+                        break
+            if ok:
+                fused.append(p)
+                states.append(state)
+            else:
                 rest.append(p)
-                continue
-            fused.append(p)
-            states.append(state)
         return fused, states, rest
 
     def _state_for(self, p) -> dict:
         """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
         moved with ``Module.to`` after some steps keeps training with the same optimizer."""
         state = self.state[p]
+        device = p._impl.device  # the engine's device name: Tensor.device is looked up from it
         for key, value in state.items():
-            if isinstance(value, Tensor) and value.device != p.device:
+            if isinstance(value, Tensor) and value._impl.device != device:
                 state[key] = value.to(device=p.device)
         return state
 
