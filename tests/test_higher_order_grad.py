@@ -194,6 +194,11 @@ OPS = {
     "linear_3d": lambda x, d: F.linear(x.reshape(1, 3, 4), x[:2] * 2, x[0, :2]) ** 2,
     "softmax": lambda x, d: F.softmax(x, dim=1) * F.log_softmax(x * x, dim=0),
     "cross_entropy": lambda x, d: F.cross_entropy(x * x, _ix([0, 3, 1], d), label_smoothing=0.1),
+    # class indices, no weights or smoothing: the one-node gather path (_CrossEntropyIndex)
+    "cross_entropy_index": lambda x, d: F.cross_entropy(x * x, _ix([0, 3, 1], d)) * x,
+    "batch_norm_4d_running": lambda x, d: F.batch_norm(
+        (x * x).reshape(2, 2, 3, 1), lucid.zeros(2, dtype=x.dtype, device=d), lucid.ones(2, dtype=x.dtype, device=d),
+        x[0, :2], x[1, :2], training=True),
     "mse_nll": lambda x, d: F.mse_loss(x * x, x) + F.nll_loss(x * x, _ix([0, 3, 1], d)),
     "layer_norm": lambda x, d: F.layer_norm(x, (4,), x[0], x[1]),
     "cumsum_cumprod": lambda x, d: x.cumsum(1) ** 2 + x.cumprod(1),
@@ -505,7 +510,7 @@ _VERIFIED = {
     "_Mean", "_Var", "_Extreme", "_ExtremeDim", "_PNorm", "_Cumsum", "_Cumprod", "_Matmul", "_Linear",
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
-    "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize",
+    "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
 }
 
 
