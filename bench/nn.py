@@ -1,4 +1,4 @@
-"""Forward + backward time per step of Linear, Conv2d, the digits CNN, a
+"""Forward + backward time per step of Linear, Conv2d, the digits CNN, an MLP, a
 transformer encoder block, an LSTM and a GRU (training steps with Adam) on
 lucid's CPU stream at one thread, with PyTorch's CPU numbers beside them
 when torch is importable (ratio = lucid / torch; below 1 means lucid is faster).
@@ -94,6 +94,37 @@ def digits_steps(batch=32):
     return lucid_step, torch_step
 
 
+def mlp_steps(batch=64):
+    """One training step (cross-entropy, Adam) of a 64 -> 256 -> 256 -> 10 ReLU MLP on
+    random digits-shaped data, in lucid and (with identical weights) in torch."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int64)
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    opt = lucid.optim.Adam(model.parameters(), lr=1e-3)
+    lx, ly = lucid.tensor(x), lucid.tensor(y)
+
+    def lucid_step():
+        loss = nn.functional.cross_entropy(model(lx), ly)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch_step = None
+    if torch is not None:
+        tn = torch.nn
+        tmodel = tn.Sequential(tn.Linear(64, 256), tn.ReLU(), tn.Linear(256, 256), tn.ReLU(), tn.Linear(256, 10))
+        copy_params(model, tmodel)
+        topt = torch.optim.Adam(tmodel.parameters(), lr=1e-3)
+        tx, ty = torch.tensor(x), torch.tensor(y)
+
+        def torch_step():
+            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+    return lucid_step, torch_step
+
+
 def sequence_steps(kind):
     """One training step (forward, sum-of-squares loss, backward, Adam) of a transformer encoder
     block, an LSTM or a GRU, in lucid and (with identical weights) in torch."""
@@ -178,6 +209,9 @@ def main():
         record(f"Conv2d N={b} {ci}->{co} {h}x{w} k={k}", tl, tt)
     lucid_step, torch_step = digits_steps()
     record("digits CNN train step (batch 32, Adam)", median_time(lucid_step, args.reps),
+           median_time(torch_step, args.reps) if torch_step else None)
+    lucid_step, torch_step = mlp_steps()
+    record("MLP 64-256-256-10 train step (batch 64, Adam)", median_time(lucid_step, args.reps),
            median_time(torch_step, args.reps) if torch_step else None)
     for kind, name in (("transformer", "TransformerEncoderLayer 16x64x128 train step"),
                        ("lstm", "LSTM 64->128, 16x32 steps, train step"),
