@@ -165,11 +165,35 @@ void qmax_plane(const T* plane, T* out, int64_t h, int64_t w, int64_t kh, int64_
     }
 }
 
+// The 2x2, stride-2 window inside the input: the max of the two rows, then of
+// each column pair. No bounds tests, so the loops vectorize (the general loop
+// above tests every tap: ~10x slower on 8x8 planes). A max of codes is exact,
+// so the result equals qmax_plane's.
+template <class T>
+void qmax_plane_2x2(const T* plane, T* out, int64_t w, int64_t oh, int64_t ow) {
+  for (int64_t r = 0; r < oh; ++r) {
+    const T* __restrict row0 = plane + 2 * r * w;
+    const T* __restrict row1 = row0 + w;
+    T* __restrict dst = out + r * ow;
+    for (int64_t q = 0; q < ow; ++q) {
+      const T a = std::max(row0[2 * q], row1[2 * q]);
+      const T b = std::max(row0[2 * q + 1], row1[2 * q + 1]);
+      dst[q] = std::max(a, b);
+    }
+  }
+}
+
 template <class T>
 void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
   const T* xp = x.data<T>();
   T* yp = y.data<T>();
+  if (win.kh == 2 && win.kw == 2 && win.sh == 2 && win.sw == 2 && win.dh == 1 && win.dw == 1 && win.ph == 0 &&
+      win.pw == 0 && 2 * win.oh <= h && 2 * win.ow <= w) {
+    const int64_t oh = win.oh, ow = win.ow;
+    for_each_plane(planes_of(x), l * 4, [&](int64_t p) { qmax_plane_2x2<T>(xp + p * h * w, yp + p * l, w, oh, ow); });
+    return;
+  }
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
     qmax_plane<T>(xp + p * h * w, yp + p * l, h, w, win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw,
                   win.oh, win.ow);

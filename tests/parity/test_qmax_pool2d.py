@@ -33,7 +33,8 @@ def ref_pool(x, k, s, p, d, ceil_mode):
 
 
 CASES = [  # kernel, stride, padding, dilation, ceil_mode
-    ((2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((2, 2), (2, 2), (0, 0), (1, 1), False),  # the CPU stream's in-bounds 2x2 fast path
+    ((2, 2), (2, 2), (0, 0), (1, 1), True),  # ceil mode: the last window is clipped, general loop
     ((3, 3), (2, 2), (1, 1), (1, 1), True),
     ((3, 3), (1, 1), (1, 1), (2, 2), False),
     ((2, 3), (1, 2), (1, 1), (1, 1), True),
