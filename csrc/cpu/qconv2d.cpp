@@ -16,42 +16,56 @@ namespace lucid::cpu {
 
 namespace {
 
+// The channel group of one image copied into Hp x Wp planes, its pixels at
+// (ph, pw), bordered by the pad byte, so that every window tap lands inside: the patch
+// loops below then need no bounds test per byte (a test per tap made im2col
+// the bulk of a small convolution's time).
+void pad_planes(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t Hp, int64_t Wp, int64_t ph,
+                int64_t pw, uint8_t pad, uint8_t* padded) {
+  if (Hp != H || Wp != W) std::memset(padded, pad, static_cast<size_t>(cg * Hp * Wp));
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t y = 0; y < H; ++y)
+      std::memcpy(padded + (c * Hp + y + ph) * Wp + pw, x + ((c0 + c) * H + y) * W, static_cast<size_t>(W));
+}
+
 // Rows [lo, hi) of the patches: patches[p][(c * kh + i) * kw + j] =
-// x[c0 + c][row(p, i)][col(p, j)], or pad. Every quantity is a scalar argument:
-// the byte stores below may alias any object, so values read through a
-// reference or a lambda's closure would be reloaded after every store.
-void im2col_rows(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t kh, int64_t kw, int64_t sh,
-                 int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t ow, uint8_t pad,
-                 uint8_t* patches, int64_t lo, int64_t hi) {
+// padded[c][row(p, i)][col(p, j)]. Every quantity is a scalar argument: the
+// byte stores below may alias any object, so values read through a reference
+// or a lambda's closure would be reloaded after every store. KW > 0 fixes the
+// window width at compile time (the common 3 and 1), 0 reads kw.
+template <int KW>
+void im2col_rows(const uint8_t* padded, int64_t Hp, int64_t Wp, int64_t cg, int64_t kh, int64_t kw_rt, int64_t sh,
+                 int64_t sw, int64_t dh, int64_t dw, int64_t ow, uint8_t* patches, int64_t lo, int64_t hi) {
+  const int64_t kw = KW > 0 ? KW : kw_rt;
   const int64_t K = cg * kh * kw;
   for (int64_t oy = lo; oy < hi; ++oy)
     for (int64_t ox = 0; ox < ow; ++ox) {
       uint8_t* dst = patches + (oy * ow + ox) * K;
-      const int64_t x0 = ox * sw - pw;
-      for (int64_t c = 0; c < cg; ++c) {
-        const uint8_t* plane = x + (c0 + c) * H * W;
+      const uint8_t* corner = padded + oy * sh * Wp + ox * sw;
+      for (int64_t c = 0; c < cg; ++c)
         for (int64_t i = 0; i < kh; ++i, dst += kw) {
-          const int64_t y = oy * sh - ph + i * dh;
-          if (y < 0 || y >= H) {
-            std::memset(dst, pad, static_cast<size_t>(kw));
-            continue;
-          }
-          const uint8_t* row = plane + y * W;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t xx = x0 + j * dw;
-            dst[j] = (xx >= 0 && xx < W) ? row[xx] : pad;
-          }
+          const uint8_t* row = corner + (c * Hp + i * dh) * Wp;
+          for (int64_t j = 0; j < kw; ++j) dst[j] = row[j * dw];
         }
-      }
     }
 }
 
 void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, const Window2d& win, uint8_t pad,
-            uint8_t* patches) {
+            uint8_t* padded, uint8_t* patches) {
+  const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
+  pad_planes(x, H, W, c0, cg, Hp, Wp, win.ph, win.pw, pad, padded);
   const int64_t K = cg * win.kh * win.kw;
   parallel_for(win.oh, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, win.ow * K)), [&](int64_t lo, int64_t hi) {
-    im2col_rows(x, H, W, c0, cg, win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw, win.ow, pad, patches,
-                lo, hi);
+    switch (win.kw) {
+      case 3:
+        im2col_rows<3>(padded, Hp, Wp, cg, win.kh, 3, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
+        break;
+      case 1:
+        im2col_rows<1>(padded, Hp, Wp, cg, win.kh, 1, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
+        break;
+      default:
+        im2col_rows<0>(padded, Hp, Wp, cg, win.kh, win.kw, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
+    }
   });
 }
 
@@ -87,6 +101,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w.data<int8_t>() + g * og * K, og, K, K));
   std::vector<uint8_t> patches(static_cast<size_t>(chunk * P * K));
+  std::vector<uint8_t> padded(static_cast<size_t>(cg * (win.ph + H + win.pad_bottom(H)) * (win.pw + W + win.pad_right(W))));
   std::vector<char> tmp(static_cast<size_t>(chunk * P * og) * osize);
   // The padding byte: the zero point's code (its two's complement byte for int8).
   const uint8_t pad = static_cast<uint8_t>(zx);
@@ -96,7 +111,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
     const int64_t nb = std::min(chunk, N - n0);
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t i = 0; i < nb; ++i)
-        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, patches.data() + i * P * K);
+        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, padded.data(), patches.data() + i * P * K);
       p.m = nb * P;
       p.x = patches.data();
       p.zw = zw + g * og;

@@ -39,6 +39,7 @@ CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups
     ((1, 4, 5, 5), (4, 1, 1), (1, 1), (0, 0), (1, 1), 4),  # depthwise 1x1
     ((4, 8, 64, 64), (4, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # CPU GEMM over 3 images, then 1
     ((64, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits conv2: one GEMM, 64 images
+    ((1, 2, 7, 6), (3, 3, 3), (2, 3), (1, 2), (2, 1), 1),  # strides leave part of the right / bottom padding unread
 ]
 
 
