@@ -60,7 +60,8 @@ def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
     """``_param(...)._impl``; plain Python numbers take a short path (the generic
     checks and the Tensor wrapper cost more than a small integer product)."""
     t = type(value)
-    if t is float or (t is int and not integer and abs(value) < 2**53):
+    # (A float zero point goes through _param, which takes an integral one as that integer exactly.)
+    if (t is float and not integer) or (t is int and not integer and abs(value) < 2**53):
         return _C.full((), float(value), "float32", like._impl.device)
     if t is int and abs(value) < 2**53:
         return _C.full((), float(value), "int64", like._impl.device)
@@ -112,6 +113,8 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
 
 
 def _int_arg(value, fn: str, argument: str, optional: bool = False):
+    if type(value) is int:
+        return value
     if value is None and optional:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,)):
@@ -382,6 +385,10 @@ def qmatmul(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, out_scale=None, out
 
 
 def _pair(v, fn: str, argument: str):
+    if type(v) is int:  # the common forms first: the generic checks below are ABC lookups
+        return [v, v]
+    if type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int:
+        return [v[0], v[1]]
     if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
         return [int(v), int(v)]
     if isinstance(v, (tuple, list)) and len(v) == 2 and all(
@@ -394,11 +401,11 @@ def _qconv(fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dila
            out_qdtype):
     xq = _input(xq, fn, "xq")
     wq = _input(wq, fn, "wq")
-    args = [_param(x_scale, xq, fn, "x_scale")._impl, _param(x_zp, xq, fn, "x_zp", integer=True)._impl, wq._impl,
-            _param(w_scale, xq, fn, "w_scale")._impl, _param(w_zp, xq, fn, "w_zp", integer=True)._impl]
+    args = [_param_impl(x_scale, xq, fn, "x_scale"), _param_impl(x_zp, xq, fn, "x_zp", integer=True), wq._impl,
+            _param_impl(w_scale, xq, fn, "w_scale"), _param_impl(w_zp, xq, fn, "w_zp", integer=True)]
     b = None if bias is None else _input(bias, fn, "bias")._impl
-    os_ = None if out_scale is None else _param(out_scale, xq, fn, "out_scale")._impl
-    oz = None if out_zp is None else _param(out_zp, xq, fn, "out_zp", integer=True)._impl
+    os_ = None if out_scale is None else _param_impl(out_scale, xq, fn, "out_scale")
+    oz = None if out_zp is None else _param_impl(out_zp, xq, fn, "out_zp", integer=True)
     oq = "" if out_qdtype is None else as_qdtype(out_qdtype, fn, "out_qdtype").name
     return xq, args, b, stride, padding, dilation, _int_arg(groups, fn, "groups"), os_, oz, oq
 

@@ -85,7 +85,9 @@ class WeightedQuantized(QuantizedStateMixin, Module):
 
     def _out(self, codes):
         zp = int(self.zero_point.item())
-        if self._relu:  # ReLU is the lower clamp bound: real 0 is the code zero_point
+        # ReLU is the lower clamp bound: real 0 is the code zero_point. The op already
+        # clamps to the grid, so a zero point at its bottom (quint8's usual 0) needs nothing.
+        if self._relu and zp > self.out_qdtype.quant_min:
             codes = lucid.maximum(codes, lucid.full((), zp, dtype=codes.dtype, device=codes.device))
         return Q().QTensor(codes, float(self.scale.item()), zp, self.out_qdtype)
 

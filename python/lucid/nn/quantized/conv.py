@@ -80,7 +80,7 @@ class _QConvNd(WeightedQuantized):
         codes, padding = self._padded_codes(x)
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = {1: Q().qconv1d, 2: Q().qconv2d, 3: Q().qconv3d}[self._nd]
+        op = getattr(Q(), ("qconv1d", "qconv2d", "qconv3d")[self._nd - 1])
         pad_arg = padding if self._nd > 1 else padding[0]
         stride = self.stride if self._nd > 1 else self.stride[0]
         dilation = self.dilation if self._nd > 1 else self.dilation[0]
