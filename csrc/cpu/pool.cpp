@@ -191,6 +191,13 @@ void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
   if (win.kh == 2 && win.kw == 2 && win.sh == 2 && win.sw == 2 && win.dh == 1 && win.dw == 1 && win.ph == 0 &&
       win.pw == 0 && 2 * win.oh <= h && 2 * win.ow <= w) {
     const int64_t oh = win.oh, ow = win.ow;
+    if (h == 2 * oh) {  // no row left over: the planes stack into one of planes * h rows
+      const int64_t rows = planes_of(x) * oh, grain = std::max<int64_t>(1, (int64_t{1} << 14) / (4 * ow));
+      parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+        qmax_plane_2x2<T>(xp + 2 * r0 * w, yp + r0 * ow, w, r1 - r0, ow);
+      });
+      return;
+    }
     for_each_plane(planes_of(x), l * 4, [&](int64_t p) { qmax_plane_2x2<T>(xp + p * h * w, yp + p * l, w, oh, ow); });
     return;
   }
