@@ -7,6 +7,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/errors.h"
 #include "core/thread_pool.h"
 #include "cpu/qgemm.h"
@@ -69,6 +73,45 @@ void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, cons
   });
 }
 
+// dst (cols, rows) = src (rows, cols) transposed, for byte codes. 16 x 16 tiles
+// go through SSE2 unpacks (four rounds of interleaving: bytes, pairs, quads,
+// halves), ~1/8 of the instructions of a byte at a time; edges go byte by byte.
+void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
+  int64_t r_done = 0, c_done = 0;
+#if defined(__SSE2__)
+  r_done = rows / 16 * 16, c_done = cols / 16 * 16;
+  for (int64_t r0 = 0; r0 < r_done; r0 += 16)
+    for (int64_t c0 = 0; c0 < c_done; c0 += 16) {
+      __m128i a[16], b[16];
+      for (int i = 0; i < 16; ++i)
+        a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
+      for (int i = 0; i < 8; ++i) {  // b[2i]: rows 2i, 2i+1 interleaved, columns 0-7; b[2i+1]: 8-15
+        b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+      }
+      for (int j = 0; j < 4; ++j) {  // a[4j + q]: rows 4j..4j+3, column quad q
+        a[4 * j] = _mm_unpacklo_epi16(b[4 * j], b[4 * j + 2]);
+        a[4 * j + 1] = _mm_unpackhi_epi16(b[4 * j], b[4 * j + 2]);
+        a[4 * j + 2] = _mm_unpacklo_epi16(b[4 * j + 1], b[4 * j + 3]);
+        a[4 * j + 3] = _mm_unpackhi_epi16(b[4 * j + 1], b[4 * j + 3]);
+      }
+      for (int h = 0; h < 2; ++h)  // b[8h + k]: rows 8h..8h+7, columns 2k, 2k+1
+        for (int q = 0; q < 4; ++q) {
+          b[8 * h + 2 * q] = _mm_unpacklo_epi32(a[8 * h + q], a[8 * h + 4 + q]);
+          b[8 * h + 2 * q + 1] = _mm_unpackhi_epi32(a[8 * h + q], a[8 * h + 4 + q]);
+        }
+      for (int k = 0; k < 8; ++k) {  // column 2k, 2k+1: all 16 rows
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + 2 * k) * rows + r0),
+                         _mm_unpacklo_epi64(b[k], b[8 + k]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + 2 * k + 1) * rows + r0),
+                         _mm_unpackhi_epi64(b[k], b[8 + k]));
+      }
+    }
+#endif
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = c < c_done ? r_done : 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
+}
+
 }  // namespace
 
 void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
@@ -124,8 +167,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
         char* dst = ob + (((n0 + i) * O + g * og) * P) * osize;
         const char* src = tmp.data() + i * P * og * osize;
         if (osize == 1) {
-          for (int64_t o = 0; o < og; ++o)
-            for (int64_t q = 0; q < P; ++q) dst[o * P + q] = src[q * og + o];
+          transpose_bytes(reinterpret_cast<const uint8_t*>(src), P, og, reinterpret_cast<uint8_t*>(dst));
         } else {
           for (int64_t o = 0; o < og; ++o)
             for (int64_t q = 0; q < P; ++q)

@@ -40,6 +40,7 @@ CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups
     ((4, 8, 64, 64), (4, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # CPU GEMM over 3 images, then 1
     ((64, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits conv2: one GEMM, 64 images
     ((1, 2, 7, 6), (3, 3, 3), (2, 3), (1, 2), (2, 1), 1),  # strides leave part of the right / bottom padding unread
+    ((2, 3, 9, 7), (20, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # 63 pixels x 20 channels: 16 x 16 tiles and edges
 ]
 
 
@@ -82,6 +83,31 @@ def test_quantized_output(device, out_qd, rng):
     y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device), float(sw), zw,
                   stride=(1, 2), padding=(1, 0), out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
     assert y.dtype == qd.storage
+    assert_bytes_equal(to_np(y), expect)
+
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[6], CASES[8]])
+@pytest.mark.parametrize("out_qd", [Q.quint8, Q.qint8])
+def test_byte_codes_per_channel(device, case, out_qd, rng):
+    """Byte outputs of shapes whose (pixels, channels) -> NCHW reorder covers whole 16 x 16
+    blocks and edges (the CPU stream moves those blocks with vector unpacks)."""
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    x = rng.integers(0, 256, (N, C, H, W)).astype(np.uint8)
+    w = rng.integers(-128, 128, (O, C // groups, kh, kw)).astype(np.int8)
+    zx, sx, sy = 100, F32(0.02), F32(0.7)
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    zw = rng.integers(-5, 6, O)
+    acc = ref_acc(x, zx, w, zw, stride, padding, dilation, groups)
+    mult = ((sx * sw).astype(F32) / sy).astype(F32).reshape(1, -1, 1, 1)
+    zy = 128 if out_qd is Q.quint8 else -3
+    lo, hi = bounds(out_qd.quant_min, out_qd.quant_max)
+    v = np.rint(acc.astype(F32) * mult) + F32(zy)
+    expect = np.clip(v, lo, hi).astype(np.int64).astype(np.uint8 if out_qd is Q.quint8 else np.int8)
+    y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
+                  lucid.tensor(sw, device=device), lucid.tensor(zw, device=device), stride=stride, padding=padding,
+                  dilation=dilation, groups=groups, out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
+    assert y.dtype == out_qd.storage
+    assert 0 < (expect != expect.flat[0]).sum()  # not one clamped value
     assert_bytes_equal(to_np(y), expect)
 
 
