@@ -27,11 +27,11 @@ import lucid  # noqa: E402
 import lucid.quantization as Q  # noqa: E402
 from lucid import nn  # noqa: E402
 
-try:
-    import torch  # noqa: E402
+from _timing import import_torch  # noqa: E402
+
+torch = import_torch()  # optional: this Python's, or $LUCID_TORCH_SITE's; else lucid's numbers alone
+if torch is not None:
     import torch.ao.quantization as tq  # noqa: E402
-except ImportError:  # torch is optional: lucid's numbers alone
-    torch = None
 
 
 def median_ms(fn, reps):
