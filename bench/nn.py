@@ -61,46 +61,10 @@ def copy_params(src_lucid, dst_torch):
             q.copy_(torch.tensor(p.numpy()))
 
 
-def digits_steps(batch=32):
-    spec = importlib.util.spec_from_file_location(
-        "train_digits", pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_digits.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    x_tr, y_tr, _, _ = mod.load_data(0)
-    xb, yb = x_tr[:batch], y_tr[:batch]
-    model = mod.make_model()
-    opt = lucid.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def lucid_step():
-        loss = loss_fn(model(lucid.tensor(xb)), lucid.tensor(yb))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    torch_step = None
-    if torch is not None:
-        tn = torch.nn
-        tmodel = tn.Sequential(tn.Conv2d(1, 16, 3, padding=1), tn.BatchNorm2d(16), tn.ReLU(), tn.MaxPool2d(2),
-                               tn.Conv2d(16, 32, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2), tn.Flatten(),
-                               tn.Linear(128, 10))
-        topt = torch.optim.Adam(tmodel.parameters(), lr=1e-3)
-        tx, ty = torch.tensor(xb), torch.tensor(yb)
-
-        def torch_step():
-            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
-            topt.zero_grad()
-            loss.backward()
-            topt.step()
-    return lucid_step, torch_step
-
-
-def mlp_steps(batch=64):
-    """One training step (cross-entropy, Adam) of a 64 -> 256 -> 256 -> 10 ReLU MLP on
-    random digits-shaped data, in lucid and (with identical weights) in torch."""
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((batch, 64)).astype(np.float32)
-    y = rng.integers(0, 10, batch).astype(np.int64)
-    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+def classifier_steps(model, make_torch_model, x, y):
+    """One training step (cross-entropy, Adam, lr 1e-3) of ``model`` on the batch (x, y),
+    in lucid and, when torch is importable, in ``make_torch_model(torch.nn)`` with the
+    same weights."""
     opt = lucid.optim.Adam(model.parameters(), lr=1e-3)
     lx, ly = lucid.tensor(x), lucid.tensor(y)
 
@@ -111,8 +75,7 @@ def mlp_steps(batch=64):
         opt.step()
     torch_step = None
     if torch is not None:
-        tn = torch.nn
-        tmodel = tn.Sequential(tn.Linear(64, 256), tn.ReLU(), tn.Linear(256, 256), tn.ReLU(), tn.Linear(256, 10))
+        tmodel = make_torch_model(torch.nn)
         copy_params(model, tmodel)
         topt = torch.optim.Adam(tmodel.parameters(), lr=1e-3)
         tx, ty = torch.tensor(x), torch.tensor(y)
@@ -123,6 +86,32 @@ def mlp_steps(batch=64):
             loss.backward()
             topt.step()
     return lucid_step, torch_step
+
+
+def digits_steps(batch=32):
+    """The digits CNN of examples/train_digits.py on a batch of the real data."""
+    spec = importlib.util.spec_from_file_location(
+        "train_digits", pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_digits.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x_tr, y_tr, _, _ = mod.load_data(0)
+    return classifier_steps(
+        mod.make_model(),
+        lambda tn: tn.Sequential(tn.Conv2d(1, 16, 3, padding=1), tn.BatchNorm2d(16), tn.ReLU(), tn.MaxPool2d(2),
+                                 tn.Conv2d(16, 32, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2), tn.Flatten(),
+                                 tn.Linear(128, 10)),
+        x_tr[:batch], y_tr[:batch])
+
+
+def mlp_steps(batch=64):
+    """A 64 -> 256 -> 256 -> 10 ReLU MLP on random digits-shaped data."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int64)
+    return classifier_steps(
+        nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)),
+        lambda tn: tn.Sequential(tn.Linear(64, 256), tn.ReLU(), tn.Linear(256, 256), tn.ReLU(), tn.Linear(256, 10)),
+        x, y)
 
 
 def sequence_steps(kind):
