@@ -511,6 +511,7 @@ _VERIFIED = {
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
     "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
+    "_LayerNorm",
 }
 
 

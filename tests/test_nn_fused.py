@@ -17,6 +17,65 @@ def T(a, device="cpu", grad=False):
     return lucid.tensor(np.asarray(a), device=device, requires_grad=grad)
 
 
+# ----- layer_norm as one node -------------------------------------------------------------
+
+def np_layer_norm(x, w, b, g, k, eps=1e-5):
+    """Forward and the gradients of sum(y * g) over the last k axes, float64, written out
+    through the variance and the mean (not the closed form the node uses)."""
+    x, g = x.astype(np.float64), g.astype(np.float64)
+    ax = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    n = int(np.prod(x.shape[x.ndim - k:]))
+    mu = x.mean(axis=ax, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=ax, keepdims=True)
+    xhat = (x - mu) / np.sqrt(var + eps)
+    wr = 1.0 if w is None else w.astype(np.float64)
+    y = xhat * wr + (0.0 if b is None else b.astype(np.float64))
+    gxh = g * wr
+    gvar = (gxh * (x - mu)).sum(axis=ax, keepdims=True) * -0.5 * (var + eps) ** -1.5
+    gmu = -(gxh / np.sqrt(var + eps)).sum(axis=ax, keepdims=True) + gvar * (-2.0 * (x - mu)).mean(axis=ax,
+                                                                                                   keepdims=True)
+    gx = gxh / np.sqrt(var + eps) + gvar * 2.0 * (x - mu) / n + gmu / n
+    return y, gx, (g * xhat).sum(axis=lead), g.sum(axis=lead)
+
+
+@pytest.mark.parametrize("shape, k", [((4, 6, 8), 1), ((3, 5, 4), 2), ((7,), 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_node_matches_numpy(device, rng, shape, k, affine):
+    x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    ns = shape[len(shape) - k:]
+    w = rng.standard_normal(ns).astype(np.float32) if affine else None
+    b = rng.standard_normal(ns).astype(np.float32) if affine else None
+    y_ref, gx_ref, gw_ref, gb_ref = np_layer_norm(x, w, b, g, k)
+    tx = T(x, device, True)
+    tw, tb = (T(w, device, True), T(b, device, True)) if affine else (None, None)
+    y = F.layer_norm(tx, ns, tw, tb)
+    assert y.grad_fn.name() == "LayerNormBackward"
+    (y * T(g, device)).sum().backward()
+    np.testing.assert_allclose(to_np(y), y_ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(to_np(tx.grad), gx_ref, rtol=1e-3, atol=1e-4)
+    if affine:
+        np.testing.assert_allclose(to_np(tw.grad), gw_ref, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(to_np(tb.grad), gb_ref, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_norm_node_forward_is_the_no_grad_forward_bit_for_bit(device, rng):
+    x = rng.standard_normal((16, 64, 128)).astype(np.float32)
+    w, b = rng.standard_normal(128).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    with lucid.no_grad():
+        composed = F.layer_norm(T(x, device), (128,), T(w, device), T(b, device))
+    fused = F.layer_norm(T(x, device, True), (128,), T(w, device, True), T(b, device, True))
+    assert fused.grad_fn is not None
+    assert np.array_equal(to_np(fused), to_np(composed))
+
+
+def test_layer_norm_node_gradcheck_float64(rng):
+    x, w, b = rng.standard_normal((3, 2, 4)), rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
+    assert gradcheck(lambda a, c, d: F.layer_norm(a, (2, 4), c, d), (T(x, grad=True), T(w, grad=True),
+                                                                      T(b, grad=True)))
+
+
 # ----- batch_norm, training ---------------------------------------------------------------
 
 def np_batch_norm_train(x, w, b, g, eps):

@@ -1,7 +1,8 @@
 """Normalisation and similarity in ``lucid.nn.functional``: layer_norm,
 group_norm, rms_norm, instance_norm, normalize, cosine_similarity,
 pairwise_distance. All are compositions of lucid ops (biased variance, as
-PyTorch normalises with)."""
+PyTorch normalises with); a recorded layer_norm is one graph node
+(``_LayerNorm``) running the same ops."""
 from __future__ import annotations
 
 import numbers
@@ -9,6 +10,11 @@ import numbers
 import numpy as np
 
 import lucid
+
+from .. import _C
+from .._tensor import Tensor
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 
 
 def _shape_arg(normalized_shape, fn):
@@ -48,6 +54,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_param(weight, shape, "weight", fn)
     _check_param(bias, shape, "bias", fn)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
+    if _LayerNorm.fits(input, weight, bias):
+        return _LayerNorm.apply(input, weight, bias, dims, eps)
     mean = lucid.mean(input, dim=dims, keepdim=True)
     centered = input - mean
     var = lucid.mean(centered * centered, dim=dims, keepdim=True)
@@ -57,6 +65,71 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + bias
     return y
+
+
+class _LayerNorm(Function):
+    """layer_norm as one graph node when something needs a gradient: the forward runs
+    the composed form's ops in the same order (the same bits) without recording each;
+    the backward is the closed form in lucid ops (so it runs on either stream), with
+    ``gy = g * weight`` and means over the normalized axes:
+    ``gx = (gy - mean(gy) - xhat * mean(gy * xhat)) * rstd``, ``gweight = sum(g * xhat)``,
+    ``gbias = sum(g)`` over the leading axes. With grad mode on in backward
+    (create_graph) it recomputes xhat and rstd from the input with recorded ops, so
+    the gradient can itself be differentiated."""
+
+    @staticmethod
+    def fits(input, weight, bias):
+        # Recorded calls with parameters of the input's dtype (the usual nn.LayerNorm);
+        # anything else (mixed dtypes, no gradient wanted) takes the composed form.
+        if not is_grad_enabled() or input.dtype.name not in ("float32", "float64"):
+            return False
+        wanted = input.requires_grad
+        for p in (weight, bias):
+            if p is not None:
+                if p.dtype != input.dtype:
+                    return False
+                wanted = wanted or p.requires_grad
+        return wanted
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, dims, eps):
+        C, dl = _C, list(dims)
+        mean = C.mean(input._impl, dl, True)
+        centered = C.sub(input._impl, mean)
+        var = Tensor(C.mean(C.mul(centered, centered), dl, True))
+        rstd = lucid.rsqrt(var + eps)
+        xhat = Tensor(C.mul(centered, rstd._impl))
+        y = xhat._impl
+        if weight is not None:
+            y = C.mul(y, weight._impl)
+        if bias is not None:
+            y = C.add(y, bias._impl)
+        ctx.save_for_backward(input, xhat, rstd, weight)
+        ctx.dims, ctx.eps = dims, eps
+        return xhat if y is xhat._impl else Tensor(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, xhat, rstd, weight = ctx.saved_tensors
+        dims, needs = ctx.dims, ctx.needs_input_grad
+        lead = tuple(range(input.ndim - len(dims)))
+        if is_grad_enabled():  # create_graph: xhat and rstd as recorded functions of the input
+            centered = input - lucid.mean(input, dim=dims, keepdim=True)
+            rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
+            xhat = centered * rstd
+
+        def over_lead(t):
+            return lucid.sum(t, dim=lead) if lead else t
+
+        gw = over_lead(g * xhat) if needs[1] else None
+        gb = over_lead(g) if needs[2] else None
+        gx = None
+        if needs[0]:
+            gy = g if weight is None else g * weight
+            a = lucid.mean(gy, dim=dims, keepdim=True)
+            b = lucid.mean(gy * xhat, dim=dims, keepdim=True)
+            gx = ((gy - a) - xhat * b) * rstd
+        return gx, gw, gb, None, None
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
