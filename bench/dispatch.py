@@ -81,15 +81,17 @@ def per_call(fns: dict, budget_s: float, rounds: int = 7) -> dict:
 
 # ----- the cases: name -> {framework: zero-argument callable} -----------------------
 
-def lucid_cases():
+def _tensor_cases(lib):
+    """The cases lucid and torch spell alike (``lib`` is the module), and the tensors
+    the framework-specific cases reuse."""
     rng = np.random.default_rng(0)
     av, bv = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
-    a, b = lucid.tensor(av), lucid.tensor(bv)
-    ag = lucid.tensor(av, requires_grad=True)
-    one = lucid.tensor([1.5])
+    a, b = lib.tensor(av), lib.tensor(bv)
+    ag = lib.tensor(av, requires_grad=True)
+    one = lib.tensor([1.5])
 
     def chain():
-        x = lucid.tensor(av, requires_grad=True)
+        x = lib.tensor(av, requires_grad=True)
         y = x
         for _ in range(10):
             y = y * b + a
@@ -99,19 +101,25 @@ def lucid_cases():
         ag.grad = None
         (ag * b).sum().backward()
 
-    return {
+    cases = {
         "a + b": lambda: a + b,
         "a + 2.0 (Python scalar)": lambda: a + 2.0,
         "a * b, a requires grad": lambda: ag * b,
-        "exp(a)": lambda: lucid.exp(a),
+        "exp(a)": lambda: lib.exp(a),
         "20-op chain + backward": chain,
         "(a * b).sum().backward()": mul_sum_backward,
-        "Q.quantize, qint8": lambda: Q.quantize(a, 0.1, 0, Q.qint8),
-        "Q.fake_quantize": lambda: Q.fake_quantize(a, 0.1, 0, -128, 127),
         ".item()": lambda: one.item(),
         "x[1:3]": lambda: a[1:3],
-        "_C.add (floor)": lambda: _C.add(a._impl, b._impl),
     }
+    return cases, a, b
+
+
+def lucid_cases():
+    cases, a, b = _tensor_cases(lucid)
+    cases["Q.quantize, qint8"] = lambda: Q.quantize(a, 0.1, 0, Q.qint8)
+    cases["Q.fake_quantize"] = lambda: Q.fake_quantize(a, 0.1, 0, -128, 127)
+    cases["_C.add (floor)"] = lambda: _C.add(a._impl, b._impl)
+    return cases
 
 
 def numpy_cases():
@@ -128,35 +136,11 @@ def numpy_cases():
 
 
 def torch_cases(torch):
-    rng = np.random.default_rng(0)
-    av, bv = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
-    a, b = torch.tensor(av), torch.tensor(bv)
-    ag = torch.tensor(av, requires_grad=True)
-    one = torch.tensor([1.5])
+    cases, a, _ = _tensor_cases(torch)
+    cases["Q.quantize, qint8"] = lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8)
+    cases["Q.fake_quantize"] = lambda: torch.fake_quantize_per_tensor_affine(a, 0.1, 0, -128, 127)
+    return cases
 
-    def chain():
-        x = torch.tensor(av, requires_grad=True)
-        y = x
-        for _ in range(10):
-            y = y * b + a
-        y.sum().backward()
-
-    def mul_sum_backward():
-        ag.grad = None
-        (ag * b).sum().backward()
-
-    return {
-        "a + b": lambda: a + b,
-        "a + 2.0 (Python scalar)": lambda: a + 2.0,
-        "a * b, a requires grad": lambda: ag * b,
-        "exp(a)": lambda: torch.exp(a),
-        "20-op chain + backward": chain,
-        "(a * b).sum().backward()": mul_sum_backward,
-        "Q.quantize, qint8": lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8),
-        "Q.fake_quantize": lambda: torch.fake_quantize_per_tensor_affine(a, 0.1, 0, -128, 127),
-        ".item()": lambda: one.item(),
-        "x[1:3]": lambda: a[1:3],
-    }
 
 
 def main():
