@@ -441,7 +441,9 @@ def fmod(input, other):
 # ----- unary ----------------------------------------------------------------------
 
 class _Unary(Function):
-    """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx."""
+    """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx, or
+    ``_GRADIENT[name](g, x, y)`` the whole input gradient where dividing ``g`` rounds
+    better than multiplying by a reciprocal (log1p, log2: ``_ops/special.py``)."""
 
     @classmethod
     def node_name(cls, ctx):  # ExpBackward, not UnaryBackward
@@ -461,6 +463,8 @@ class _Unary(Function):
             return neg(g), None
         if ctx.name == "relu":  # relu'(0) = 0
             return _masked(gt(x, 0), g), None
+        if ctx.name in _GRADIENT:
+            return _GRADIENT[ctx.name](g, x, y), None
         d = _DERIVATIVE[ctx.name]
         if d is None:  # piecewise constant: the gradient is 0 wherever it exists
             return _zeros_like(g), None
@@ -469,6 +473,8 @@ class _Unary(Function):
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+_GRADIENT = {}  # name -> (g, x, y) -> input gradient; filled by the op families that need it
 
 _DERIVATIVE = {
     "abs": lambda x, y: sign(x),  # 0 at 0, as in PyTorch

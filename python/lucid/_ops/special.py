@@ -10,6 +10,7 @@ from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
 from .common import as_tensor, sum_to_shape, wrap
+from .elementwise import _GRADIENT, _Unary
 
 __all__ = ["log1p", "expm1", "log2", "atan2", "arctan2"]
 TENSOR_METHODS = ["log1p", "expm1", "log2", "atan2", "arctan2"]
@@ -17,33 +18,20 @@ TENSOR_METHODS = ["log1p", "expm1", "log2", "atan2", "arctan2"]
 _LN2 = math.log(2.0)
 
 
-class _Special(Function):
-    @classmethod
-    def node_name(cls, ctx):  # Log1pBackward, Expm1Backward, Log2Backward
-        return ctx.name.capitalize() + "Backward"
-
-    @staticmethod
-    def forward(ctx, x, name):
-        y = wrap(getattr(_C, name)(x._impl))
-        ctx.name = name
-        ctx.save_for_backward(x, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        if ctx.name == "log1p":
-            return g / (x + 1.0), None
-        if ctx.name == "expm1":
-            return g * (y + 1.0), None
-        return g / (x * _LN2), None
+# Recorded through elementwise's unary node (Log1pBackward, Expm1Backward,
+# Log2Backward) with these whole-gradient formulas.
+_GRADIENT.update({
+    "log1p": lambda g, x, y: g / (x + 1.0),
+    "expm1": lambda g, x, y: g * (y + 1.0),
+    "log2": lambda g, x, y: g / (x * _LN2),
+})
 
 
 def _special(name, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a tensor, got {type(x).__name__}")
     if x._requires_grad and is_grad_enabled():
-        return _Special.apply(x, name)
+        return _Unary.apply(x, name)
     return Tensor(getattr(_C, name)(x._impl))
 
 
