@@ -17,6 +17,16 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 
 
+def channel_affine(y, weight, bias, shape):
+    """``y * weight + bias`` with the per-channel parameters reshaped to broadcast as
+    ``shape``; either may be None (batch_norm, group_norm, instance_norm share it)."""
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
 def _shape_arg(normalized_shape, fn):
     if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
         return (int(normalized_shape),)
@@ -176,11 +186,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     var = lucid.mean(centered * centered, dim=2, keepdim=True)
     y = (centered * lucid.rsqrt(var + eps)).reshape(tuple(input.shape))
     shape = (1, c) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+    return channel_affine(y, weight, bias, shape)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -219,11 +225,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if running_mean is None or running_var is None:
             raise ValueError(f"{fn}(): running_mean and running_var are required when use_input_stats=False")
         y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+    return channel_affine(y, weight, bias, shape)
 
 
 def _norm(x, p, dim):

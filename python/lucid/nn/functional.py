@@ -21,6 +21,7 @@ from .. import _C
 from .._tensor import Tensor
 from ..autograd.function import Function
 from .._ops.nn import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, embedding, linear, max_pool2d  # noqa: F401
+from ._f_normalization import channel_affine
 
 __all__ = [
     "conv1d", "conv2d", "linear", "embedding", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -201,11 +202,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if running_mean is None or running_var is None:
         raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
     y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
+    return channel_affine(y, weight, bias, shape)
 
 
 class _BatchNormTrain(Function):
