@@ -1,6 +1,7 @@
 // nn kernels: convolution, pooling, linear, embedding (forward and backward).
 #include "bindings/common.h"
 #include "ops/conv.h"
+#include "ops/conv_geometry.h"
 #include "ops/embedding.h"
 #include "ops/linear.h"
 #include "ops/pool.h"
@@ -11,6 +12,15 @@ void init_nn(py::module_& m) {
   m.def("conv2d", &ops::conv2d, py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("stride"),
         py::arg("padding"), py::arg("dilation"), py::arg("groups"), py::arg("fn") = "conv2d");
   m.def("conv2d_backward", &ops::conv2d_backward);
+  m.def("conv_geometry", [](const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, int64_t nd,
+                            bool transposed, const std::vector<int64_t>& stride,
+                            const std::optional<std::vector<int64_t>>& padding, const std::string& padding_mode,
+                            const std::vector<int64_t>& output_padding, const std::vector<int64_t>& dilation,
+                            int64_t groups, const std::string& fn) {
+    ops::ConvGeometry g = ops::conv_geometry(x, weight, bias, nd, transposed, stride, padding, padding_mode,
+                                             output_padding, dilation, groups, fn);
+    return py::make_tuple(g.unbatched, g.pad_low, g.pad_high, g.out_sizes, g.out_channels);
+  });
   m.def("max_pool2d", &ops::max_pool2d);
   m.def("max_pool2d_backward", &ops::max_pool2d_backward);
   m.def("qmax_pool2d", &ops::qmax_pool2d);

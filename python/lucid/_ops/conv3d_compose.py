@@ -20,9 +20,8 @@ memory of a conv2d's input, and the transposed form convolves the inserted zeros
 """
 from __future__ import annotations
 
-import numbers
 
-from .nn import _check_rank, _pair, conv2d
+from .nn import _conv_geometry, conv2d
 from .shape import pad, squeeze, stack, unsqueeze
 
 __all__ = ["conv3d", "conv_transpose3d"]
@@ -82,41 +81,6 @@ def conv_to_transpose_weight(wc, groups):
     return w.reshape((groups * cig, cout // groups) + k)
 
 
-def conv_pads(padding, kernel, dilation, stride, fn):
-    """PyTorch's conv padding (int, triple, "valid", "same") -> [(low, high)] per axis;
-    "same" puts the odd extra element on the high side, as PyTorch does."""
-    nd = len(kernel)
-    if isinstance(padding, str):
-        if padding == "valid":
-            return [(0, 0)] * nd
-        if padding == "same":
-            if any(s != 1 for s in stride):
-                raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions, got stride "
-                                 f"{tuple(stride)}")
-            return [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
-        raise ValueError(f"{fn}(): argument 'padding' must be 'valid', 'same', an int or a tuple of ints, "
-                         f"got '{padding}'")
-    p = _pair(padding, fn, "padding", nd)
-    if any(v < 0 for v in p):
-        raise ValueError(f"{fn}(): argument 'padding' must be non-negative, got {padding!r}")
-    return [(v, v) for v in p]
-
-
-def _check_positive(vals, fn, arg):
-    if any(v < 1 for v in vals):
-        raise ValueError(f"{fn}(): argument '{arg}' must be positive, got {tuple(vals)}")
-
-
-def _batched(x, weight, groups, fn, nd, layout):
-    _check_rank(x, (nd + 1, nd + 2), fn, layout)
-    if weight.ndim != nd + 2:
-        raise ValueError(f"{fn}(): expected a {nd + 2}-D weight, got shape {tuple(weight.shape)}")
-    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool) or groups < 1:
-        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
-    unbatched = x.ndim == nd + 1
-    return (unsqueeze(x, 0) if unbatched else x), unbatched
-
-
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation, as in PyTorch) over (N, C, D, H, W) or (C, D, H, W).
 
@@ -130,29 +94,12 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.nn.functional.conv3d(lucid.ones(1, 1, 3, 3, 3), lucid.ones(1, 1, 2, 2, 2)).shape
     (1, 1, 2, 2, 2)
     """
-    fn = "conv3d"
-    x, unbatched = _batched(input, weight, groups, fn, 3, "(N, C, D, H, W)")
-    s, d = _pair(stride, fn, "stride", 3), _pair(dilation, fn, "dilation", 3)
-    _check_positive(s, fn, "stride")
-    _check_positive(d, fn, "dilation")
-    c = x.shape[1]
-    if c % groups:
-        raise ValueError(f"{fn}(): in_channels ({c}) must be divisible by groups ({groups})")
-    if weight.shape[1] * groups != c:
-        raise ValueError(f"{fn}(): expected input with {weight.shape[1] * groups} channels (weight "
-                         f"{tuple(weight.shape)}, groups={groups}), got shape {tuple(input.shape)}")
-    if weight.shape[0] % groups:
-        raise ValueError(f"{fn}(): out_channels ({weight.shape[0]}) must be divisible by groups ({groups})")
-    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
-        raise ValueError(f"{fn}(): expected a bias of shape ({weight.shape[0]},), got {tuple(bias.shape)}")
+    unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, False, stride, padding, 0, dilation,
+                                                      groups, "conv3d")
+    x = unsqueeze(input, 0) if unbatched else input
     k = tuple(weight.shape[2:])
-    pads = conv_pads(padding, k, d, s, fn)
-    sizes = [x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(pads)]
-    if any(sz < d[i] * (k[i] - 1) + 1 for i, sz in enumerate(sizes)):
-        raise ValueError(f"{fn}(): the kernel {k} with dilation {tuple(d)} does not fit the padded input of size "
-                         f"{tuple(sizes)}")
     flat = []
-    for lo, hi in reversed(pads):
+    for lo, hi in zip(reversed(low), reversed(high)):
         flat += [lo, hi]
     if any(flat):
         x = pad(x, tuple(flat))
@@ -187,29 +134,12 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.nn.functional.conv_transpose3d(lucid.ones(1, 1, 2, 2, 2), lucid.ones(1, 1, 2, 2, 2), stride=2).shape
     (1, 1, 4, 4, 4)
     """
-    fn = "conv_transpose3d"
-    x, unbatched = _batched(input, weight, groups, fn, 3, "(N, C, D, H, W)")
-    s, p = _pair(stride, fn, "stride", 3), _pair(padding, fn, "padding", 3)
-    op, d = _pair(output_padding, fn, "output_padding", 3), _pair(dilation, fn, "dilation", 3)
-    _check_positive(s, fn, "stride")
-    _check_positive(d, fn, "dilation")
-    c = x.shape[1]
-    if weight.shape[0] != c:
-        raise ValueError(f"{fn}(): expected input with {weight.shape[0]} channels (weight {tuple(weight.shape)}), "
-                         f"got shape {tuple(input.shape)}")
-    if c % groups:
-        raise ValueError(f"{fn}(): in_channels ({c}) must be divisible by groups ({groups})")
-    if bias is not None and tuple(bias.shape) != (weight.shape[1] * groups,):
-        raise ValueError(f"{fn}(): expected a bias of shape ({weight.shape[1] * groups},), got {tuple(bias.shape)}")
-    k = tuple(weight.shape[2:])
-    pads = transpose_pads(k, s, p, op, d, fn)
-    out = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(3)]
-    if any(v <= 0 for v in out):
-        raise ValueError(f"{fn}(): the output size {tuple(out)} is not positive for input of shape "
-                         f"{tuple(input.shape)}")
+    unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, True, stride, padding, output_padding,
+                                                      dilation, groups, "conv_transpose3d")
+    x = unsqueeze(input, 0) if unbatched else input
     xd = stride_dilate(x, s, 0)
     flat = []
-    for lo, hi in reversed(pads):
+    for lo, hi in zip(reversed(low), reversed(high)):
         flat += [lo, hi]
     xd = pad(xd, tuple(flat))
     y = conv3d(xd, transpose_to_conv_weight(weight, groups), bias, 1, 0, d, groups)

@@ -32,27 +32,26 @@ def _pair(v, fn: str, arg: str, n: int = 2) -> list:
     raise TypeError(f"{fn}(): argument '{arg}' must be an int or a tuple of {n} ints, got {v!r}")
 
 
-def _conv_padding(padding, kernel: list, dilation: list, stride: list, fn: str) -> list:
-    """PyTorch's conv padding (int, pair, "valid", "same") -> (top, bottom, left, right).
+def _groups(groups, fn: str) -> int:
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool):
+        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
+    return int(groups)
 
-    "same" pads d*(k-1) in total per axis, the odd one after, as PyTorch does.
-    """
-    if isinstance(padding, str):
-        if padding == "valid":
-            return [0, 0, 0, 0]
-        if padding == "same":
-            if any(s != 1 for s in stride):
-                raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions, got stride "
-                                 f"{tuple(stride)}")
-            out = []
-            for k, d in zip(kernel, dilation):
-                total = d * (k - 1)
-                out += [total // 2, total - total // 2]
-            return out
-        raise ValueError(f"{fn}(): argument 'padding' must be 'valid', 'same', an int or a tuple of ints, "
-                         f"got '{padding}'")
-    ph, pw = _pair(padding, fn, "padding")
-    return [ph, ph, pw, pw]
+
+def _conv_geometry(x, weight, bias, nd, transposed, stride, padding, output_padding, dilation, groups, fn):
+    """Parses the window arguments' types (ints or nd-tuples; a padding string for a
+    direct conv) and has ``_C.conv_geometry`` (csrc/ops/conv_geometry.cpp) validate
+    every shape and value, once for both streams. Returns (unbatched, stride,
+    dilation, pad_low, pad_high, out_sizes, out_channels), the lists per spatial axis."""
+    s, d = _pair(stride, fn, "stride", nd), _pair(dilation, fn, "dilation", nd)
+    if isinstance(padding, str) and not transposed:
+        pads, mode = None, padding
+    else:
+        pads, mode = _pair(padding, fn, "padding", nd), ""
+    op = _pair(output_padding, fn, "output_padding", nd) if transposed else []
+    unbatched, low, high, out, oc = _C.conv_geometry(x._impl, weight._impl, _opt(bias), nd, transposed, s, pads, mode,
+                                                     op, d, _groups(groups, fn), fn)
+    return unbatched, s, d, low, high, out, oc
 
 
 def _opt(t):
@@ -167,32 +166,15 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
-    _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
-    if weight.ndim != nd + 2:
-        raise ValueError(f"{fn}(): expected a {nd + 2}-D weight, got shape {tuple(weight.shape)}")
-    if not isinstance(groups, numbers.Integral) or groups < 1:
-        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
-    unbatched = x.ndim == nd + 1
+    unbatched, s, d, low, high, _, _ = _conv_geometry(x, weight, bias, nd, False, stride, padding, 0, dilation,
+                                                      groups, fn)
     if unbatched:
         x = unsqueeze(x, 0)
-    c = x.shape[1]
-    if c % groups != 0:
-        raise ValueError(f"{fn}(): in_channels ({c}) must be divisible by groups ({groups})")
-    if weight.shape[1] * groups != c:
-        raise ValueError(f"{fn}(): expected input with {weight.shape[1] * groups} channels "
-                         f"(weight {tuple(weight.shape)}, groups={groups}), got input of shape {tuple(x.shape)}")
-    if nd == 1:
-        s, d = [1] + _pair(stride, fn, "stride", 1), [1] + _pair(dilation, fn, "dilation", 1)
-        k = [1, weight.shape[2]]
-        if isinstance(padding, str):
-            pad = _conv_padding(padding, k, d, s, fn)
-        else:
-            p = _pair(padding, fn, "padding", 1)[0]
-            pad = [0, 0, p, p]
+    if nd == 1:  # conv2d over a unit height
+        s, d, pad = [1] + s, [1] + d, [0, 0, low[0], high[0]]
         x, weight = unsqueeze(x, 2), unsqueeze(weight, 2)
     else:
-        s, d = _pair(stride, fn, "stride"), _pair(dilation, fn, "dilation")
-        pad = _conv_padding(padding, list(weight.shape[2:]), d, s, fn)
+        pad = [low[0], high[0], low[1], high[1]]
     if records(x, weight, bias):
         y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
     else:
@@ -532,38 +514,15 @@ class _ConvTranspose2d(Function):
 
 
 def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups, dilation, fn, nd):
-    _check_rank(x, (nd + 1, nd + 2), fn, "(N, C, L)" if nd == 1 else "(N, C, H, W)")
-    if weight.ndim != nd + 2:
-        raise ValueError(f"{fn}(): expected a {nd + 2}-D weight (in, out/groups, *kernel), got shape "
-                         f"{tuple(weight.shape)}")
-    if not isinstance(groups, numbers.Integral) or groups < 1:
-        raise ValueError(f"{fn}(): argument 'groups' must be a positive int, got {groups!r}")
-    unbatched = x.ndim == nd + 1
+    unbatched, s, d, _, _, out_hw, oc = _conv_geometry(x, weight, bias, nd, True, stride, padding, output_padding,
+                                                       dilation, groups, fn)
+    p, op = _pair(padding, fn, "padding", nd), _pair(output_padding, fn, "output_padding", nd)
     if unbatched:
         x = unsqueeze(x, 0)
-    if x.shape[1] != weight.shape[0]:
-        raise ValueError(f"{fn}(): expected input with {weight.shape[0]} channels (weight {tuple(weight.shape)}), "
-                         f"got input of shape {tuple(x.shape)}")
-    if weight.shape[0] % groups:
-        raise ValueError(f"{fn}(): in_channels ({weight.shape[0]}) must be divisible by groups ({groups})")
-    if nd == 1:
-        s = [1] + _pair(stride, fn, "stride", 1)
-        p = [0] + _pair(padding, fn, "padding", 1)
-        op = [0] + _pair(output_padding, fn, "output_padding", 1)
-        d = [1] + _pair(dilation, fn, "dilation", 1)
+    if nd == 1:  # conv_transpose2d over a unit height
+        s, p, op, d, out_hw = [1] + s, [0] + p, [0] + op, [1] + d, [1] + out_hw
         x, weight = unsqueeze(x, 2), unsqueeze(weight, 2)
-    else:
-        s, p = _pair(stride, fn, "stride"), _pair(padding, fn, "padding")
-        op, d = _pair(output_padding, fn, "output_padding"), _pair(dilation, fn, "dilation")
-    if any(o < 0 or (o >= st and o >= dl) for o, st, dl in zip(op, s, d)):  # PyTorch's rule
-        raise ValueError(f"{fn}(): output_padding {tuple(op[2 - nd:])} must be non-negative and smaller than either "
-                         f"the stride {tuple(s[2 - nd:])} or the dilation {tuple(d[2 - nd:])}")
-    k = weight.shape[2:]
-    out_hw = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(2)]
-    if any(v <= 0 for v in out_hw):
-        raise ValueError(f"{fn}(): the output size {tuple(out_hw[2 - nd:])} is not positive for input of shape "
-                         f"{tuple(x.shape)}")
-    out_shape = [x.shape[0], weight.shape[1] * groups] + out_hw
+    out_shape = [x.shape[0], oc] + out_hw
     pad = [p[0], p[0], p[1], p[1]]
     if any(o >= st for o, st in zip(op, s)):
         # output_padding >= stride (allowed below the dilation, as PyTorch): the C++ kernel covers
