@@ -252,6 +252,11 @@ def test_random_errors_and_fills(device):
     assert to_np(x.zero_()).tolist() == [[0.0, 0.0], [0.0, 0.0]]
     x.normal_(5.0, 0.0)
     assert to_np(x).tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    with pytest.raises(ValueError, match="'std' must be non-negative, got nan"):  # PyTorch refuses NaN too
+        x.normal_(0.0, float("nan"))
+    with pytest.raises(TypeError, match="'mean' must be a number, got Tensor"):
+        x.normal_(lucid.ones(2), 1.0)
+    assert to_np(x).tolist() == [[5.0, 5.0], [5.0, 5.0]]  # a refused fill changes nothing
     w = lucid.ones(2, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf"):
         w.fill_(0)
@@ -331,6 +336,9 @@ def test_shape_extras(device):
     assert to_np(lucid.repeat_interleave(t([1, 2, 3], device), 2)).tolist() == np.repeat([1, 2, 3], 2).tolist()
     assert to_np(lucid.repeat_interleave(x, t([1, 0, 2], device), dim=0)).tolist() == \
         np.repeat(a, [1, 0, 2], axis=0).tolist()
+    for counts in ([1.5, 1.0, 1.0], [float("nan"), 1.0, 1.0], [True, False, True]):  # counts are integers only
+        with pytest.raises(TypeError, match="'repeats' must be an integer tensor"):
+            lucid.repeat_interleave(x, lucid.tensor(counts, device=device), dim=0)
     for k in (-2, 0, 1, 3):
         assert to_np(lucid.diagonal(x, k)).tolist() == np.diagonal(a, k).tolist()
         assert to_np(lucid.diag(t([1, 2, 3], device), k)).tolist() == np.diag([1, 2, 3], k).tolist()

@@ -173,7 +173,10 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fills ``self`` in place with ``mean + std * N(0, 1)`` samples; returns self."""
     _check_inplace(self, "normal_")
-    if std < 0:
+    for name, v in (("mean", mean), ("std", std)):
+        if not isinstance(v, numbers.Real):  # as PyTorch: numbers only (a tensor mean is torch.normal's)
+            raise TypeError(f"normal_(): argument '{name}' must be a number, got {type(v).__name__}")
+    if not std >= 0:  # NaN fails too
         raise ValueError(f"normal_(): argument 'std' must be non-negative, got {std}")
     z = _draw(generator, "normal_", lambda r: r.standard_normal(self.shape, dtype=np.float32))
     return _store(self, (np.float32(mean) + np.float32(std) * z).astype(np.float32))

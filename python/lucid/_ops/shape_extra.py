@@ -45,6 +45,8 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         x = x.reshape(1)
     n = x.shape[d]
     if isinstance(repeats, Tensor):
+        if repeats.dtype.is_floating_point or repeats.dtype.name == "bool":  # counts, as PyTorch: integers only
+            raise TypeError(f"repeat_interleave(): argument 'repeats' must be an integer tensor, got {repeats.dtype}")
         counts = repeats.detach().to("cpu").numpy().astype(np.int64).reshape(-1)
     elif isinstance(repeats, (int, np.integer)) and not isinstance(repeats, bool):
         counts = np.array([int(repeats)], dtype=np.int64)
