@@ -110,7 +110,7 @@ def _compare(name, got, want, rtol, floor):
         if w is None:
             assert g is None or not np.any(g), f"{name}: input {k}: torch has no gradient, lucid {g}"
             continue
-        w = np.asarray(w, dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64).reshape(-1)
         g = np.zeros(w.size) if g is None else np.asarray(g).reshape(-1)
         assert g.size == w.size, f"{name}: input {k}: {g.size} gradient elements, torch {w.size}"
         err, scale = float(np.abs(g - w).max(initial=0.0)), float(np.abs(w).max(initial=0.0))
