@@ -299,3 +299,34 @@ def test_every_public_differentiable_function_has_a_case(coverage):
     assert not missing, f"public functions with no gradient case and no exclusion: {missing}"
     stale = sorted(n for n in classified if not any(n == k[1] for k in public))
     assert not stale, f"exclusions naming no public function: {stale}"
+
+
+# Tensor methods and properties with no public function of the same name (those are checked
+# above through the function): each is differentiable and called by the case named, or not.
+TENSOR_ONLY = {
+    "T": "case tensor_T_cpu", "detach": "case tensor_casts_detach (no gradient by definition)",
+    "cpu": "case tensor_T_cpu",
+    "float": "case tensor_casts_detach", "half": "case tensor_casts_detach", "bfloat16": "case tensor_casts_detach",
+    "type": "case tensor_casts_detach",
+    "double": "the float64 cast (_To, reached by case to_dtype's float64 run); float64 is CPU-only, "
+              "so a case shared by both streams cannot call it",
+    "gpu": "a move between lucid's streams (_To); torch has no MLX stream to compare with",
+    "bool": "bool output", "int": "integer output", "long": "integer output",
+    "detach_": "cuts the graph in place", "requires_grad_": "flags a leaf", "retain_grad": "flags a tensor",
+    "register_hook": "hooks (tests/test_core.py)", "backward": "the engine itself",
+    "dim": "metadata", "size": "metadata", "numel": "metadata", "is_contiguous": "metadata",
+    "item": "a Python number", "tolist": "Python numbers", "numpy": "a numpy array",
+    "shape": "metadata", "ndim": "metadata", "dtype": "metadata", "device": "metadata",
+    "is_leaf": "metadata", "requires_grad": "metadata", "grad": "the gradient slot", "grad_fn": "the graph node",
+}
+
+
+def test_every_tensor_only_method_is_classified():
+    public = {n for (m, n) in _public_functions()}
+    methods = {n for n in dir(lucid.Tensor) if not n.startswith("_")}
+    missing = sorted(methods - public - set(TENSOR_ONLY))
+    assert not missing, f"Tensor methods with no function of their name, no case and no reason: {missing}"
+    assert not set(TENSOR_ONLY) - methods, f"TENSOR_ONLY names no Tensor attribute: {sorted(set(TENSOR_ONLY) - methods)}"
+    for name, why in TENSOR_ONLY.items():
+        if why.startswith("case "):
+            assert why.split()[1] in CASES, (name, why)

@@ -182,6 +182,12 @@ case("pad_constant", [((2, 3, 4),)])(lambda L, a: (L.T.pad(a, (1, 2)), L.F.pad(a
 case("pad_modes", [((1, 2, 3, 4),)])(lambda L, a: (L.F.pad(a, (1, 2, 2, 1), mode="reflect"),
                                                    L.F.pad(a, (2, 1, 0, 2), mode="replicate"),
                                                    L.F.pad(a, (1, 1, 1, 1), mode="circular")))
+case("tensor_casts_detach", [(A,)], gradcheck="rounds through float16 / bfloat16 (steps of 1e-6 vanish in the "
+     "rounding), and detach() cuts a dependence by definition")(
+    lambda L, a: (a.float() * a, a.half().float() * 2.0, a.bfloat16().float() * 3.0, a.type(L.T.float32) * a,
+                  a.detach() * a))
+case("tensor_T_cpu", [(A,)])(  # lucid: to the CPU stream and back to the case's (identity gradient both ways)
+    lambda L, a: (a.T * 2.0, (a.cpu() if L.is_torch else a.cpu().to(device=L.device)) * a))
 case("to_dtype", [(A,)], gradcheck="rounds through float32: steps of 1e-6 vanish in the rounding")(lambda L, a: (L.T.to(a, dtype=L.T.float32) * a, L.T.type_as(a, a) * 2))
 
 # ----- indexing -----------------------------------------------------------------------------
