@@ -55,6 +55,11 @@ def make_inputs(case):
             a = rng.uniform(0.05, 0.8, size=shape) * rng.choice([-1.0, 1.0], size=shape)
         elif kind == "prob":
             a = rng.uniform(0.1, 0.9, size=shape)
+        elif kind == "same":  # the previous input's values: ties between two inputs
+            a = out[-1].copy()
+        elif kind == "kinks":  # the points where subgradients are a choice, then ordinary values
+            pts = [0.0, 1.0, -1.0, 6.0, -0.0, 0.5, -2.0, 3.0, -3.0, 2.5, -0.25, 7.0]
+            a = np.resize(np.array(pts), shape)
         elif kind in ("dist", "logdist"):
             e = rng.uniform(0.2, 1.0, size=shape)
             a = e / e.sum(-1, keepdims=True)
@@ -379,6 +384,71 @@ case("fake_quantize_learnable_per_tensor", [((3, 5),), ((1,), "prob"), ((1,),)],
 case("fake_quantize_learnable_per_channel", [((3, 5),), ((5,), "prob"), ((5,),)], f64=False,
      gradcheck=_STE, torch_dtype="float32")(
     lambda L, x, s, z: L.Q.fake_quantize_learnable(x * 2.0, s * 0.2, z * 3.0, 0, 15, ch_axis=1))
+
+# ----- more options ----------------------------------------------------------------------
+case("div_rounding_mode", [(A,), ((4,), "pos")])(  # piecewise constant: zero gradient in both
+    lambda L, a, b: (L.T.div(a * 3.0, b, rounding_mode="floor") * a, L.T.div(a * 3.0, b, rounding_mode="trunc") * b))
+case("pow_negative_base", [(A,)])(lambda L, a: (a ** 2, a ** -1, a ** 3.0, L.T.pow(a, 4)))
+case("matmul_broadcast_batch", [((2, 1, 3, 4),), ((3, 4, 2),), ((4,),), ((2, 4, 3),)])(
+    lambda L, a, b, v, c: (L.T.matmul(a, b), L.T.matmul(v, c), L.T.matmul(c.transpose(1, 2), v)))
+case("einsum_more", [((3,),), ((4,),), ((3, 3),), ((2, 3, 4),)])(
+    lambda L, u, v, m, t: (L.T.einsum("i,j->ij", u, v), L.T.einsum("ii->", m), L.T.einsum("ij->ji", m),
+                           L.T.einsum("bij,bik->jk", t, t), L.T.einsum("bij->", t)))
+case("interpolate_linear_1d", [((1, 2, 5),)])(
+    lambda L, x: (L.F.interpolate(x, size=8, mode="linear", align_corners=False),
+                  L.F.interpolate(x, scale_factor=2, mode="linear", align_corners=True),
+                  L.F.interpolate(x, size=3, mode="nearest")))
+case("conv2d_padding_strings", [((1, 2, 5, 6),), ((3, 2, 3, 2),)])(
+    lambda L, x, w: (L.F.conv2d(x, w, padding="same", dilation=(1, 2)), L.F.conv2d(x, w, padding="valid")))
+case("pools_return_indices", [((1, 2, 5, 6),)])(
+    lambda L, x: (L.F.max_pool2d(x, 2, return_indices=True)[0], L.F.max_pool2d(x, (3, 2), 1, 1, return_indices=True)[0]))
+case("cross_entropy_probs_weight", [((4, 5),), ((4, 5), "dist"), ((5,), "pos", False)])(
+    lambda L, x, t, w: (L.F.cross_entropy(x, t, weight=w), L.F.cross_entropy(x, t, weight=w, reduction="none")))
+case("nll_nd_ignore_index", [((2, 4, 3), "logdist"), ((4,), "pos", False)])(
+    lambda L, x, w: (L.F.nll_loss(x, L.idx([[0, 3, -100], [2, 2, 0]])),
+                     L.F.nll_loss(x, L.idx([[0, 3, 1], [2, 1, 0]]), weight=w, ignore_index=1, reduction="sum")))
+case("bce_none", [(A, "prob"), (A, "prob")])(lambda L, p, t: L.F.binary_cross_entropy(p, t, reduction="none"))
+case("softmax_1d_2d", [((5,),), ((3, 4),)])(
+    lambda L, v, x: (L.F.softmax(v, dim=0), L.F.log_softmax(v, dim=0), L.F.softmax(x, dim=0), L.F.log_softmax(x, dim=1)))
+case("repeat_interleave_tensor", [((3, 2),)])(
+    lambda L, a: (L.T.repeat_interleave(a, L.idx([1, 0, 2]), dim=0), L.T.repeat_interleave(a, 2, dim=0)))
+case("norm_more", [((3, 4),)])(
+    lambda L, a: (L.T.norm(a, p=float("inf")), L.T.norm(a, p="fro", dim=1), L.T.norm(a, p=0.5, dim=0),
+                  L.T.vector_norm(a, ord=-float("inf"), dim=1), L.T.vector_norm(a, ord=3, dim=(0, 1), keepdim=True)))
+case("var_std_more", [((3, 5),)])(
+    lambda L, a: (L.T.var(a, 1, unbiased=True), L.T.std(a, correction=2), L.T.std(a, 0, keepdim=True, unbiased=False)))
+case("index_put_bool_mask", [(A,), ((5,),)])(
+    lambda L, a, v: L.T.index_put(a, (L.mask([[1, 0, 0, 1], [0, 1, 0, 0], [1, 0, 0, 1]]),), v))
+case("sdpa_float_mask", [((2, 3, 4),), ((2, 5, 4),), ((2, 5, 2),), ((3, 5),)])(
+    lambda L, q, k, v, m: L.F.scaled_dot_product_attention(q, k, v, attn_mask=m))
+case("norms_4d", [((2, 4, 3, 2),), ((4,),), ((4,),), ((4,), "n", False), ((4,), "pos", False)])(
+    lambda L, x, w, b, rm, rv: (L.F.group_norm(x, 2, w, b, eps=1e-3), L.F.instance_norm(x, weight=w, bias=b),
+                                L.F.batch_norm(x, rm, rv, w, b, training=False),
+                                L.F.layer_norm(x, (3, 2), None, None)))
+case("dropout_p1_training", [(A,)])(lambda L, x: (L.F.dropout(x, 1.0, training=True) + x,))
+case("embedding_3d_index", [((6, 2),)])(lambda L, w: L.F.embedding(L.idx([[[0, 5], [5, 5]], [[1, 2], [0, 0]]]), w))
+case("where_broadcast_cond", [((3, 1),), ((4,),)])(
+    lambda L, a, b: (L.T.where(L.mask([[1], [0], [1]]), a, b), L.T.where(L.mask([1, 0, 0, 1]), 2.0, b)))
+
+# Ties between inputs and the kinks of piecewise ops, where the gradient is a convention; these
+# are PyTorch's conventions and lucid follows them (ties share: half each; relu, abs at 0: 0 ...).
+# Where the conventions differ (measured against torch 2.14), the points are left out here and
+# every other case keeps its inputs 0.03 away from them:
+# - clamp with number bounds (and hardtanh, relu6, hardsigmoid built on it): torch passes the
+#   gradient only strictly inside (min < x < max), lucid also at x == min or x == max;
+# - clamp with tensor bounds at x == bound: torch gives half to x and half to the bound (as
+#   maximum / minimum), lucid all to x;
+# - hardswish at x == 3 and x == -3: torch 1 and 0 (the outer pieces), lucid 1.5 and -0.5.
+_KINKS = "non-differentiable points by construction: the convention is what is compared"
+case("ties", [(A,), (A, "same")], gradcheck=_KINKS)(
+    lambda L, a, b: (L.T.maximum(a, b), L.T.minimum(a, b), L.T.amax(L.T.stack([a, b]), 0),
+                     L.T.amin(L.T.stack([a, b]), (0, 2)), L.T.max(L.T.cat([a, b])), L.T.min(L.T.cat([a, b]))))
+case("kinks", [((2, 12), "kinks")], gradcheck=_KINKS)(
+    lambda L, x: (L.T.relu(x), L.T.abs(x), L.T.sign(x), L.F.leaky_relu(x, 0.1),
+                  L.F.elu(x), L.F.softplus(x, threshold=0.5), L.F.celu(x), L.F.selu(x),
+                  L.F.smooth_l1_loss(x, L.const(np.zeros((2, 12))), reduction="none"),
+                  L.F.huber_loss(x, L.const(np.ones((2, 12))), reduction="none"),
+                  L.F.l1_loss(x, L.const(np.zeros((2, 12))), reduction="none"), L.T.sqrt(L.T.abs(x) + 1.0)))
 
 # ----- in-place ops on a non-leaf (the recorded route) --------------------------------------
 _INPLACE_UNARY = [("neg_", "n"), ("abs_", "n"), ("sign_", "n"), ("relu_", "n"), ("exp_", "n"), ("log_", "pos"),
