@@ -25,6 +25,8 @@ import pytest
 
 import lucid
 import lucid.nn.functional as F
+import lucid.nn.utils as nn_utils
+import lucid.nn.utils.rnn as rnn_utils
 import lucid.quantization as Q
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd_refs"))
@@ -71,6 +73,7 @@ class LucidLib:
         seen = set() if seen is None else seen
         self.T, self.F, self.Q = _Recorder(lucid, seen), _Recorder(F, seen), _Recorder(Q, seen)
         self.nn = _LucidNN(device, dtype)
+        self.rnn = _Recorder(rnn_utils, seen)
 
     def leaf(self, v, requires_grad):
         return lucid.tensor(np.asarray(v, dtype=self.dtype), device=self.device, requires_grad=bool(requires_grad))
@@ -270,6 +273,8 @@ NOT_DIFFERENTIABLE = {
     "random in-place fill of a tensor (overwrites, as in torch: no gradient to the old value)": [
         "normal_", "uniform_"],
     "writes a leaf without recording (parameter assignment)": ["assign_"],
+    "works on .grad or parameters outside the graph (nn.utils)": [
+        "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"],
     "dtypes, shapes, I/O, lazy evaluation, threads": [
         "promote_types", "broadcast_shapes", "save", "load", "eval", "get_num_threads", "set_num_threads"],
 }
@@ -281,7 +286,8 @@ def _public_functions():
     import inspect
 
     out = {}
-    for mod, names in ((lucid, dir(lucid)), (F, dir(F)), (Q, ["fake_quantize", "fake_quantize_learnable"])):
+    for mod, names in ((lucid, dir(lucid)), (F, dir(F)), (Q, ["fake_quantize", "fake_quantize_learnable"]),
+                       (rnn_utils, rnn_utils.__all__), (nn_utils, nn_utils.__all__)):
         for n in names:
             v = getattr(mod, n)
             if n.startswith("_") or inspect.isclass(v) or inspect.ismodule(v) or not callable(v):

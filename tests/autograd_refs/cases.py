@@ -373,6 +373,32 @@ case("gru_two_layers_no_bias", [((3, 1, 2),), ((3 * _H, 2),), ((3 * _H, _H),), (
         L.nn.GRU(2, _H, num_layers=2, bias=False),
         {"weight_ih_l0": wi0, "weight_hh_l0": wh0, "weight_ih_l1": wi1, "weight_hh_l1": wh1}, x))
 
+# packed sequences: each sequence runs for its own length (lengths unsorted)
+case("lstm_packed", [((4, 3, 2),)] + [((4 * _H, 2),), ((4 * _H, _H),), ((4 * _H,),), ((4 * _H,),)] * 2)(
+    lambda L, x, *w: _packed_run(L, L.nn.LSTM(2, _H, bidirectional=True), x, [2, 4, 3],
+                                 {**_rnn_params("l0", w[:4]), **_rnn_params("l0_reverse", w[4:])}))
+case("gru_packed", [((4, 3, 2),), ((3 * _H, 2),), ((3 * _H, _H),), ((3 * _H,),), ((3 * _H,),), ((1, 3, _H),)])(
+    lambda L, x, wi, wh, bi, bh, h0: _packed_run(L, L.nn.GRU(2, _H), x, [3, 1, 4],
+                                                 _rnn_params("l0", (wi, wh, bi, bh)), h0))
+case("sequence_utils", [((3, 2),), ((1, 2),), ((2, 2),)])(
+    lambda L, a, b, c: _sequence_utils(L, a, b, c))
+
+
+def _packed_run(L, m, x, lengths, params, *state):
+    packed = L.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+    out, hidden = L.call_module(m, params, packed, *state)
+    padded, _ = L.rnn.pad_packed_sequence(out, total_length=4)
+    return padded, hidden
+
+
+def _sequence_utils(L, a, b, c):
+    padded = L.rnn.pad_sequence([a, b, c], batch_first=True, padding_value=0.5)
+    packed = L.rnn.pack_sequence([a, c, b * 2.0], enforce_sorted=False)
+    back = L.rnn.unpack_sequence(packed)
+    parts = L.rnn.unpad_sequence(padded * 3.0, L.idx([3, 1, 2]), batch_first=True)
+    return [padded, packed.data * 1.0] + [t * 1.0 for t in back] + [t * 1.0 for t in parts]
+
+
 # fake quantization: the codes rint(x / s) + z are kept off the .5 ties by the inputs' spread
 case("fake_quantize_per_tensor", [((3, 5),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: (L.Q.fake_quantize(x, 0.05, 3, -20, 25), L.Q.fake_quantize(x, 0.3, 0, -128, 127)))
@@ -505,6 +531,7 @@ class TorchLib:
         self.T = _TorchTop(torch, F)
         self.Q = _TorchQ(torch, self.dtype)
         self.nn = _TorchNN(torch, self.dtype)
+        self.rnn = torch.nn.utils.rnn
 
     def leaf(self, v, requires_grad):
         return self.torch.tensor(np.asarray(v), dtype=self.dtype, requires_grad=bool(requires_grad))
