@@ -404,6 +404,10 @@ case("fake_quantize_per_tensor", [((3, 5),)], f64=False, gradcheck=_STE, torch_d
     lambda L, x: (L.Q.fake_quantize(x, 0.05, 3, -20, 25), L.Q.fake_quantize(x, 0.3, 0, -128, 127)))
 case("fake_quantize_per_channel", [((3, 5),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: L.Q.fake_quantize(x, [0.05, 0.1, 0.02], [0, -2, 5], -16, 15, ch_axis=0))
+case("fake_quantize_per_group", [((3, 8),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
+    # torch has no per-group form: its reference is per-channel over rows of group_size
+    lambda L, x: L.Q.fake_quantize(x, [[0.05, 0.1], [0.02, 0.2], [0.1, 0.04]], [[0, -2], [5, 1], [0, 3]], -16, 15,
+                                   group_size=4))
 case("fake_quantize_learnable_per_tensor", [((3, 5),), ((1,), "prob"), ((1,),)], f64=False,
      gradcheck=_STE, torch_dtype="float32")(
     lambda L, x, s, z: L.Q.fake_quantize_learnable(x * 3.0, s * 0.3, z * 2.0, -8, 7, grad_factor=0.5))
@@ -606,8 +610,12 @@ class _TorchQ:
     def __init__(self, torch, dtype):
         self._t, self._dtype = torch, dtype
 
-    def fake_quantize(self, x, scale, zero_point, quant_min, quant_max, ch_axis=None):
+    def fake_quantize(self, x, scale, zero_point, quant_min, quant_max, ch_axis=None, group_size=None):
         t = self._t
+        if group_size is not None:  # along the last axis: per-channel over rows of group_size
+            rows = x.reshape(-1, group_size)
+            flat = np.asarray(scale).reshape(-1).tolist(), np.asarray(zero_point).reshape(-1).tolist()
+            return self.fake_quantize(rows, flat[0], flat[1], quant_min, quant_max, ch_axis=0).reshape(x.shape)
         if ch_axis is None:
             return t.fake_quantize_per_tensor_affine(x, float(scale), int(zero_point), quant_min, quant_max)
         return t.fake_quantize_per_channel_affine(x, t.tensor(scale, dtype=t.float32), t.tensor(zero_point, dtype=t.int32),
