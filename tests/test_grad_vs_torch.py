@@ -1,6 +1,6 @@
 """Gradients of every differentiable op against PyTorch, on both streams.
 
-The cases live in tests/autograd_refs/cases.py, written once against an adapter
+The cases live in tests/autograd_refs/grad_cases.py, written once against an adapter
 that both lucid and torch provide; tests/autograd_refs/grad_refs.py holds
 torch's gradients for them (float64, written by make_grad_refs.py), so no torch
 is needed here. Per case and stream:
@@ -30,7 +30,7 @@ import lucid.nn.utils.rnn as rnn_utils
 import lucid.quantization as Q
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd_refs"))
-import cases as C  # noqa: E402
+import grad_cases as C  # noqa: E402
 from grad_refs import REFS  # noqa: E402
 
 CASES = {c.name: c for c in C.CASES}
@@ -64,7 +64,7 @@ class _LucidNN:
 
 
 class LucidLib:
-    """The adapter ``L`` of cases.py over lucid, on one stream and dtype."""
+    """The adapter ``L`` of grad_cases.py over lucid, on one stream and dtype."""
 
     is_torch = False
 
@@ -143,7 +143,7 @@ def test_float32_gradient_matches_torch(device, name):
     _compare(name, got, REFS[name]["grads"], case.rtol, 1e-7)
 
 
-F64 = sorted(n for n, c in CASES.items() if c.f64)
+F64 = sorted(n for n, c in CASES.items() if c.f64 is True)
 
 
 @pytest.mark.parametrize("name", _params(F64))
@@ -154,7 +154,7 @@ def test_float64_gradient_matches_torch_cpu(name):
     _compare(name, got, REFS[name]["grads"], case.f64_rtol, 1e-13)
 
 
-GRADCHECK = sorted(n for n, c in CASES.items() if c.f64 and c.gradcheck is True)
+GRADCHECK = sorted(n for n, c in CASES.items() if c.f64 is True and c.gradcheck is True)
 
 
 @pytest.mark.parametrize("name", GRADCHECK)
@@ -183,10 +183,11 @@ def test_references_cover_every_case():
         assert len(REFS[name]["grads"]) == sum(g for _, _, g in c.inputs), name
 
 
-def test_cases_leave_no_exclusion_unused():
-    """gradcheck exclusions and float32-only cases state why."""
+def test_every_exclusion_states_its_reason():
+    """Cases left out of gradcheck, and float32-only cases, say why."""
     for c in CASES.values():
         assert c.gradcheck is True or (isinstance(c.gradcheck, str) and c.gradcheck), c.name
+        assert c.f64 is True or (isinstance(c.f64, str) and c.f64), c.name
 
 
 # ----- completeness ---------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def coverage():
     nodes, called = set(), set()
     for case in C.CASES:
         inputs, _, _ = _ref(case.name)
-        outs, _ = C.run_case(LucidLib("cpu", "float64" if case.f64 else "float32", called), case, inputs)
+        outs, _ = C.run_case(LucidLib("cpu", "float64" if case.f64 is True else "float32", called), case, inputs)
         nodes |= _graph_nodes(outs)
     return nodes, called
 
@@ -243,7 +244,7 @@ def test_every_builtin_function_is_reached(coverage):
     reached = {fn for fn, _ in nodes}
     missing = sorted(c.__module__ + "." + c.__name__ for c in _builtin_functions()
                      if c not in reached and c.__name__ not in SECOND_ORDER_ONLY)
-    assert not missing, f"autograd Functions no case in tests/autograd_refs/cases.py reaches: {missing}"
+    assert not missing, f"autograd Functions no case in tests/autograd_refs/grad_cases.py reaches: {missing}"
     assert not {c.__name__ for c in reached} & set(SECOND_ORDER_ONLY), "a first-order graph reaches one: unlist it"
 
 

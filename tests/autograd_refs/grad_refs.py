@@ -1,4 +1,4 @@
-"""PyTorch 2.14.1+cu130 gradients for tests/autograd_refs/cases.py (make_grad_refs.py writes this file).
+"""PyTorch 2.14.1+cu130 gradients for tests/autograd_refs/grad_cases.py (make_grad_refs.py writes this file).
 
 REFS[name]: inputs (flat, with shapes), upstream gradients per output (flat, with
 shapes) and torch's gradient per input with grad=True (None where torch gives none).

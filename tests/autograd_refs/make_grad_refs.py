@@ -1,4 +1,4 @@
-"""Writes grad_refs.py: PyTorch's gradients for every case in cases.py.
+"""Writes grad_refs.py: PyTorch's gradients for every case in grad_cases.py.
 
 Run with an interpreter that has torch and numpy (lucid is not needed):
 
@@ -18,7 +18,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import cases as C  # noqa: E402
+import grad_cases as C  # noqa: E402
 
 
 def _lit(a):
@@ -30,7 +30,7 @@ def main(path=os.path.join(HERE, "grad_refs.py")):
 
     torch.use_deterministic_algorithms(True)
     lines = [
-        '"""PyTorch %s gradients for tests/autograd_refs/cases.py (make_grad_refs.py writes this file).' % torch.__version__,
+        '"""PyTorch %s gradients for tests/autograd_refs/grad_cases.py (make_grad_refs.py writes this file).' % torch.__version__,
         "",
         "REFS[name]: inputs (flat, with shapes), upstream gradients per output (flat, with",
         "shapes) and torch's gradient per input with grad=True (None where torch gives none).",

@@ -32,7 +32,7 @@ class Case:
         self.name = name
         self.inputs = [(tuple(s[0]), s[1] if len(s) > 1 else "n", s[2] if len(s) > 2 else True) for s in inputs]
         self.fn = fn
-        self.f64 = f64  # lucid computes this op in float64 on the CPU stream
+        self.f64 = f64  # True: lucid computes this op in float64 on the CPU stream; else why not
         self.gradcheck = gradcheck  # True, or a string: why finite differences do not apply
         self.rtol = rtol  # float32: max |lucid - ref| <= rtol * max |ref| (+ a tiny floor)
         self.f64_rtol = f64_rtol  # the same in float64 (CPU stream)
@@ -400,18 +400,18 @@ def _sequence_utils(L, a, b, c):
 
 
 # fake quantization: the codes rint(x / s) + z are kept off the .5 ties by the inputs' spread
-case("fake_quantize_per_tensor", [((3, 5),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
+case("fake_quantize_per_tensor", [((3, 5),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: (L.Q.fake_quantize(x, 0.05, 3, -20, 25), L.Q.fake_quantize(x, 0.3, 0, -128, 127)))
-case("fake_quantize_per_channel", [((3, 5),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
+case("fake_quantize_per_channel", [((3, 5),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: L.Q.fake_quantize(x, [0.05, 0.1, 0.02], [0, -2, 5], -16, 15, ch_axis=0))
-case("fake_quantize_per_group", [((3, 8),)], f64=False, gradcheck=_STE, torch_dtype="float32")(
+case("fake_quantize_per_group", [((3, 8),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
     # torch has no per-group form: its reference is per-channel over rows of group_size
     lambda L, x: L.Q.fake_quantize(x, [[0.05, 0.1], [0.02, 0.2], [0.1, 0.04]], [[0, -2], [5, 1], [0, 3]], -16, 15,
                                    group_size=4))
-case("fake_quantize_learnable_per_tensor", [((3, 5),), ((1,), "prob"), ((1,),)], f64=False,
+case("fake_quantize_learnable_per_tensor", [((3, 5),), ((1,), "prob"), ((1,),)], f64=_Q,
      gradcheck=_STE, torch_dtype="float32")(
     lambda L, x, s, z: L.Q.fake_quantize_learnable(x * 3.0, s * 0.3, z * 2.0, -8, 7, grad_factor=0.5))
-case("fake_quantize_learnable_per_channel", [((3, 5),), ((5,), "prob"), ((5,),)], f64=False,
+case("fake_quantize_learnable_per_channel", [((3, 5),), ((5,), "prob"), ((5,),)], f64=_Q,
      gradcheck=_STE, torch_dtype="float32")(
     lambda L, x, s, z: L.Q.fake_quantize_learnable(x * 2.0, s * 0.2, z * 3.0, 0, 15, ch_axis=1))
 
