@@ -297,3 +297,20 @@ def test_addc_out_of_place_and_in_place_round_alike(device, op):
     inplace = getattr(args[0].clone(), op + "_")(args[1], args[2], value=0.1)
     np.testing.assert_array_equal(out.to("cpu").numpy(), want)
     np.testing.assert_array_equal(inplace.to("cpu").numpy(), want)
+
+
+def test_copy_into_recorded_tensor_sends_the_gradient_to_the_source(device):
+    # y.copy_(src) on a recorded y: src gets the gradient (summed over the broadcast), y's
+    # overwritten values none, as in PyTorch (the bytes used to be written under y's old grad_fn)
+    a = t(np.arange(6.0).reshape(2, 3), device, requires_grad=True)
+    b = t([1.0, 2.0, 3.0], device, requires_grad=True)
+    y = a * 1.0
+    y.copy_(b * 2.0)
+    (y * t([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device)).sum().backward()
+    assert a.grad is None or not a.grad.to("cpu").numpy().any()
+    np.testing.assert_allclose(b.grad.to("cpu").numpy(), [10.0, 14.0, 18.0])
+    z = t(np.zeros((2, 3)), device)  # a plain tensor takes part once its source requires grad
+    z.copy_(b)
+    assert z.requires_grad
+    with pytest.raises(Exception, match="broadcast"):
+        (a * 1.0).copy_(t([1.0, 2.0], device, requires_grad=True))

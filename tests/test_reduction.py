@@ -269,6 +269,17 @@ def test_aminmax(device, rng):
     np.testing.assert_array_equal(to_np(mx), a.max(1, keepdims=True))
 
 
+def test_aminmax_float64_is_exact(rng):
+    # float64 lives on the CPU stream; the fused kernel's float lanes once rounded it to float32
+    a = rng.standard_normal((3, 4)) * (1 + 1e-12)
+    x = lucid.tensor(a)
+    r = lucid.aminmax(x)
+    assert r.min.item() == a.min() and r.max.item() == a.max()
+    mn, mx = lucid.aminmax(x, dim=0)
+    np.testing.assert_array_equal(mn.numpy(), a.min(0))
+    np.testing.assert_array_equal(mx.numpy(), a.max(0))
+
+
 def test_nan_propagation_and_argmax_ties(device):
     nan = float("nan")
     a = np.array([[1.0, nan, 3.0, nan], [2.0, 5.0, 5.0, 1.0]], dtype=np.float32)

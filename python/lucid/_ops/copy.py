@@ -99,6 +99,18 @@ def copy_(target, src):
     src = as_tensor(src, target, "src")
     if src._impl.device != target._impl.device:
         src = to(src, device=target._impl.device)
+    if is_grad_enabled() and (src._requires_grad or (target._requires_grad and target.grad_fn is not None)):
+        # Recorded (as PyTorch): the result is src cast and broadcast, so the gradient
+        # goes to src and none to target's old value. Writing the bytes instead kept
+        # target's old grad_fn: src got no gradient and target's producer got the
+        # gradient of values that were overwritten (tests/test_grad_vs_torch.py found it).
+        _C.copy_(_C.clone(target._impl), src._impl)  # the same checks and messages as the raw write
+        from .shape import expand
+
+        value = src if src.dtype == target.dtype else to(src, dtype=target.dtype)
+        if tuple(value.shape) != tuple(target.shape):
+            value = expand(value, tuple(target.shape))
+        return assign_(target, _Clone.apply(value))  # a copy: target must not alias src's memory
     _C.copy_(target._impl, src._impl)
     target._version += 1
     return target

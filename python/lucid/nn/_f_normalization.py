@@ -155,7 +155,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_trailing(input, shape, fn)
     _check_param(weight, shape, "weight", fn)
     if eps is None:
-        eps = float(np.finfo(np.float16 if input.dtype.name == "float16" else np.float32).eps)
+        # the input dtype's own epsilon, as PyTorch (float64 took float32's before: 1.2e-7, not 2.2e-16)
+        eps = float(np.finfo({"float16": np.float16, "float64": np.float64}.get(input.dtype.name, np.float32)).eps)
         if input.dtype.name == "bfloat16":
             eps = 0.0078125
     dims = tuple(range(input.ndim - len(shape), input.ndim))

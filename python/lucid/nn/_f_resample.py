@@ -33,7 +33,7 @@ def _source_positions(n_out, n_in, scale, mode, align_corners):
         src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
     lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     hi = np.minimum(lo + 1, n_in - 1)
-    frac = (src - lo).astype(np.float32)
+    frac = src - lo  # float64; rounded to the input's precision where it is used
     return (lo, hi), frac
 
 
@@ -48,7 +48,10 @@ def _resample_axis(x, axis, n_out, scale, mode, align_corners):
     b = lucid.index_select(x, axis, lucid.tensor(hi, device=dev))
     shape = [1] * x.ndim
     shape[axis] = n_out
-    w = lucid.tensor(frac, device=dev).reshape(shape).to(dtype=x.dtype)
+    # float64 inputs keep float64 weights (they were rounded to float32 before, which left
+    # float64 results and gradients float32-accurate); other dtypes round through float32 as before.
+    w = lucid.tensor(frac if x.dtype == lucid.float64 else frac.astype(np.float32), device=dev)
+    w = w.reshape(shape).to(dtype=x.dtype)
     return a + (b - a) * w
 
 
