@@ -314,3 +314,14 @@ def test_copy_into_recorded_tensor_sends_the_gradient_to_the_source(device):
     assert z.requires_grad
     with pytest.raises(Exception, match="broadcast"):
         (a * 1.0).copy_(t([1.0, 2.0], device, requires_grad=True))
+
+
+def test_copy_into_a_leaf_that_requires_grad_raises_unless_no_grad(device):
+    # As PyTorch, and as add_ / mul_ ...: overwriting a parameter is allowed only under no_grad.
+    w = t([1.0, 2.0], device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"copy_\(\): a leaf tensor that requires grad"):
+        w.copy_(t([5.0, 6.0], device))
+    assert w.tolist() == [1.0, 2.0] and w._version == 0  # nothing written
+    with lucid.no_grad():
+        w.copy_(t([5.0, 6.0], device))
+    assert w.tolist() == [5.0, 6.0]

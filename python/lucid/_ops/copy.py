@@ -99,6 +99,9 @@ def copy_(target, src):
     src = as_tensor(src, target, "src")
     if src._impl.device != target._impl.device:
         src = to(src, device=target._impl.device)
+    if is_grad_enabled() and target._requires_grad and target.grad_fn is None:
+        raise RuntimeError("copy_(): a leaf tensor that requires grad cannot be modified in place; "
+                           "use lucid.no_grad() or an out-of-place op")  # as PyTorch, and as the other in-place ops
     if is_grad_enabled() and (src._requires_grad or (target._requires_grad and target.grad_fn is not None)):
         # Recorded (as PyTorch): the result is src cast and broadcast, so the gradient
         # goes to src and none to target's old value. Writing the bytes instead kept
