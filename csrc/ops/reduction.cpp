@@ -165,7 +165,9 @@ std::pair<Tensor, Tensor> aminmax(const Tensor& x, const Dims& dims, bool keepdi
   check_nonempty_axes("aminmax", x.shape(), axes);
   const int kept = x.ndim() - static_cast<int>(axes.size());
   const bool floating = is_floating(x.dtype());
-  if (kept > 1 || !floating || x.numel() == 0)
+  // The fused CPU kernel folds in float32 (MinMax), exact for float32 and half
+  // precision only; float64 takes the two exact reductions.
+  if (kept > 1 || !floating || x.numel() == 0 || x.dtype() == DType::Float64)
     return {reduce_op(ReduceOp::Min, "aminmax", x, dims, keepdim), reduce_op(ReduceOp::Max, "aminmax", x, dims, keepdim)};
   // One kept axis k (or none): x is (outer, C, inner) with C = shape[k].
   int64_t outer = 1, channels = 1, inner = 1;

@@ -313,12 +313,6 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None):
     from ..autograd import is_grad_enabled
 
     if not (input.requires_grad and is_grad_enabled()):
-        if input.dtype.name == "float64":
-            # The fused CPU kernel (csrc/cpu/reduction.cpp: MinMax) folds in float, which
-            # rounded float64 results to float32 (tests/test_grad_vs_torch.py's gradcheck
-            # found it); amin / amax are exact in every dtype.
-            return min_max(wrap(_C.amin(input._impl, dims, bool(keepdim))),
-                           wrap(_C.amax(input._impl, dims, bool(keepdim))))
         # One pass over the data (csrc/ops/reduction.cpp: aminmax) when no gradient is recorded.
         mn, mx = _C.aminmax(input._impl, dims, bool(keepdim))
         return min_max(wrap(mn), wrap(mx))
