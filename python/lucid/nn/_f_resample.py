@@ -137,15 +137,30 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         raise ValueError(f"{fn}(): output_size must be positive, got {(oh, ow)}")
     if h % oh == 0 and w % ow == 0:  # uniform bins: the max_pool2d kernel
         return max_pool2d(input, (h // oh, w // ow), (h // oh, w // ow))
-    rows = []
-    for i in range(oh):
-        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
-        cells = []
-        for j in range(ow):
-            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            cells.append(lucid.amax(input[..., r0:r1, c0:c1], dim=(-2, -1)))
-        rows.append(lucid.stack(cells, dim=-1))
-    return lucid.stack(rows, dim=-2)
+    # Refuse an impossible output before building anything (the allocator's guard
+    # names the size; a loop over its cells would run for ever).
+    lucid.empty(tuple(input.shape[:-2]) + (oh, ow), dtype=input.dtype, device=input.device)
+    # Non-uniform bins: gather each row bin's rows (the last one repeated up to the
+    # widest bin: max is idempotent), reduce, then the same over columns. Two gathers
+    # and two amax instead of a loop over oh * ow cells.
+    rows = lucid.amax(_bin_gather(input, -2, h, oh), dim=-2)  # (..., oh, w)
+    return lucid.amax(_bin_gather(rows, -1, w, ow), dim=-1)  # (..., oh, ow)
+
+
+def _bin_gather(x, dim, n, out):
+    """x with axis ``dim`` (length n) replaced by (out, k): bin i's indices
+    ``floor(i n / out) .. ceil((i + 1) n / out) - 1``, the last repeated to length k
+    (the widest bin), laid out as a new axis after the bin axis (dim -2 -> (..., out, k, w);
+    dim -1 -> (..., out, k))."""
+    i = np.arange(out)
+    start, end = (i * n) // out, -((-(i + 1) * n) // out)
+    k = int((end - start).max())
+    idx = np.minimum(start[:, None] + np.arange(k), end[:, None] - 1).reshape(-1)
+    picked = lucid.index_select(x, dim, lucid.tensor(idx, device=x.device))
+    shape = tuple(x.shape)
+    if dim == -2:
+        return picked.reshape(shape[:-2] + (out, k, shape[-1]))
+    return picked.reshape(shape[:-1] + (out, k))
 
 
 def one_hot(tensor, num_classes=-1):
