@@ -212,8 +212,8 @@ def test_errors():
         F.conv3d(x, lucid.randn(2, 4, 2, 2, 2), stride=2, padding="same")
     with pytest.raises(ValueError, match="groups"):
         F.conv3d(x, lucid.randn(2, 4, 2, 2, 2), groups=3)
-    with pytest.raises(NotImplementedError, match="reflect"):
-        nn.Conv3d(4, 2, 2, padding_mode="reflect")
+    with pytest.raises(ValueError, match="'padding_mode' must be one of"):
+        nn.Conv3d(4, 2, 2, padding_mode="mirror")
     with pytest.raises(ValueError, match="does not fit"):
         F.conv3d(x, lucid.randn(2, 4, 4, 1, 1))
 

@@ -28,7 +28,7 @@ def bad_calls(nd, device):
         (lambda: conv(x, ones(device, 6, 2)), rf"{name}\(\): expected a {nd + 2}-D weight"),
         (lambda: conv(x, w, groups=0), rf"{name}\(\): argument 'groups' must be a positive int, got 0"),
         (lambda: conv(x, w, groups=1.5), rf"{name}\(\): argument 'groups' must be a positive int, got 1.5"),
-        (lambda: conv(x, w, groups=3), rf"{name}\(\): in_channels \(4\) must be divisible by groups \(3\)"),
+        (lambda: conv(x, w, groups=3), rf"{name}\(\): expected input with 6 channels"),  # the count first, as PyTorch
         (lambda: conv(x, w), rf"{name}\(\): expected input with 2 channels"),
         (lambda: conv(x, ones(device, 5, 2, *k), groups=2), rf"{name}\(\): out_channels \(5\) must be divisible"),
         (lambda: conv(x, w, ones(device, 5), groups=2), rf"{name}\(\): expected a bias of shape \(6,\)"),
@@ -124,3 +124,36 @@ def test_unbatched_inputs_keep_their_rank(device):
     assert tuple(F.conv1d(ones(device, 2, 6), ones(device, 3, 2, 3)).shape) == (3, 4)
     assert tuple(F.conv3d(ones(device, 2, 4, 4, 4), ones(device, 3, 2, 2, 2, 2)).shape) == (3, 3, 3, 3)
     assert tuple(F.conv_transpose2d(ones(device, 2, 3, 3), ones(device, 2, 1, 2, 2), stride=2).shape) == (1, 6, 6)
+
+
+def test_conv_transpose_output_size_picks_the_output_padding(device):
+    """forward(x, output_size=...) as PyTorch: the sizes with no output_padding are
+    (4-1)*2 - 2 + 2 + 1 = 7 and (5-1)*3 - 2 + 2 + 1 = 13; each axis may add up to stride-1."""
+    lucid.manual_seed(0)
+    layer = lucid.nn.ConvTranspose2d(2, 3, 3, stride=(2, 3), padding=1, device=device)
+    x = lucid.randn(1, 2, 4, 5, device=device)
+    for size, op in (((8, 13), (1, 0)), ((7, 15), (0, 2)), ((1, 3, 8, 14), (1, 1))):
+        got = layer(x, output_size=size)
+        want = F.conv_transpose2d(x, layer.weight, layer.bias, (2, 3), 1, op)
+        assert tuple(got.shape) == (1, 3) + tuple(size[-2:])
+        assert got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match=r"output_size \(7, 12\) cannot be reached: axis 1 takes sizes 13 to 15"):
+        layer(x, output_size=(7, 12))
+    with pytest.raises(ValueError, match=r"'output_size' must hold 2 spatial sizes"):
+        layer(x, output_size=(8,))
+    one = lucid.nn.ConvTranspose1d(2, 2, 2, stride=3, device=device)
+    assert tuple(one(lucid.ones(2, 4, device=device), output_size=(2, 12)).shape) == (2, 12)  # unbatched, led by C
+
+
+def test_quantized_conv_transpose_output_size():
+    import lucid.quantization as Q
+    from lucid.nn import quantized as nnq
+
+    lucid.manual_seed(0)
+    layer = nnq.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    x = Q.quantize_per_tensor(lucid.randn(1, 2, 4, 4), 0.05, 128, Q.quint8)
+    a, b = layer(x, output_size=(8, 8)), nnq.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
+    b.load_state_dict(layer.state_dict())
+    assert a.int_repr().tolist() == b(x).int_repr().tolist() and tuple(a.shape) == (1, 3, 8, 8)
+    with pytest.raises(ValueError, match="cannot be reached"):
+        layer(x, output_size=(9, 8))

@@ -217,8 +217,10 @@ def test_conv2d_bad_input(device):
         F.conv2d(lucid.ones(5, 5, device=device), w)
     with pytest.raises(ValueError, match=r"conv2d\(\).*padding.*'full'"):
         F.conv2d(x, w, padding="full")
-    with pytest.raises(ValueError, match=r"divisible by groups"):
-        F.conv2d(x, lucid.ones(4, 1, 3, 3, device=device), groups=2)
+    with pytest.raises(ValueError, match=r"expected input with 2 channels \(weight \(4, 1, 3, 3\), groups=2\)"):
+        F.conv2d(x, lucid.ones(4, 1, 3, 3, device=device), groups=2)  # PyTorch names the channel count too
+    with pytest.raises(ValueError, match=r"out_channels \(4\) must be divisible by groups \(3\)"):
+        F.conv2d(x, lucid.ones(4, 1, 3, 3, device=device), groups=3)
     with pytest.raises(ValueError, match=r"smaller than the dilated kernel"):
         F.conv2d(lucid.ones(1, 3, 2, 2, device=device), w)
     with pytest.raises(ValueError, match=r"'same' is not supported for strided"):

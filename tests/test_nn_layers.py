@@ -44,9 +44,9 @@ def test_conv2d_layer_init_forward_and_errors(device, rng):
     np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=1e-4)
     y.sum().backward()
     assert conv.weight.grad is not None and conv.bias.grad is not None
-    with pytest.raises(ValueError, match=r"Conv2d: expected input with 4 channels.*got shape \(2, 3, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"conv2d\(\): expected input with 4 channels.*got input of shape \(2, 3, 5, 7\)"):
         conv(lucid.ones(2, 3, 5, 7, device=device))
-    with pytest.raises(ValueError, match=r"Conv2d: expected a 3-D \(unbatched\) or 4-D.*got shape \(5, 7\)"):
+    with pytest.raises(ValueError, match=r"conv2d\(\): expected a 3-D \(unbatched\) or 4-D.*got shape \(5, 7\)"):
         conv(lucid.ones(5, 7, device=device))
     with pytest.raises(ValueError, match=r"Conv2d: in_channels \(4\) must be divisible by groups \(3\)"):
         nn.Conv2d(4, 6, 3, groups=3)
@@ -62,7 +62,7 @@ def test_conv1d_layer(device, rng):
     ref = np_conv2d(x[:, :, None], to_np(conv.weight)[:, :, None], to_np(conv.bias), (1, 2), (0, 0, 1, 1), (1, 1), 1)
     np.testing.assert_allclose(to_np(y), ref[:, :, 0], rtol=1e-4, atol=1e-4)
     assert conv(lucid.ones(3, 9, device=device)).shape == (5, 4)
-    with pytest.raises(ValueError, match=r"Conv1d: expected input with 3 channels"):
+    with pytest.raises(ValueError, match=r"conv1d\(\): expected input with 3 channels"):
         conv(lucid.ones(2, 4, 9, device=device))
     y_same = nn.Conv1d(3, 2, 4, padding="same", device=device)(lucid.tensor(x, device=device))
     assert y_same.shape == (2, 2, 9)
@@ -304,3 +304,54 @@ def test_cross_entropy_gradient_values(device, rng):
     nn.CrossEntropyLoss()(xt, lucid.tensor(t, device=device)).backward()
     p = np.exp(np_log_softmax(x.astype(np.float64), 1))
     np.testing.assert_allclose(to_np(xt.grad), (p - np.eye(4)[t]) / 5, rtol=1e-5, atol=1e-7)
+
+
+NP_PAD_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}  # PyTorch's name -> numpy's
+
+
+def np_corr_nd(x, w, b, stride, dilation):
+    """Unpadded n-d cross-correlation, float64: x (N, C, *S), w (O, C, *K)."""
+    nd = x.ndim - 2
+    k = w.shape[2:]
+    out = [(x.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    y = np.zeros((x.shape[0], w.shape[0]) + tuple(out))
+    for pos in np.ndindex(*out):
+        for tap in np.ndindex(*k):
+            idx = tuple(p * s + t * d for p, s, t, d in zip(pos, stride, tap, dilation))
+            y[(slice(None), slice(None)) + pos] += x[(slice(None), slice(None)) + idx] @ w[(slice(None), slice(None)) + tap].T
+    return y + b.reshape((1, -1) + (1,) * nd)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("nd,padding,stride,dilation", [(1, 2, 1, 1), (2, (1, 2), 2, 1), (3, 1, 1, 1), (2, "same", 1, 2),
+                                                        (1, "same", 1, 1)])
+def test_conv_padding_modes_pad_the_input_first(device, rng, mode, nd, padding, stride, dilation):
+    """padding_mode other than 'zeros': the input padded with numpy's equivalent mode, then an
+    unpadded correlation (PyTorch's definition); 'same' pads d*(k-1), the odd element after."""
+    layer = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}[nd](2, 3, 4 if padding == "same" else 3, stride=stride,
+                                                          padding=padding, dilation=dilation, padding_mode=mode,
+                                                          device=device)
+    assert f"padding_mode='{mode}'" in repr(layer)
+    x = rng.standard_normal((2, 2) + (6,) * nd).astype(np.float32)
+    k, d = layer.kernel_size, layer.dilation
+    if padding == "same":
+        widths = [(d[i] * (k[i] - 1) // 2, d[i] * (k[i] - 1) - d[i] * (k[i] - 1) // 2) for i in range(nd)]
+    else:
+        widths = [(p, p) for p in layer.padding]
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + widths, mode=NP_PAD_MODE[mode])
+    ref = np_corr_nd(xp, to_np(layer.weight).astype(np.float64), to_np(layer.bias).astype(np.float64),
+                     layer.stride, layer.dilation)
+    y = layer(lucid.tensor(x, device=device))
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=1e-4)
+    y.sum().backward()
+    assert layer.weight.grad is not None and layer.bias.grad is not None
+
+
+def test_conv_padding_mode_errors_and_qat(device):
+    with pytest.raises(ValueError, match=r"Conv2d: argument 'padding_mode' must be one of 'zeros', 'reflect'"):
+        nn.Conv2d(2, 2, 3, padding_mode="mirror")
+    import lucid.nn.qat as nnqat
+    from lucid.quantization import get_default_qat_qconfig
+
+    qat = nnqat.Conv2d(2, 2, 3, padding=1, padding_mode="circular", qconfig=get_default_qat_qconfig(), device=device)
+    assert qat(lucid.ones(1, 2, 4, 4, device=device)).shape == (1, 2, 4, 4)  # padded by the mode, then convolved

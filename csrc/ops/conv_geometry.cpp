@@ -60,12 +60,14 @@ ConvGeometry conv_geometry(const Tensor& x, const Tensor& weight, const std::opt
   for (int64_t i = 0; i < nd; ++i) in[i] = xs[lead + 1 + i], k[i] = ws[2 + i];
   const std::string gs = std::to_string(groups);
 
-  if (c % groups != 0)
-    throw ValueError(fn + "(): in_channels (" + std::to_string(c) + ") must be divisible by groups (" + gs + ")");
+  // The channel count against the weight first: it is the mistake a caller makes;
+  // divisibility by groups follows from it for a direct conv.
   if (transposed) {
     if (ws[0] != c)
       throw ValueError(fn + "(): expected input with " + std::to_string(ws[0]) + " channels (weight " +
                        shape_str(ws) + "), got input of shape " + shape_str(xs));
+    if (c % groups != 0)
+      throw ValueError(fn + "(): in_channels (" + std::to_string(c) + ") must be divisible by groups (" + gs + ")");
     g.out_channels = ws[1] * groups;
   } else {
     if (ws[1] * groups != c)

@@ -10,9 +10,11 @@ from ..module import Module
 from ._factory import check_positive, new_parameter
 
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
 class _ConvNd(Module):
     _nd = 2
-    _layout = "(N, C, H, W)"
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
@@ -27,8 +29,9 @@ class _ConvNd(Module):
             raise ValueError(f"{name}: out_channels ({out_channels}) must be divisible by groups ({groups})")
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"{name}: argument 'padding' must be 'valid', 'same', an int or a tuple, got '{padding}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: padding_mode '{padding_mode}' is not implemented; only 'zeros' is")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{name}: argument 'padding_mode' must be one of {', '.join(map(repr, _PADDING_MODES))}, "
+                             f"got {padding_mode!r}")
         nd, fn = self._nd, name.lower()
         self.kernel_size = tuple(_pair(kernel_size, fn, "kernel_size", nd))
         self.stride = tuple(_pair(stride, fn, "stride", nd))
@@ -50,16 +53,22 @@ class _ConvNd(Module):
             bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
             init.uniform_(self.bias, -bound, bound)
 
-    def _check_input(self, x):
-        name, nd = type(self).__name__, self._nd
-        if x.ndim not in (nd + 1, nd + 2):
-            raise ValueError(f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input "
-                             f"{self._layout}, got shape {tuple(x.shape)}")
-        c = x.shape[0 if x.ndim == nd + 1 else 1]
-        if c != self.in_channels:
-            want = ("N", self.in_channels) + ("*",) * nd
-            raise ValueError(f"{name}: expected input with {self.in_channels} channels, shape "
-                             f"({', '.join(map(str, want))}), got shape {tuple(x.shape)}")
+    def _conv_args(self, input):
+        """(input, padding) for the functional: with padding_mode 'zeros' the conv pads;
+        otherwise, as PyTorch, the input is padded first with that mode (F.pad) and the
+        conv runs unpadded. Shapes and channels are checked once, by the functional
+        (csrc/ops/conv_geometry.cpp)."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        widths = []  # F.pad's order: last axis first, (low, high) each
+        for i in reversed(range(self._nd)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                widths += [total // 2, total - total // 2]  # the odd element after, as PyTorch
+            else:
+                p = 0 if self.padding == "valid" else self.padding[i]
+                widths += [p, p]
+        return F.pad(input, tuple(widths), mode=self.padding_mode), 0
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -69,6 +78,8 @@ class _ConvNd(Module):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode!r}"
         if self.bias is None:
             s += ", bias=False"
         return s
@@ -89,9 +100,12 @@ class Conv2d(_ConvNd):
     (2, 8, 5, 5)
     """
 
+    def _conv_forward(self, input, weight, bias):
+        x, padding = self._conv_args(input)
+        return F.conv2d(x, weight, bias, self.stride, padding, self.dilation, self.groups)
+
     def forward(self, input):
-        self._check_input(input)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_ConvNd):
@@ -103,12 +117,14 @@ class Conv1d(_ConvNd):
     """
 
     _nd = 1
-    _layout = "(N, C, L)"
+
+    def _conv_forward(self, input, weight, bias):
+        x, padding = self._conv_args(input)
+        padding = padding if isinstance(padding, (str, int)) else padding[0]
+        return F.conv1d(x, weight, bias, self.stride[0], padding, self.dilation[0], self.groups)
 
     def forward(self, input):
-        self._check_input(input)
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv3d(_ConvNd):
@@ -122,8 +138,10 @@ class Conv3d(_ConvNd):
     """
 
     _nd = 3
-    _layout = "(N, C, D, H, W)"
+
+    def _conv_forward(self, input, weight, bias):
+        x, padding = self._conv_args(input)
+        return F.conv3d(x, weight, bias, self.stride, padding, self.dilation, self.groups)
 
     def forward(self, input):
-        self._check_input(input)
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv_forward(input, self.weight, self.bias)

@@ -2,11 +2,40 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from ... import _ops
+from ..._ops.nn import _pair
 from .. import init
 from ..module import Module
 from ._factory import check_positive, new_parameter
+
+
+def output_padding_for(layer, input_shape, output_size, name):
+    """The output_padding that makes a transposed conv (``layer``'s stride, padding,
+    dilation, kernel_size, _nd) produce ``output_size`` from an input of ``input_shape``,
+    as PyTorch's ``forward(input, output_size)``: output_size holds the spatial sizes,
+    optionally led by the batch and channel (or, unbatched, channel) sizes; each must lie
+    in ``[smallest, smallest + stride - 1]``, smallest being the size with no output_padding."""
+    nd = layer._nd
+    lead = len(input_shape) - nd  # 2 batched, 1 unbatched
+    sizes = list(output_size)
+    if len(sizes) == nd + lead:
+        sizes = sizes[lead:]
+    if len(sizes) != nd or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in sizes):
+        raise ValueError(f"{name}.forward(): argument 'output_size' must hold {nd} spatial sizes (optionally led by "
+                         f"{lead} leading sizes), got {tuple(output_size)}")
+    fn = name.lower()
+    stride, padding = _pair(layer.stride, fn, "stride", nd), _pair(layer.padding, fn, "padding", nd)
+    dilation, kernel = _pair(layer.dilation, fn, "dilation", nd), _pair(layer.kernel_size, fn, "kernel_size", nd)
+    pads = []
+    for i in range(nd):
+        smallest = (input_shape[lead + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1
+        if not smallest <= sizes[i] <= smallest + stride[i] - 1:
+            raise ValueError(f"{name}.forward(): output_size {tuple(sizes)} cannot be reached: axis {i} takes sizes "
+                             f"{smallest} to {smallest + stride[i] - 1} for an input of shape {tuple(input_shape)}")
+        pads.append(int(sizes[i]) - smallest)
+    return tuple(pads)
 
 
 class _ConvTransposeNd(Module):
@@ -40,10 +69,10 @@ class _ConvTransposeNd(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError(f"{type(self).__name__}: output_size= is not implemented; use output_padding")
+        output_padding = self.output_padding if output_size is None else \
+            output_padding_for(self, input.shape, output_size, type(self).__name__)
         fn = {1: _ops.conv_transpose1d, 2: _ops.conv_transpose2d, 3: _ops.conv_transpose3d}[self._nd]
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                   self.dilation)
 
     def extra_repr(self):

@@ -29,7 +29,8 @@ def _need_qconfig(owner, qconfig):
 def _init_qat(self, qconfig):
     _need_qconfig(type(self).__name__, qconfig)
     self.qconfig = qconfig
-    self.weight_fake_quant = qconfig.weight()
+    # on the weight's device, as PyTorch passes the module's device to the factory
+    self.weight_fake_quant = qconfig.weight().to(self.weight.device)
 
 
 def _copy_params(new, mod):
@@ -97,9 +98,7 @@ class Conv2d(_QATConv, _Conv2d):
         self._qat_init(qconfig)
 
     def forward(self, input):
-        self._check_input(input)
-        return F.conv2d(input, self.weight_fake_quant(self.weight), self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
 
 
 class Conv1d(_QATConv, _Conv1d):
@@ -114,10 +113,7 @@ class Conv1d(_QATConv, _Conv1d):
         self._qat_init(qconfig)
 
     def forward(self, input):
-        self._check_input(input)
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return F.conv1d(input, self.weight_fake_quant(self.weight), self.bias, self.stride[0], padding,
-                        self.dilation[0], self.groups)
+        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
 
 
 class Embedding(_Embedding):

@@ -15,6 +15,7 @@ from ..._ops.conv3d_compose import conv_to_transpose_weight, transpose_pads, tra
 from ..layers import ConvTranspose1d as _FloatConvTranspose1d
 from ..layers import ConvTranspose2d as _FloatConvTranspose2d
 from ..layers import ConvTranspose3d as _FloatConvTranspose3d
+from ..layers.conv_transpose import output_padding_for
 from ._common import Q, as_qtensor
 from ._weighted import WeightedQuantized, _float_parts
 
@@ -69,9 +70,9 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def forward(self, x, output_size=None):
         name = type(self).__name__
-        if output_size is not None:
-            raise NotImplementedError(f"{name}.forward(): output_size= is not implemented; use output_padding")
         x = as_qtensor(x, name)
+        output_padding = self.output_padding if output_size is None else \
+            output_padding_for(self, x.shape, output_size, name)
         nd = self._nd
         if x.ndim not in (nd + 1, nd + 2):
             raise ValueError(f"{name}.forward(): argument 'input' must be {nd + 2}-D (or unbatched {nd + 1}-D), "
@@ -86,7 +87,7 @@ class _QConvTransposeNd(WeightedQuantized):
             codes = codes.unsqueeze(0)
         op = {1: Q().qconv_transpose1d, 2: Q().qconv_transpose2d, 3: Q().qconv_transpose3d}[nd]
         y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
-               bias=self.bias_float, stride=self.stride, padding=self.padding, output_padding=self.output_padding,
+               bias=self.bias_float, stride=self.stride, padding=self.padding, output_padding=output_padding,
                groups=self.groups, dilation=self.dilation, out_scale=self.scale, out_zp=self.zero_point,
                out_qdtype=self.out_qdtype)
         if unbatched:

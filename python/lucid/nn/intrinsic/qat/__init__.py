@@ -103,11 +103,7 @@ class _ConvBnNd:
         return fuse_conv_bn_weights(self.weight, self.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight,
                                     bn.bias)
 
-    def _conv(self, x, w, b):
-        raise NotImplementedError
-
     def forward(self, input):
-        self._check_input(input)
         bn = self.bn
         if not self.training or self.freeze_bn:
             from ....quantization.fuse_modules import _rsqrt
@@ -119,7 +115,7 @@ class _ConvBnNd:
             k = g * r
             w = self.weight * k.reshape((-1,) + (1,) * (self.weight.ndim - 1))
             bias = (b - bn.running_mean) * r * g + beta
-            y = self._conv(input, self.weight_fake_quant(w), bias)
+            y = self._conv_forward(input, self.weight_fake_quant(w), bias)
         else:
             # training: scale the weight by the running std, undo it after the conv, let BN see the batch
             from ....quantization.fuse_modules import _rsqrt
@@ -128,7 +124,7 @@ class _ConvBnNd:
             g = bn.weight if bn.weight is not None else lucid.ones_like(r)
             k = g * r
             w = self.weight * k.reshape((-1,) + (1,) * (self.weight.ndim - 1))
-            y = self._conv(input, self.weight_fake_quant(w), None)
+            y = self._conv_forward(input, self.weight_fake_quant(w), None)
             y = y / k.reshape(self._channel_shape(y.ndim))
             if self.bias is not None:
                 y = y + self.bias.reshape(self._channel_shape(y.ndim))
@@ -168,9 +164,6 @@ class ConvBn2d(_ConvBnNd, _QATConv2d):
         _QATConv2d.__init__(self, *args, **kwargs)
         self._bn_init(BatchNorm2d(self.out_channels))
 
-    def _conv(self, x, w, b):
-        return F.conv2d(x, w, b, self.stride, self.padding, self.dilation, self.groups)
-
 
 class ConvBnReLU2d(ConvBn2d):
     """QAT Conv2d + BatchNorm2d + ReLU."""
@@ -187,10 +180,6 @@ class ConvBn1d(_ConvBnNd, _QATConv1d):
     def __init__(self, *args, **kwargs):
         _QATConv1d.__init__(self, *args, **kwargs)
         self._bn_init(BatchNorm1d(self.out_channels))
-
-    def _conv(self, x, w, b):
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return F.conv1d(x, w, b, self.stride[0], padding, self.dilation[0], self.groups)
 
 
 class ConvBnReLU1d(ConvBn1d):
