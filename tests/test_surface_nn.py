@@ -421,6 +421,10 @@ def test_attention_mask_forms_agree(device):
     assert "layers.1.self_attn.in_proj_weight" in names and "norm.weight" in names
     assert tuple(enc(x, src_key_padding_mask=lucid.tensor([[False] * 4 + [True]] * 2, device=device)).shape) == \
         (2, 5, 8)
+    with pytest.raises(TypeError, match="'encoder_layer' must be a Module, got int"):  # before any copy is made
+        nn.TransformerEncoder(2, 2**62)
+    with pytest.raises(ValueError, match="'num_layers' must be a non-negative int"):
+        nn.TransformerEncoder(nn.Linear(2, 2), -1)
 
 
 def test_unfold_fold_match_torch(device):

@@ -70,6 +70,11 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
+        if not isinstance(encoder_layer, Module):  # checked before num_layers copies are made
+            raise TypeError(f"TransformerEncoder: argument 'encoder_layer' must be a Module, "
+                            f"got {type(encoder_layer).__name__}")
+        if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 0:
+            raise ValueError(f"TransformerEncoder: argument 'num_layers' must be a non-negative int, got {num_layers!r}")
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
