@@ -16,10 +16,10 @@ f32 = np.float32
 
 
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, padding_mode="zeros"):
         super().__init__()
         self.quant = Q.QuantStub()
-        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.conv = nn.Conv2d(2, 4, 3, padding=1, padding_mode=padding_mode)
         self.relu = nn.ReLU()
         self.flat = nn.Flatten()
         self.fc = nn.Linear(4 * 6 * 6, 8)
@@ -32,9 +32,9 @@ class Net(nn.Module):
         return self.dequant(self.fc2(self.ln(self.fc(x))))
 
 
-def _prepared(rng, qconfig="x86"):
+def _prepared(rng, qconfig="x86", padding_mode="zeros"):
     lucid.manual_seed(0)
-    model = Net().eval()
+    model = Net(padding_mode).eval()
     model = Q.fuse_modules(model, [["conv", "relu"]])
     model.qconfig = Q.get_default_qconfig(qconfig)
     prepared = Q.prepare(model)
@@ -67,8 +67,9 @@ def test_structure_and_shared_codes(rng):
     assert not any(hasattr(m, "calculate_qparams") for m in ref.modules())  # no observer left
 
 
-def test_outputs_close_to_integer_and_float_models(rng):
-    model, prepared = _prepared(rng)
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "circular"])
+def test_outputs_close_to_integer_and_float_models(rng, padding_mode):
+    model, prepared = _prepared(rng, padding_mode=padding_mode)
     ref = Q.convert(prepared, is_reference=True)
     real = Q.convert(prepared)
     x = lucid.tensor(rng.standard_normal((16, 2, 6, 6)).astype(f32))

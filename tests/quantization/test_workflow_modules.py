@@ -301,3 +301,25 @@ def test_qat_embedding_converts():
     q = Q.convert(p.eval())
     assert type(q[0]) is nnq.Embedding and type(q[3]) is nnq.Linear
     assert q(lucid.tensor([[1, 2]])).shape == (1, 2)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_quantized_conv_padding_modes_pad_the_codes(device, mode):
+    """An nnq conv with a padding_mode equals the same conv unpadded on codes padded by
+    numpy's equivalent mode; from_float keeps the mode, so the integer model follows the float one."""
+    np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    lucid.manual_seed(0)
+    conv = nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode)
+    conv.qconfig = Q.get_default_qconfig("x86")
+    conv.activation_post_process = Q.MinMaxObserver()
+    conv.activation_post_process(conv(lucid.randn(2, 2, 5, 6)))
+    q = nnq.Conv2d.from_float(conv).to(device)
+    assert q.padding_mode == mode
+    x = Q.quantize_per_tensor(lucid.randn(2, 2, 5, 6, device=device), 0.05, 128, Q.quint8)
+    codes = np.pad(np.asarray(x.int_repr().tolist(), np.uint8), [(0, 0), (0, 0), (1, 1), (2, 2)], mode=np_mode)
+    unpadded = nnq.Conv2d.from_float(conv).to(device)
+    unpadded.padding, unpadded.padding_mode = (0, 0), "zeros"
+    want = unpadded(Q.QTensor(lucid.tensor(codes, device=device), x.q_scale(), x.q_zero_point(), Q.quint8))
+    assert q(x).int_repr().tolist() == want.int_repr().tolist()
+    with pytest.raises(ValueError, match="'padding_mode' must be one of"):
+        nnq.Conv2d(2, 3, 3, padding_mode="mirror")

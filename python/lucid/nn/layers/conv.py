@@ -13,6 +13,24 @@ from ._factory import check_positive, new_parameter
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
+def pad_by_mode(input, padding, kernel_size, dilation, padding_mode):
+    """(input, padding) for a conv functional: with padding_mode 'zeros' the conv pads;
+    otherwise, as PyTorch, the input is padded first in that mode (F.pad) and the conv
+    runs unpadded. ``padding``: a tuple per spatial axis, 'same' (d*(k-1) in all, the
+    odd element after) or 'valid'."""
+    if padding_mode == "zeros":
+        return input, padding
+    widths = []  # F.pad's order: last axis first, (low, high) each
+    for i in reversed(range(len(kernel_size))):
+        if padding == "same":
+            total = dilation[i] * (kernel_size[i] - 1)
+            widths += [total // 2, total - total // 2]
+        else:
+            p = 0 if padding == "valid" else padding[i]
+            widths += [p, p]
+    return F.pad(input, tuple(widths), mode=padding_mode), 0
+
+
 class _ConvNd(Module):
     _nd = 2
 
@@ -54,21 +72,9 @@ class _ConvNd(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def _conv_args(self, input):
-        """(input, padding) for the functional: with padding_mode 'zeros' the conv pads;
-        otherwise, as PyTorch, the input is padded first with that mode (F.pad) and the
-        conv runs unpadded. Shapes and channels are checked once, by the functional
-        (csrc/ops/conv_geometry.cpp)."""
-        if self.padding_mode == "zeros":
-            return input, self.padding
-        widths = []  # F.pad's order: last axis first, (low, high) each
-        for i in reversed(range(self._nd)):
-            if self.padding == "same":
-                total = self.dilation[i] * (self.kernel_size[i] - 1)
-                widths += [total // 2, total - total // 2]  # the odd element after, as PyTorch
-            else:
-                p = 0 if self.padding == "valid" else self.padding[i]
-                widths += [p, p]
-        return F.pad(input, tuple(widths), mode=self.padding_mode), 0
+        """(input, padding) for the functional; shapes and channels are checked once,
+        by the functional (csrc/ops/conv_geometry.cpp)."""
+        return pad_by_mode(input, self.padding, self.kernel_size, self.dilation, self.padding_mode)
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

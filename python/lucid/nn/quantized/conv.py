@@ -34,9 +34,9 @@ class _QConvNd(WeightedQuantized):
         def tup(v):
             return tuple(v) if isinstance(v, (tuple, list)) else (int(v),) * nd
 
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode '{padding_mode}' is not implemented; "
-                                      "only 'zeros' is")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"{type(self).__name__}: argument 'padding_mode' must be one of 'zeros', 'reflect', "
+                             f"'replicate', 'circular', got {padding_mode!r}")
         self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
         self.kernel_size, self.stride, self.dilation = tup(kernel_size), tup(stride), tup(dilation)
         self.padding = padding if isinstance(padding, str) else tup(padding)
@@ -63,16 +63,20 @@ class _QConvNd(WeightedQuantized):
         return x
 
     def _padded_codes(self, x):
-        """Codes with asymmetric 'same' padding applied (zero-point codes), and the symmetric
-        padding left for the op."""
+        """Codes with the padding the op cannot do applied, and the symmetric zero-point
+        padding left for the op: asymmetric 'same' padding (zero-point codes), or a
+        padding_mode other than 'zeros', which pads the codes by that mode (reflect,
+        replicate, circular copy codes: exact, and the float model's F.pad as well)."""
         pads = self._pads()
         codes = x.int_repr()
-        if all(a == b for a, b in pads):
+        if self.padding_mode == "zeros" and all(a == b for a, b in pads):
             return codes, tuple(a for a, _ in pads)
         flat = []
         for a, b in reversed(pads):
             flat += [a, b]
-        return lucid.pad(codes, tuple(flat), value=x.q_zero_point()), (0,) * self._nd
+        if self.padding_mode == "zeros":
+            return lucid.pad(codes, tuple(flat), value=x.q_zero_point()), (0,) * self._nd
+        return lucid.pad(codes, tuple(flat), mode=self.padding_mode), (0,) * self._nd
 
     def forward(self, x):
         x = self._input(x)

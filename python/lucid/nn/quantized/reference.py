@@ -16,6 +16,7 @@ import lucid
 from ... import _dtype
 from ..._creation import zeros
 from .. import functional as F
+from ..layers.conv import pad_by_mode
 from ..module import Module
 from ._common import Q, QuantizedStateMixin
 from .modules import Quantize
@@ -111,25 +112,28 @@ class Linear(_ReferenceWeighted):
 class _ReferenceConv(_ReferenceWeighted):
     _nd = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias_=True):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias_=True,
+                 padding_mode="zeros"):
         super().__init__()
         self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)
         self.kernel_size, self.stride, self.dilation = tuple(kernel_size), tuple(stride), tuple(dilation)
         self.padding = padding if isinstance(padding, str) else tuple(padding)
+        self.padding_mode = padding_mode
         self._init_buffers((self.out_channels, self.in_channels // self.groups) + self.kernel_size, bias_)
 
     def forward(self, x):
         x, w = self._float_input(x), self.get_weight()
+        x, padding = pad_by_mode(x, self.padding, self.kernel_size, self.dilation, self.padding_mode)
         if self._nd == 2:
-            return F.conv2d(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+            return F.conv2d(x, w, self.bias, self.stride, padding, self.dilation, self.groups)
+        padding = padding if isinstance(padding, (str, int)) else padding[0]
         return F.conv1d(x, w, self.bias, self.stride[0], padding, self.dilation[0], self.groups)
 
     @classmethod
     def from_quantized(cls, qmod):
         """The reference twin of an integer ``nnq.Conv1d`` / ``Conv2d`` (same codes and qparams)."""
         new = cls(qmod.in_channels, qmod.out_channels, qmod.kernel_size, qmod.stride, qmod.padding, qmod.dilation,
-                  qmod.groups, qmod.bias_float is not None)
+                  qmod.groups, qmod.bias_float is not None, qmod.padding_mode)
         return new._fill(qmod)
 
     def extra_repr(self):
