@@ -14,7 +14,7 @@ import numpy as np
 
 import lucid
 
-from .._ops.nn import _pair, max_pool2d
+from .._ops.nn import _pair, adaptive_avg_pool2d, max_pool2d
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -24,49 +24,93 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def _source_positions(n_out, n_in, scale, mode, align_corners):
+    """Per output index: the source index (nearest modes), or (lo, hi) and the fraction
+    (linear), or the four tap indices and their weights (cubic), all in float64."""
     dst = np.arange(n_out, dtype=np.float64)
     if mode == "nearest":
         return np.minimum(np.floor(dst * scale).astype(np.int64), n_in - 1), None
+    if mode == "nearest-exact":  # pixel centres: PyTorch's fix of 'nearest'
+        return np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64), n_in - 1), None
     if align_corners:
         src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    elif mode == "cubic":
+        src = (dst + 0.5) * scale - 0.5  # not clamped at 0 for cubic, as PyTorch
     else:
         src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
+    if mode == "cubic":
+        base = np.floor(src)
+        t = src - base
+        taps = np.clip(base.astype(np.int64)[:, None] + np.arange(-1, 3), 0, n_in - 1)  # edges repeat
+        return taps, _cubic_weights(t)
     lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     hi = np.minimum(lo + 1, n_in - 1)
     frac = src - lo  # float64; rounded to the input's precision where it is used
     return (lo, hi), frac
 
 
+_CUBIC_A = -0.75  # PyTorch's (and OpenCV's) Keys coefficient
+
+
+def _cubic_weights(t):
+    """(n, 4) weights of the taps at floor(src) - 1 .. + 2 for fractions t (Keys' cubic)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
+
+
+def _weights(values, x, shape):
+    """float64 weights as a tensor of x's dtype, shaped to broadcast along one axis
+    (float64 inputs keep float64 weights; other dtypes round through float32)."""
+    w = lucid.tensor(values if x.dtype == lucid.float64 else values.astype(np.float32), device=x.device)
+    return w.reshape(shape).to(dtype=x.dtype)
+
+
 def _resample_axis(x, axis, n_out, scale, mode, align_corners):
     n_in = x.shape[axis]
     idx, frac = _source_positions(n_out, n_in, scale, mode, align_corners)
     dev = x.device
-    if mode == "nearest":
+    if frac is None:  # nearest modes
         return lucid.index_select(x, axis, lucid.tensor(idx, device=dev))
+    shape = [1] * x.ndim
+    shape[axis] = n_out
+    if mode == "cubic":
+        out = None
+        for k in range(4):
+            term = lucid.index_select(x, axis, lucid.tensor(np.ascontiguousarray(idx[:, k]), device=dev)) * \
+                _weights(np.ascontiguousarray(frac[:, k]), x, shape)
+            out = term if out is None else out + term
+        return out
     lo, hi = idx
     a = lucid.index_select(x, axis, lucid.tensor(lo, device=dev))
     b = lucid.index_select(x, axis, lucid.tensor(hi, device=dev))
-    shape = [1] * x.ndim
-    shape[axis] = n_out
-    # float64 inputs keep float64 weights (they were rounded to float32 before, which left
-    # float64 results and gradients float32-accurate); other dtypes round through float32 as before.
-    w = lucid.tensor(frac if x.dtype == lucid.float64 else frac.astype(np.float32), device=dev)
-    w = w.reshape(shape).to(dtype=x.dtype)
-    return a + (b - a) * w
+    return a + (b - a) * _weights(frac, x, shape)
 
 
-_MODES = {"nearest": 0, "linear": 1, "bilinear": 2}
+# mode -> (spatial ranks it takes, the per-axis method)
+_MODES = {"nearest": ((1, 2, 3), "nearest"), "nearest-exact": ((1, 2, 3), "nearest-exact"),
+          "linear": ((1,), "linear"), "bilinear": ((2,), "linear"), "trilinear": ((3,), "linear"),
+          "bicubic": ((2,), "cubic"), "area": ((1, 2), "area")}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resizes the spatial axes of (N, C, L) or (N, C, H, W) inputs.
+    """Resizes the spatial axes of (N, C, L), (N, C, H, W) or (N, C, D, H, W) inputs,
+    one axis at a time.
 
     ``nearest``: source index ``floor(dst * in / out)`` (``1 / scale_factor``
     in place of ``in / out`` when a scale factor is given, as PyTorch);
-    ``linear`` / ``bilinear``: half-pixel centres, or ``align_corners=True``
-    to map the corner pixels onto each other. Give exactly one of ``size`` and
-    ``scale_factor``. ``bicubic``, ``area`` and antialiasing raise NotImplementedError.
+    ``nearest-exact``: ``floor((dst + 0.5) * in / out)``; ``linear`` / ``bilinear`` /
+    ``trilinear``: half-pixel centres, or ``align_corners=True`` to map the corner
+    pixels onto each other; ``bicubic``: Keys' cubic (a = -0.75) over four taps, edge
+    pixels repeated, the same source positions (not clamped at 0); ``area``: adaptive
+    average pooling to the output size. Give exactly one of ``size`` and
+    ``scale_factor``. Antialiasing raises NotImplementedError.
 
     >>> import lucid
     >>> lucid.nn.functional.interpolate(lucid.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
@@ -74,37 +118,41 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     fn = "interpolate"
     if mode not in _MODES:
-        raise NotImplementedError(f"{fn}(): mode '{mode}' is not implemented (nearest, linear, bilinear are)")
+        raise ValueError(f"{fn}(): argument 'mode' must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
     if antialias:
         raise NotImplementedError(f"{fn}(): antialias=True is not implemented")
+    ranks, method = _MODES[mode]
     spatial = input.ndim - 2
-    if spatial not in (1, 2) or (mode == "linear" and spatial != 1) or (mode == "bilinear" and spatial != 2):
-        ranks = {"linear": "3", "bilinear": "4"}.get(mode, "3- or 4")
-        raise ValueError(f"{fn}(): mode '{mode}' expects a {ranks}-D "
+    if spatial not in ranks:
+        raise ValueError(f"{fn}(): mode '{mode}' expects a {' or '.join(str(r + 2) for r in ranks)}-D "
                          f"input, got shape {tuple(input.shape)}")
-    if mode == "nearest" and align_corners is not None:
-        raise ValueError(f"{fn}(): align_corners applies to linear modes only")
+    if method in ("nearest", "nearest-exact", "area") and align_corners is not None:
+        raise ValueError(f"{fn}(): align_corners applies to the linear and cubic modes only")
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{fn}(): give exactly one of 'size' and 'scale_factor'")
     in_sizes = list(input.shape[2:])
     if size is not None:
         out = _pair(size, fn, "size", spatial)
-        scales = [i / o for i, o in zip(in_sizes, out)]
+        scales = [i / o if o > 0 else 0.0 for i, o in zip(in_sizes, out)]
     else:
         if isinstance(scale_factor, numbers.Real):
             sf = [float(scale_factor)] * spatial
         else:
             sf = [float(s) for s in scale_factor]
-        if len(sf) != spatial or any(s <= 0 for s in sf):
+        if len(sf) != spatial or any(not s > 0 for s in sf):
             raise ValueError(f"{fn}(): 'scale_factor' must be positive, one per spatial axis, got {scale_factor!r}")
         out = [int(math.floor(i * s)) for i, s in zip(in_sizes, sf)]
-        scales = [i / o for i, o in zip(in_sizes, out)] if recompute_scale_factor else [1.0 / s for s in sf]
+        scales = [i / o if o > 0 else 0.0 for i, o in zip(in_sizes, out)] if recompute_scale_factor \
+            else [1.0 / s for s in sf]
     if any(o <= 0 for o in out):
         raise ValueError(f"{fn}(): output size must be positive, got {tuple(out)}")
+    if method == "area":  # PyTorch: adaptive average pooling to the output size
+        if spatial == 1:
+            return adaptive_avg_pool2d(input.unsqueeze(2), (1, out[0])).squeeze(2)
+        return adaptive_avg_pool2d(input, tuple(out))
     x = input
     for k in range(spatial):
-        x = _resample_axis(x, 2 + k, out[k], scales[k], "nearest" if mode == "nearest" else "linear",
-                           bool(align_corners))
+        x = _resample_axis(x, 2 + k, out[k], scales[k], method, bool(align_corners))
     return x
 
 
