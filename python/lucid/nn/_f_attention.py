@@ -65,13 +65,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def multi_head_attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
                          out_proj_bias, key_padding_mask=None, need_weights=True, attn_mask=None,
-                         average_attn_weights=True, is_causal=False, dropout_p=0.0, training=True):
-    """Batch-first (N, L, E) multi-head attention with a packed (3E, E) in-projection.
+                         average_attn_weights=True, is_causal=False, dropout_p=0.0, training=True,
+                         q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, bias_k=None, bias_v=None,
+                         add_zero_attn=False):
+    """Batch-first multi-head attention: query (N, L, E), key (N, S, kdim), value (N, S, vdim).
 
-    PyTorch's mask conventions: in ``attn_mask`` (L, S) or (N*H, L, S) and
-    ``key_padding_mask`` (N, S), a bool True *excludes* the position; float
-    masks are added to the scores. Returns (output (N, L, E), weights (N, L, S)
-    averaged over heads, or (N, H, L, S), or None).
+    The in-projection is the packed (3E, E) ``in_proj_weight``, or (kdim / vdim other
+    than E) ``q/k/v_proj_weight`` with the packed bias. PyTorch's mask conventions: in
+    ``attn_mask`` (L, S) or (N*H, L, S) and ``key_padding_mask`` (N, S), a bool True
+    *excludes* the position; float masks are added to the scores. ``bias_k`` / ``bias_v``
+    (1, 1, E) append one key / value to every sequence after the projection and
+    ``add_zero_attn`` a zero one per head; each widens the masks by one "attend"
+    column, as PyTorch. Returns (output (N, L, E), weights (N, L, S') averaged over
+    heads, or (N, H, L, S'), or None).
     """
     fn = "MultiheadAttention"
     n, l, e = query.shape
@@ -79,12 +85,13 @@ def multi_head_attention(query, key, value, num_heads, in_proj_weight, in_proj_b
     if e % num_heads:
         raise ValueError(f"{fn}: embed_dim {e} is not divisible by num_heads {num_heads}")
     hd = e // num_heads
-    w_q, w_k, w_v = lucid.chunk(in_proj_weight, 3, 0)
+    if in_proj_weight is not None:
+        w_q, w_k, w_v = lucid.chunk(in_proj_weight, 3, 0)
+    else:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
     b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else lucid.chunk(in_proj_bias, 3, 0)
     q = linear(query, w_q, b_q).reshape(n, l, num_heads, hd).transpose(1, 2)
-    k = linear(key, w_k, b_k).reshape(n, s, num_heads, hd).transpose(1, 2)
-    v = linear(value, w_v, b_v).reshape(n, s, num_heads, hd).transpose(1, 2)
-    scores = lucid.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))  # (N, H, L, S)
+    k, v = linear(key, w_k, b_k), linear(value, w_v, b_v)  # (N, S, E)
     if is_causal and attn_mask is None:
         attn_mask = lucid.logical_not(_causal_keep(l, s, query.device))
     if attn_mask is not None:
@@ -92,11 +99,23 @@ def multi_head_attention(query, key, value, num_heads, in_proj_weight, in_proj_b
             attn_mask = attn_mask.reshape(n, num_heads, l, s)
         elif attn_mask.ndim != 2:
             raise ValueError(f"{fn}: attn_mask must be (L, S) or (N*num_heads, L, S), got {tuple(attn_mask.shape)}")
+    if key_padding_mask is not None and tuple(key_padding_mask.shape) != (n, s):
+        raise ValueError(f"{fn}: key_padding_mask must have shape {(n, s)}, got {tuple(key_padding_mask.shape)}")
+    if bias_k is not None:
+        k = lucid.cat([k, bias_k.expand(n, 1, e)], dim=1)
+        v = lucid.cat([v, bias_v.expand(n, 1, e)], dim=1)
+        attn_mask, key_padding_mask = _widen(attn_mask), _widen(key_padding_mask)
+    k = k.reshape(n, k.shape[1], num_heads, hd).transpose(1, 2)  # (N, H, S', hd)
+    v = v.reshape(n, v.shape[1], num_heads, hd).transpose(1, 2)
+    if add_zero_attn:
+        zeros = lucid.zeros(n, num_heads, 1, hd, dtype=k.dtype, device=k.device)
+        k, v = lucid.cat([k, zeros], dim=2), lucid.cat([v, zeros], dim=2)
+        attn_mask, key_padding_mask = _widen(attn_mask), _widen(key_padding_mask)
+    scores = lucid.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))  # (N, H, L, S')
+    if attn_mask is not None:
         scores = _apply_mask(scores, attn_mask)
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (n, s):
-            raise ValueError(f"{fn}: key_padding_mask must have shape {(n, s)}, got {tuple(key_padding_mask.shape)}")
-        scores = _apply_mask(scores, key_padding_mask.reshape(n, 1, 1, s))
+        scores = _apply_mask(scores, key_padding_mask.reshape(n, 1, 1, key_padding_mask.shape[-1]))
     weights = softmax(scores, dim=-1)
     attended = dropout(weights, dropout_p, training=training) if dropout_p > 0 else weights
     out = lucid.matmul(attended, v).transpose(1, 2).reshape(n, l, e)
@@ -104,6 +123,14 @@ def multi_head_attention(query, key, value, num_heads, in_proj_weight, in_proj_b
     if not need_weights:
         return out, None
     return out, (lucid.mean(weights, dim=1) if average_attn_weights else weights)
+
+
+def _widen(mask):
+    """A mask with one more key column that excludes nothing (False / 0.0), or None."""
+    if mask is None:
+        return None
+    extra = lucid.zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+    return lucid.cat([mask, extra], dim=-1)
 
 
 def _apply_mask(scores, mask):
