@@ -61,25 +61,15 @@ def bad_transposed_calls(nd, device):
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
-def test_direct_convs_reject_bad_arguments_alike_on_both_streams(nd):
+@pytest.mark.parametrize("calls", [bad_calls, bad_transposed_calls], ids=["direct", "transposed"])
+def test_convs_reject_bad_arguments_alike_on_both_streams(nd, calls):
     words = {}
     for device in ("cpu", "gpu"):
-        for i, (call, pattern) in enumerate(bad_calls(nd, device)):
+        for i, (call, pattern) in enumerate(calls(nd, device)):
             with pytest.raises(ValueError, match=pattern) as err:
                 call()
             words.setdefault(i, set()).add(str(err.value))
     assert all(len(v) == 1 for v in words.values()), words  # one message per case, whatever the stream
-
-
-@pytest.mark.parametrize("nd", [1, 2, 3])
-def test_transposed_convs_reject_bad_arguments_alike_on_both_streams(nd):
-    words = {}
-    for device in ("cpu", "gpu"):
-        for i, (call, pattern) in enumerate(bad_transposed_calls(nd, device)):
-            with pytest.raises(ValueError, match=pattern) as err:
-                call()
-            words.setdefault(i, set()).add(str(err.value))
-    assert all(len(v) == 1 for v in words.values()), words
 
 
 def test_argument_types_are_parsed_before_any_shape_check(device):
