@@ -28,6 +28,7 @@ import lucid.nn.functional as F
 import lucid.nn.utils as nn_utils
 import lucid.nn.utils.rnn as rnn_utils
 import lucid.quantization as Q
+from conftest import builtin_functions
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd_refs"))
 import grad_cases as C  # noqa: E402
@@ -200,16 +201,6 @@ def test_every_exclusion_states_its_reason():
 
 # ----- completeness ---------------------------------------------------------------------------
 
-def _builtin_functions():
-    seen, stack = set(), [lucid.autograd.Function]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                stack.append(sub)
-    return {c for c in seen if c.__module__.startswith("lucid.")}
-
-
 def _graph_nodes(outs):
     """(Function class, unary op name or None) of every node reachable from outs."""
     found, stack, visited = set(), [o.grad_fn for o in outs if o.grad_fn is not None], set()
@@ -250,7 +241,7 @@ SECOND_ORDER_ONLY = {
 def test_every_builtin_function_is_reached(coverage):
     nodes, _ = coverage
     reached = {fn for fn, _ in nodes}
-    missing = sorted(c.__module__ + "." + c.__name__ for c in _builtin_functions()
+    missing = sorted(c.__module__ + "." + c.__name__ for c in builtin_functions()
                      if c not in reached and c.__name__ not in SECOND_ORDER_ONLY)
     assert not missing, f"autograd Functions no case in tests/autograd_refs/grad_cases.py reaches: {missing}"
     assert not {c.__name__ for c in reached} & set(SECOND_ORDER_ONLY), "a first-order graph reaches one: unlist it"

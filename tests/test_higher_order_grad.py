@@ -14,7 +14,7 @@ import pytest
 import lucid
 import lucid.nn.functional as F
 import lucid.quantization
-from conftest import to_np
+from conftest import builtin_functions, to_np
 
 grad = lucid.autograd.grad
 
@@ -515,24 +515,11 @@ _VERIFIED = {
 }
 
 
-def _builtin_functions():
-    import lucid.nn  # noqa: F401  (modules that define Functions)
-    import lucid.quantization  # noqa: F401
-
-    seen, stack = set(), [lucid.autograd.Function]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                stack.append(sub)
-    return {c for c in seen if c.__module__.startswith("lucid.")}
-
-
 def test_every_builtin_backward_is_verified_or_refuses():
-    unclassified = sorted(c.__module__ + "." + c.__name__ for c in _builtin_functions()
+    unclassified = sorted(c.__module__ + "." + c.__name__ for c in builtin_functions()
                           if not c.once_differentiable and c.__name__ not in _VERIFIED)
     assert not unclassified, f"Functions neither verified twice-differentiable nor once_differentiable: {unclassified}"
-    refusing = {c.__name__ for c in _builtin_functions() if c.once_differentiable}
+    refusing = {c.__name__ for c in builtin_functions() if c.once_differentiable}
     assert {"_LSTMLayer", "_GRULayer", "_FakeQuantizeLearnable"} <= refusing
 
 
