@@ -608,3 +608,13 @@ def test_lstm_without_bias_matches_numpy(device):
     close(tx.grad, g["x"], 1e-4)
     for name, q in lstm.named_parameters():
         close(q.grad, g[name], 1e-4)
+
+
+def test_load_state_dict_round_trips(device):
+    # The layers' hidden-state check was named like Module's state-dict hook (_check_state),
+    # so load_state_dict on an LSTM or GRU raised AttributeError.
+    for cls in (lucid.nn.LSTM, lucid.nn.GRU):
+        src, dst = cls(3, 4, num_layers=2, device=device), cls(3, 4, num_layers=2, device=device)
+        dst.load_state_dict(src.state_dict())
+        assert all(np.array_equal(np.asarray(a.tolist()), np.asarray(b.tolist()))
+                   for a, b in zip(src.state_dict().values(), dst.state_dict().values()))

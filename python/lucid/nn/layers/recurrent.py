@@ -36,24 +36,31 @@ class _RNNBase(Module):
         check_positive(input_size, name, "input_size")
         check_positive(hidden_size, name, "hidden_size")
         check_positive(num_layers, name, "num_layers")
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size is not implemented")
+        if not isinstance(proj_size, int) or isinstance(proj_size, bool) or proj_size < 0:
+            raise ValueError(f"{name}: proj_size must be a non-negative int, got {proj_size!r}")
+        if proj_size and self._gates != 4:
+            raise ValueError(f"{name}: proj_size is only supported by LSTM, as in PyTorch")
+        if proj_size >= hidden_size:
+            raise ValueError(f"{name}: proj_size ({proj_size}) must be smaller than hidden_size ({hidden_size})")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional, self.proj_size = bool(bidirectional), 0
+        self.bidirectional, self.proj_size = bool(bidirectional), proj_size
         self._dirs = 2 if bidirectional else 1
+        out = proj_size or hidden_size  # the size of h (and of each direction's output)
         g = self._gates * hidden_size
         for k in range(num_layers):
-            fan = input_size if k == 0 else hidden_size * self._dirs
+            fan = input_size if k == 0 else out * self._dirs
             for sfx in ("", "_reverse")[:self._dirs]:
                 setattr(self, f"weight_ih_l{k}{sfx}", Parameter(lucid.zeros(g, fan, dtype=dtype, device=device)))
-                setattr(self, f"weight_hh_l{k}{sfx}",
-                        Parameter(lucid.zeros(g, hidden_size, dtype=dtype, device=device)))
+                setattr(self, f"weight_hh_l{k}{sfx}", Parameter(lucid.zeros(g, out, dtype=dtype, device=device)))
                 if bias:
                     setattr(self, f"bias_ih_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
                     setattr(self, f"bias_hh_l{k}{sfx}", Parameter(lucid.zeros(g, dtype=dtype, device=device)))
+                if proj_size:
+                    setattr(self, f"weight_hr_l{k}{sfx}",
+                            Parameter(lucid.zeros(proj_size, hidden_size, dtype=dtype, device=device)))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -72,8 +79,9 @@ class _RNNBase(Module):
                              f"({'(N, L, ...)' if self.batch_first else ''}) or (L, {self.input_size}), got "
                              f"{tuple(input.shape)}")
 
-    def _check_state(self, h, n, what):
-        expected = (self.num_layers * self._dirs, n, self.hidden_size)
+    def _check_hidden(self, h, n, what):
+        size = self.proj_size if (self.proj_size and what == "h_0") else self.hidden_size
+        expected = (self.num_layers * self._dirs, n, size)
         if tuple(h.shape) != expected:
             raise ValueError(f"{self._name}: expected {what} of shape {expected}, got {tuple(h.shape)}")
 
@@ -89,7 +97,11 @@ class _RNNBase(Module):
                 if self._fold_hidden_bias and b_hh is not None:  # both biases enter once, outside the loop
                     b_ih, b_hh = b_ih + b_hh, None
                 projected = F.linear(x, w_ih, b_ih)  # the whole sequence in one matmul
-                out, state = self._sequence(projected, w_hh, b_hh, states[k * self._dirs + d], d == 1)
+                if self.proj_size:
+                    w_hr = getattr(self, f"weight_hr_l{k}{sfx}")
+                    out, state = _lstm_projected(projected, w_hh, w_hr, states[k * self._dirs + d], d == 1)
+                else:
+                    out, state = self._sequence(projected, w_hh, b_hh, states[k * self._dirs + d], d == 1)
                 finals.append(state)
                 per_dir.append(out)
             x = per_dir[0] if self._dirs == 1 else lucid.cat(per_dir, dim=-1)
@@ -103,6 +115,23 @@ class _RNNBase(Module):
         raise NotImplementedError(f"{type(self).__name__} must define _sequence (its layer op)")
 
 
+def _lstm_projected(projected, w_hh, w_hr, state, reverse):
+    """One direction of an LSTM with proj_size (PyTorch's LSTMP): per step the cell of
+    ``lstm_layer`` with the hidden bias folded in, then ``h = (sigmoid(o) tanh(c)) W_hr^T``
+    (proj_size values) feeds the next step and the output. Composed of recorded lucid
+    ops step by step (autograd gives backpropagation through time) rather than a fused
+    kernel: projections are rare, and this keeps one cell definition per stream."""
+    h, c = state
+    steps = range(projected.shape[0] - 1, -1, -1) if reverse else range(projected.shape[0])
+    outs = [None] * projected.shape[0]
+    for t in steps:
+        i, f, g, o = lucid.chunk(projected[t] + F.linear(h, w_hh), 4, dim=-1)
+        c = lucid.sigmoid(f) * c + lucid.sigmoid(i) * lucid.tanh(g)
+        h = F.linear(lucid.sigmoid(o) * lucid.tanh(c), w_hr)
+        outs[t] = h
+    return lucid.stack(outs, dim=0), (h, c)
+
+
 class LSTM(_RNNBase):
     """Stacked LSTM: per step ``i, f, g, o = split(W_ih x + b_ih + W_hh h + b_hh)``,
     ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``, ``h' = sigmoid(o) tanh(c')``.
@@ -112,7 +141,9 @@ class LSTM(_RNNBase):
     zeros when omitted; returns ``output, (h_n, c_n)``. Inter-layer
     ``dropout`` in training mode. ``bidirectional`` adds ``*_reverse``
     parameters, concatenates both directions in the output and gives
-    states (2 * num_layers, N, H); proj_size raises NotImplementedError.
+    states (2 * num_layers, N, H). ``proj_size`` P > 0 (PyTorch's LSTMP) adds
+    ``weight_hr_l{k}`` (P, H): h (and the output, and h_0 / h_n) has P values,
+    ``weight_hh`` is (4H, P); it runs step by step in recorded ops.
 
     >>> import lucid
     >>> lstm = lucid.nn.LSTM(3, 4, num_layers=2, batch_first=True)
@@ -141,14 +172,15 @@ class LSTM(_RNNBase):
             x = x.transpose(0, 1)
         n = x.shape[1]
         if hx is None:
-            zeros = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
-            h0, c0 = zeros, zeros
+            c0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
+            h0 = c0 if not self.proj_size else \
+                lucid.zeros(self.num_layers * self._dirs, n, self.proj_size, dtype=x.dtype, device=x.device)
         else:
             h0, c0 = hx
             if not batched:
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-            self._check_state(h0, n, "h_0")
-            self._check_state(c0, n, "c_0")
+            self._check_hidden(h0, n, "h_0")
+            self._check_hidden(c0, n, "c_0")
         out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers * self._dirs)])
         h_n = lucid.stack([s[0] for s in finals], dim=0)
         c_n = lucid.stack([s[1] for s in finals], dim=0)
@@ -191,7 +223,7 @@ class GRU(_RNNBase):
             h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
         else:
             h0 = hx if batched else hx.unsqueeze(1)
-            self._check_state(h0, n, "h_0")
+            self._check_hidden(h0, n, "h_0")
         out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
         h_n = lucid.stack(finals, dim=0)
         if batched and self.batch_first:

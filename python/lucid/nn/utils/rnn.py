@@ -228,7 +228,7 @@ def run_packed(rnn, packed, hx):
         states = list(hx) if lstm else [hx]
         n = lengths.size
         for s, what in zip(states, ("h_0", "c_0")):
-            rnn._check_state(s, n, what)
+            rnn._check_hidden(s, n, what)
         if packed.sorted_indices is not None:
             states = [lucid.index_select(s, 1, packed.sorted_indices) for s in states]
     outs, finals = [], []
