@@ -332,8 +332,8 @@ def test_gru_matches_torch(device):
     close(h[0], to_np(out)[-1])
     with pytest.raises(ValueError, match="GRU"):
         gru(lucid.ones(4, 2, 5, device=device))
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(3, 2, proj_size=1)
+    with pytest.raises(ValueError, match="proj_size is only supported by LSTM"):
+        nn.GRU(3, 2, proj_size=1)
 
 
 def test_bidirectional_lstm_gru_match_torch(device):

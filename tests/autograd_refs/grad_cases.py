@@ -266,6 +266,17 @@ case("avg_pool2d", [((2, 2, 5, 6),)])(
                   L.F.avg_pool2d(x, 2, divisor_override=3)))
 case("adaptive_pools", [((2, 2, 5, 7),)])(
     lambda L, x: (L.F.adaptive_avg_pool2d(x, (2, 3)), L.T.adaptive_avg_pool2d(x, 1), L.F.adaptive_max_pool2d(x, (3, 2))))
+case("pools_1d", [((2, 3, 9),)])(
+    lambda L, x: (L.F.max_pool1d(x, 3, 2, 1), L.F.max_pool1d(x, 2, 3, 0, 2, True), L.F.avg_pool1d(x, 4, 2, 2),
+                  L.F.avg_pool1d(x, 3, count_include_pad=False, padding=1), L.F.adaptive_avg_pool1d(x, 4),
+                  L.F.adaptive_max_pool1d(x, 4)))
+case("pixel_channel_shuffle", [((1, 8, 3, 4),)])(
+    lambda L, x: (L.F.pixel_shuffle(x, 2), L.F.pixel_unshuffle(x[:, :, :2, :], 2), L.F.channel_shuffle(x, 4)))
+case("shrink_threshold", [((3, 7),)])(
+    lambda L, x: (L.F.hardshrink(x, 0.7), L.F.softshrink(x, 0.7), L.F.tanhshrink(x), L.F.threshold(x, 0.3, -2.0),
+                  L.F.softmin(x, dim=1)))
+case("dropout_nd_eval", [((2, 3, 4),)])(
+    lambda L, x: (L.F.dropout1d(x, 0.5, training=False), L.F.dropout3d(x.reshape(2, 3, 1, 2, 2), 0.3, training=False)))
 case("interpolate", [((1, 2, 3, 4),)])(
     lambda L, x: (L.F.interpolate(x, scale_factor=2, mode="nearest"),
                   L.F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False),

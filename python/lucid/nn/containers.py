@@ -251,3 +251,140 @@ class ModuleDict(Module):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict has no forward(); index it and call its modules")
+
+
+# ----- parameter containers ---------------------------------------------------------------
+
+def _as_parameter(fn: str, value):
+    """PyTorch's rule: a plain tensor stored in a parameter container becomes a Parameter."""
+    from .._tensor import Tensor
+    from .parameter import Parameter
+
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"{fn}: expected a Parameter or a tensor, got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """A list of Parameters registered as "0", "1", ... (so ``state_dict`` and the
+    optimizer see them); plain tensors are wrapped as Parameters, as in PyTorch.
+
+    >>> import lucid
+    >>> ps = lucid.nn.ParameterList([lucid.nn.Parameter(lucid.ones(2)) for _ in range(3)])
+    >>> len(ps), [n for n, _ in ps.named_parameters()]
+    (3, ['0', '1', '2'])
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _values(self):
+        return list(self._parameters.values())
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._values())
+
+    def __getitem__(self, idx):
+        values = self._values()
+        if isinstance(idx, slice):
+            return ParameterList(values[idx])
+        return values[_index("ParameterList[]", idx, len(values))]
+
+    def __setitem__(self, idx, value) -> None:
+        i = _index("ParameterList[]=", idx, len(self))
+        self._parameters[str(i)] = _as_parameter("ParameterList[]=", value)
+
+    def append(self, value) -> "ParameterList":
+        self.register_parameter(str(len(self)), _as_parameter("ParameterList.append()", value))
+        return self
+
+    def extend(self, values) -> "ParameterList":
+        values = [_as_parameter("ParameterList.extend()", v) for v in values]  # all checked before any is added
+        for v in values:
+            self.register_parameter(str(len(self)), v)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"({i}): Parameter of shape {tuple(p.shape)}" for i, p in enumerate(self._values()))
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterList has no forward(); iterate over it")
+
+
+class ParameterDict(Module):
+    """A dict of Parameters registered under their keys (plain tensors are wrapped).
+
+    >>> import lucid
+    >>> pd = lucid.nn.ParameterDict({"scale": lucid.nn.Parameter(lucid.ones(1))})
+    >>> list(pd.state_dict())
+    ['scale']
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._parameters:
+            raise KeyError(f"ParameterDict: no parameter named {key!r}")
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        value = _as_parameter("ParameterDict[]=", value)
+        if key in self._parameters:
+            self._parameters[key] = value
+        else:
+            self.register_parameter(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._parameters:
+            raise KeyError(f"ParameterDict: no parameter named {key!r}")
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def pop(self, key: str):
+        p = self[key]
+        del self[key]
+        return p
+
+    def update(self, parameters) -> None:
+        """Adds entries from a mapping or an iterable of ``(key, parameter)`` pairs."""
+        pairs = list(parameters.items()) if hasattr(parameters, "items") else list(parameters)
+        checked = []
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError("ParameterDict.update(): expected a mapping or (key, parameter) pairs")
+            checked.append((pair[0], _as_parameter("ParameterDict.update()", pair[1])))
+        for key, p in checked:
+            self[key] = p
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterDict has no forward(); index it")
+
+
+__all__ += ["ParameterList", "ParameterDict"]

@@ -508,9 +508,11 @@ from ._f_normalization import *  # noqa: E402,F401,F403
 from ._f_attention import *  # noqa: E402,F401,F403
 from ._f_loss import *  # noqa: E402,F401,F403
 from ._f_resample import *  # noqa: E402,F401,F403
-from . import _f_activation, _f_attention, _f_loss, _f_normalization, _f_resample  # noqa: E402
+from ._f_shape_pool import *  # noqa: E402,F401,F403
+from . import _f_activation, _f_attention, _f_loss, _f_normalization, _f_resample, _f_shape_pool  # noqa: E402
 from .._ops.nn import conv_transpose1d, conv_transpose2d  # noqa: E402,F401
 from .._ops.conv3d_compose import conv3d, conv_transpose3d  # noqa: E402,F401
 
 __all__ += ["conv_transpose1d", "conv_transpose2d", "conv3d", "conv_transpose3d"]
-__all__ += [n for m in (_f_activation, _f_normalization, _f_attention, _f_loss, _f_resample) for n in m.__all__]
+__all__ += [n for m in (_f_activation, _f_normalization, _f_attention, _f_loss, _f_resample, _f_shape_pool)
+            for n in m.__all__]

@@ -14,7 +14,7 @@ from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, Fold, Pair
 from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
-from .recurrent import GRU, LSTM
+from .recurrent import GRU, LSTM, RNN
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = [
@@ -28,6 +28,13 @@ __all__ += [
     "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
     "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU", "RNN",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold",
 ]
+from .shape_pool import *  # noqa: E402,F401,F403
+from . import shape_pool as _shape_pool  # noqa: E402
+
+__all__ += _shape_pool.__all__
+from .rnn_cell import GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
+
+__all__ += ["RNNCell", "LSTMCell", "GRUCell"]

@@ -114,6 +114,29 @@ class _RNNBase(Module):
         projected inputs -> (L, N, H) outputs and the final state."""
         raise NotImplementedError(f"{type(self).__name__} must define _sequence (its layer op)")
 
+    def _forward_single_state(self, input, hx=None):
+        """GRU's and RNN's forward: one state h (num_layers * D, N, H), zeros when omitted."""
+        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
+            return run_packed(self, input, hx)
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        if hx is None:
+            h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
+        else:
+            h0 = hx if batched else hx.unsqueeze(1)
+            self._check_hidden(h0, n, "h_0")
+        out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
+        h_n = lucid.stack(finals, dim=0)
+        if batched and self.batch_first:
+            out = out.transpose(0, 1)
+        if not batched:
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
+        return out, h_n
+
 
 def _lstm_projected(projected, w_hh, w_hr, state, reverse):
     """One direction of an LSTM with proj_size (PyTorch's LSTMP): per step the cell of
@@ -211,23 +234,47 @@ class GRU(_RNNBase):
         return gru_layer(projected, w_hh, b_hh, state, reverse)  # the whole time loop is one C++ op
 
     def forward(self, input, hx=None):
-        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
-            return run_packed(self, input, hx)
-        self._check_input(input)
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1)
-        if batched and self.batch_first:
-            x = x.transpose(0, 1)
-        n = x.shape[1]
-        if hx is None:
-            h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
-        else:
-            h0 = hx if batched else hx.unsqueeze(1)
-            self._check_hidden(h0, n, "h_0")
-        out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
-        h_n = lucid.stack(finals, dim=0)
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
-        if not batched:
-            out, h_n = out.squeeze(1), h_n.squeeze(1)
-        return out, h_n
+        return self._forward_single_state(input, hx)
+
+
+class RNN(_RNNBase):
+    """Stacked Elman RNN: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (``nonlinearity='relu'``:
+    relu), PyTorch's parameter names and shapes (H, in), (H, H), (H,).
+
+    ``forward(input, h_0)`` as GRU's. The time loop runs step by step in recorded
+    lucid ops (autograd gives backpropagation through time).
+
+    >>> import lucid
+    >>> out, h = lucid.nn.RNN(3, 4, num_layers=2)(lucid.ones(5, 2, 3))
+    >>> out.shape, h.shape
+    ((5, 2, 4), (2, 2, 4))
+    """
+
+    _gates = 1
+    _name = "RNN"
+    _fold_hidden_bias = True
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: argument 'nonlinearity' must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)
+
+    def _sequence(self, projected, w_hh, b_hh, state, reverse):
+        act = lucid.tanh if self.nonlinearity == "tanh" else lucid.relu
+        h = state
+        n = projected.shape[0]
+        outs = [None] * n
+        for t in (range(n - 1, -1, -1) if reverse else range(n)):
+            h = act(projected[t] + F.linear(h, w_hh))
+            outs[t] = h
+        return lucid.stack(outs, dim=0), h
+
+    def forward(self, input, hx=None):
+        return self._forward_single_state(input, hx)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, " \
+               f"nonlinearity='{self.nonlinearity}'"

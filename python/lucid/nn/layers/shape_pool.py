@@ -1,0 +1,304 @@
+"""1-D pools, padding layers, pixel / channel shuffles, Unflatten, the shrink and
+threshold activations, Dropout1d / Dropout3d and the Upsampling aliases: thin
+modules over ``lucid.nn.functional``, with PyTorch's constructor arguments."""
+from __future__ import annotations
+
+import numbers
+
+from .. import functional as F
+from ..module import Module
+
+
+class _Pool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool1d(_Pool1d):
+    """Max over windows along L; see ``lucid.nn.functional.max_pool1d``.
+
+    >>> import lucid
+    >>> lucid.nn.MaxPool1d(2)(lucid.ones(1, 3, 8)).shape
+    (1, 3, 4)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.dilation, self.return_indices = dilation, return_indices
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool1d(_Pool1d):
+    """Mean over windows along L; see ``lucid.nn.functional.avg_pool1d``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(Module):
+    """Mean over ``output_size`` adaptive bins along L."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
+    """Max over ``output_size`` adaptive bins along L."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        if return_indices:
+            raise NotImplementedError("AdaptiveMaxPool1d: return_indices=True is not implemented")
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size)
+
+
+# ----- padding layers ---------------------------------------------------------------
+
+class _PadNd(Module):
+    _nd = 1
+    _mode = "constant"
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        n = 2 * self._nd
+        if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+            padding = (int(padding),) * n
+        elif not (isinstance(padding, (tuple, list)) and len(padding) == n
+                  and all(isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in padding)):
+            raise ValueError(f"{type(self).__name__}: argument 'padding' must be an int or {n} ints "
+                             f"(left, right{', top, bottom' if self._nd > 1 else ''}"
+                             f"{', front, back' if self._nd > 2 else ''}), got {padding!r}")
+        self.padding, self.value = tuple(int(p) for p in padding), value
+
+    def forward(self, input):
+        return F.pad(input, self.padding, mode=self._mode, value=self.value if self._mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+
+
+def _pad_class(name, nd, mode, zero=False):
+    doc = (f"Pads the last {nd} axes {'with zeros' if zero else 'by ' + mode if mode != 'constant' else 'with value'}"
+           f" (``lucid.nn.functional.pad``, mode ``{mode}``); ``padding`` an int or {2 * nd} ints, last axis first.")
+    body = {"_nd": nd, "_mode": mode, "__doc__": doc}
+    if zero:
+        body["__init__"] = lambda self, padding: _PadNd.__init__(self, padding, 0.0)
+    elif mode != "constant":
+        body["__init__"] = lambda self, padding: _PadNd.__init__(self, padding)
+    return type(name, (_PadNd,), body)
+
+
+ZeroPad1d, ZeroPad2d, ZeroPad3d = (_pad_class(f"ZeroPad{d}d", d, "constant", zero=True) for d in (1, 2, 3))
+ConstantPad1d, ConstantPad2d, ConstantPad3d = (_pad_class(f"ConstantPad{d}d", d, "constant") for d in (1, 2, 3))
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (_pad_class(f"ReflectionPad{d}d", d, "reflect") for d in (1, 2, 3))
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (_pad_class(f"ReplicationPad{d}d", d, "replicate")
+                                                        for d in (1, 2, 3))
+CircularPad1d, CircularPad2d, CircularPad3d = (_pad_class(f"CircularPad{d}d", d, "circular") for d in (1, 2, 3))
+
+
+# ----- reshaping ----------------------------------------------------------------------
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r); see ``lucid.nn.functional.pixel_shuffle``."""
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r^2, H, W); see ``lucid.nn.functional.pixel_unshuffle``."""
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """ShuffleNet's channel shuffle in ``groups``; see ``lucid.nn.functional.channel_shuffle``."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+
+class Unflatten(Module):
+    """Expands axis ``dim`` into ``unflattened_size`` (one entry may be -1).
+
+    >>> import lucid
+    >>> lucid.nn.Unflatten(1, (2, 3))(lucid.ones(4, 6)).shape
+    (4, 2, 3)
+    """
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)) or not unflattened_size:
+            raise ValueError(f"Unflatten: argument 'unflattened_size' must be a non-empty tuple of ints, got "
+                             f"{unflattened_size!r}")
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        d = self.dim + input.ndim if self.dim < 0 else self.dim
+        if not 0 <= d < input.ndim:
+            raise ValueError(f"Unflatten: dim {self.dim} is out of range for an input of shape {tuple(input.shape)}")
+        shape = tuple(input.shape)
+        return input.reshape(shape[:d] + self.unflattened_size + shape[d + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+# ----- activations ----------------------------------------------------------------------
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Softshrink(Hardshrink):
+    """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+# ----- dropout and upsampling -----------------------------------------------------------
+
+class _ChannelDropout(Module):
+    _fn = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{type(self).__name__}: probability 'p' must be between 0 and 1, got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, L) inputs in training mode."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout3d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class UpsamplingNearest2d(Module):
+    """``interpolate(mode='nearest')`` on (N, C, H, W) (PyTorch's deprecated alias)."""
+
+    _mode, _align = "nearest", None
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self._mode, self._align)
+
+
+class UpsamplingBilinear2d(UpsamplingNearest2d):
+    """``interpolate(mode='bilinear', align_corners=True)`` on (N, C, H, W), as PyTorch's alias."""
+
+    _mode, _align = "bilinear", True
+
+
+__all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unflatten",
+           "Softmin", "Softmax2d", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
+           "Dropout1d", "Dropout3d", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
