@@ -31,3 +31,10 @@ __all__ += [
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold",
 ]
+from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer  # noqa: E402
+from .loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: E402
+                         MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
+from .bilinear import Bilinear  # noqa: E402
+__all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer", "MarginRankingLoss", "TripletMarginLoss",
+            "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss",
+            "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "Bilinear"]
