@@ -78,8 +78,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise ValueError(f"{fn}(): anchor, positive and negative must have one number of dimensions, got "
                          f"{anchor.ndim}-D, {positive.ndim}-D and {negative.ndim}-D")
-    if anchor.ndim not in (1, 2):
-        raise ValueError(f"{fn}(): expected 1-D (D) or 2-D (N, D) inputs, got shape {tuple(anchor.shape)}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -94,7 +92,8 @@ _COS_EPS = 1e-12
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
     ``target == -1`` (0 for other targets), with ``cos = x1.x2 / sqrt((|x1|^2 + 1e-12)
-    (|x2|^2 + 1e-12))`` over the last axis. Inputs (N, D) with target (N,), or (D,) with ().
+    (|x2|^2 + 1e-12))`` over the last axis. Inputs (N, D) (broadcasting) with target
+    (N,), or (D,) with ().
 
     >>> import lucid
     >>> x = lucid.tensor([[1.0, 0.0]])
@@ -105,12 +104,11 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, fn)
     _check_real(margin, fn, "margin")
-    if input1.ndim not in (1, 2) or tuple(input1.shape) != tuple(input2.shape):
-        raise ValueError(f"{fn}(): expected input1 and input2 of one shape, (N, D) or (D,), got "
-                         f"{tuple(input1.shape)} and {tuple(input2.shape)}")
-    if tuple(target.shape) != tuple(input1.shape[:-1]):
-        raise ValueError(f"{fn}(): expected target of shape {tuple(input1.shape[:-1])} for inputs of shape "
-                         f"{tuple(input1.shape)}, got {tuple(target.shape)}")
+    if target.ndim not in (0, 1):
+        raise ValueError(f"{fn}(): expected a 0-D or 1-D target, got shape {tuple(target.shape)}")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise ValueError(f"{fn}(): a {target.ndim}-D target expects {target.ndim + 1}-D input1 and input2, got "
+                         f"shapes {tuple(input1.shape)} and {tuple(input2.shape)}")
     dot = lucid.sum(input1 * input2, dim=-1)
     m1 = lucid.sum(input1 * input1, dim=-1) + _COS_EPS
     m2 = lucid.sum(input2 * input2, dim=-1) + _COS_EPS
@@ -120,15 +118,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
-def _same_shape(input, target, fn):
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"{fn}(): input and target must have one shape, got {tuple(input.shape)} and "
-                         f"{tuple(target.shape)}")
-
-
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """``log(1 + exp(-target * input))``, as ``softplus(-target * input)`` (no overflow
-    for large margins, where PyTorch's ``log1p(exp(.))`` reaches inf).
+    """``log(1 + exp(-target * input))`` (input and target broadcast), as
+    ``softplus(-target * input)`` (no overflow for large margins, where PyTorch's
+    ``log1p(exp(.))`` reaches inf).
 
     >>> import lucid
     >>> round(lucid.nn.functional.soft_margin_loss(lucid.tensor([0.0]), lucid.tensor([1.0])).item(), 4)
@@ -137,13 +130,12 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     fn = "soft_margin_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, fn)
-    _same_shape(input, target, fn)
     return _reduce(softplus(-(target * input)), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-(t log sigmoid(x) + (1 - t) log sigmoid(-x))`` times ``weight``, averaged over
-    the class (last) axis; then reduced over the samples.
+    the class (last) axis (input and target broadcast); then reduced over the samples.
 
     >>> import lucid
     >>> round(lucid.nn.functional.multilabel_soft_margin_loss(lucid.zeros(1, 2), lucid.ones(1, 2)).item(), 4)
@@ -152,7 +144,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     fn = "multilabel_soft_margin_loss"
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, fn)
-    _same_shape(input, target, fn)
     if input.ndim == 0:
         raise ValueError(f"{fn}(): expected an input of shape (C,) or (N, C), got a 0-d tensor")
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
