@@ -350,6 +350,36 @@ case("kl_div", [((3, 4), "logdist"), ((3, 4), "dist"), ((3, 4), "logdist")])(
 case("cosine_pairwise", [((3, 4),), ((3, 4),)])(
     lambda L, a, b: (L.F.cosine_similarity(a, b), L.F.cosine_similarity(a, b, dim=0),
                      L.F.pairwise_distance(a, b), L.F.pairwise_distance(a, b, p=1.0, keepdim=True)))
+_SIGNS = [[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [1.0, 1.0, -1.0, -1.0]]
+_COUNTS = [[0.0, 1.0, 2.0, 5.0], [3.0, 0.0, 1.0, 4.0], [2.0, 2.0, 0.0, 7.0]]
+case("margin_ranking", [(A,), (A,)])(
+    lambda L, a, b: (L.F.margin_ranking_loss(a, b, L.const(_SIGNS), margin=0.3),
+                     L.F.margin_ranking_loss(a, b, L.const(_SIGNS), reduction="none")))
+case("triplet_margin", [(A,), (A,), (A,)])(
+    lambda L, a, p, n: (L.F.triplet_margin_loss(a, p, n, margin=2.0),
+                        L.F.triplet_margin_loss(a, p, n, margin=3.0, p=1.0, swap=True, reduction="none")))
+case("cosine_embedding", [(A,), (A,)])(
+    lambda L, a, b: (L.F.cosine_embedding_loss(a, b, L.const([1.0, -1.0, -1.0]), margin=-0.5),
+                     L.F.cosine_embedding_loss(a, b, L.const([-1.0, 1.0, -1.0]), reduction="sum")))
+case("soft_margin_hinge_embedding", [(A,)])(
+    lambda L, x: (L.F.soft_margin_loss(x, L.const(_SIGNS)),
+                  L.F.hinge_embedding_loss(x, L.const(_SIGNS), margin=0.5, reduction="none")))
+case("multilabel_soft_margin", [(A,), ((4,), "pos")])(
+    lambda L, x, w: (L.F.multilabel_soft_margin_loss(x, L.const([[1.0, 0.0, 0.0, 1.0]] * 3)),
+                     L.F.multilabel_soft_margin_loss(x, L.const([[0.0, 1.0, 1.0, 1.0]] * 3), weight=w,
+                                                     reduction="none")))
+case("poisson_nll", [(A,), (A, "pos")])(
+    lambda L, x, rate: (L.F.poisson_nll_loss(x, L.const(_COUNTS)),
+                        L.F.poisson_nll_loss(x, L.const(_COUNTS), full=True, reduction="sum"),
+                        L.F.poisson_nll_loss(rate, L.const(_COUNTS), log_input=False, reduction="none")))
+case("gaussian_nll", [(A,), (A,), (A, "pos"), ((3,), "pos")])(
+    lambda L, x, t, v, v3: (L.F.gaussian_nll_loss(x, t, v), L.F.gaussian_nll_loss(x, t, v3, full=True,
+                                                                                  reduction="sum")))
+case("multi_margin", [((4, 5),), ((5,), "pos", False)])(
+    lambda L, x, w: (L.F.multi_margin_loss(x, L.idx([0, 3, 1, 4])),
+                     L.F.multi_margin_loss(x, L.idx([2, 3, 0, 4]), p=2, margin=0.5, weight=w, reduction="none")))
+case("bilinear", [((3, 4),), ((3, 5),), ((2, 4, 5),), ((2,),)])(
+    lambda L, a, b, w, bias: (L.F.bilinear(a, b, w, bias), L.F.bilinear(a, b, w)))
 
 # ----- layers and the rest ------------------------------------------------------------------
 case("embedding", [((5, 3),)])(

@@ -516,3 +516,7 @@ from .._ops.conv3d_compose import conv3d, conv_transpose3d  # noqa: E402,F401
 __all__ += ["conv_transpose1d", "conv_transpose2d", "conv3d", "conv_transpose3d"]
 __all__ += [n for m in (_f_activation, _f_normalization, _f_attention, _f_loss, _f_resample, _f_shape_pool)
             for n in m.__all__]
+from ._f_loss_extra import *  # noqa: E402,F401,F403
+from ._f_bilinear import bilinear  # noqa: E402,F401
+from . import _f_loss_extra  # noqa: E402
+__all__ += _f_loss_extra.__all__ + ["bilinear"]

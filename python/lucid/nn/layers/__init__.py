@@ -38,3 +38,10 @@ __all__ += _shape_pool.__all__
 from .rnn_cell import GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
 
 __all__ += ["RNNCell", "LSTMCell", "GRUCell"]
+from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer  # noqa: E402
+from .loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: E402
+                         MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
+from .bilinear import Bilinear  # noqa: E402
+__all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer", "MarginRankingLoss", "TripletMarginLoss",
+            "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss",
+            "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "Bilinear"]
