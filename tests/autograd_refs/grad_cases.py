@@ -277,6 +277,23 @@ case("shrink_threshold", [((3, 7),)])(
                   L.F.softmin(x, dim=1)))
 case("dropout_nd_eval", [((2, 3, 4),)])(
     lambda L, x: (L.F.dropout1d(x, 0.5, training=False), L.F.dropout3d(x.reshape(2, 3, 1, 2, 2), 0.3, training=False)))
+case("pools_3d", [((1, 2, 4, 5, 6),)])(
+    lambda L, x: (L.F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0)), L.F.avg_pool3d(x, 3, 2, 1, True, False),
+                  L.F.avg_pool3d(x, 2, divisor_override=3), L.F.adaptive_avg_pool3d(x, (2, 3, 4)),
+                  L.F.adaptive_max_pool3d(x, (3, 2, 4))))
+case("lp_pools", [((2, 3, 6, 7), "pos")])(
+    lambda L, x: (L.F.lp_pool2d(x, 2.0, (2, 3), (2, 2)), L.F.lp_pool1d(x[0], 3.0, 3, 2)))
+case("local_response_norm", [((2, 5, 3, 4),)])(
+    lambda L, x: (L.F.local_response_norm(x, 3, 1e-2, 0.7, 2.0), L.F.local_response_norm(x[:, :, 0], 2)))
+case("embedding_bag", [((6, 3),), ((9,), "n")])(
+    lambda L, w, psw: (L.F.embedding_bag(L.idx([1, 4, 4, 0, 2, 3, 5, 1, 1]), w, L.idx([0, 3, 3, 7]), mode="sum"),
+                       L.F.embedding_bag(L.idx([1, 4, 4, 0, 2, 3, 5, 1, 1]), w, L.idx([0, 3, 3, 7]), mode="mean"),
+                       L.F.embedding_bag(L.idx([1, 4, 4, 0, 2, 3, 5, 1, 1]), w, L.idx([0, 3, 3, 7]), mode="max"),
+                       L.F.embedding_bag(L.idx([[1, 4, 0], [2, 2, 5], [3, 0, 3]]), w, mode="mean", padding_idx=3),
+                       L.F.embedding_bag(L.idx([1, 4, 4, 0, 2, 3, 5, 1, 1]), w, L.idx([0, 4, 9]), mode="sum",
+                                         per_sample_weights=psw, include_last_offset=True)))
+case("alpha_dropout_eval", [((2, 3, 4),)])(
+    lambda L, x: (L.F.alpha_dropout(x, 0.5, training=False), L.F.feature_alpha_dropout(x, 0.3, training=False)))
 case("interpolate", [((1, 2, 3, 4),)])(
     lambda L, x: (L.F.interpolate(x, scale_factor=2, mode="nearest"),
                   L.F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False),

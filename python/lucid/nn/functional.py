@@ -520,3 +520,6 @@ from ._f_loss_extra import *  # noqa: E402,F401,F403
 from ._f_bilinear import bilinear  # noqa: E402,F401
 from . import _f_loss_extra  # noqa: E402
 __all__ += _f_loss_extra.__all__ + ["bilinear"]
+from ._f_pool3d_more import *  # noqa: E402,F401,F403
+from . import _f_pool3d_more  # noqa: E402
+__all__ += _f_pool3d_more.__all__

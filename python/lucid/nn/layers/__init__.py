@@ -45,3 +45,7 @@ from .bilinear import Bilinear  # noqa: E402
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer", "MarginRankingLoss", "TripletMarginLoss",
             "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss",
             "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "Bilinear"]
+from .pool3d_more import *  # noqa: E402,F401,F403
+from . import pool3d_more as _pool3d_more  # noqa: E402
+
+__all__ += _pool3d_more.__all__
