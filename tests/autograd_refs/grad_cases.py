@@ -294,6 +294,12 @@ case("embedding_bag", [((6, 3),), ((9,), "n")])(
                                          per_sample_weights=psw, include_last_offset=True)))
 case("alpha_dropout_eval", [((2, 3, 4),)])(
     lambda L, x: (L.F.alpha_dropout(x, 0.5, training=False), L.F.feature_alpha_dropout(x, 0.3, training=False)))
+case("affine_grid_sample", [((2, 2, 3), "unit"), ((2, 3, 4, 5),), ((2, 3, 4, 2), "unit")])(
+    lambda L, th, x, g: (L.F.affine_grid(th, (2, 3, 4, 5), align_corners=False),
+                         L.F.grid_sample(x, g, mode="bilinear", padding_mode="zeros", align_corners=False),
+                         L.F.grid_sample(x, g * 1.3, mode="bilinear", padding_mode="border", align_corners=True),
+                         L.F.grid_sample(x, g, mode="nearest", padding_mode="zeros", align_corners=True)))
+case("rrelu_eval", [((3, 5),)])(lambda L, x: L.F.rrelu(x, 0.1, 0.3, training=False))
 case("interpolate", [((1, 2, 3, 4),)])(
     lambda L, x: (L.F.interpolate(x, scale_factor=2, mode="nearest"),
                   L.F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False),

@@ -523,3 +523,6 @@ __all__ += _f_loss_extra.__all__ + ["bilinear"]
 from ._f_pool3d_more import *  # noqa: E402,F401,F403
 from . import _f_pool3d_more  # noqa: E402
 __all__ += _f_pool3d_more.__all__
+from ._f_sampling import *  # noqa: E402,F401,F403
+from . import _f_sampling  # noqa: E402
+__all__ += _f_sampling.__all__

@@ -9,7 +9,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
 from .activation_smooth import CELU, ELU, GLU, SELU, Hardtanh, LogSigmoid, Mish, PReLU, SiLU, Softplus, Softsign
-from .layer_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, RMSNorm
+from .layer_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm
 from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, Fold, PairwiseDistance, Unfold, Upsample
 from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .attention import MultiheadAttention
@@ -25,7 +25,7 @@ __all__ = [
 ]
 __all__ += [
     "SiLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "PReLU", "LogSigmoid", "Softsign", "Hardtanh", "GLU",
-    "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU", "RNN",

@@ -157,3 +157,9 @@ class InstanceNorm2d(_InstanceNorm):
     """
 
     _rank = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) inputs (no affine, no running stats by default)."""
+
+    _rank = 3

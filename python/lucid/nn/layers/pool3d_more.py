@@ -198,3 +198,20 @@ class EmbeddingBag(Module):
 
 __all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
            "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout", "EmbeddingBag"]
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU; see ``lucid.nn.functional.rrelu``."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}"
+
+
+__all__ += ["RReLU"]
