@@ -300,6 +300,21 @@ case("affine_grid_sample", [((2, 2, 3), "unit"), ((2, 3, 4, 5),), ((2, 3, 4, 2),
                          L.F.grid_sample(x, g * 1.3, mode="bilinear", padding_mode="border", align_corners=True),
                          L.F.grid_sample(x, g, mode="nearest", padding_mode="zeros", align_corners=True)))
 case("rrelu_eval", [((3, 5),)])(lambda L, x: L.F.rrelu(x, 0.1, 0.3, training=False))
+case("max_unpool", [((2, 3, 5, 6),), ((2, 3, 9),), ((1, 1, 2, 2, 2),)])(
+    lambda L, x, x1, x3: (L.F.max_unpool2d(*L.F.max_pool2d(x, 2, 2, 1, return_indices=True), 2, 2, 1,
+                                           output_size=(5, 6)),
+                          L.F.max_unpool1d(*L.F.max_pool1d(x1, 3, 3, 0, return_indices=True), 3, 3, 0),
+                          L.F.max_unpool3d(x3, L.idx([[[[[0, 9], [20, 31]], [[40, 57], [62, 7]]]]]), 2, 2, 0,
+                                           output_size=(4, 4, 4))))
+case("multilabel_margin_loss", [((3, 5),)])(
+    lambda L, x: (L.F.multilabel_margin_loss(x, L.idx([[3, 0, -1, 1, 4], [1, 2, 3, 4, 0], [-1, 1, 1, 1, 1]])),
+                  L.F.multilabel_margin_loss(x, L.idx([[2, -1, 0, 0, 0], [0, 4, -1, 1, 1], [1, 3, 2, -1, 0]]),
+                                             reduction="none")))
+case("ctc_loss", [((7, 3, 5),)])(
+    lambda L, x: (L.F.ctc_loss(L.F.log_softmax(x, 2), L.idx([[1, 2, 2], [3, 1, 4], [4, 4, 0]]), L.idx([7, 5, 6]),
+                               L.idx([3, 2, 1]), reduction="none"),
+                  L.F.ctc_loss(L.F.log_softmax(x, 2), L.idx([[1, 2, 2], [3, 1, 4], [4, 4, 0]]), L.idx([7, 5, 6]),
+                               L.idx([3, 2, 1]))))
 case("interpolate", [((1, 2, 3, 4),)])(
     lambda L, x: (L.F.interpolate(x, scale_factor=2, mode="nearest"),
                   L.F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False),

@@ -526,3 +526,6 @@ __all__ += _f_pool3d_more.__all__
 from ._f_sampling import *  # noqa: E402,F401,F403
 from . import _f_sampling  # noqa: E402
 __all__ += _f_sampling.__all__
+from ._f_unpool_ctc import *  # noqa: E402,F401,F403
+from . import _f_unpool_ctc  # noqa: E402
+__all__ += _f_unpool_ctc.__all__

@@ -215,3 +215,61 @@ class RReLU(Module):
 
 
 __all__ += ["RReLU"]
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d(return_indices=True)."""
+
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d(return_indices=True)."""
+
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The 3-D form of MaxUnpool2d (indices from elsewhere: lucid's MaxPool3d has no return_indices)."""
+
+    _fn = staticmethod(F.max_unpool3d)
+
+
+class MultiLabelMarginLoss(Module):
+    """See ``lucid.nn.functional.multilabel_margin_loss``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.size_average, self.reduce, self.reduction = size_average, reduce, reduction
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, self.size_average, self.reduce, self.reduction)
+
+
+class CTCLoss(Module):
+    """Connectionist temporal classification loss; see ``lucid.nn.functional.ctc_loss``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+__all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "CTCLoss"]
