@@ -81,3 +81,44 @@ def test_pack_unpack_long_rows(shape, signed, rng):
     packed = Q.pack_int4(lucid.tensor(codes))
     assert packed.numpy().tobytes() == want.tobytes()
     assert Q.unpack_int4(packed, shape[-1], signed).numpy().tobytes() == codes.tobytes()
+
+
+@pytest.mark.parametrize("zdtype", [np.int32, np.int64, np.float32])
+@pytest.mark.parametrize("view", [False, True])
+def test_per_group_and_per_channel_parameters_every_form(zdtype, view, rng):
+    # int32 zero points and float32 scales with one value per slot are used in
+    # place (no copy); other dtypes and strided views are converted first.
+    # Every form gives numpy's codes, on long rows that reach the vector
+    # bodies (NaN-free 32-blocks, blocks with NaN, grid ends, ties), and bad
+    # values are reported at their first index either way.
+    rows, cols, group = 6, 512, 128
+    x = (rng.standard_normal((rows, cols)) * 2).astype(np.float32)
+    x[1, ::37] = np.nan
+    x[2, ::41] = -np.inf
+    x[3, :64] = (np.arange(64, dtype=np.float32) - 32 + 0.5) * np.float32(0.0173)  # ties of x / s
+    sg = (rng.random((rows, cols // group)) * 0.02 + 0.005).astype(np.float32)
+    sg[3, 0] = np.float32(0.0173)
+    zg = rng.integers(-128, 128, (rows, cols // group))
+    zg[0, 0], zg[0, 1] = -128, 127
+    sc = (rng.random(rows) * 0.02 + 0.005).astype(np.float32)
+    zc = rng.integers(-128, 128, rows)
+
+    def t(a, dtype):
+        a = np.asarray(a).astype(dtype)
+        if not view:
+            return lucid.tensor(a)
+        wide = np.repeat(a, 2, axis=-1)  # every other element: a strided view
+        return lucid.tensor(wide)[..., ::2] if a.ndim > 1 else lucid.tensor(wide)[::2]
+
+    got = Q.quantize(lucid.tensor(x), t(sg, np.float32), t(zg, zdtype), Q.qint8, group_size=group, axis=-1).numpy()
+    want = ref_quantize(x, np.repeat(sg, group, axis=1), np.repeat(zg, group, axis=1).astype(np.float32), -128, 127)
+    np.testing.assert_array_equal(got.astype(np.int64), want)
+    got = Q.quantize(lucid.tensor(x), t(sc, np.float32), t(zc, zdtype), Q.qint8, ch_axis=0).numpy()
+    want = ref_quantize(x, sc[:, None], zc[:, None].astype(np.float32), -128, 127)
+    np.testing.assert_array_equal(got.astype(np.int64), want)
+    bad_s, bad_z = sg.copy(), zg.copy()
+    bad_s[4, 2], bad_z[5, 1] = np.float32(-1.0), 300
+    with pytest.raises(ValueError, match="argument 'scale' must be finite and > 0, got -1.* at index 18$"):
+        Q.quantize(lucid.tensor(x), t(bad_s, np.float32), t(zg, zdtype), Q.qint8, group_size=group, axis=-1)
+    with pytest.raises(ValueError, match=r"argument 'zero_point' must lie in \[-128, 127\].*got 300 at index 21$"):
+        Q.quantize(lucid.tensor(x), t(sg, np.float32), t(bad_z, zdtype), Q.qint8, group_size=group, axis=-1)

@@ -96,10 +96,40 @@ inline void prefetch32(const float* x) {
   _mm_prefetch(reinterpret_cast<const char*>(x + kPrefetchAhead + 16), _MM_HINT_T0);
 }
 
+// 32 byte codes: the packed path when no input is NaN, else per lane.
+template <class Q, bool Stream>
+inline void byte_block(const float* x, Q* q, const Params8* ps, __m256 vlo, __m256 vhi, __m256i lo8) {
+  __m256 xs[4];
+  prefetch32(x);
+  for (int k = 0; k < 4; ++k) xs[k] = _mm256_loadu_ps(x + 8 * k);
+  __m256 nan = _mm256_or_ps(_mm256_cmp_ps(xs[0], xs[1], _CMP_UNORD_Q), _mm256_cmp_ps(xs[2], xs[3], _CMP_UNORD_Q));
+  if (_mm256_movemask_ps(nan) == 0) {
+    store<Stream>(q, bytes32<Q>(xs, ps, vhi, lo8));
+  } else {  // a NaN among the 32: the per-lane path maps it to z
+    __m256i c[4];
+    for (int k = 0; k < 4; ++k) c[k] = code8(xs[k], ps[k], vlo, vhi);
+    store32<Q, Stream>(q, c[0], c[1], c[2], c[3]);
+  }
+}
+
 template <class Q, bool PerElem, bool Stream>
 void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s, const int32_t* z, float lo,
                    float hi) {
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i lo8 = _mm256_set1_epi8(static_cast<char>(static_cast<int32_t>(lo)));  // byte codes: lo in range
+  if constexpr (sizeof(Q) == 1 && !PerElem) {
+    // Rows of whole 32-blocks that start aligned (per-group runs, per-channel
+    // rows): no per-row head or tail, so short runs pay little per run.
+    if (lo <= hi && len % 32 == 0 && (!Stream || (reinterpret_cast<uintptr_t>(q) & 31) == 0)) {
+      for (size_t r = 0; r < rows; ++r, x += len, q += len) {
+        const Params8 p = {_mm256_set1_ps(s[r]), _mm256_set1_ps(static_cast<float>(z[r])), _mm256_set1_epi32(z[r])};
+        const Params8 ps[4] = {p, p, p, p};
+        for (size_t j = 0; j < len; j += 32) byte_block<Q, Stream>(x + j, q + j, ps, vlo, vhi, lo8);
+      }
+      if (Stream) _mm_sfence();
+      return;
+    }
+  }
   for (size_t r = 0; r < rows; ++r, x += len, q += len) {
     Params8 p{};
     if (!PerElem) p = {_mm256_set1_ps(s[r]), _mm256_set1_ps(static_cast<float>(z[r])), _mm256_set1_epi32(z[r])};
@@ -111,22 +141,11 @@ void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s
       }
     if constexpr (sizeof(Q) == 1) {
       if (lo <= hi) {
-        const __m256i lo8 = _mm256_set1_epi8(static_cast<char>(static_cast<int32_t>(lo)));
         for (; j + 32 <= len; j += 32) {
-          __m256 xs[4];
-          prefetch32(x + j);
-          for (int k = 0; k < 4; ++k) xs[k] = _mm256_loadu_ps(x + j + 8 * k);
-          __m256 nan = _mm256_or_ps(_mm256_cmp_ps(xs[0], xs[1], _CMP_UNORD_Q), _mm256_cmp_ps(xs[2], xs[3], _CMP_UNORD_Q));
           Params8 ps[4] = {p, p, p, p};
           if (PerElem)
             for (int k = 0; k < 4; ++k) ps[k] = params_at(s + j + 8 * k, z + j + 8 * k);
-          if (_mm256_movemask_ps(nan) == 0) {
-            store<Stream>(q + j, bytes32<Q>(xs, ps, vhi, lo8));
-          } else {  // a NaN among the 32: the per-lane path maps it to z
-            __m256i c[4];
-            for (int k = 0; k < 4; ++k) c[k] = code8(xs[k], ps[k], vlo, vhi);
-            store32<Q, Stream>(q + j, c[0], c[1], c[2], c[3]);
-          }
+          byte_block<Q, Stream>(x + j, q + j, ps, vlo, vhi, lo8);
         }
       }
     }
