@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "cpu/kernels/qd8-qb4w-gemv.h"
 #include "cpu/kernels/vquant-isa.h"
@@ -118,10 +119,35 @@ void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
           ++j;
           continue;
         }
-        __m256i acc[8];
-        for (auto& a : acc) a = _mm256_setzero_si256();
         const size_t k1 = (g + 1) * G;
         size_t k = g * G;
+        if (k % 64 == 0 && (G == 128 || G == 256)) {
+          // Whole 64-k chunks: the int16 pair sums of up to 4 chunks add
+          // exactly (|lane| <= 4 * 7620 < 2^15); one vpmaddwd widens them.
+          __m256i a16[8];
+          auto chunk = [&](size_t kc, auto first) {
+            prefetch_tile(next, kc);
+            const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + kc));
+            const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + kc + 32));
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) {
+              __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr[i] + kc / 2));
+              if (Flip) v = _mm256_xor_si256(v, vflip);
+              __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+              __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, xl), _mm256_maddubs_epi16(hi, xh));
+              if constexpr (decltype(first)::value) a16[i] = p;
+              else a16[i] = _mm256_add_epi16(a16[i], p);
+            }
+          };
+          chunk(k, std::true_type{});
+          chunk(k + 64, std::false_type{});
+          if (G == 256) chunk(k + 128, std::false_type{}), chunk(k + 192, std::false_type{});
+          for (auto& a : a16) a = _mm256_madd_epi16(a, ones);
+          D[j] = reduce8(a16);
+          continue;
+        }
+        __m256i acc[8];
+        for (auto& a : acc) a = _mm256_setzero_si256();
         // 32 k that are one half of a 64-k chunk (groups of 32 * odd size): 128-bit steps.
         auto half = [&](size_t kb) {
           const size_t c = kb / 64 * 64, h = (kb % 64) / 2;  // h: 0 or 16
