@@ -2,7 +2,9 @@
 // share each load of activation codes). Per 32 weight bytes of a row: one
 // load, and / shift for the two nibble vectors, two vpmaddubsw (unsigned
 // nibble x signed code, pair sums <= 3810: no saturation), one vpaddw
-// (<= 7620), one vpmaddwd by 1 into int32 lanes. Per block of 8 groups the
+// (<= 7620), one vpmaddwd by 1 into int32 lanes (with G = 128 / 256 the
+// chunks of a group first add in int16, <= 4 x 7620, and one vpmaddwd
+// widens the group). Per block of 8 groups the
 // exact group sums come first (each group's 8 row vectors folded by an
 // unpack / add tree into one vector, lane i = row i; with G = 32 one 256-bit
 // pass covers two groups, kept apart by a vphaddd tree), then the float
