@@ -154,34 +154,35 @@ int64_t int4_weight_only_linear_qd8(const Tensor& x, const Tensor& w, const floa
   uint32_t nan_bits = 0x7fc00000u;
   float nan;
   std::memcpy(&nan, &nan_bits, 4);
-  // First bad scale index seen by any chunk (N * groups: none).
-  std::atomic<int64_t> bad{N * groups};
+  // Units of about 64 KB of packed weights (whole 8-column tiles): a pool
+  // task is one or more of them, and each unit's scales are checked just
+  // before the kernel reads them (from L1 then, and even with one thread).
+  int64_t unit = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(K / 2, 1));
+  unit = (unit + 7) / 8 * 8;
+  std::atomic<int64_t> bad{N * groups};  // first bad scale index seen (N * groups: none)
   auto run = [&](int64_t lo, int64_t hi) {
-    if (int64_t b = first_bad_scale(scale + lo * groups, (hi - lo) * groups); b >= 0) {
-      int64_t idx = lo * groups + b, seen = bad.load();
-      while (idx < seen && !bad.compare_exchange_weak(seen, idx)) {
+    for (int64_t c0 = lo; c0 < hi; c0 += unit) {
+      const int64_t c1 = std::min(hi, c0 + unit);
+      if (int64_t b = first_bad_scale(scale + c0 * groups, (c1 - c0) * groups); b >= 0) {
+        int64_t idx = c0 * groups + b, seen = bad.load();
+        while (idx < seen && !bad.compare_exchange_weak(seen, idx)) {
+        }
+        return;
       }
-      return;
-    }
-    for (int64_t m = 0; m < M; ++m) {
-      float* ym = py + m * N;
-      if (!finite[m]) {
-        std::fill(ym + lo, ym + hi, nan);
-        continue;
+      for (int64_t m = 0; m < M; ++m) {
+        float* ym = py + m * N;
+        if (!finite[m]) {
+          std::fill(ym + c0, ym + c1, nan);
+          continue;
+        }
+        gemv(static_cast<size_t>(K), static_cast<size_t>(G), static_cast<size_t>(c1 - c0), xp.data() + m * Kp,
+             sx.data() + m * groups, sa[m], pw + c0 * (K / 2), scale + c0 * groups, zq ? zq + c0 * groups : nullptr,
+             flip, bias ? bias + c0 : nullptr, ym + c0);
       }
-      gemv(static_cast<size_t>(K), static_cast<size_t>(G), static_cast<size_t>(hi - lo), xp.data() + m * Kp,
-           sx.data() + m * groups, sa[m], pw + lo * (K / 2), scale + lo * groups, zq ? zq + lo * groups : nullptr,
-           flip, bias ? bias + lo : nullptr, ym + lo);
     }
   };
-  if (reference) {
-    run(0, N);
-  } else {
-    // About 64 KB of packed weights per task, whole 8-column tiles.
-    int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(K / 2, 1));
-    grain = (grain + 7) / 8 * 8;
-    parallel_for(N, grain, run);
-  }
+  if (reference) run(0, N);
+  else parallel_for(N, unit, run);
   return bad.load() < N * groups ? bad.load() : -1;
 }
 
