@@ -122,3 +122,45 @@ def test_per_group_and_per_channel_parameters_every_form(zdtype, view, rng):
         Q.quantize(lucid.tensor(x), t(bad_s, np.float32), t(zg, zdtype), Q.qint8, group_size=group, axis=-1)
     with pytest.raises(ValueError, match=r"argument 'zero_point' must lie in \[-128, 127\].*got 300 at index 21$"):
         Q.quantize(lucid.tensor(x), t(sg, np.float32), t(bad_z, zdtype), Q.qint8, group_size=group, axis=-1)
+
+
+@pytest.mark.parametrize("qdtype,lo,hi", [("qint8", -128, 127), ("quint8", 0, 255)])
+@pytest.mark.parametrize("mode", ["tensor", "channel", "group"])
+def test_fast_quantize_equals_true_division_and_the_reference(qdtype, lo, hi, mode, rng):
+    # The AVX2 byte path (NaN-free 32-blocks: float clamp above, byte clamp
+    # below after saturating packs) against numpy's true division + rint and
+    # the scalar reference kernel: exact ties k + 0.5, the floats next to
+    # them, values far beyond the grid (below -2^31 too), -inf, -0, tiny.
+    s = np.float32(0.00214854861)
+    k = rng.integers(-300, 300, 4096).astype(np.float32)
+    tie = (k + np.float32(0.5)) * s
+    parts = [tie, np.nextafter(tie, np.float32(np.inf)), np.nextafter(tie, np.float32(-np.inf)),
+             (rng.standard_normal(4096) * 100 * s).astype(np.float32),
+             np.array([-np.inf, np.inf, -3e38, 3e38, -2147483904.0, -0.0, 0.0, 1e-45, -1e-40] * 8, np.float32)]
+    x = np.concatenate(parts).astype(np.float32)
+    x = x[: x.size // 256 * 256].reshape(-1, 256)
+    rows = x.shape[0]
+    z0 = 3 if lo < 0 else 131
+    if mode == "tensor":
+        sv, zv, kw = np.full((1, 1), s, np.float32), np.full((1, 1), z0, np.int32), {}
+        st, zt = lucid.tensor(np.float32(s)), lucid.tensor(np.int32(z0))
+    elif mode == "channel":
+        sv = (np.full((rows, 1), s) * np.linspace(1, 1.5, rows)[:, None]).astype(np.float32)
+        sv[::2] = s
+        zv = rng.integers(lo, hi + 1, (rows, 1)).astype(np.int32)
+        zv[0], zv[1] = lo, hi
+        st, zt, kw = lucid.tensor(sv[:, 0]), lucid.tensor(zv[:, 0]), {"ch_axis": 0}
+    else:
+        sv = np.full((rows, 4), s, np.float32)
+        sv[:, 1] *= np.float32(3.5)
+        zv = rng.integers(lo, hi + 1, (rows, 4)).astype(np.int32)
+        st, zt, kw = lucid.tensor(sv), lucid.tensor(zv), {"group_size": 64, "axis": -1}
+    sfull = np.repeat(sv, 256 // sv.shape[1], axis=1)
+    zfull = np.repeat(zv, 256 // zv.shape[1], axis=1).astype(np.float32)
+    want = ref_quantize(x, sfull, zfull, lo, hi)
+    args = (lucid.tensor(x)._impl, st._impl, zt._impl, qdtype, kw.get("ch_axis"), kw.get("group_size", 0),
+            kw.get("axis", -1))
+    fast = lucid.Tensor(lucid._C.quantize(*args)).numpy().astype(np.int64)
+    ref = lucid.Tensor(lucid._C.quantize_reference(*args)).numpy().astype(np.int64)
+    np.testing.assert_array_equal(ref, want)
+    np.testing.assert_array_equal(fast, want)
