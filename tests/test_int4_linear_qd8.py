@@ -225,3 +225,52 @@ def test_groups_longer_than_the_exact_float_block(device, rng, group):
     x[1, ::3] = 4.0
     y = run(device, x, codes, s, z, group, False, True)
     same_bits(y, ref_qd8(x, codes, s, z, group))
+
+
+@pytest.mark.parametrize("where", [0, 5, 2500, -1])
+@pytest.mark.parametrize("bad", [0.0, -0.0, -1.0, float("inf"), float("nan"), -float("inf")])
+def test_a_bad_scale_is_reported_at_its_first_index_on_every_path(device, rng, where, bad):
+    # The CPU qd8 path checks the scales chunk by chunk inside the kernel run
+    # (threads may meet a later bad chunk first); the error must still name
+    # the first bad flat index, as the float path and the GPU stream do.
+    n, k, group = 1200, 256, 64  # 128 weight bytes a row: 512-row chunks, three of them
+    codes, s, z = make(rng, n, k, group, True, False)
+    flat = s.reshape(-1)
+    idx = where % flat.size
+    flat[idx] = bad
+    flat[-1] = np.float32(np.nan)  # a later bad scale too (a different chunk)
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    t = lambda a: lucid.tensor(a, device=device)  # noqa: E731
+    threads = lucid.get_num_threads()
+    try:
+        for nt in sorted({1, min(4, max(threads, 2))}):
+            lucid.set_num_threads(nt)
+            for act in ("qint8", None):
+                with pytest.raises(ValueError, match=f"argument 'scale' must be finite and > 0, got .* at flat "
+                                                     f"index {idx}$"):
+                    Q.int4_weight_only_linear(t(x), t(pack(codes)), t(s), group_size=group, act_dtype=act)
+    finally:
+        lucid.set_num_threads(threads)
+    if device == "cpu":
+        with pytest.raises(ValueError, match=f"at flat index {idx}$"):
+            _C.int4_weight_only_linear_reference(t(x)._impl, t(pack(codes))._impl, t(s)._impl, None, group,
+                                                 "qint4", None, "qint8")
+
+
+def test_a_bad_scale_is_reported_before_later_argument_errors(device, rng):
+    n, k, group = 16, 128, 32
+    codes, s, z = make(rng, n, k, group, False, True)
+    s[3, 1] = -2.0
+    t = lambda a: lucid.tensor(a, device=device)  # noqa: E731
+    x = t(rng.standard_normal((1, k)).astype(np.float32))
+    bad_z = z.copy()
+    bad_z[0, 0] = 99
+    for zp, bias in [(bad_z, None), (None, None), (z, np.zeros(3, np.float32))]:
+        with pytest.raises(ValueError, match="argument 'scale' must be finite and > 0, got -2.0+ at flat index 13$"):
+            Q.int4_weight_only_linear(x, t(pack(codes)), t(s), None if zp is None else t(zp.astype(np.int32)),
+                                      group_size=group, qdtype=Q.quint4, act_dtype="qint8",
+                                      bias=None if bias is None else t(bias))
+    # Empty x: no kernel runs, the scales are still checked.
+    with pytest.raises(ValueError, match="at flat index 13$"):
+        Q.int4_weight_only_linear(t(np.zeros((0, k), np.float32)), t(pack(codes)), t(s), t(z.astype(np.int32)),
+                                  group_size=group, qdtype=Q.quint4, act_dtype="qint8")

@@ -21,8 +21,15 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
 // qd8-qb4w GEMV kernels run over chunks of output columns (all rows per
 // chunk, so a chunk's weights are read from memory once). zq may be null for
 // qint4 without zero points. Rows holding NaN / inf give the canonical NaN.
-void int4_weight_only_linear_qd8(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq,
-                                 uint8_t flip, int64_t group_size, const float* bias, const Tensor& out,
-                                 bool reference);
+// The scales are checked here, chunk by chunk just before the kernel reads
+// them (a separate pass re-read them from memory: a tenth of the M = 1 time):
+// returns -1, or the first flat index of a scale that is not finite and > 0,
+// and then `out` holds no result (ops/ raises).
+int64_t int4_weight_only_linear_qd8(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq,
+                                    uint8_t flip, int64_t group_size, const float* bias, const Tensor& out,
+                                    bool reference);
+
+// The first index i < n with scale[i] not finite and > 0, or -1.
+int64_t first_bad_scale(const float* scale, int64_t n);
 
 }  // namespace lucid::cpu

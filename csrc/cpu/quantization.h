@@ -39,6 +39,13 @@ struct QBounds {
   static QBounds of(int64_t qmin, int64_t qmax);
 };
 
+// The smallest and largest of n >= 1 int32 values, and of the bit patterns
+// of n floats read as int32 (a float is finite and >= 2^-126 exactly when its
+// bits lie in [0x00800000, 0x7f800000)): ops/ checks per-channel and
+// per-group parameters with one vectorized pass each.
+void int32_range(const int32_t* v, int64_t n, int32_t& lo, int32_t& hi);
+void float_bits_range(const float* v, int64_t n, int32_t& lo, int32_t& hi);
+
 // quantize: x (float32/float16/bfloat16, contiguous) -> out (int8/uint8/int32).
 void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp,
               QBounds b);

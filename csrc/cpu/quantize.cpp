@@ -1,4 +1,5 @@
 // quantize: float32 / float16 / bfloat16 -> int8 / uint8 / int32 codes.
+#include <cstring>
 #include <type_traits>
 
 #include "core/dispatch.h"
@@ -68,6 +69,28 @@ void dispatch_quantize(const Tensor& x, const Tensor& out, F&& f) {
 }
 
 }  // namespace
+
+LUCID_QUANT_CLONES void int32_range(const int32_t* v, int64_t n, int32_t& lo, int32_t& hi) {
+  int32_t a = v[0], b = v[0];
+  for (int64_t i = 0; i < n; ++i) {
+    a = v[i] < a ? v[i] : a;
+    b = v[i] > b ? v[i] : b;
+  }
+  lo = a, hi = b;
+}
+
+LUCID_QUANT_CLONES void float_bits_range(const float* v, int64_t n, int32_t& lo, int32_t& hi) {
+  int32_t a, b;
+  std::memcpy(&a, v, 4);
+  b = a;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t u;
+    std::memcpy(&u, v + i, 4);
+    a = u < a ? u : a;
+    b = u > b ? u : b;
+  }
+  lo = a, hi = b;
+}
 
 void quantize(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale, const int32_t* zp,
               QBounds b) {

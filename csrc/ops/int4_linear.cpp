@@ -70,42 +70,51 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                      " (N, K / group_size), got " + shape_str(scale.shape()));
   Tensor hs = host(scale, DType::Float32);
   const float* s = hs.data<float>();
-  // One branch-free pass (it vectorizes: the scales are 1/16 of the packed
-  // weights' bytes at group 32), then the first bad index only on failure.
-  // On the bits: finite and > 0 exactly when 0 < bits < 0x7f800000 (as int32).
-  const uint32_t* sb = reinterpret_cast<const uint32_t*>(s);
-  uint32_t bad = 0;
-  for (int64_t i = 0; i < N * groups; ++i) bad |= static_cast<uint32_t>(sb[i] - 1u > 0x7f7ffffeu);
-  for (int64_t i = 0; bad && i < N * groups; ++i)
-    if (!(std::isfinite(s[i]) && s[i] > 0.0f))
-      throw ValueError(arg("scale") + " must be finite and > 0, got " + std::to_string(s[i]) + " at flat index " +
-                       std::to_string(i));
+  auto scale_error = [&](int64_t i) {
+    return ValueError(arg("scale") + " must be finite and > 0, got " + std::to_string(s[i]) + " at flat index " +
+                      std::to_string(i));
+  };
+  auto check_scales = [&] {
+    if (int64_t i = cpu::first_bad_scale(s, N * groups); i >= 0) throw scale_error(i);
+  };
+  int64_t M = 1;  // rows of x: the product of its leading dimensions (K may be 0)
+  for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
+  // The CPU qd8 kernels check the scales as they read them (one pass over
+  // memory instead of two; cpu/int4_linear.h); every other path checks here.
+  // A later argument error still reports a bad scale first, as before.
+  const bool scales_in_kernel = x.device() == Device::CPU && qd8 && M > 0 && N > 0;
+  if (!scales_in_kernel) check_scales();
   const int64_t qmin = is_signed ? -8 : 0, qmax = is_signed ? 7 : 15;
   std::vector<int32_t> z;  // empty: no zero points (all 0)
-  if (zero_point.defined()) {
-    z.resize(static_cast<size_t>(N * groups));
-    check<TypeError>(is_integral(zero_point.dtype()),
-                     arg("zero_point") + " must be an integer tensor, got " + dtype_name(zero_point.dtype()));
-    check(zero_point.shape() == pshape, arg("zero_point") + " must have shape " + shape_str(pshape) +
-                                            " (N, K / group_size), got " + shape_str(zero_point.shape()));
-    Tensor hz = host(zero_point, DType::Int64);
-    for (int64_t i = 0; i < N * groups; ++i) {
-      int64_t v = hz.data<int64_t>()[i];
-      if (v < qmin || v > qmax)
-        throw ValueError(arg("zero_point") + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) +
-                         "] (" + qdtype + "), got " + std::to_string(v) + " at flat index " + std::to_string(i));
-      z[i] = static_cast<int32_t>(v);
-    }
-  } else if (!is_signed) {
-    // quint4 without zero points would be all-positive weights; make it explicit.
-    throw ValueError(arg("zero_point") + " is required for quint4 weights");
-  }
   Tensor hb;
-  if (bias.defined()) {
-    check<TypeError>(is_floating(bias.dtype()), arg("bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
-    check(bias.ndim() == 1 && bias.size(0) == N,
-          arg("bias") + " must have shape (" + std::to_string(N) + ",), got " + shape_str(bias.shape()));
-    hb = host(bias, DType::Float32);
+  try {
+    if (zero_point.defined()) {
+      z.resize(static_cast<size_t>(N * groups));
+      check<TypeError>(is_integral(zero_point.dtype()),
+                       arg("zero_point") + " must be an integer tensor, got " + dtype_name(zero_point.dtype()));
+      check(zero_point.shape() == pshape, arg("zero_point") + " must have shape " + shape_str(pshape) +
+                                              " (N, K / group_size), got " + shape_str(zero_point.shape()));
+      Tensor hz = host(zero_point, DType::Int64);
+      for (int64_t i = 0; i < N * groups; ++i) {
+        int64_t v = hz.data<int64_t>()[i];
+        if (v < qmin || v > qmax)
+          throw ValueError(arg("zero_point") + " must lie in [" + std::to_string(qmin) + ", " + std::to_string(qmax) +
+                           "] (" + qdtype + "), got " + std::to_string(v) + " at flat index " + std::to_string(i));
+        z[i] = static_cast<int32_t>(v);
+      }
+    } else if (!is_signed) {
+      // quint4 without zero points would be all-positive weights; make it explicit.
+      throw ValueError(arg("zero_point") + " is required for quint4 weights");
+    }
+    if (bias.defined()) {
+      check<TypeError>(is_floating(bias.dtype()), arg("bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
+      check(bias.ndim() == 1 && bias.size(0) == N,
+            arg("bias") + " must have shape (" + std::to_string(N) + ",), got " + shape_str(bias.shape()));
+      hb = host(bias, DType::Float32);
+    }
+  } catch (...) {
+    if (scales_in_kernel) check_scales();
+    throw;
   }
   Shape out_shape = x.shape();
   out_shape.back() = N;
@@ -128,15 +137,15 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
   if (zq.empty() && !qd8) zq.assign(static_cast<size_t>(N * groups), 0);
   if (is_signed)
     for (auto& v : zq) v += 8;
-  int64_t M = 1;  // rows of x: the product of its leading dimensions (K may be 0)
-  for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
   Tensor xc = contiguous(reshape(x, {M, K}));
   Tensor wc = contiguous(w_packed);
   Tensor out = Tensor::empty_cpu({M, N}, DType::Float32);
-  if (M > 0 && N > 0 && qd8)
-    cpu::int4_weight_only_linear_qd8(xc, wc, s, zq.empty() ? nullptr : zq.data(), is_signed ? 0x88 : 0,
-                                     group_size, bias.defined() ? hb.data<float>() : nullptr, out, reference);
-  else if (M > 0 && N > 0)
+  if (scales_in_kernel) {
+    int64_t bad = cpu::int4_weight_only_linear_qd8(xc, wc, s, zq.empty() ? nullptr : zq.data(), is_signed ? 0x88 : 0,
+                                                   group_size, bias.defined() ? hb.data<float>() : nullptr, out,
+                                                   reference);
+    if (bad >= 0) throw scale_error(bad);
+  } else if (M > 0 && N > 0)
     cpu::int4_weight_only_linear(xc, wc, s, zq.data(), is_signed ? 0x88 : 0, group_size,
                                  bias.defined() ? hb.data<float>() : nullptr, out, reference);
   return reshape(out, out_shape);

@@ -1,5 +1,6 @@
 #include "ops/quantization.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -128,15 +129,32 @@ void check_param_shape(const char* fn, const char* name, const Tensor& p, const 
 
 // ---------------------------------------------------------- parameters ----
 
-struct Params {
-  std::vector<float> scale;
-  std::vector<int32_t> zp;
+// One parameter's `count` values: the caller's own tensor when it already is
+// contiguous CPU data of the kernels' type with one value per slot (used in
+// place: per-group parameters can number 1/32 of the input, and copying them
+// cost a tenth of a 16M-element per-group quantize), else a checked copy.
+template <class T>
+struct ParamValues {
+  Tensor held;
+  std::vector<T> owned;
+  const T* data() const { return held.defined() ? static_cast<const T*>(held.raw_data()) : owned.data(); }
+  T operator[](int64_t i) const { return data()[i]; }
+  std::vector<T> vec(int64_t count) const { return std::vector<T>(data(), data() + count); }
 };
 
-// The n float32 scales at v, checked, as `count` values (one value broadcast).
-std::vector<float> checked_scales(const char* fn, const char* name, const float* v, int64_t n, int64_t count) {
+struct Params {
+  ParamValues<float> scale;
+  ParamValues<int32_t> zp;
+};
+
+// Throws unless the n float32 scales at v are finite and >= 2^-126.
+void check_scales(const char* fn, const char* name, const float* v, int64_t n) {
   // Subnormal scales are rejected: Metal (and CUDA with flush-to-zero)
-  // flush them to 0, which would make the streams disagree.
+  // flush them to 0, which would make the streams disagree. One branch-free
+  // pass first: as int32, such a float is 0x00800000 <= bits < 0x7f800000.
+  int32_t lo = 0x00800000, hi = 0x00800000;
+  if (n > 0) cpu::float_bits_range(v, n, lo, hi);
+  if (lo >= 0x00800000 && hi < 0x7f800000) return;
   for (int64_t i = 0; i < n; ++i)
     if (!(std::isfinite(v[i]) && v[i] >= std::numeric_limits<float>::min()))  // message built only on failure
       throw ValueError(arg(fn, name) + " must be finite and > 0, got " + fmt(v[i]) +
@@ -144,15 +162,24 @@ std::vector<float> checked_scales(const char* fn, const char* name, const float*
                        (v[i] > 0.0f && std::isfinite(v[i])
                             ? " (subnormal: a scale must be >= 2^-126, since GPUs flush subnormals to 0)"
                             : std::string()));
+}
+
+// The n float32 scales at v, checked, as `count` values (one value broadcast).
+std::vector<float> checked_scales(const char* fn, const char* name, const float* v, int64_t n, int64_t count) {
+  check_scales(fn, name, v, n);
   if (n == count) return std::vector<float>(v, v + n);
   return std::vector<float>(static_cast<size_t>(count), v[0]);  // one value broadcast
 }
 
-std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
+ParamValues<float> read_scale(const char* fn, const char* name, const Tensor& s, int64_t count) {
   // Messages are built only on failure (an `if`, not check(cond, msg)): these run on every call.
   if (s.dtype() == DType::Bool) throw TypeError(arg(fn, name) + " must be a floating tensor or a positive number, got bool");
   Tensor h = host_values(s, DType::Float32);
-  return checked_scales(fn, name, h.data<float>(), h.numel(), count);
+  if (h.numel() == count) {
+    check_scales(fn, name, h.data<float>(), count);
+    return {h, {}};
+  }
+  return {Tensor(), checked_scales(fn, name, h.data<float>(), h.numel(), count)};
 }
 
 [[noreturn]] void zero_point_range_error(const char* fn, const char* name, int64_t qmin, int64_t qmax,
@@ -162,13 +189,25 @@ std::vector<float> read_scale(const char* fn, const char* name, const Tensor& s,
                    (n > 1 ? " at index " + std::to_string(i) : std::string()));
 }
 
-std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
+ParamValues<int32_t> read_zero_point(const char* fn, const char* name, const Tensor& z, int64_t count, int64_t qmin,
                                      int64_t qmax, std::string_view grid) {
   if (z.dtype() == DType::Bool)
     throw TypeError(arg(fn, name) + " must be an integer (or integral float) tensor or an int, got bool");
   const int64_t n = z.numel();
-  std::vector<int32_t> out(static_cast<size_t>(n));
   auto fail_range = [&](int64_t i, int64_t v) { zero_point_range_error(fn, name, qmin, qmax, grid, v, i, n); };
+  if (z.dtype() == DType::Int32 && z.device() == Device::CPU && n == count) {
+    // int32 values one per slot (the usual per-channel / per-group tensor):
+    // used in place after a branch-free range pass.
+    Tensor h = contiguous(z);
+    const int32_t* v = h.data<int32_t>();
+    int32_t lo = 0, hi = 0;
+    if (n > 0) cpu::int32_range(v, n, lo, hi);
+    if (lo < qmin || hi > qmax)
+      for (int64_t i = 0; i < n; ++i)
+        if (!(v[i] >= qmin && v[i] <= qmax)) fail_range(i, v[i]);
+    return {h, {}};
+  }
+  std::vector<int32_t> out(static_cast<size_t>(n));
   if (is_floating(z.dtype())) {
     // Users write lucid.zeros(C): accepted when every value is integral.
     Tensor h = host_values(z, DType::Float32);
@@ -190,8 +229,8 @@ std::vector<int32_t> read_zero_point(const char* fn, const char* name, const Ten
       out[i] = static_cast<int32_t>(v[i]);
     }
   }
-  if (n == count) return out;
-  return std::vector<int32_t>(static_cast<size_t>(count), out[0]);
+  if (n == count) return {Tensor(), std::move(out)};
+  return {Tensor(), std::vector<int32_t>(static_cast<size_t>(count), out[0])};
 }
 
 Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const Tensor& zp, const Layout& L,
@@ -199,7 +238,18 @@ Params read_params(const char* fn, const Tensor& x, const Tensor& scale, const T
   common_device(fn, {&x, &scale, &zp});
   check_param_shape(fn, "scale", scale, L);
   check_param_shape(fn, "zero_point", zp, L);
-  return {read_scale(fn, "scale", scale, L.count), read_zero_point(fn, "zero_point", zp, L.count, qmin, qmax, grid)};
+  if (scale.dtype() == DType::Float32 && zp.dtype() == DType::Int32 && scale.device() == Device::CPU &&
+      zp.device() == Device::CPU && scale.numel() == L.count && zp.numel() == L.count && scale.is_contiguous() &&
+      zp.is_contiguous() && L.count > 0) {
+    // Both used in place after one vectorized pass each; a failure goes
+    // through the checks below for the message.
+    int32_t slo, shi, zlo, zhi;
+    cpu::float_bits_range(scale.data<float>(), L.count, slo, shi);
+    cpu::int32_range(zp.data<int32_t>(), L.count, zlo, zhi);
+    if (slo >= 0x00800000 && shi < 0x7f800000 && zlo >= qmin && zhi <= qmax) return {{scale, {}}, {zp, {}}};
+  }
+  ParamValues<float> s = read_scale(fn, "scale", scale, L.count);
+  return {std::move(s), read_zero_point(fn, "zero_point", zp, L.count, qmin, qmax, grid)};
 }
 
 // Where an op's scale and zero point come from: two tensors (any layout), or
@@ -218,8 +268,8 @@ struct ParamSource {
     const float s = convert<float>(scale_value);  // what ops::full(..., Float32) stores
     const int64_t z = zero_point_value;
     if (!(z >= qmin && z <= qmax)) zero_point_range_error(fn, "zero_point", qmin, qmax, grid, z, 0, 1);
-    return {checked_scales(fn, "scale", &s, 1, L.count), std::vector<int32_t>(static_cast<size_t>(L.count),
-                                                                                  static_cast<int32_t>(z))};
+    return {{Tensor(), checked_scales(fn, "scale", &s, 1, L.count)},
+            {Tensor(), std::vector<int32_t>(static_cast<size_t>(L.count), static_cast<int32_t>(z))}};
   }
 };
 
@@ -288,8 +338,8 @@ Tensor quantize_from(const Tensor& x, const ParamSource& src, const std::string&
   cpu::QBounds b = cpu::QBounds::of(g.qmin, g.qmax);
   if (x.device() == Device::GPU) {
     check(!reference, "quantize(): the reference kernel runs on the CPU stream only");
-    return gpu::quantize(x, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view, L.p_view,
-                         b.lo, b.hi, g.storage);
+    return gpu::quantize(x, gpu_tensor(p.scale.vec(L.count), DType::Float32),
+                         gpu_tensor(p.zp.vec(L.count), DType::Int32), L.x_view, L.p_view, b.lo, b.hi, g.storage);
   }
   Tensor xc = contiguous(x);
   Tensor out = Tensor::empty_cpu(x.shape(), g.storage);
@@ -310,8 +360,8 @@ Tensor dequantize_from(const Tensor& q, const ParamSource& src, const QAxes& axe
   Params p = src.read(fn, q, L, codes_min(q.dtype()), codes_max(q.dtype()), codes_range(q.dtype()));
   if (q.device() == Device::GPU) {
     check(!reference, "dequantize(): the reference kernel runs on the CPU stream only");
-    return gpu::dequantize(q, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
-                           L.p_view, dtype);
+    return gpu::dequantize(q, gpu_tensor(p.scale.vec(L.count), DType::Float32),
+                           gpu_tensor(p.zp.vec(L.count), DType::Int32), L.x_view, L.p_view, dtype);
   }
   Tensor qc = contiguous(q);
   Tensor out = Tensor::empty_cpu(q.shape(), dtype);
@@ -339,8 +389,8 @@ std::pair<Tensor, Tensor> fake_quantize_from(const Tensor& x, const ParamSource&
   if (x.device() == Device::GPU) {
     check(!reference, "fake_quantize(): the reference kernel runs on the CPU stream only");
     cpu::QBounds b = cpu::QBounds::of(quant_min, quant_max);
-    return gpu::fake_quantize(x, gpu_tensor(p.scale, DType::Float32), gpu_tensor(p.zp, DType::Int32), L.x_view,
-                              L.p_view, b.lo, b.hi, wide);
+    return gpu::fake_quantize(x, gpu_tensor(p.scale.vec(L.count), DType::Float32),
+                              gpu_tensor(p.zp.vec(L.count), DType::Int32), L.x_view, L.p_view, b.lo, b.hi, wide);
   }
   Tensor xc = contiguous(x);
   Tensor y = Tensor::empty_cpu(x.shape(), x.dtype());
@@ -489,8 +539,8 @@ QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale,
   };
   per_n(w_scale, "w_scale");
   per_n(w_zp, "w_zp");
-  std::vector<float> sw = read_scale(fn, "w_scale", w_scale, N);
-  q.zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8");
+  std::vector<float> sw = read_scale(fn, "w_scale", w_scale, N).vec(N);
+  q.zw = read_zero_point(fn, "w_zp", w_zp, N, -128, 127, "qint8").vec(N);
   // Combined scales and multipliers must be finite normal floats, for the
   // same reason as the scales themselves; then no requantization step can
   // produce NaN (acc is finite), so no NaN case exists to define.

@@ -3,7 +3,7 @@
 // order (int64 group dots, the float steps of docs/numerics.md), then every
 // vector kernel the host runs against the scalar reference, bit for bit, on
 // random and edge tiles: nibbles all 0 / all 15, codes all +-127, zero points
-// at the grid ends or absent, group sizes 32 / 64 / 96 / 128 with K tails
+// at the grid ends or absent, group sizes 32 / 64 / 96 / 128 / 256 / 512 with K tails
 // (K % 64 == 32, groups straddling 64-k chunks), row tails of the 8-row tile.
 #include <algorithm>
 #include <cstdio>
@@ -114,7 +114,7 @@ bool same(const std::vector<float>& a, const std::vector<float>& b) {
 
 template <class F>
 void for_each_problem(Context& ctx, F&& f) {
-  for (size_t G : {32, 64, 96, 128})
+  for (size_t G : {32, 64, 96, 128, 256, 512})  // 128 / 256: whole chunks summed in int16 (AVX2)
     for (size_t K : {G, 2 * G, 3 * G, 8 * G, 11 * G})  // 11 groups: a block of 8 and a partial one
       for (size_t rows : {1, 3, 8, 9, 17})
         for (uint8_t flip : {uint8_t{0}, uint8_t{0x88}})

@@ -2,17 +2,21 @@
 // share each load of activation codes). Per 32 weight bytes of a row: one
 // load, and / shift for the two nibble vectors, two vpmaddubsw (unsigned
 // nibble x signed code, pair sums <= 3810: no saturation), one vpaddw
-// (<= 7620), one vpmaddwd by 1 into int32 lanes. Per block of 8 groups the
+// (<= 7620), one vpmaddwd by 1 into int32 lanes (with G = 128 / 256 the
+// chunks of a group first add in int16, <= 4 x 7620, and one vpmaddwd
+// widens the group). Per block of 8 groups the
 // exact group sums come first (each group's 8 row vectors folded by an
 // unpack / add tree into one vector, lane i = row i; with G = 32 one 256-bit
 // pass covers two groups, kept apart by a vphaddd tree), then the float
 // steps, group by group in qd8-qb4w-gemv.h's order, with the block's scales
 // and zero points transposed once (a gather costs more). Every lane repeats
-// the scalar reference's operations. No FMA.
+// the scalar reference's operations. No FMA. The next tile's weights are
+// prefetched while this one is summed (prefetch_tile).
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "cpu/kernels/qd8-qb4w-gemv.h"
 #include "cpu/kernels/vquant-isa.h"
@@ -48,6 +52,18 @@ inline void transpose8(const float* const* p, size_t off, __m256* out) {
   }
 }
 
+// At the 64-k chunk starting at k the tile reads 8 x 32 weight bytes; the
+// same 256 bytes of the next tile (its 8 rows are contiguous) are fetched
+// meanwhile, so the next tile is in cache when it starts. The loop is nearly
+// compute-bound and the hardware prefetchers lag on 8 interleaved streams:
+// measured on Zen3 (4096 x 4096, one thread) 0.341 -> 0.318 ms. Prefetches
+// past the end of w do not fault.
+// Addresses as integers: the last tile's "next" lies past the buffer.
+inline void prefetch_tile(uintptr_t next, size_t k) {
+  const uintptr_t p = next + k / 64 * 256;
+  for (uintptr_t l = 0; l < 256; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+}
+
 template <bool Flip, bool HasZ>
 void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
   const size_t groups = K / G, bytes = K / 2;
@@ -69,6 +85,7 @@ void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
       idx[i] = static_cast<int32_t>(r * groups);
     }
     const __m256i vidx = _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+    const uintptr_t next = reinterpret_cast<uintptr_t>(w) + (n0 + 8) * bytes;  // the next tile's 8 rows, contiguous
     const float* sn = s + n0 * groups;
     const int32_t* zn = HasZ ? zq + n0 * groups : nullptr;
     __m256 u = _mm256_setzero_ps();
@@ -84,6 +101,7 @@ void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
           // Groups g, g + 1 (g even) are the two halves of one 64-k chunk: one
           // 256-bit pass, the halves kept apart by the reduction.
           const size_t k = g * 32;
+          prefetch_tile(next, k);
           const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k));
           const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k + 32));
           __m256i pair[8];
@@ -103,10 +121,35 @@ void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
           ++j;
           continue;
         }
-        __m256i acc[8];
-        for (auto& a : acc) a = _mm256_setzero_si256();
         const size_t k1 = (g + 1) * G;
         size_t k = g * G;
+        if (k % 64 == 0 && (G == 128 || G == 256)) {
+          // Whole 64-k chunks: the int16 pair sums of up to 4 chunks add
+          // exactly (|lane| <= 4 * 7620 < 2^15); one vpmaddwd widens them.
+          __m256i a16[8];
+          auto chunk = [&](size_t kc, auto first) {
+            prefetch_tile(next, kc);
+            const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + kc));
+            const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + kc + 32));
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) {
+              __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr[i] + kc / 2));
+              if (Flip) v = _mm256_xor_si256(v, vflip);
+              __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+              __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(lo, xl), _mm256_maddubs_epi16(hi, xh));
+              if constexpr (decltype(first)::value) a16[i] = p;
+              else a16[i] = _mm256_add_epi16(a16[i], p);
+            }
+          };
+          chunk(k, std::true_type{});
+          chunk(k + 64, std::false_type{});
+          if (G == 256) chunk(k + 128, std::false_type{}), chunk(k + 192, std::false_type{});
+          for (auto& a : a16) a = _mm256_madd_epi16(a, ones);
+          D[j] = reduce8(a16);
+          continue;
+        }
+        __m256i acc[8];
+        for (auto& a : acc) a = _mm256_setzero_si256();
         // 32 k that are one half of a 64-k chunk (groups of 32 * odd size): 128-bit steps.
         auto half = [&](size_t kb) {
           const size_t c = kb / 64 * 64, h = (kb % 64) / 2;  // h: 0 or 16
@@ -125,6 +168,7 @@ void gemv(LUCID_QD8_QB4W_GEMV_ARGS) {
         for (; k + 64 <= k1; k += 64) {
           const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k));
           const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + k + 32));
+          prefetch_tile(next, k);
 #pragma GCC unroll 8
           for (int i = 0; i < 8; ++i) {
             __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr[i] + k / 2));
