@@ -168,8 +168,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   // leave the GEMM driver's per-call cost dominant. The chunk keeps the patches
   // near 1 MiB. Integer sums and the per-element epilogue do not depend on m.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{1} << 20) / std::max<int64_t>(1, P * K)));
-  const kernels::QGemmKernel& kern =
-      kernels::qgemm_select(chunk * P, a7, kernels::weights_above_min(w.data<int8_t>(), O, K, K));
+  const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
   std::vector<kernels::QPackedWeights> packed;  // once per call, per group
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w.data<int8_t>() + g * og * K, og, K, K));

@@ -36,9 +36,6 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, int64_t n, int64_t k, int64_t ldw) {
   QPackedWeights p;
   p.kernel = &kernel;
-  p.has_min = !weights_above_min(w, n, k, ldw);
-  if (p.has_min && kernel.needs_w127)
-    throw ValueError(std::string("internal: ") + kernel.name + " needs weights without the code -128");
   p.n = n, p.k = k, p.kp = round_up(std::max<int64_t>(k, 1), kernel.kpad);
   const int64_t nr = kernel.nr, kr = kernel.kr, blocks = (n + nr - 1) / nr, kp = p.kp;
   p.data.assign(static_cast<size_t>(blocks * nr * kp), 0);  // zero padding adds nothing
@@ -206,8 +203,6 @@ bool activations_below_128(const void* x, bool x_signed, int64_t n) {
 
 void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const QGemmKernel& kern = *w.kernel;
-  if (kern.needs_w127 && w.has_min)
-    throw ValueError(std::string("internal: ") + kern.name + " was given weights with the code -128");
   const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
   if (M == 0 || N == 0) return;
   const int64_t Mp = round_up(M, mr);

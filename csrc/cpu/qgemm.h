@@ -16,10 +16,8 @@ struct QPackedWeights {
   int64_t n = 0, k = 0, kp = 0;
   std::vector<int8_t> data;
   std::vector<int32_t> col_sum;  // sum_k w[n][k] of the raw int8 codes
-  bool has_min = false;          // some code is -128 (a needs_w127 kernel is then refused)
 };
-// w: (n, k) int8 codes, row stride ldw. ValueError (internal) when `kernel`
-// needs weights without -128 and w has one.
+// w: (n, k) int8 codes, row stride ldw.
 QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, int64_t n, int64_t k, int64_t ldw);
 
 // What the epilogue writes, per docs/numerics.md:

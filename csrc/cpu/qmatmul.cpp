@@ -16,13 +16,6 @@ namespace lucid::cpu {
 struct QWeightCache {
   std::mutex mutex;
   std::vector<std::shared_ptr<const kernels::QPackedWeights>> packed;
-  int w127 = -1;  // no code is -128: 1 / 0, -1 until first checked
-
-  bool above_min(const Tensor& w) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (w127 < 0) w127 = kernels::weights_above_min(w.data<int8_t>(), w.size(0), w.size(1), w.size(1)) ? 1 : 0;
-    return w127 == 1;
-  }
 
   std::shared_ptr<const kernels::QPackedWeights> get(const kernels::QGemmKernel& kern, const Tensor& w) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -43,10 +36,8 @@ void qmatmul(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   int64_t M = 1;  // rows of the flattened (M, K) activation, also when K = 0
   for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
   bool x_signed = x.dtype() == DType::Int8;
-  // The weights' check is done once per cached weight (every call without one).
-  const bool w127 = cache ? cache->above_min(w) : kernels::weights_above_min(w.data<int8_t>(), N, K, K);
   const kernels::QGemmKernel& kern =
-      kernels::qgemm_select(M, kernels::activations_below_128(x.raw_data(), x_signed, M * K), w127);
+      kernels::qgemm_select(M, kernels::activations_below_128(x.raw_data(), x_signed, M * K));
   std::shared_ptr<const kernels::QPackedWeights> packed =
       cache ? cache->get(kern, w)
             : std::make_shared<const kernels::QPackedWeights>(kernels::qgemm_pack_weights(kern, w.data<int8_t>(), N, K, K));

@@ -23,17 +23,16 @@ std::string tag(const QGemmKernel& k) { return k.name; }
 // ---- microkernel tiles ------------------------------------------------------
 
 // Raw sum_k a[i][k] * w[j][k] for one full tile, against the packed kernel.
-// fill: 0 random; then constant tiles at the extremes: 1 all-amax x all-wmin,
-// 2 all-0 x all-127, 3 all-0 x all-wmin, 4 all-amax x all-127 (amax: 127 for
-// needs_a7 kernels, else 255; wmin: -127 for needs_w127 kernels, else -128).
+// fill: 0 random; then constant tiles at the extremes: 1 all-amax x all-(-128),
+// 2 all-0 x all-127, 3 all-0 x all-(-128), 4 all-amax x all-127 (amax: 127
+// for needs_a7 kernels, else 255).
 void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int fill) {
   const int64_t nr = kern.nr, mr = kern.mr;
   std::vector<uint8_t> a(static_cast<size_t>(mr * k));
   std::vector<int8_t> w(static_cast<size_t>(nr * k));
   const int amax = kern.needs_a7 ? 127 : 255;  // such kernels take activations below 128 only
-  const int wmin = kern.needs_w127 ? -127 : -128;  // and such weights without -128
-  std::uniform_int_distribution<int> u8(0, amax), s8(wmin, 127);
-  const int a_fill[] = {0, amax, 0, 0, amax}, w_fill[] = {0, wmin, 127, wmin, 127};
+  std::uniform_int_distribution<int> u8(0, amax), s8(-128, 127);
+  const int a_fill[] = {0, amax, 0, 0, amax}, w_fill[] = {0, -128, 127, -128, 127};
   for (auto& v : a) v = static_cast<uint8_t>(fill == 0 ? u8(ctx.rng) : a_fill[fill]);
   for (auto& v : w) v = static_cast<int8_t>(fill == 0 ? s8(ctx.rng) : w_fill[fill]);
   auto packed = kernels::qgemm_pack_weights(kern, w.data(), nr, k, k);
@@ -154,15 +153,13 @@ const char* out_name(QOut o) {
   return "?";
 }
 
-// fill: 0 random, 1 all-255 (x) x all-wmin (w), 2 all-0 x all-127.
+// fill: 0 random, 1 all-255 (x) x all-(-128) (w), 2 all-0 x all-127.
 // a7: activations whose kernel view (uint8, int8 with the sign bit flipped)
-// stays below 128, for needs_a7 kernels. w127: weight codes (and wmin) from
-// -127, for needs_w127 kernels; else -128.
+// stays below 128, for needs_a7 kernels.
 Problem make(Context& ctx, int64_t m, int64_t n, int64_t k, bool x_signed, int zx_mode, int zw_mode, int fill,
-             QOut out, bool bias, bool a7 = false, bool w127 = false) {
+             QOut out, bool bias, bool a7 = false) {
   Problem pr{m, n, k, x_signed, 0, {}, {}, {}, {}, {}, out, 0, 0, 0};
-  const int wmin = w127 ? -127 : -128;
-  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), w8(wmin, 127), u7(0, 127);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), u7(0, 127);
   pr.x.resize(static_cast<size_t>(m * k));
   pr.w.resize(static_cast<size_t>(n * k));
   // Largest code: 255 (uint8) / 127 (int8), or with a7 127 / -1.
@@ -171,7 +168,7 @@ Problem make(Context& ctx, int64_t m, int64_t n, int64_t k, bool x_signed, int z
     int r = a7 ? (x_signed ? 0x80 | u7(ctx.rng) : u7(ctx.rng)) : u8(ctx.rng);
     v = static_cast<uint8_t>(fill == 1 ? top : fill == 2 ? (x_signed ? 0x80 : 0) : r);
   }
-  for (auto& v : pr.w) v = static_cast<int8_t>(fill == 1 ? wmin : fill == 2 ? 127 : w8(ctx.rng));
+  for (auto& v : pr.w) v = static_cast<int8_t>(fill == 1 ? -128 : fill == 2 ? 127 : s8(ctx.rng));
   int xmin = x_signed ? -128 : 0, xmax = x_signed ? 127 : 255;
   pr.zx = zx_mode == 0 ? xmin : zx_mode == 1 ? xmax : (x_signed ? s8(ctx.rng) : u8(ctx.rng));
   for (int64_t j = 0; j < n; ++j) pr.zw.push_back(zw_mode == 0 ? -128 : zw_mode == 1 ? 127 : s8(ctx.rng));
@@ -206,7 +203,7 @@ bool same(Context& ctx, const QGemmKernel& kern, const Problem& pr, const std::s
 }
 
 void products(Context& ctx, const QGemmKernel& kern) {
-  const bool a7 = kern.needs_a7, w127 = kern.needs_w127;
+  const bool a7 = kern.needs_a7;
   const QOut outs[] = {QOut::Int32, QOut::Float, QOut::Int8, QOut::UInt8, QOut::Requant32};
   int idx = 0;
   for (int64_t m : {1, 2, 5, 7, 16, 17, 33})
@@ -214,7 +211,7 @@ void products(Context& ctx, const QGemmKernel& kern) {
       for (int64_t k : {1, 3, 4, 63, 64, 65, 129}) {
         ++idx;
         bool xs = idx % 2;
-        Problem pr = make(ctx, m, n, k, xs, idx % 3, (idx / 3) % 3, idx % 7 == 0 ? 1 : 0, outs[idx % 5], idx % 4 != 0, a7, w127);
+        Problem pr = make(ctx, m, n, k, xs, idx % 3, (idx / 3) % 3, idx % 7 == 0 ? 1 : 0, outs[idx % 5], idx % 4 != 0, a7);
         if (!same(ctx, kern, pr, "tails")) return;
       }
   // Extremes: every product at its largest magnitude, zero points at both
@@ -223,18 +220,18 @@ void products(Context& ctx, const QGemmKernel& kern) {
     for (int zx_mode : {0, 1})
       for (int zw_mode : {0, 1})
         for (int fill : {1, 2}) {
-          Problem pr = make(ctx, 3, 19, 301, xs, zx_mode, zw_mode, fill, QOut::Int32, false, a7, w127);
+          Problem pr = make(ctx, 3, 19, 301, xs, zx_mode, zw_mode, fill, QOut::Int32, false, a7);
           if (!same(ctx, kern, pr, "grid ends")) return;
         }
   const int64_t kmax = ((int64_t{1} << 31) - 1) / (255 * 255);
-  Problem big = make(ctx, 2, 17, kmax, false, 0, 1, 1, QOut::Int32, false, a7, w127);  // (255-0) * (-128-127) * kmax
+  Problem big = make(ctx, 2, 17, kmax, false, 0, 1, 1, QOut::Int32, false, a7);  // (255-0) * (-128-127) * kmax
   same(ctx, kern, big, "K max");
-  Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false, a7, w127);  // (127+128) * (-255) * kmax
+  Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false, a7);  // (127+128) * (-255) * kmax
   same(ctx, kern, big_s, "K max s8");
   // Threaded: blocks split over the pool must give the same bits.
   int saved = get_num_threads();
   set_num_threads(2);
-  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true, a7, w127);
+  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true, a7);
   same(ctx, kern, th, "2 threads");
   set_num_threads(saved);
 }
@@ -273,7 +270,7 @@ void bench(Context& ctx, const QGemmKernel& kern) {
   bool scalar = std::string(kern.engine) == "reference";
   for (Shape s : shapes) {
     if (scalar) s.m = std::min<int64_t>(s.m, 16);  // keep the scalar run short
-    Problem pr = make(ctx, s.m, s.n, s.k, false, 2, 2, 0, QOut::UInt8, true, kern.needs_a7, kern.needs_w127);
+    Problem pr = make(ctx, s.m, s.n, s.k, false, 2, 2, 0, QOut::UInt8, true, kern.needs_a7);
     auto packed = kernels::qgemm_pack_weights(kern, pr.w.data(), pr.n, pr.k, pr.k);
     std::vector<uint8_t> out(static_cast<size_t>(s.m * s.n));
     kernels::QGemmParams p;
@@ -317,37 +314,9 @@ struct Registrar {
         const QGemmKernel& k = kernels::qgemm_select(64);
         if (!k.supported()) ctx.fail("engine " + e + " selected an unsupported kernel " + k.name);
         if (e != "auto" && e != k.engine) ctx.fail("engine " + e + " selected " + k.name);
-        if (k.needs_a7 || k.needs_w127) ctx.fail("engine " + e + " chose " + k.name + " without its input check");
+        if (k.needs_a7) ctx.fail("engine " + e + " chose " + k.name + " without the activation check");
         if (kernels::qgemm_select(64, true).engine != std::string(k.engine))
           ctx.fail("engine " + e + ": the activations-below-128 variant left the family");
-        const QGemmKernel& kw = kernels::qgemm_select(64, false, true);
-        if (kw.engine != std::string(k.engine) || kw.needs_a7)
-          ctx.fail("engine " + e + ": the weights-without-(-128) choice " + kw.name + " is wrong");
-        if (kernels::qgemm_select(64, false, false).needs_w127)
-          ctx.fail("engine " + e + ": a needs_w127 kernel chosen for weights with -128");
-      }
-      // Weights with one -128: the check finds it, a needs_w127 kernel refuses
-      // to pack them, and the driver's choice falls back to the family's base
-      // kernel, whose product is still exact.
-      for (const QGemmKernel* k : kernels::qgemm_kernels()) {
-        if (!k->supported() || !k->needs_w127) continue;
-        std::vector<int8_t> w(3 * 9, 5);
-        if (!kernels::weights_above_min(w.data(), 3, 9, 9)) ctx.fail("weights_above_min: no -128 in a 5-filled matrix");
-        w[2 * 9 + 8] = -128;
-        if (kernels::weights_above_min(w.data(), 3, 9, 9)) ctx.fail("weights_above_min missed the last -128");
-        if (!kernels::weights_above_min(w.data(), 3, 8, 9)) ctx.fail("weights_above_min read past k");
-        try {
-          kernels::qgemm_pack_weights(*k, w.data(), 3, 9, 9);
-          ctx.fail(std::string(k->name) + " packed weights holding -128");
-        } catch (const std::exception&) {
-        }
-        kernels::set_qgemm_engine(k->engine);
-        const QGemmKernel& base = kernels::qgemm_select(64, false, kernels::weights_above_min(w.data(), 3, 9, 9));
-        if (base.needs_w127) ctx.fail(std::string("fallback chose ") + base.name + " for weights with -128");
-        Problem pr = make(ctx, 7, 3, 9, false, 2, 2, 1, QOut::Int32, true);  // all-255 x all-(-128)
-        pr.w[4] = 3;
-        same(ctx, base, pr, "fallback from " + std::string(k->name));
-        kernels::set_qgemm_engine("auto");
       }
       const uint8_t u[] = {0, 127, 5}, u_hi[] = {0, 128, 5};
       const uint8_t s_neg[] = {0x80, 0xff, 0x90}, s_pos[] = {0x80, 0x00, 0x90};  // int8 -128, -1, -112 / 0

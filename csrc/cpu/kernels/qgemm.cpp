@@ -19,7 +19,7 @@ const std::vector<const QGemmKernel*>& qgemm_kernels() {
       &qgemm_4x16c4_neondot, &qgemm_4x16c8_neoni8mm,
 #endif
 #if defined(__x86_64__)
-      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_5x16c4_avx2_sign, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
+      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
 #endif
   };
   return all;
@@ -29,25 +29,16 @@ namespace {
 
 std::atomic<const QGemmKernel*> g_engine{nullptr};  // null: "auto"
 
-// A kernel valid only for some inputs: the family's base kernel serves the rest.
-bool is_variant(const QGemmKernel* k) { return k->needs_a7 || k->needs_w127; }
-
 const QGemmKernel* find_engine(const std::string& name) {
   for (const QGemmKernel* k : qgemm_kernels())
-    if (name == k->engine && !is_variant(k)) return k;
+    if (name == k->engine && !k->needs_a7) return k;
   return nullptr;
 }
 
-// The family's kernel for activations below 128 (a7) or else for weights
-// without -128 (w127), when it has one; otherwise the base kernel.
-const QGemmKernel* variant_for(const QGemmKernel* base, bool a7, bool w127) {
-  for (bool want_a7 : {true, false}) {
-    if (want_a7 ? !a7 : !w127) continue;
-    for (const QGemmKernel* k : qgemm_kernels())
-      if (std::string(k->engine) == base->engine && k->supported() &&
-          (want_a7 ? k->needs_a7 && !k->needs_w127 : k->needs_w127 && !k->needs_a7))
-        return k;
-  }
+// The family's kernel for activations below 128, when it has one.
+const QGemmKernel* a7_variant(const QGemmKernel* base) {
+  for (const QGemmKernel* k : qgemm_kernels())
+    if (k->needs_a7 && std::string(k->engine) == base->engine) return k;
   return base;
 }
 
@@ -62,14 +53,14 @@ std::string joined(const std::vector<std::string>& v) {
 std::vector<std::string> qgemm_engine_names() {
   std::vector<std::string> v = {"auto"};
   for (const QGemmKernel* k : qgemm_kernels())
-    if (!is_variant(k)) v.push_back(k->engine);
+    if (!k->needs_a7) v.push_back(k->engine);
   return v;
 }
 
 std::vector<std::string> qgemm_available_engines() {
   std::vector<std::string> v = {"auto"};
   for (const QGemmKernel* k : qgemm_kernels())
-    if (k->supported() && !is_variant(k)) v.push_back(k->engine);
+    if (k->supported() && !k->needs_a7) v.push_back(k->engine);
   return v;
 }
 
@@ -92,26 +83,19 @@ std::string qgemm_engine() {
   return k ? k->engine : "auto";
 }
 
-const QGemmKernel& qgemm_select(int64_t m, bool a7, bool w127) {
+const QGemmKernel& qgemm_select(int64_t m, bool a7) {
   const QGemmKernel* chosen = g_engine.load();
   if (!chosen) {
     // "auto": the widest instruction set the host has. A 16-row AMX tile
     // wastes most of its work on a few rows, so small M stays on vector units.
     chosen = qgemm_kernels().front();
     for (const QGemmKernel* k : qgemm_kernels()) {
-      if (!k->supported() || is_variant(k)) continue;
+      if (!k->supported() || k->needs_a7) continue;
       if (std::string(k->engine) == "amx" && m < 8) continue;
       chosen = k;  // the list is ordered from narrowest to widest
     }
   }
-  return *variant_for(chosen, a7, w127);
-}
-
-bool weights_above_min(const int8_t* w, int64_t n, int64_t k, int64_t ldw) {
-  int8_t lo = 127;  // a min over plain bytes: the compiler vectorizes it
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t i = 0; i < k; ++i) lo = std::min(lo, w[r * ldw + i]);
-  return lo != -128;
+  return a7 ? *a7_variant(chosen) : *chosen;
 }
 
 }  // namespace lucid::kernels

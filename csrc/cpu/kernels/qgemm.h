@@ -40,10 +40,6 @@ struct QGemmKernel {
   // Only valid when every activation (as uint8, after the sign flip of int8
   // codes) is below 128; the driver checks before choosing such a kernel.
   bool needs_a7 = false;
-  // Only valid for weights without the code -128; qgemm_pack_weights records
-  // whether a matrix has one (QPackedWeights::has_min) and the driver refuses
-  // such a kernel for it.
-  bool needs_w127 = false;
   // Weight panel layout: for column block b (nr columns, zero-padded past N),
   // k-group g (kr consecutive k), column j, lane r:
   //   data[((b * (kp / kr) + g) * nr + j) * kr + r] = w[b * nr + j][g * kr + r]
@@ -61,12 +57,8 @@ std::vector<std::string> qgemm_available_engines();
 void set_qgemm_engine(const std::string& name);
 std::string qgemm_engine();
 // The kernel the current engine uses for a product with m rows; `a7`: every
-// activation is below 128 (then a needs_a7 kernel of the family may be used);
-// `w127`: no weight code is -128 (then a needs_w127 kernel may be used).
-const QGemmKernel& qgemm_select(int64_t m, bool a7 = false, bool w127 = false);
-
-// True when no code of the (n, k) int8 matrix (row stride ldw) is -128.
-bool weights_above_min(const int8_t* w, int64_t n, int64_t k, int64_t ldw);
+// activation is below 128 (then a needs_a7 kernel of the family may be used).
+const QGemmKernel& qgemm_select(int64_t m, bool a7 = false);
 
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
@@ -77,7 +69,6 @@ extern const QGemmKernel qgemm_4x16c8_neoni8mm;
 #if defined(__x86_64__)
 extern const QGemmKernel qgemm_5x16c2_avx2;
 extern const QGemmKernel qgemm_5x16c4_avx2_u7;
-extern const QGemmKernel qgemm_5x16c4_avx2_sign;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
 extern const QGemmKernel qgemm_8x16c4_avx512vnni;
 extern const QGemmKernel qgemm_16x16c4_amx;
