@@ -228,11 +228,19 @@ void products(Context& ctx, const QGemmKernel& kern) {
   same(ctx, kern, big, "K max");
   Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false, a7);  // (127+128) * (-255) * kmax
   same(ctx, kern, big_s, "K max s8");
-  // Threaded: blocks split over the pool must give the same bits.
+  // Threaded: the product cut into row and column parts (a row cut, a column
+  // cut when rows are few, a tiny product left on one thread, uneven thread
+  // counts) must give the same bits.
   int saved = get_num_threads();
-  set_num_threads(2);
-  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true, a7);
-  same(ctx, kern, th, "2 threads");
+  struct Shape { int64_t m, n, k; };
+  for (int threads : {2, 3, 4}) {
+    set_num_threads(threads);
+    for (Shape s : {Shape{130, 300, 200}, Shape{64, 256, 256}, Shape{7, 700, 300}, Shape{257, 33, 129},
+                    Shape{1, 1000, 700}, Shape{3, 20, 5}}) {
+      Problem th = make(ctx, s.m, s.n, s.k, threads == 3, 2, 2, 0, threads == 4 ? QOut::Int32 : QOut::UInt8, true, a7);
+      if (!same(ctx, kern, th, std::to_string(threads) + " threads")) break;
+    }
+  }
   set_num_threads(saved);
 }
 
