@@ -35,7 +35,7 @@ SHAPES = [("digits", 1, 1, 16, 28, 3, 1), ("digits", 8, 1, 16, 28, 3, 1),
           ("resnet", 1, 64, 64, 56, 3, 1), ("resnet", 8, 64, 64, 56, 3, 1)]
 QUICK = [s for s in SHAPES if s[1] == 1 or s[0] == "digits"]
 SX, ZX, SY, ZY = 0.02, 128, 0.5, 128
-XMAX = 256  # activation codes drawn from [0, XMAX); --7bit sets 128
+XMAX = 256  # activation codes drawn from [0, XMAX); --7bit sets 128 (and ZX 64)
 
 
 def key(shape, t):
@@ -130,8 +130,9 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="the 'all threads' count (default: all cores, at most 4)")
     ap.add_argument("--7bit", dest="seven", action="store_true", help="activation codes in [0, 127]")
     args = ap.parse_args()
-    global XMAX
+    global XMAX, ZX
     XMAX = 128 if args.seven else 256
+    ZX = 64 if args.seven else 128  # the zero point is the padding code: inside [0, 127] for 7-bit codes
     shapes = QUICK if args.quick else SHAPES
     all_threads = args.threads or min(4, os.cpu_count() or 1)
     threads = sorted({1, all_threads})
