@@ -258,7 +258,7 @@ namespace {
 // stay in L2); with several threads the cut is refined until every thread has
 // work and the task count is a multiple of the thread count, since a few big
 // tasks over two threads leave one idle at the end (3 blocks of a 256-row
-// product ran as 2 + 1).
+// product ran as 2 + 1, a 64-row one was a single block).
 struct Partition {
   int64_t m_parts, n_parts;
   int64_t threads;  // threads worth using: at most the pool's, one per kMinTaskWork
@@ -274,8 +274,11 @@ Partition partition(int64_t m_tiles, int64_t n_tiles, int64_t mc_tiles, int64_t 
   if (threads <= 1) return pt;
   // Refine the dimension with more tiles per part (rows first on a tie: a
   // column cut makes each part pack the same activation rows again).
+  // Aim at several tasks per thread (as work allows): a thread woken late
+  // then finds tasks left to take instead of one half of the product.
+  const int64_t target = std::max(threads, std::min(4 * threads, work / kMinTaskWork) / threads * threads);
   auto tasks = [&] { return pt.m_parts * pt.n_parts; };
-  while (tasks() < threads || (tasks() < 8 * threads && tasks() % threads != 0)) {
+  while (tasks() < target || (tasks() < 8 * threads && tasks() % threads != 0)) {
     const bool can_m = pt.m_parts < m_tiles, can_n = pt.n_parts < n_tiles;
     if (!can_m && !can_n) break;
     const bool by_m = can_m && (!can_n || m_tiles * pt.n_parts >= n_tiles * pt.m_parts);
