@@ -94,58 +94,85 @@ uint32_t copy_row(const uint8_t* src, int64_t k, uint8_t flip, uint8_t store_fli
 #if defined(__x86_64__)
 // The same with AVX2: vpsadbw sums 32 bytes per step (the compiler's own
 // vectorization of the loop above widens every byte to 32 bits for the sum).
+// The last partial step goes through a 32-byte buffer whose padding holds
+// `flip`, so it adds 0 to the sum. Rows shorter than 32 take the plain loop
+// (which the compiler vectorizes 16 wide): per row, the buffer's set-up cost
+// more than it saved at K = 9.
 template <class A>
-__attribute__((target("avx2"))) uint32_t copy_row_avx2(const uint8_t* src, int64_t k, uint8_t flip,
-                                                       uint8_t store_flip, A* dst) {
+__attribute__((target("avx2"), always_inline)) inline void copy32_avx2(const uint8_t* src, __m256i f, __m256i sf,
+                                                                      __m256i& acc, A* dst) {
+  __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), f);
+  acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+  __m256i out = _mm256_xor_si256(v, sf);
+  if constexpr (sizeof(A) == 2) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_cvtepu8_epi16(_mm256_castsi256_si128(out)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(out, 1)));
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), out);
+  }
+}
+
+template <class A>
+__attribute__((target("avx2"), always_inline)) inline uint32_t copy_row_avx2(const uint8_t* src, int64_t k,
+                                                                            uint8_t flip, uint8_t store_flip, A* dst) {
   const __m256i f = _mm256_set1_epi8(static_cast<char>(flip)), sf = _mm256_set1_epi8(static_cast<char>(store_flip));
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i acc = zero;
+  __m256i acc = _mm256_setzero_si256();
   int64_t i = 0;
-  for (; i + 32 <= k; i += 32) {
-    __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), f);
-    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
-    __m256i out = _mm256_xor_si256(v, sf);
-    if constexpr (sizeof(A) == 2) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu8_epi16(_mm256_castsi256_si128(out)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 16),
-                          _mm256_cvtepu8_epi16(_mm256_extracti128_si256(out, 1)));
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), out);
-    }
+  for (; i + 32 <= k; i += 32) copy32_avx2(src + i, f, sf, acc, dst + i);
+  if (i < k) {
+    alignas(32) uint8_t in[32];
+    alignas(32) A out[32];
+    std::memset(in, flip, sizeof in);
+    std::memcpy(in, src + i, static_cast<size_t>(k - i));
+    copy32_avx2(in, f, sf, acc, out);
+    std::memcpy(dst + i, out, static_cast<size_t>(k - i) * sizeof(A));
   }
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  const uint32_t s = static_cast<uint32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
-  return s + copy_row(src + i, k - i, flip, store_flip, dst + i);
+  return static_cast<uint32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
 }
 #endif
 
 // Activation rows [lo, hi) into `panel` (row lo first), K padded to kp and
 // rows past M filled with zeros; int8 activations enter as uint8 with the
 // sign bit flipped (x + 128), and the row sums of those uint8 values
-// (row_sum[r - lo]) feed the correction for zw.
+// (row_sum[r - lo]) feed the correction for zw. The row loop is instantiated
+// per copy routine, so the AVX2 one inlines (a call per row cost a quarter of
+// a K = 9 product).
+#define LUCID_PACK_ROWS_BODY(COPY)                                                                     \
+  const uint8_t flip = p.x_signed ? 0x80 : 0;                                                        \
+  const uint8_t store_flip = minus128 ? 0x80 : 0; /* the panel holds xu - 128 as int8 bytes */       \
+  for (int64_t r = lo; r < hi; ++r) {                                                                \
+    A* dst = panel + (r - lo) * kp;                                                                  \
+    if (r < p.m)                                                                                     \
+      row_sum[r - lo] = COPY(static_cast<const uint8_t*>(p.x) + r * p.ldx, k, flip, store_flip, dst); \
+    else                                                                                             \
+      std::fill(dst, dst + k, A{0});                                                                 \
+    std::fill(dst + k, dst + kp, A{0});                                                              \
+  }
+
+template <class A>
+void pack_rows_scalar(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel,
+                      uint32_t* row_sum, bool minus128) {
+  LUCID_PACK_ROWS_BODY(copy_row)
+}
+#if defined(__x86_64__)
+template <class A>
+__attribute__((target("avx2"))) void pack_rows_avx2(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp,
+                                                    int64_t k, A* panel, uint32_t* row_sum, bool minus128) {
+  LUCID_PACK_ROWS_BODY(copy_row_avx2)
+}
+#endif
+#undef LUCID_PACK_ROWS_BODY
+
 template <class A>
 void pack_rows(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel, uint32_t* row_sum,
                bool minus128) {
-  const uint8_t flip = p.x_signed ? 0x80 : 0;
-  const uint8_t store_flip = minus128 ? 0x80 : 0;  // the panel holds xu - 128 as int8 bytes
 #if defined(__x86_64__)
   static const bool avx2 = cpu_has_avx2();
+  if (avx2 && k >= 32) return pack_rows_avx2(p, lo, hi, kp, k, panel, row_sum, minus128);  // short rows: see below
 #endif
-  for (int64_t r = lo; r < hi; ++r) {
-    A* dst = panel + (r - lo) * kp;
-    if (r < p.m) {
-      const uint8_t* src = static_cast<const uint8_t*>(p.x) + r * p.ldx;
-#if defined(__x86_64__)
-      row_sum[r - lo] = avx2 ? copy_row_avx2(src, k, flip, store_flip, dst) : copy_row(src, k, flip, store_flip, dst);
-#else
-      row_sum[r - lo] = copy_row(src, k, flip, store_flip, dst);
-#endif
-    } else {
-      std::fill(dst, dst + k, A{0});
-    }
-    std::fill(dst + k, dst + kp, A{0});
-  }
+  pack_rows_scalar(p, lo, hi, kp, k, panel, row_sum, minus128);
 }
 
 // acc = raw + col_term[n] - zw[n] * row_sum[m], all mod 2^32: the true value
