@@ -288,15 +288,18 @@ namespace {
 // product ran as 2 + 1, a 64-row one was a single block).
 struct Partition {
   int64_t m_parts, n_parts;
-  int64_t threads;  // threads worth using: at most the pool's, one per kMinTaskWork
+  int64_t threads;  // threads worth using: at most the pool's, one per kMinThreadWork
 };
 
-// Multiply-adds below which a task is not worth a thread (~15 us of work):
-// waking a pool thread costs a few microseconds.
+// Multiply-adds per thread below which another thread is not worth waking
+// (~50 us of work: a sleeping pool thread starts ~5-90 us late, and a
+// 1 x 1024 x 1024 product ran 1.3-1.7x slower on 2 threads than on 1), and
+// the smallest task the cut below makes (~15 us).
+constexpr int64_t kMinThreadWork = int64_t{1} << 21;
 constexpr int64_t kMinTaskWork = int64_t{1} << 19;
 
 Partition partition(int64_t m_tiles, int64_t n_tiles, int64_t mc_tiles, int64_t nc_tiles, int64_t work) {
-  const int64_t threads = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, work / kMinTaskWork));
+  const int64_t threads = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, work / kMinThreadWork));
   Partition pt{(m_tiles + mc_tiles - 1) / mc_tiles, (n_tiles + nc_tiles - 1) / nc_tiles, threads};
   if (threads <= 1) return pt;
   // Refine the dimension with more tiles per part (rows first on a tie: a

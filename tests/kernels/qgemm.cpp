@@ -235,8 +235,10 @@ void products(Context& ctx, const QGemmKernel& kern) {
   struct Shape { int64_t m, n, k; };
   for (int threads : {2, 3, 4}) {
     set_num_threads(threads);
-    for (Shape s : {Shape{130, 300, 200}, Shape{64, 256, 256}, Shape{7, 700, 300}, Shape{257, 33, 129},
-                    Shape{1, 1000, 700}, Shape{3, 20, 5}}) {
+    // (Each threaded shape has >= 2 x 2^21 multiply-adds, the driver's least
+    // work for a second thread.)
+    for (Shape s : {Shape{130, 300, 200}, Shape{64, 256, 256}, Shape{7, 2100, 300}, Shape{515, 70, 129},
+                    Shape{1, 4000, 1100}, Shape{3, 20, 5}}) {
       Problem th = make(ctx, s.m, s.n, s.k, threads == 3, 2, 2, 0, threads == 4 ? QOut::Int32 : QOut::UInt8, true, a7);
       if (!same(ctx, kern, th, std::to_string(threads) + " threads")) break;
     }
