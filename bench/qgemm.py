@@ -8,11 +8,12 @@ Q.prepack_weight, as a quantized Linear would hold them; PyTorch: its
 Linear's packed params) and quantized uint8 activations in, quint8 out. The
 C++ bench (lucid_kernel_tests) shows the kernels alone.
 
-PyTorch may live in another environment without lucid. Then run
+PyTorch may live in another environment without lucid. Then either point
+$LUCID_TORCH_SITE at its site-packages (a plain run then measures all three,
+shape by shape), or run
     <python with torch> bench/qgemm.py --torch-only --json torch.json
     python bench/qgemm.py --merge torch.json
-(the second prints lucid's figures next to PyTorch's). When one interpreter
-has both, a plain run measures all three.
+(the second prints lucid's figures next to PyTorch's, from another moment).
 
 Usage: python bench/qgemm.py [--quick] [--7bit] [--threads N] [--json PATH] [--torch-only] [--merge PATH]
 """
@@ -28,6 +29,8 @@ import time
 import numpy as np
 
 os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
+
+from _timing import import_torch  # noqa: E402
 
 MS = [1, 16, 64, 256, 1024]
 NKS = [256, 1024, 4096]
@@ -152,16 +155,24 @@ def main():
 
     if args.torch_only:
         res.update(torch_cases(shapes, threads, budget))
-    else:
+    elif args.merge:
         res.update(lucid_cases(shapes, threads, budget))
-        if args.merge:
-            with open(args.merge) as f:
-                res.update({k: v for k, v in json.load(f).items() if k.startswith("torch")})
-        else:
-            try:
-                res.update(torch_cases(shapes, threads, budget))
-            except ImportError:
-                print("(torch not importable here: run its part with --torch-only and pass --merge)")
+        with open(args.merge) as f:
+            res.update({k: v for k, v in json.load(f).items() if k.startswith("torch")})
+    elif import_torch() is None:
+        res.update(lucid_cases(shapes, threads, budget))
+        print("(torch not importable here: set $LUCID_TORCH_SITE, or run its part with --torch-only and pass --merge)")
+    else:
+        # Both here: shape by shape, lucid then PyTorch, so each ratio comes from
+        # the same moment of a shared machine.
+        for t in threads:
+            for shape in shapes:
+                for part in (lucid_cases([shape], [t], budget), torch_cases([shape], [t], budget)):
+                    for name, value in part.items():
+                        if isinstance(value, dict):
+                            res.setdefault(name, {}).update(value)
+                        else:
+                            res[name] = value
 
     print(f"CPU: {model}\nflags: {' '.join(flags)}\nactivation codes in [0, {XMAX - 1}]")
     if "engine" in res:

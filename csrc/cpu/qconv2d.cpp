@@ -2,7 +2,9 @@
 // convolution"): an integer im2col of the activation codes, padded with the
 // activation zero point so padding contributes (zx - zx) * w = 0, then the
 // int8 GEMM of cpu/kernels with its fused epilogue, then a transpose from
-// (pixels, channels) to the NCHW output.
+// (pixels, channels) to the NCHW output. The im2col goes through a
+// channels-innermost copy of the input, so a patch is kh copies of kw * cg
+// bytes; the weights are reordered to match.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -19,88 +21,6 @@
 namespace lucid::cpu {
 
 namespace {
-
-// The channel group of one image copied into Hp x Wp planes, its pixels at
-// (ph, pw), bordered by the pad byte, so that every window tap lands inside: the patch
-// loops below then need no bounds test per byte (a test per tap made im2col
-// the bulk of a small convolution's time).
-void pad_planes(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t Hp, int64_t Wp, int64_t ph,
-                int64_t pw, uint8_t pad, uint8_t* padded) {
-  if (Hp != H || Wp != W) std::memset(padded, pad, static_cast<size_t>(cg * Hp * Wp));
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t y = 0; y < H; ++y)
-      std::memcpy(padded + (c * Hp + y + ph) * Wp + pw, x + ((c0 + c) * H + y) * W, static_cast<size_t>(W));
-}
-
-// Rows [lo, hi) of the patches: patches[p][(c * kh + i) * kw + j] =
-// padded[c][row(p, i)][col(p, j)]. Every quantity is a scalar argument: the
-// byte stores below may alias any object, so values read through a reference
-// or a lambda's closure would be reloaded after every store. KW > 0 fixes the
-// window width at compile time (the common 3 and 1), 0 reads kw.
-template <int KW>
-void im2col_rows(const uint8_t* padded, int64_t Hp, int64_t Wp, int64_t cg, int64_t kh, int64_t kw_rt, int64_t sh,
-                 int64_t sw, int64_t dh, int64_t dw, int64_t ow, uint8_t* patches, int64_t lo, int64_t hi) {
-  const int64_t kw = KW > 0 ? KW : kw_rt;
-  const int64_t K = cg * kh * kw;
-  for (int64_t oy = lo; oy < hi; ++oy)
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      uint8_t* dst = patches + (oy * ow + ox) * K;
-      const uint8_t* corner = padded + oy * sh * Wp + ox * sw;
-      for (int64_t c = 0; c < cg; ++c)
-        for (int64_t i = 0; i < kh; ++i, dst += kw) {
-          const uint8_t* row = corner + (c * Hp + i * dh) * Wp;
-          for (int64_t j = 0; j < kw; ++j) dst[j] = row[j * dw];
-        }
-    }
-}
-
-// Width 3 at dilation 1 (most CNNs): each tap row is 3 adjacent bytes, moved as
-// one 4-byte copy, not three. The 4th byte lands on the next tap row's first,
-// which that row then writes; the patch's last row moves 3 bytes, so nothing is
-// written outside the patch (the next one may be another thread's). Its 4th
-// read stays in the buffer: a later tap row of the same patch follows it.
-void im2col_rows_w3(const uint8_t* padded, int64_t Hp, int64_t Wp, int64_t cg, int64_t kh, int64_t sh, int64_t sw,
-                    int64_t dh, int64_t ow, uint8_t* patches, int64_t lo, int64_t hi) {
-  const int64_t taps = cg * kh, K = taps * 3;
-  for (int64_t oy = lo; oy < hi; ++oy)
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      uint8_t* dst = patches + (oy * ow + ox) * K;
-      const uint8_t* corner = padded + oy * sh * Wp + ox * sw;
-      int64_t t = 0;
-      for (int64_t c = 0; c < cg; ++c)
-        for (int64_t i = 0; i < kh; ++i, ++t, dst += 3) {
-          const uint8_t* row = corner + (c * Hp + i * dh) * Wp;
-          if (t + 1 < taps) {
-            std::memcpy(dst, row, 4);
-          } else {
-            dst[0] = row[0], dst[1] = row[1], dst[2] = row[2];
-          }
-        }
-    }
-}
-
-void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, const Window2d& win, uint8_t pad,
-            uint8_t* padded, uint8_t* patches) {
-  const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
-  pad_planes(x, H, W, c0, cg, Hp, Wp, win.ph, win.pw, pad, padded);
-  const int64_t K = cg * win.kh * win.kw;
-  parallel_for(win.oh, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, win.ow * K)), [&](int64_t lo, int64_t hi) {
-    switch (win.kw) {
-      case 3:
-        if (win.dw == 1) {
-          im2col_rows_w3(padded, Hp, Wp, cg, win.kh, win.sh, win.sw, win.dh, win.ow, patches, lo, hi);
-          break;
-        }
-        im2col_rows<3>(padded, Hp, Wp, cg, win.kh, 3, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
-        break;
-      case 1:
-        im2col_rows<1>(padded, Hp, Wp, cg, win.kh, 1, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
-        break;
-      default:
-        im2col_rows<0>(padded, Hp, Wp, cg, win.kh, win.kw, win.sh, win.sw, win.dh, win.dw, win.ow, patches, lo, hi);
-    }
-  });
-}
 
 // dst (cols, rows) = src (rows, cols) transposed, for byte codes. 16 x 16 tiles
 // go through SSE2 unpacks (four rounds of interleaving: bytes, pairs, quads,
@@ -141,6 +61,59 @@ void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* ds
     for (int64_t r = c < c_done ? r_done : 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
 }
 
+// The channel group of one image as Hp x Wp pixels of cg bytes each (channels
+// innermost), its pixels at (ph, pw), bordered by the pad byte, so that every
+// window tap lands inside and a window row of kw pixels is kw * cg adjacent
+// bytes. `hwc_scratch` holds H * W * cg bytes.
+void pad_pixels(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t Hp, int64_t Wp, int64_t ph,
+                int64_t pw, uint8_t pad, uint8_t* padded, uint8_t* hwc_scratch) {
+  if (Hp != H || Wp != W) std::memset(padded, pad, static_cast<size_t>(Hp * Wp * cg));
+  const uint8_t* hwc = x + c0 * H * W;  // one channel: CHW is already HWC
+  if (cg > 1) {
+    transpose_bytes(hwc, cg, H * W, hwc_scratch);
+    hwc = hwc_scratch;
+  }
+  for (int64_t y = 0; y < H; ++y)
+    std::memcpy(padded + ((y + ph) * Wp + pw) * cg, hwc + y * W * cg, static_cast<size_t>(W * cg));
+}
+
+// Rows [lo, hi) of the patches, taps in (i, j, c) order:
+// patches[p][(i * kw + j) * cg + c] = padded[row(p, i)][col(p, j)][c]. At
+// dilation 1 a window row is one copy of kw * cg bytes (192 for a 3x3
+// window over 64 channels), instead of a copy per tap. RB > 0 fixes that
+// row length at compile time (3: a 3-wide window over one channel), so the
+// copy is a few moves rather than a call.
+template <int RB>
+void im2col_rows(const uint8_t* padded, int64_t Wp, int64_t cg, const Window2d& win, uint8_t* patches, int64_t lo,
+                 int64_t hi) {
+  const int64_t row_bytes = RB > 0 ? RB : win.kw * cg, K = win.kh * row_bytes;
+  const int64_t kh = win.kh, ow = win.ow, sh = win.sh, sw = win.sw, dh = win.dh;
+  int64_t oy = lo / ow, ox = lo % ow;  // stepped below: a division per pixel was a fifth of a small conv
+  for (int64_t p = lo; p < hi; ++p, ox = ox + 1 == ow ? (++oy, 0) : ox + 1) {
+    uint8_t* dst = patches + p * K;
+    for (int64_t i = 0; i < kh; ++i, dst += row_bytes) {
+      const uint8_t* src = padded + ((oy * sh + i * dh) * Wp + ox * sw) * cg;
+      if (RB > 0 || win.dw == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(row_bytes));
+      } else {
+        for (int64_t j = 0; j < win.kw; ++j) std::memcpy(dst + j * cg, src + j * win.dw * cg, static_cast<size_t>(cg));
+      }
+    }
+  }
+}
+
+void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, const Window2d& win, uint8_t pad,
+            uint8_t* padded, uint8_t* hwc_scratch, uint8_t* patches) {
+  const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
+  pad_pixels(x, H, W, c0, cg, Hp, Wp, win.ph, win.pw, pad, padded, hwc_scratch);
+  const int64_t P = win.oh * win.ow, K = cg * win.kh * win.kw;
+  parallel_for(P, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K)),
+               [&](int64_t lo, int64_t hi) {
+                 if (win.dw == 1 && win.kw * cg == 3) im2col_rows<3>(padded, Wp, cg, win, patches, lo, hi);
+                 else im2col_rows<0>(padded, Wp, cg, win, patches, lo, hi);
+               });
+}
+
 }  // namespace
 
 void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
@@ -169,11 +142,20 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   // near 1 MiB. Integer sums and the per-element epilogue do not depend on m.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{1} << 20) / std::max<int64_t>(1, P * K)));
   const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
+  // The weights in the patches' tap order, (o, i, j, c): the int32 sums do not
+  // depend on the order of their terms.
+  const int64_t taps = win.kh * win.kw;
+  std::vector<int8_t> w_hwc(static_cast<size_t>(O * K));
+  const int8_t* wb = w.data<int8_t>();
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t t = 0; t < taps; ++t) w_hwc[o * K + t * cg + c] = wb[(o * cg + c) * taps + t];
   std::vector<kernels::QPackedWeights> packed;  // once per call, per group
   for (int64_t g = 0; g < groups; ++g)
-    packed.push_back(kernels::qgemm_pack_weights(kern, w.data<int8_t>() + g * og * K, og, K, K));
+    packed.push_back(kernels::qgemm_pack_weights(kern, w_hwc.data() + g * og * K, og, K, K));
   std::vector<uint8_t> patches(static_cast<size_t>(chunk * P * K));
   std::vector<uint8_t> padded(static_cast<size_t>(cg * (win.ph + H + win.pad_bottom(H)) * (win.pw + W + win.pad_right(W))));
+  std::vector<uint8_t> hwc_scratch(static_cast<size_t>(cg > 1 ? cg * H * W : 0));
   std::vector<char> tmp(static_cast<size_t>(chunk * P * og) * osize);
   // The padding byte: the zero point's code (its two's complement byte for int8).
   const uint8_t pad = static_cast<uint8_t>(zx);
@@ -183,7 +165,8 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
     const int64_t nb = std::min(chunk, N - n0);
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t i = 0; i < nb; ++i)
-        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, padded.data(), patches.data() + i * P * K);
+        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, padded.data(), hwc_scratch.data(),
+               patches.data() + i * P * K);
       p.m = nb * P;
       p.x = patches.data();
       p.zw = zw + g * og;

@@ -6,6 +6,7 @@
 #include "cpu/qgemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -13,6 +14,10 @@
 
 #include "core/errors.h"
 #include "core/thread_pool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 // The epilogue loops vectorize (cvtdq2ps, mulps, roundps, addps, min/max):
 // give them an AVX2 clone chosen at load time on x86-64 glibc. Each step is a
@@ -73,30 +78,101 @@ QPackedWeights qgemm_pack_weights(const QGemmKernel& kernel, const int8_t* w, in
 
 namespace {
 
-// Activation panel: rows padded to a multiple of MR, K to kp, with zeros;
-// int8 activations enter as uint8 with the sign bit flipped (x + 128), and
-// the row sums of those uint8 values feed the correction for zw.
+// One activation row: dst[i] = (src[i] ^ flip) ^ store_flip, zero-extended
+// to A; returns the row sum of src[i] ^ flip (the uint8 view of the codes).
+template <class A>
+uint32_t copy_row(const uint8_t* src, int64_t k, uint8_t flip, uint8_t store_flip, A* dst) {
+  uint32_t s = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    uint8_t v = static_cast<uint8_t>(src[i] ^ flip);
+    dst[i] = static_cast<A>(static_cast<uint8_t>(v ^ store_flip));
+    s += v;
+  }
+  return s;
+}
+
+#if defined(__x86_64__)
+// The same with AVX2: vpsadbw sums 32 bytes per step (the compiler's own
+// vectorization of the loop above widens every byte to 32 bits for the sum).
+// The last partial step goes through a 32-byte buffer whose padding holds
+// `flip`, so it adds 0 to the sum. Rows shorter than 32 take the plain loop
+// (which the compiler vectorizes 16 wide): per row, the buffer's set-up cost
+// more than it saved at K = 9.
+template <class A>
+__attribute__((target("avx2"), always_inline)) inline void copy32_avx2(const uint8_t* src, __m256i f, __m256i sf,
+                                                                      __m256i& acc, A* dst) {
+  __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), f);
+  acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+  __m256i out = _mm256_xor_si256(v, sf);
+  if constexpr (sizeof(A) == 2) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_cvtepu8_epi16(_mm256_castsi256_si128(out)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(out, 1)));
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), out);
+  }
+}
+
+template <class A>
+__attribute__((target("avx2"), always_inline)) inline uint32_t copy_row_avx2(const uint8_t* src, int64_t k,
+                                                                            uint8_t flip, uint8_t store_flip, A* dst) {
+  const __m256i f = _mm256_set1_epi8(static_cast<char>(flip)), sf = _mm256_set1_epi8(static_cast<char>(store_flip));
+  __m256i acc = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= k; i += 32) copy32_avx2(src + i, f, sf, acc, dst + i);
+  if (i < k) {
+    alignas(32) uint8_t in[32];
+    alignas(32) A out[32];
+    std::memset(in, flip, sizeof in);
+    std::memcpy(in, src + i, static_cast<size_t>(k - i));
+    copy32_avx2(in, f, sf, acc, out);
+    std::memcpy(dst + i, out, static_cast<size_t>(k - i) * sizeof(A));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  return static_cast<uint32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+}
+#endif
+
+// Activation rows [lo, hi) into `panel` (row lo first), K padded to kp and
+// rows past M filled with zeros; int8 activations enter as uint8 with the
+// sign bit flipped (x + 128), and the row sums of those uint8 values
+// (row_sum[r - lo]) feed the correction for zw. The row loop is instantiated
+// per copy routine, so the AVX2 one inlines (a call per row cost a quarter of
+// a K = 9 product).
+#define LUCID_PACK_ROWS_BODY(COPY)                                                                     \
+  const uint8_t flip = p.x_signed ? 0x80 : 0;                                                        \
+  const uint8_t store_flip = minus128 ? 0x80 : 0; /* the panel holds xu - 128 as int8 bytes */       \
+  for (int64_t r = lo; r < hi; ++r) {                                                                \
+    A* dst = panel + (r - lo) * kp;                                                                  \
+    if (r < p.m)                                                                                     \
+      row_sum[r - lo] = COPY(static_cast<const uint8_t*>(p.x) + r * p.ldx, k, flip, store_flip, dst); \
+    else                                                                                             \
+      std::fill(dst, dst + k, A{0});                                                                 \
+    std::fill(dst + k, dst + kp, A{0});                                                              \
+  }
+
+template <class A>
+void pack_rows_scalar(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel,
+                      uint32_t* row_sum, bool minus128) {
+  LUCID_PACK_ROWS_BODY(copy_row)
+}
+#if defined(__x86_64__)
+template <class A>
+__attribute__((target("avx2"))) void pack_rows_avx2(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp,
+                                                    int64_t k, A* panel, uint32_t* row_sum, bool minus128) {
+  LUCID_PACK_ROWS_BODY(copy_row_avx2)
+}
+#endif
+#undef LUCID_PACK_ROWS_BODY
+
 template <class A>
 void pack_rows(const QGemmParams& p, int64_t lo, int64_t hi, int64_t kp, int64_t k, A* panel, uint32_t* row_sum,
                bool minus128) {
-  const uint8_t flip = p.x_signed ? 0x80 : 0;
-  const uint8_t store_flip = minus128 ? 0x80 : 0;  // the panel holds xu - 128 as int8 bytes
-  for (int64_t r = lo; r < hi; ++r) {
-    A* dst = panel + r * kp;
-    uint32_t s = 0;
-    if (r < p.m) {
-      const uint8_t* src = static_cast<const uint8_t*>(p.x) + r * p.ldx;
-      for (int64_t i = 0; i < k; ++i) {
-        uint8_t v = static_cast<uint8_t>(src[i] ^ flip);
-        dst[i] = static_cast<A>(static_cast<uint8_t>(v ^ store_flip));
-        s += v;
-      }
-      row_sum[r] = s;
-    } else {
-      std::fill(dst, dst + k, A{0});
-    }
-    std::fill(dst + k, dst + kp, A{0});
-  }
+#if defined(__x86_64__)
+  static const bool avx2 = cpu_has_avx2();
+  if (avx2 && k >= 32) return pack_rows_avx2(p, lo, hi, kp, k, panel, row_sum, minus128);  // short rows: see below
+#endif
+  pack_rows_scalar(p, lo, hi, kp, k, panel, row_sum, minus128);
 }
 
 // acc = raw + col_term[n] - zw[n] * row_sum[m], all mod 2^32: the true value
@@ -201,25 +277,70 @@ bool activations_below_128(const void* x, bool x_signed, int64_t n) {
 
 // ------------------------------------------------------------------ driver --
 
+namespace {
+
+// The product is cut into tasks, rectangles of whole register tiles: m_parts
+// row ranges x n_parts column ranges. Each range is at most a cache block
+// (rows whose activation panel stays in L1/L2, columns whose packed weights
+// stay in L2); with several threads the cut is refined until every thread has
+// work and the task count is a multiple of the thread count, since a few big
+// tasks over two threads leave one idle at the end (3 blocks of a 256-row
+// product ran as 2 + 1, a 64-row one was a single block).
+struct Partition {
+  int64_t m_parts, n_parts;
+  int64_t threads;  // threads worth using: at most the pool's, one per kMinThreadWork
+};
+
+// Multiply-adds per thread below which another thread is not worth waking
+// (~50 us of work: a sleeping pool thread starts ~5-90 us late, and a
+// 1 x 1024 x 1024 product ran 1.3-1.7x slower on 2 threads than on 1), and
+// the smallest task the cut below makes (~15 us).
+constexpr int64_t kMinThreadWork = int64_t{1} << 21;
+constexpr int64_t kMinTaskWork = int64_t{1} << 19;
+
+Partition partition(int64_t m_tiles, int64_t n_tiles, int64_t mc_tiles, int64_t nc_tiles, int64_t work) {
+  const int64_t threads = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, work / kMinThreadWork));
+  Partition pt{(m_tiles + mc_tiles - 1) / mc_tiles, (n_tiles + nc_tiles - 1) / nc_tiles, threads};
+  if (threads <= 1) return pt;
+  // Refine the dimension with more tiles per part (rows first on a tie: a
+  // column cut makes each part pack the same activation rows again).
+  // Aim at several tasks per thread (as work allows): a thread woken late
+  // then finds tasks left to take instead of one half of the product.
+  const int64_t target = std::max(threads, std::min(4 * threads, work / kMinTaskWork) / threads * threads);
+  auto tasks = [&] { return pt.m_parts * pt.n_parts; };
+  while (tasks() < target || (tasks() < 8 * threads && tasks() % threads != 0)) {
+    const bool can_m = pt.m_parts < m_tiles, can_n = pt.n_parts < n_tiles;
+    if (!can_m && !can_n) break;
+    const bool by_m = can_m && (!can_n || m_tiles * pt.n_parts >= n_tiles * pt.m_parts);
+    ++(by_m ? pt.m_parts : pt.n_parts);
+  }
+  return pt;
+}
+
+// Part i of `parts` equal shares of `tiles` tiles starts at this tile.
+int64_t share(int64_t tiles, int64_t parts, int64_t i) { return tiles * i / parts; }
+
+// The activation rows of the task this thread last ran: consecutive tasks of
+// one call on the same rows (a column cut) pack them once. Kept per thread,
+// grown, never shrunk.
+struct RowPanel {
+  uint64_t call = 0;
+  int64_t m0 = -1, m1 = -1;
+  std::vector<int16_t> a16;
+  std::vector<uint8_t> a8;
+  std::vector<uint32_t> row_sum;
+};
+thread_local RowPanel t_rows;
+std::atomic<uint64_t> g_calls{0};
+
+}  // namespace
+
 void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const QGemmKernel& kern = *w.kernel;
   const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
   if (M == 0 || N == 0) return;
-  const int64_t Mp = round_up(M, mr);
-
-  // Activation panel and row sums, packed in parallel over rows.
-  // Left uninitialized: pack_rows writes every element, padding included.
-  std::unique_ptr<int16_t[]> a16;
-  std::unique_ptr<uint8_t[]> a8;
-  std::vector<uint32_t> row_sum(static_cast<size_t>(Mp), 0);
-  if (kern.a_int16) a16.reset(new int16_t[static_cast<size_t>(Mp * kp)]);
-  else a8.reset(new uint8_t[static_cast<size_t>(Mp * kp)]);
-  parallel_for(Mp, std::max<int64_t>(1, (1 << 16) / kp), [&](int64_t lo, int64_t hi) {
-    if (kern.a_int16) pack_rows(p, lo, hi, kp, K, a16.get(), row_sum.data(), false);
-    else pack_rows(p, lo, hi, kp, K, a8.get(), row_sum.data(), kern.a_minus128);
-  });
-  const void* panel = kern.a_int16 ? static_cast<const void*>(a16.get()) : static_cast<const void*>(a8.get());
   const size_t elem = kern.a_int16 ? 2 : 1;
+  const uint64_t call = g_calls.fetch_add(1) + 1;
 
   // Per-column terms of the correction, in wrapping uint32 arithmetic.
   const uint32_t zxu = static_cast<uint32_t>(p.x_signed ? p.zx + 128 : p.zx);
@@ -234,27 +355,52 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   }
   Epilogue epi{p, col_term.data(), zw.data()};
 
-  // Blocks: NC columns whose packed panels (NC x kp bytes) stay in L2 while
-  // MC rows of activations stream past them; the pool hands out (nb, mb)
-  // pairs in column-block-major order so neighbouring chunks share weights.
-  const int64_t nc_blk = std::max<int64_t>(nr, (128 * 1024 / std::max<int64_t>(kp, 1)) / nr * nr);
-  const int64_t mc_blk = std::max<int64_t>(mr, (64 * 1024 / std::max<int64_t>(kp * elem, 1)) / mr * mr);
-  const int64_t n_blocks = (N + nc_blk - 1) / nc_blk, m_blocks = (Mp + mc_blk - 1) / mc_blk;
-  const int64_t work_per_block = mc_blk * nc_blk * kp;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(work_per_block, 1));
-  parallel_for(n_blocks * m_blocks, grain, [&](int64_t lo, int64_t hi) {
-    std::vector<int32_t> tile(static_cast<size_t>(mr * nr));
-    for (int64_t item = lo; item < hi; ++item) {
-      int64_t nb = item / m_blocks, mb = item % m_blocks;
-      int64_t m_end = std::min(M, (mb + 1) * mc_blk), n_end = std::min(N, (nb + 1) * nc_blk);
-      for (int64_t m0 = mb * mc_blk; m0 < m_end; m0 += mr) {
-        int rows = static_cast<int>(std::min(mr, m_end - m0));
-        const char* a = static_cast<const char*>(panel) + m0 * kp * elem;
-        for (int64_t n0 = nb * nc_blk; n0 < n_end; n0 += nr) {
-          kern.ukernel(rows, static_cast<size_t>(kp), a, static_cast<size_t>(kp), w.data.data() + n0 * kp,
-                       tile.data());
-          int cols = static_cast<int>(std::min(nr, N - n0));
-          epi.tile(tile.data(), rows, static_cast<int>(nr), m0, n0, cols, row_sum.data() + m0);
+  // Cache blocks: MC rows of activations (MC x kp panel elements in L1/L2)
+  // stream past NC columns of packed weights (NC x kp bytes in L2).
+  const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
+  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * elem * mr, 1));
+  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
+  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
+
+  // Tasks in row-part-major order: the pool hands each thread a run of
+  // consecutive tasks, which then share their activation rows.
+  const int64_t n_tasks = pt.m_parts * pt.n_parts;
+  // All threads: chunks of one task, handed out as threads come free. Fewer
+  // (a small product): one chunk per thread worth waking, one inline.
+  const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
+  constexpr int64_t kMaxTile = 16 * 64;
+  if (mr * nr > kMaxTile) throw ValueError("internal: qgemm register tile larger than 16 x 64");
+  parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
+    RowPanel& rp = t_rows;
+    alignas(64) int32_t tile[kMaxTile];
+    for (int64_t task = lo; task < hi; ++task) {
+      const int64_t mi = task / pt.n_parts, ni = task % pt.n_parts;
+      const int64_t m0 = share(m_tiles, pt.m_parts, mi) * mr, m1 = share(m_tiles, pt.m_parts, mi + 1) * mr;
+      const int64_t n_lo = share(n_tiles, pt.n_parts, ni) * nr;
+      const int64_t n_hi = std::min(N, share(n_tiles, pt.n_parts, ni + 1) * nr);
+      if (m0 == m1 || n_lo >= n_hi) continue;
+      // This task's activation rows, padded to whole tiles with zeros.
+      if (rp.call != call || rp.m0 != m0 || rp.m1 != m1) {
+        const size_t need = static_cast<size_t>((m1 - m0) * kp);
+        if (rp.row_sum.size() < static_cast<size_t>(m1 - m0)) rp.row_sum.resize(static_cast<size_t>(m1 - m0));
+        if (kern.a_int16) {
+          if (rp.a16.size() < need) rp.a16.resize(need);
+          pack_rows(p, m0, m1, kp, K, rp.a16.data(), rp.row_sum.data(), false);
+        } else {
+          if (rp.a8.size() < need) rp.a8.resize(need);
+          pack_rows(p, m0, m1, kp, K, rp.a8.data(), rp.row_sum.data(), kern.a_minus128);
+        }
+        rp.call = call, rp.m0 = m0, rp.m1 = m1;
+      }
+      const char* panel = kern.a_int16 ? reinterpret_cast<const char*>(rp.a16.data())
+                                       : reinterpret_cast<const char*>(rp.a8.data());
+      for (int64_t r0 = m0; r0 < m1 && r0 < M; r0 += mr) {
+        const int rows = static_cast<int>(std::min(mr, M - r0));
+        const char* a = panel + (r0 - m0) * kp * elem;
+        for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
+          kern.ukernel(rows, static_cast<size_t>(kp), a, static_cast<size_t>(kp), w.data.data() + n0 * kp, tile);
+          const int cols = static_cast<int>(std::min(nr, N - n0));
+          epi.tile(tile, rows, static_cast<int>(nr), r0, n0, cols, rp.row_sum.data() + (r0 - m0));
         }
       }
     }

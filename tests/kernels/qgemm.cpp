@@ -23,14 +23,18 @@ std::string tag(const QGemmKernel& k) { return k.name; }
 // ---- microkernel tiles ------------------------------------------------------
 
 // Raw sum_k a[i][k] * w[j][k] for one full tile, against the packed kernel.
+// fill: 0 random; then constant tiles at the extremes: 1 all-amax x all-(-128),
+// 2 all-0 x all-127, 3 all-0 x all-(-128), 4 all-amax x all-127 (amax: 127
+// for needs_a7 kernels, else 255).
 void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int fill) {
   const int64_t nr = kern.nr, mr = kern.mr;
   std::vector<uint8_t> a(static_cast<size_t>(mr * k));
   std::vector<int8_t> w(static_cast<size_t>(nr * k));
   const int amax = kern.needs_a7 ? 127 : 255;  // such kernels take activations below 128 only
   std::uniform_int_distribution<int> u8(0, amax), s8(-128, 127);
-  for (auto& v : a) v = static_cast<uint8_t>(fill == 1 ? amax : u8(ctx.rng));
-  for (auto& v : w) v = static_cast<int8_t>(fill == 1 ? -128 : s8(ctx.rng));
+  const int a_fill[] = {0, amax, 0, 0, amax}, w_fill[] = {0, -128, 127, -128, 127};
+  for (auto& v : a) v = static_cast<uint8_t>(fill == 0 ? u8(ctx.rng) : a_fill[fill]);
+  for (auto& v : w) v = static_cast<int8_t>(fill == 0 ? s8(ctx.rng) : w_fill[fill]);
   auto packed = kernels::qgemm_pack_weights(kern, w.data(), nr, k, k);
   const int64_t kp = packed.kp;
   std::vector<uint8_t> p8(static_cast<size_t>(mr * kp), 0);
@@ -47,16 +51,16 @@ void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int 
       int64_t want = 0;
       for (int64_t kk = 0; kk < k; ++kk) want += (int64_t{a[i * k + kk]} - (flip ? 128 : 0)) * w[j * k + kk];
       if (c[i * nr + j] != want) {
-        ctx.fail(tag(kern) + " tile rows=" + std::to_string(rows) + " K=" + std::to_string(k) + " at (" +
-                 std::to_string(i) + "," + std::to_string(j) + "): got " + std::to_string(c[i * nr + j]) +
-                 ", want " + std::to_string(want));
+        ctx.fail(tag(kern) + " tile rows=" + std::to_string(rows) + " K=" + std::to_string(k) + " fill=" +
+                 std::to_string(fill) + " at (" + std::to_string(i) + "," + std::to_string(j) + "): got " +
+                 std::to_string(c[i * nr + j]) + ", want " + std::to_string(want));
         return;
       }
     }
 }
 
 void tiles(Context& ctx, const QGemmKernel& kern) {
-  for (int fill = 0; fill < 2; ++fill)
+  for (int fill = 0; fill < 5; ++fill)
     for (int rows = 1; rows <= kern.mr; ++rows)
       for (int64_t k : {1, 2, 3, 4, 5, 7, 8, 31, 64, 65, 130, 1000}) check_tile(ctx, kern, rows, k, fill);
 }
@@ -224,11 +228,21 @@ void products(Context& ctx, const QGemmKernel& kern) {
   same(ctx, kern, big, "K max");
   Problem big_s = make(ctx, 2, 17, kmax, true, 0, 1, 1, QOut::Int32, false, a7);  // (127+128) * (-255) * kmax
   same(ctx, kern, big_s, "K max s8");
-  // Threaded: blocks split over the pool must give the same bits.
+  // Threaded: the product cut into row and column parts (a row cut, a column
+  // cut when rows are few, a tiny product left on one thread, uneven thread
+  // counts) must give the same bits.
   int saved = get_num_threads();
-  set_num_threads(2);
-  Problem th = make(ctx, 130, 300, 200, false, 2, 2, 0, QOut::UInt8, true, a7);
-  same(ctx, kern, th, "2 threads");
+  struct Shape { int64_t m, n, k; };
+  for (int threads : {2, 3, 4}) {
+    set_num_threads(threads);
+    // (Each threaded shape has >= 2 x 2^21 multiply-adds, the driver's least
+    // work for a second thread.)
+    for (Shape s : {Shape{130, 300, 200}, Shape{64, 256, 256}, Shape{7, 2100, 300}, Shape{515, 70, 129},
+                    Shape{1, 4000, 1100}, Shape{3, 20, 5}}) {
+      Problem th = make(ctx, s.m, s.n, s.k, threads == 3, 2, 2, 0, threads == 4 ? QOut::Int32 : QOut::UInt8, true, a7);
+      if (!same(ctx, kern, th, std::to_string(threads) + " threads")) break;
+    }
+  }
   set_num_threads(saved);
 }
 
