@@ -39,6 +39,8 @@ from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from ._info import (Size, finfo, get_rng_state, iinfo, initial_seed, is_complex, is_nonzero, result_type,  # noqa: E402
+                    seed, set_rng_state)
 
 
 def is_tensor(obj) -> bool:

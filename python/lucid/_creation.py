@@ -232,15 +232,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
 # same values whichever stream the tensor then lives on.
 _rng_lock = threading.Lock()
 _rng = np.random.Generator(np.random.Philox(0))
+_initial_seed = 0  # the last seed given (lucid.initial_seed)
 
 
 def manual_seed(seed: int) -> None:
     """Seeds lucid's generator; ``rand``/``randn``/``randint`` then repeat exactly on either stream."""
-    global _rng
+    global _rng, _initial_seed
     if not isinstance(seed, (int, np.integer)):
         raise TypeError(f"manual_seed(): argument 'seed' must be an int, got {type(seed).__name__}")
     with _rng_lock:
-        _rng = np.random.Generator(np.random.Philox(builtins.int(seed) & (2**64 - 1)))
+        _initial_seed = builtins.int(seed) & (2**64 - 1)
+        _rng = np.random.Generator(np.random.Philox(_initial_seed))
 
 
 def _generator():
