@@ -433,3 +433,59 @@ def test_size_and_rng_state():
     assert lucid.initial_seed() == s
     with pytest.raises(TypeError, match="new_state"):
         lucid.set_rng_state(lucid.zeros(4))
+
+
+def test_histogram(device):
+    x = np.array([1.0, 2.0, 1.0, 4.0, 2.5, -1.0, 3.0], np.float32)
+    for bins, kw in [(3, {}), (4, {"range": (1.0, 3.0)}), (2, {"density": True}), (5, {"range": (0.0, 5.0)})]:
+        h, e = lucid.histogram(T(x, device), bins, **kw)
+        rh, re = np.histogram(x, bins, **kw)
+        close(e, re.astype(np.float32), 1e-6)
+        close(h, rh, 1e-5)
+    edges = np.array([0.0, 1.0, 2.5, 4.0], np.float32)
+    w = np.arange(7, dtype=np.float32)
+    h, e = lucid.histogram(T(x, device), T(edges, device), weight=T(w, device))
+    close(h, np.histogram(x, edges, weights=w)[0])
+    h, e = lucid.histogram(T([1.0, 1.0], device), 2)  # PyTorch's literals: equal min and max widen by 0.5
+    close(h, [0.0, 2.0])
+    close(e, [0.5, 1.0, 1.5])
+    h, _ = T(x, device).histogram(3)
+    assert h.device == lucid.device(device)
+    with pytest.raises(TypeError, match="floating"):
+        lucid.histogram(T([1, 2], device), 3)
+    with pytest.raises(ValueError, match="bins"):
+        lucid.histogram(T(x, device), 0)
+
+
+def _np_unique_consecutive(a):
+    keep = np.ones(a.size, bool)
+    keep[1:] = a[1:] != a[:-1]
+    starts = np.flatnonzero(keep)
+    return a[keep], np.cumsum(keep) - 1, np.diff(np.append(starts, a.size))
+
+
+def test_unique_consecutive(device):
+    a = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+    v, inv, cnt = lucid.unique_consecutive(T(a, device), return_inverse=True, return_counts=True)
+    rv, rinv, rcnt = _np_unique_consecutive(a)
+    assert to_np(v).tolist() == rv.tolist() and to_np(inv).tolist() == rinv.tolist()
+    assert to_np(cnt).tolist() == rcnt.tolist()
+    m = np.array([[1, 1], [1, 1], [2, 3], [1, 1]])
+    v, inv, cnt = lucid.unique_consecutive(T(m, device), return_inverse=True, return_counts=True, dim=0)
+    assert to_np(v).tolist() == [[1, 1], [2, 3], [1, 1]]
+    assert to_np(inv).tolist() == [0, 0, 1, 2] and to_np(cnt).tolist() == [2, 1, 1]
+    v, inv = T(m, device).unique_consecutive(return_inverse=True)
+    assert to_np(v).tolist() == [1, 2, 3, 1] and to_np(inv).tolist() == [[0, 0], [0, 0], [1, 2], [3, 3]]
+    v = lucid.unique_consecutive(T(m.T.copy(), device), dim=1)
+    assert to_np(v).tolist() == [[1, 2, 1], [1, 3, 1]]
+    f = np.array([0.5, 0.5, -1.0], np.float32)
+    assert to_np(lucid.unique_consecutive(T(f, device).to(dtype=lucid.bfloat16))).tolist() == [0.5, -1.0]
+
+
+def test_tensor_methods(device):
+    t = T(A, device)
+    assert T([3], device).is_nonzero()
+    assert t.is_complex() is False
+    close(t.kron(T(V3, device)), np.kron(A, V3))
+    close(t.nanquantile(0.5, 1), np.quantile(A, 0.5, 1))
+    assert [s.shape for s in t.tensor_split(2, 1)] == [(3, 2), (3, 2)]

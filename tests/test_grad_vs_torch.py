@@ -279,7 +279,8 @@ NOT_DIFFERENTIABLE = {
         "promote_types", "broadcast_shapes", "save", "load", "eval", "get_num_threads", "set_num_threads"],
     "composed functions with integer / bool / Python outputs, creation, or generator state (lucid/_info.py)": [
         "isin", "searchsorted", "bucketize", "unravel_index", "tril_indices", "triu_indices", "logspace", "numel",
-        "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state"],
+        "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+        "unique_consecutive", "histogram"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {}

@@ -41,6 +41,8 @@ from . import linalg  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from ._info import (Size, finfo, get_rng_state, iinfo, initial_seed, is_complex, is_nonzero, result_type,  # noqa: E402
                     seed, set_rng_state)
+Tensor.is_nonzero = is_nonzero
+Tensor.is_complex = is_complex
 
 
 def is_tensor(obj) -> bool:

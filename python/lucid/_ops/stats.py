@@ -2,7 +2,8 @@
 cumsum, sum ...), so values are differentiable and run on either stream:
 nansum, nanmean, nan_to_num, std_mean, var_mean, cummax / cummin,
 logcumsumexp, kthvalue, mode, quantile / nanquantile, nanmedian, isin,
-searchsorted, bucketize.
+searchsorted, bucketize; histogram and unique_consecutive (counted on the
+host, as PyTorch does not differentiate them either).
 
 Where an index depends on comparisons along a scan (cummax / cummin, mode)
 the indices are found on the host from the values read back, and the values
@@ -20,9 +21,10 @@ from .._tensor import Tensor
 from .common import wrap_dim
 
 __all__ = ["nansum", "nanmean", "nan_to_num", "std_mean", "var_mean", "cummax", "cummin", "logcumsumexp",
-           "kthvalue", "mode", "quantile", "nanquantile", "nanmedian", "isin", "searchsorted", "bucketize"]
+           "kthvalue", "mode", "quantile", "nanquantile", "nanmedian", "isin", "searchsorted", "bucketize",
+           "histogram", "unique_consecutive"]
 TENSOR_METHODS = ["nansum", "nanmean", "nan_to_num", "cummax", "cummin", "logcumsumexp", "kthvalue", "mode",
-                  "quantile", "nanquantile", "nanmedian"]
+                  "quantile", "nanquantile", "nanmedian", "histogram", "unique_consecutive"]
 
 
 def _check(fn, x, argument="input"):
@@ -412,3 +414,94 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     if boundaries.ndim != 1:
         raise ValueError(f"bucketize(): argument 'boundaries' must be a 1-D tensor, got {boundaries.ndim}-D")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """``(hist, bin_edges)`` of a floating tensor. ``bins``: a count of equal bins over ``range``
+    (default the input's min and max, widened by 0.5 each way when they are equal; [0, 1] when
+    empty), or a 1-D tensor of increasing edges. Bins are half open, the last one closed;
+    values outside are not counted. ``weight`` (input's shape) sums weights instead of
+    ones; ``density`` divides by the total and the bin widths. Counted on the host."""
+    from .._creation import tensor
+
+    _check("histogram", input)
+    _float("histogram", input)
+    x = _host(input).reshape(-1)
+    dt = np.float64 if input.dtype.name == "float64" else np.float32
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.numel() < 1 or not bins.dtype.is_floating_point:
+            raise ValueError("histogram(): argument 'bins' as a tensor must be 1-D floating edges, got "
+                             f"{bins.dtype} with shape {tuple(bins.shape)}")
+        edges = _host(bins).astype(dt)
+        if np.any(np.diff(edges) < 0):
+            raise ValueError("histogram(): argument 'bins' must be increasing")
+    elif isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if bins <= 0:
+            raise ValueError(f"histogram(): argument 'bins' must be a positive int, got {bins}")
+        if range is not None:
+            if len(range) != 2 or not range[0] <= range[1]:
+                raise ValueError(f"histogram(): argument 'range' must be (min, max) with min <= max, got {range}")
+            lo, hi = builtins.float(range[0]), builtins.float(range[1])
+        elif x.size:
+            lo, hi = builtins.float(np.nanmin(x)), builtins.float(np.nanmax(x))
+        else:
+            lo, hi = 0.0, 1.0
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"histogram(): range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(dt(lo), dt(hi), builtins.int(bins) + 1, dtype=dt)
+    else:
+        raise TypeError(f"histogram(): argument 'bins' must be an int or a tensor, got {type(bins).__name__}")
+    if weight is not None:
+        _check("histogram", weight, "weight")
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError(f"histogram(): argument 'weight' must have input's shape {tuple(input.shape)}, got "
+                             f"{tuple(weight.shape)}")
+        w = _host(weight).reshape(-1).astype(np.float64)
+    else:
+        w = np.ones(x.shape, np.float64)
+    nb = edges.size - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    idx = np.searchsorted(edges, x[inside], side="right") - 1
+    idx = np.minimum(idx, nb - 1)  # the last edge belongs to the last bin
+    hist = np.bincount(idx, weights=w[inside], minlength=builtins.max(nb, 0)).astype(np.float64)
+    if density:
+        total = hist.sum()
+        hist = hist / (total * np.diff(edges.astype(np.float64)))
+    return (tensor(hist.astype(dt), dtype=input.dtype, device=input.device),
+            tensor(edges, dtype=input.dtype, device=input.device))
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive elements (``dim=None``: of the flattened input) or
+    equal consecutive slices along ``dim`` into one. Returns the values, then the run index of
+    each element / slice (``return_inverse``; input's shape, or its length on ``dim``) and the run
+    lengths (``return_counts``), as requested. Found on the host; not differentiable."""
+    from .._creation import tensor
+
+    _check("unique_consecutive", input)
+    a = _host(input)
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.size, dtype=bool)
+        starts[1:] = flat[1:] != flat[:-1]
+        vals = flat[starts]
+        inv_shape = a.shape
+    else:
+        d = wrap_dim(dim, input.ndim, "unique_consecutive")
+        m = np.moveaxis(a, d, 0)
+        rows = m.reshape(m.shape[0], -1)
+        starts = np.ones(rows.shape[0], dtype=bool)
+        if rows.shape[0] > 1:
+            starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        vals = np.moveaxis(m[starts], 0, d)
+        inv_shape = (rows.shape[0],)
+    run = np.cumsum(starts) - 1
+    out = [tensor(np.ascontiguousarray(vals), dtype=input.dtype, device=input.device)]
+    if return_inverse:
+        out.append(tensor(run.reshape(inv_shape).astype(np.int64), device=input.device))
+    if return_counts:
+        out.append(tensor(np.diff(np.append(np.flatnonzero(starts), starts.size)).astype(np.int64),
+                          device=input.device))
+    return out[0] if len(out) == 1 else tuple(out)
