@@ -489,3 +489,25 @@ def test_tensor_methods(device):
     close(t.kron(T(V3, device)), np.kron(A, V3))
     close(t.nanquantile(0.5, 1), np.quantile(A, 0.5, 1))
     assert [s.shape for s in t.tensor_split(2, 1)] == [(3, 2), (3, 2)]
+
+
+def test_default_dtype():
+    assert lucid.get_default_dtype() == lucid.float32
+    try:
+        lucid.set_default_dtype(lucid.float64)
+        assert lucid.get_default_dtype() == lucid.float64
+        for t in (lucid.tensor([1.5, 2.0]), lucid.tensor(0.1), lucid.zeros(2), lucid.ones(2), lucid.empty(2),
+                  lucid.full((2,), 1.5), lucid.arange(0.0, 1.0, 0.5), lucid.linspace(0, 1, 3), lucid.logspace(0, 1, 3),
+                  lucid.eye(2), lucid.rand(2), lucid.randn(2), lucid.normal(0.0, 1.0, (2,))):
+            assert t.dtype == lucid.float64, t
+        assert lucid.tensor(0.1).item() == 0.1  # no float32 rounding on the way
+        assert lucid.tensor([1, 2]).dtype == lucid.int64 and lucid.full((1,), 2).dtype == lucid.int64
+        assert lucid.tensor(np.float32(1.0)).dtype == lucid.float32  # numpy data keeps its dtype
+        lucid.set_default_dtype(lucid.bfloat16)
+        assert lucid.tensor([1.5]).dtype == lucid.bfloat16 and lucid.zeros(1).dtype == lucid.bfloat16
+        with pytest.raises(TypeError, match="'d'"):
+            lucid.set_default_dtype(lucid.int32)
+        assert lucid.get_default_dtype() == lucid.bfloat16  # unchanged by the failed call
+    finally:
+        lucid.set_default_dtype(lucid.float32)
+    assert lucid.tensor([1.5]).dtype == lucid.float32 and lucid.rand(1).dtype == lucid.float32

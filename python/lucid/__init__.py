@@ -43,6 +43,7 @@ from ._info import (Size, finfo, get_rng_state, iinfo, initial_seed, is_complex,
                     seed, set_rng_state)
 Tensor.is_nonzero = is_nonzero
 Tensor.is_complex = is_complex
+from ._creation import get_default_dtype, set_default_dtype  # noqa: E402
 
 
 def is_tensor(obj) -> bool:

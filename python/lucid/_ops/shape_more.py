@@ -346,13 +346,16 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    """``base ** linspace(start, end, steps)`` (computed in float64, then cast; float32 by default)."""
+    """``base ** linspace(start, end, steps)`` (computed in float64, then cast to ``dtype``, by
+    default the default dtype)."""
     from .._creation import tensor
 
     if not _is_int(steps) or steps < 0:
         raise ValueError(f"logspace(): argument 'steps' must be a non-negative int, got {steps!r}")
     vals = np.power(float(base), np.linspace(float(start), float(end), steps))
-    t = tensor(vals, dtype=dtype or "float32", device=device)
+    from .._creation import get_default_dtype
+
+    t = tensor(vals, dtype=dtype or get_default_dtype(), device=device)
     return t.requires_grad_() if requires_grad else t
 
 
