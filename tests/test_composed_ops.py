@@ -511,3 +511,26 @@ def test_default_dtype():
     finally:
         lucid.set_default_dtype(lucid.float32)
     assert lucid.tensor([1.5]).dtype == lucid.float32 and lucid.rand(1).dtype == lucid.float32
+
+
+def test_set_printoptions():
+    x = lucid.tensor([1 / 3, 2e-5, 12345.678])
+    default = repr(x)
+    try:
+        lucid.set_printoptions(precision=2)
+        assert repr(x) == "tensor([3.33e-01, 2.00e-05, 1.23e+04])"
+        lucid.set_printoptions(sci_mode=False, precision=3)
+        assert repr(x) == "tensor([    0.333,     0.   , 12345.678])"
+        lucid.set_printoptions(sci_mode=True, precision=1)
+        assert repr(lucid.tensor([1.0, 250.0])) == "tensor([1.0e+00, 2.5e+02])"
+        lucid.set_printoptions(profile="default", threshold=5, edgeitems=2)
+        assert repr(lucid.arange(100)) == "tensor([ 0,  1, ..., 98, 99])"
+        lucid.set_printoptions(profile="full")
+        assert "..." not in repr(lucid.arange(3000))
+        with pytest.raises(ValueError, match="profile"):
+            lucid.set_printoptions(profile="long")
+        with pytest.raises(ValueError, match="precision"):
+            lucid.set_printoptions(precision=-1)
+    finally:
+        lucid.set_printoptions(profile="default")
+    assert repr(x) == default and "..." in repr(lucid.arange(3000))

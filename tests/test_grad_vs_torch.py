@@ -280,7 +280,8 @@ NOT_DIFFERENTIABLE = {
     "composed functions with integer / bool / Python outputs, creation, or generator state (lucid/_info.py)": [
         "isin", "searchsorted", "bucketize", "unravel_index", "tril_indices", "triu_indices", "logspace", "numel",
         "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-        "unique_consecutive", "histogram", "get_default_dtype", "set_default_dtype"],
+        "unique_consecutive", "histogram", "get_default_dtype", "set_default_dtype",
+        "set_printoptions"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {}

@@ -1,6 +1,6 @@
 """Type and state utilities with PyTorch's names: finfo / iinfo, result_type,
-is_nonzero, is_complex, Size, and the generator's seed / state
-(seed, initial_seed, get_rng_state, set_rng_state)."""
+is_nonzero, is_complex, Size, the generator's seed / state
+(seed, initial_seed, get_rng_state, set_rng_state) and set_printoptions."""
 from __future__ import annotations
 
 import builtins
@@ -13,7 +13,7 @@ from ._dtype import as_dtype
 from ._tensor import Tensor
 
 __all__ = ["finfo", "iinfo", "result_type", "is_nonzero", "is_complex", "Size", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state"]
+           "get_rng_state", "set_rng_state", "set_printoptions"]
 
 # bits, eps, max, smallest normal (tiny), resolution: IEEE binary16 / binary32 / binary64 and bfloat16
 # (8 exponent bits, 7 stored mantissa bits)
@@ -167,3 +167,37 @@ def set_rng_state(new_state):
                 "uinteger": builtins.int(w[12])}
     with _creation._rng_lock:
         _creation._rng = np.random.Generator(bg)
+
+
+_PROFILES = {"default": {}, "short": {"precision": 2, "edgeitems": 2}, "full": {"threshold": 2**63 - 1}}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """How tensors print: ``precision`` (digits after the point), ``threshold`` (more elements than
+    this are summarised with ``edgeitems`` at each end of each dimension), ``linewidth``,
+    ``sci_mode`` (True: always scientific notation, False: never, None: automatic). ``profile``
+    ("default": lucid's defaults, numpy's; "short"; "full": never summarise) is applied first,
+    the other arguments on top. Unset arguments keep their current values."""
+    from . import _tensor
+
+    opts = dict(_tensor._PRINT_OPTIONS)
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions(): argument 'profile' must be one of {sorted(_PROFILES)}, got "
+                             f"{profile!r}")
+        opts = dict(_PROFILES[profile])
+    for name, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                    ("linewidth", linewidth)):
+        if v is None:
+            continue
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"set_printoptions(): argument '{name}' must be a non-negative int, got {v!r}")
+        opts[name] = builtins.int(v)
+    if sci_mode is not None:
+        if not isinstance(sci_mode, bool):
+            raise TypeError(f"set_printoptions(): argument 'sci_mode' must be a bool or None, got {sci_mode!r}")
+        opts["sci_mode"] = sci_mode
+    elif "sci_mode" in opts and profile is not None:
+        opts.pop("sci_mode")
+    _tensor._PRINT_OPTIONS.clear()
+    _tensor._PRINT_OPTIONS.update(opts)
