@@ -251,6 +251,10 @@ def test_nan_reductions(device):
         close(T(X, device).nanmean(1, keepdim=True), np.nanmean(X, 1, keepdims=True))
         close(lucid.nanmean(T(X, device), 0), np.nanmean(X, 0))
     assert lucid.nansum(T([1, 2], device)).item() == 3
+    h = lucid.nanmean(T([1.0, 2.0, np.nan], device, "float16"))
+    assert h.dtype == lucid.float16 and h.item() == 1.5
+    assert lucid.isin(T([1, 2], device), T(np.zeros(0, np.int64), device)).tolist() == [False, False]
+    assert lucid.isin(2, T([1, 2], device)).item() is True
     with pytest.raises(TypeError, match="floating"):
         lucid.nanmean(T([1, 2], device))
     y = np.array([np.nan, np.inf, -np.inf, 1.5], np.float32)

@@ -59,9 +59,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
     _check("nanmean", input)
     _float("nanmean", input)
-    count = _sum(input.isnan().logical_not().to(dtype=input.dtype), dim, keepdim)
-    s = nansum(input, dim, keepdim)
-    out = s / count
+    count = _sum(input.isnan().logical_not(), dim, keepdim).to(dtype=input.dtype)
+    out = nansum(input, dim, keepdim) / count
     return out.to(dtype=dtype) if dtype is not None else out
 
 
@@ -286,15 +285,16 @@ def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
             lo = hi = rank.round()  # halves to even, as PyTorch
         shape = list(srt.shape)
         shape[d] = 1
-        il = lo.to(dtype="int64").expand(*shape) if lo.ndim else lo.to(dtype="int64").reshape([1] * x.ndim).expand(*shape)
-        ih = hi.to(dtype="int64").expand(*shape) if hi.ndim else hi.to(dtype="int64").reshape([1] * x.ndim).expand(*shape)
+        # the ranks as gather indices of the reduced shape (a 0-d rank is shared by every slice)
+        il = lo.to(dtype="int64").reshape([1] * x.ndim if lo.ndim == 0 else lo.shape).expand(*shape)
         vl = gather(srt, d, il)
         if interpolation in ("lower", "higher", "nearest"):
             v = vl
         else:
+            ih = hi.to(dtype="int64").reshape([1] * x.ndim if hi.ndim == 0 else hi.shape).expand(*shape)
             vh = gather(srt, d, ih)
             w = (rank - lo) if interpolation == "linear" else _const(0.5, x)
-            v = vl + (vh - vl) * w if interpolation == "linear" else vl + (vh - vl) * w
+            v = vl + (vh - vl) * w
         if ignore_nan:
             v = where(count == 0, _const(float("nan"), x), v)
         else:
@@ -359,9 +359,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): argument 'elements' or 'test_elements' must be a tensor")
     like = elements if isinstance(elements, Tensor) else test_elements
-    e = elements if isinstance(elements, Tensor) else _const(elements, like, None if isinstance(elements, builtins.float) else like.dtype)
+    e = elements if isinstance(elements, Tensor) else _const(elements, like)
     t = test_elements if isinstance(test_elements, Tensor) else _const(test_elements, like)
-    hit = (e.reshape(*e.shape, 1) == t.reshape(-1)).any(-1) if t.numel() else (e != e) & (e == e)
+    if t.numel() == 0:
+        from .._creation import full
+
+        hit = full(tuple(e.shape), False, dtype="bool", device=e.device)
+    else:
+        hit = (e.reshape(*e.shape, 1) == t.reshape(-1)).any(-1)
     return hit.logical_not() if invert else hit
 
 
