@@ -538,3 +538,17 @@ def test_set_printoptions():
     finally:
         lucid.set_printoptions(profile="default")
     assert repr(x) == default and "..." in repr(lucid.arange(3000))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_precision_keeps_dtype(device, dt):
+    x = T(np.array([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]], np.float32), device, dt)
+    tol = 1e-2 if dt == "float16" else 5e-2
+    for out, ref in [(lucid.quantile(x, 0.5, 1), [2.0, 0.5]), (lucid.logcumsumexp(x, 1)[:, -1],
+                                                                np.log(np.exp([[1, 3, 2], [0.5, -1, 4]]).sum(1))),
+                     (lucid.cummax(x, 1)[0], [[1, 3, 3], [0.5, 0.5, 4]]), (lucid.nansum(x, 0), [1.5, 2.0, 6.0]),
+                     (lucid.kron(x[0], x[1]), np.kron([1, 3, 2], [0.5, -1, 4])),
+                     (lucid.cdist(x, x, p=1.0), np.abs(np.array([[1, 3, 2], [0.5, -1, 4]])[:, None]
+                                                       - np.array([[1, 3, 2], [0.5, -1, 4]])[None]).sum(-1))]:
+        assert out.dtype == lucid.dtype._by_name[dt]
+        close(out.to(dtype=lucid.float32), np.asarray(ref, np.float32), tol)
