@@ -224,8 +224,10 @@ def test_diff(device):
 
 def test_index_builders(device):
     for r, c, o in [(3, 3, 0), (4, 3, 1), (3, 5, -1), (0, 2, 0)]:
-        np.testing.assert_array_equal(to_np(lucid.tril_indices(r, c, o, device=device)), np.stack(np.tril_indices(r, o, c)))
-        np.testing.assert_array_equal(to_np(lucid.triu_indices(r, c, o, device=device)), np.stack(np.triu_indices(r, o, c)))
+        np.testing.assert_array_equal(to_np(lucid.tril_indices(r, c, o, device=device)),
+                                      np.stack(np.tril_indices(r, o, c)))
+        np.testing.assert_array_equal(to_np(lucid.triu_indices(r, c, o, device=device)),
+                                      np.stack(np.triu_indices(r, o, c)))
     close(lucid.logspace(0, 3, 4, device=device), [1, 10, 100, 1000])
     close(lucid.logspace(-1, 2, 5, base=2.0, device=device), np.logspace(-1, 2, 5, base=2.0), 1e-6)
     idx = np.array([0, 5, 11, 7])
@@ -357,7 +359,8 @@ def test_quantile_errors(device):
 def test_isin_searchsorted_bucketize(device):
     e, t = np.array([[1, 2], [3, 4]]), np.array([2, 4, 9])
     np.testing.assert_array_equal(to_np(lucid.isin(T(e, device), T(t, device))), np.isin(e, t))
-    np.testing.assert_array_equal(to_np(lucid.isin(T(e, device), T(t, device), invert=True)), np.isin(e, t, invert=True))
+    np.testing.assert_array_equal(to_np(lucid.isin(T(e, device), T(t, device), invert=True)),
+                                  np.isin(e, t, invert=True))
     np.testing.assert_array_equal(to_np(lucid.isin(T(e, device), 3)), e == 3)
     seq = np.array([1.0, 2.0, 2.0, 3.0, 5.0], np.float32)
     v = np.array([[0.0, 2.0, 4.0], [5.0, 6.0, 2.5]], np.float32)

@@ -326,7 +326,6 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values; with ``dim``, ``(values, indices)``."""
-    from .elementwise import where
     from .indexing import gather
     from .reduction import sum as _sum
     from .sorting import sort
