@@ -335,15 +335,27 @@ def test_quantile(device, mode):
     x = R.standard_normal((3, 7)).astype(np.float32)
     qs = np.array([0.0, 0.1, 0.25, 0.5, 0.9, 1.0], np.float32)
     close(lucid.quantile(T(x, device), T(qs, device), 1, interpolation=mode), np.quantile(x, qs, 1, method=mode), 1e-5)
-    close(lucid.quantile(T(x, device), 0.3, interpolation=mode), np.quantile(x, 0.3, method=mode), 1e-5)
+    q3 = float(np.float32(0.3))  # q is held in the input's dtype, as PyTorch
+    close(lucid.quantile(T(x, device), 0.3, interpolation=mode), np.quantile(x, q3, method=mode), 1e-5)
     close(lucid.quantile(T(x, device), 0.3, 0, keepdim=True, interpolation=mode),
-          np.quantile(x, 0.3, 0, keepdims=True, method=mode), 1e-5)
+          np.quantile(x, q3, 0, keepdims=True, method=mode), 1e-5)
     with np.errstate(all="ignore"):
         import warnings
         warnings.simplefilter("ignore")
         close(lucid.nanquantile(T(X, device), T(qs, device), 1, interpolation=mode),
               np.nanquantile(X, qs, 1, method=mode), 1e-5)
         close(lucid.quantile(T(X, device), 0.5, 1, interpolation=mode), np.quantile(X, 0.5, 1, method=mode), 1e-5)
+
+
+def test_quantile_rank_in_input_dtype(device):
+    # PyTorch's literals: q = 1/12 rounds to float32 first, so rank 6q is just above 0.5 and "nearest" goes up
+    x = T(np.array([[0, 1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6, 7]], np.float32), device)
+    q = T(np.array([0.25, 0.75, 1 / 12], np.float32), device)
+    assert to_np(lucid.quantile(x, q, 1, interpolation="nearest")).tolist() == [[2, 3], [4, 5], [1, 2]]
+    assert to_np(lucid.quantile(x[0, :3], T([0.25, 0.75], device), interpolation="nearest")).tolist() == [0, 2]
+    r = T(np.arange(21, dtype=np.float32), device)  # float32 q = 0.3 is above 0.3: rank 20q > 6
+    assert [lucid.quantile(r, 0.3, interpolation=m).item() for m in ("lower", "higher", "nearest", "linear")] == [
+        6.0, 7.0, 6.0, 6.0]
 
 
 def test_quantile_errors(device):
@@ -377,6 +389,9 @@ def test_isin_searchsorted_bucketize(device):
     got = lucid.searchsorted(T(unsorted, device), T(v, device), sorter=T(np.argsort(unsorted), device))
     np.testing.assert_array_equal(to_np(got), np.searchsorted(unsorted, v, sorter=np.argsort(unsorted)))
     assert lucid.searchsorted(T(seq, device), 2.0).item() == 1
+    nanv = T(np.array([np.nan, 2.0], np.float32), device)  # PyTorch's literals: NaN after everything
+    assert lucid.searchsorted(T(seq, device), nanv).tolist() == [5, 1]
+    assert lucid.searchsorted(T(seq, device), nanv, right=True).tolist() == [5, 3]
     assert lucid.searchsorted(T(seq, device), T(v, device), out_int32=True).dtype == lucid.int32
     with pytest.raises(ValueError, match="side"):
         lucid.searchsorted(T(seq, device), T(v, device), right=True, side="left")

@@ -267,33 +267,32 @@ def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
     n = x.shape[d]
     srt = sort(x, d)[0]  # NaNs sort last
     nan = x.isnan()
-    count = _sum(nan.logical_not().to(dtype="int64"), d, True) if ignore_nan else None
+    shape = list(srt.shape)
+    shape[d] = 1
+    if ignore_nan:  # per-slice ranks from the non-NaN counts (read back: one number per slice)
+        count = _sum(nan.logical_not().to(dtype="int64"), d, True)
+        last = np.maximum(_host(count).astype(np.float64) - 1, 0)
+    else:
+        last = np.full(shape, n - 1, dtype=np.float64)
+    # q as the input's dtype holds it, the ranks in float64 (PyTorch's: this decides "nearest"
+    # and the floor / ceiling where q * (n - 1) lands within a float32 step of an integer)
+    qs = _host(_const(qs, x)).astype(np.float64).tolist()
     outs = []
     for qv in qs:
-        if ignore_nan:  # per-slice ranks: q * (count - 1), clamped to a valid index when all are NaN
-            last = (count - 1).clamp(min=0).to(dtype=x.dtype)
-            rank = last * qv
-        else:
-            rank = _const(qv * (n - 1), x)
-        lo = rank.floor()
-        hi = rank.ceil()
+        rank = last * qv
+        lo, hi = np.floor(rank), np.ceil(rank)
         if interpolation == "lower":
-            lo = hi = lo
+            hi = lo
         elif interpolation == "higher":
-            lo = hi = hi
+            lo = hi
         elif interpolation == "nearest":
-            lo = hi = rank.round()  # halves to even, as PyTorch
-        shape = list(srt.shape)
-        shape[d] = 1
-        # the ranks as gather indices of the reduced shape (a 0-d rank is shared by every slice)
-        il = lo.to(dtype="int64").reshape([1] * x.ndim if lo.ndim == 0 else lo.shape).expand(*shape)
-        vl = gather(srt, d, il)
+            lo = hi = np.round(rank)  # halves to even, as PyTorch
+        vl = gather(srt, d, _const(lo.astype(np.int64), x, "int64"))
         if interpolation in ("lower", "higher", "nearest"):
             v = vl
         else:
-            ih = hi.to(dtype="int64").reshape([1] * x.ndim if hi.ndim == 0 else hi.shape).expand(*shape)
-            vh = gather(srt, d, ih)
-            w = (rank - lo) if interpolation == "linear" else _const(0.5, x)
+            vh = gather(srt, d, _const(hi.astype(np.int64), x, "int64"))
+            w = _const(rank - lo, x) if interpolation == "linear" else _const(0.5, x)
             v = vl + (vh - vl) * w
         if ignore_nan:
             v = where(count == 0, _const(float("nan"), x), v)
@@ -373,7 +372,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """For each value of ``input``, the index in ``sorted_sequence`` (sorted on its last axis;
     1-D, or its leading axes matching ``input``'s) where it would be inserted to keep the order:
     before equal values (``side="left"``), after them with ``right=True`` / ``side="right"``.
-    ``sorter``: indices sorting an unsorted sequence. int64, or int32 with ``out_int32``."""
+    ``sorter``: indices sorting an unsorted sequence. A NaN value goes to the end (index n).
+    int64, or int32 with ``out_int32``."""
     from .indexing import gather
     from .reduction import sum as _sum
 
@@ -407,6 +407,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         cmp = seq
     vv = v.unsqueeze(-1)
     below = (cmp <= vv) if right else (cmp < vv)
+    if vv.dtype.is_floating_point:  # a NaN value goes after everything, as PyTorch places it
+        below = below.logical_or(vv.isnan())
     out = _sum(below.to(dtype="int64"), -1)
     return out.to(dtype="int32") if out_int32 else out
 
