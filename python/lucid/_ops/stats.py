@@ -189,7 +189,8 @@ def logcumsumexp(input, dim):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest element (1-based) along ``dim``: ``(values, indices)``."""
+    """The k-th smallest element (1-based) along ``dim``: ``(values, indices)``. Among equal
+    values the index is the stable sort's (PyTorch's quickselect may name another of them)."""
     from .sorting import sort
 
     _check("kthvalue", input)
