@@ -277,6 +277,11 @@ NOT_DIFFERENTIABLE = {
         "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"],
     "dtypes, shapes, I/O, lazy evaluation, threads": [
         "promote_types", "broadcast_shapes", "save", "load", "eval", "get_num_threads", "set_num_threads"],
+    "composed functions with integer / bool / Python outputs, creation, or generator state (lucid/_info.py)": [
+        "isin", "searchsorted", "bucketize", "unravel_index", "tril_indices", "triu_indices", "logspace", "numel",
+        "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+        "unique_consecutive", "histogram", "get_default_dtype", "set_default_dtype",
+        "set_printoptions"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {

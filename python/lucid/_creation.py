@@ -14,7 +14,7 @@ from ._device import as_device
 from ._dtype import as_dtype, float32, int64
 from ._tensor import Tensor
 
-_DEFAULT_FLOAT = "float32"
+_DEFAULT_FLOAT = "float32"  # the default floating dtype's name (lucid.set_default_dtype changes it)
 
 
 def _shape_arg(size, fn: str) -> tuple:
@@ -99,6 +99,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         raise TypeError("tensor(): argument 'data' must be numbers or nested sequences of numbers of equal length")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"tensor(): unsupported data of numpy dtype {arr.dtype}")
+    if dtype is None and arr.dtype == np.float64 and not isinstance(data, (np.ndarray, np.floating)):
+        dtype = _DEFAULT_FLOAT  # Python floats take the default dtype
     if dtype is not None:
         dt = as_dtype(dtype)
         if dt.name == "bfloat16":
@@ -136,9 +138,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(_C.from_numpy(array))
 
 
-def _filled(size, value, dtype, device, requires_grad, fn, default=_DEFAULT_FLOAT):
+def _filled(size, value, dtype, device, requires_grad, fn):
     shape = _shape_arg(size, fn)
-    dt = as_dtype(dtype).name if dtype is not None else default
+    dt = as_dtype(dtype).name if dtype is not None else _DEFAULT_FLOAT
     dev = as_device(device or "cpu")
     return _finish(_C.full(shape, builtins.float(value), dt, dev), requires_grad)
 
@@ -163,7 +165,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype follows the value (bool, int64 or float32)."""
     if dtype is None:
-        dtype = "bool" if isinstance(fill_value, bool) else "int64" if isinstance(fill_value, int) else "float32"
+        dtype = "bool" if isinstance(fill_value, bool) else "int64" if isinstance(fill_value, int) else _DEFAULT_FLOAT
     return _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device, requires_grad, "full")
 
 
@@ -208,7 +210,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if step == 0:
         raise ValueError("arange(): argument 'step' must be non-zero")
     all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    default = "int64" if all_int else "float32"
+    default = "int64" if all_int else _DEFAULT_FLOAT
     arr = np.arange(start, end, step, dtype=np.int64 if all_int else np.float64)
     return _from_host(arr, dtype, device, requires_grad, default)
 
@@ -217,14 +219,14 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace(): argument 'steps' must be a non-negative int, got {steps!r}")
-    return _from_host(np.linspace(start, end, steps), dtype, device, requires_grad, "float32")
+    return _from_host(np.linspace(start, end, steps), dtype, device, requires_grad, _DEFAULT_FLOAT)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The ``n x m`` identity matrix."""
     if not isinstance(n, int) or n < 0 or (m is not None and (not isinstance(m, int) or m < 0)):
         raise ValueError(f"eye(): arguments 'n' and 'm' must be non-negative ints, got {n!r}, {m!r}")
-    return _from_host(np.eye(n, m), dtype, device, requires_grad, "float32")
+    return _from_host(np.eye(n, m), dtype, device, requires_grad, _DEFAULT_FLOAT)
 
 
 # ----- random numbers ------------------------------------------------------
@@ -232,15 +234,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
 # same values whichever stream the tensor then lives on.
 _rng_lock = threading.Lock()
 _rng = np.random.Generator(np.random.Philox(0))
+_initial_seed = 0  # the last seed given (lucid.initial_seed)
 
 
 def manual_seed(seed: int) -> None:
     """Seeds lucid's generator; ``rand``/``randn``/``randint`` then repeat exactly on either stream."""
-    global _rng
+    global _rng, _initial_seed
     if not isinstance(seed, (int, np.integer)):
         raise TypeError(f"manual_seed(): argument 'seed' must be an int, got {type(seed).__name__}")
     with _rng_lock:
-        _rng = np.random.Generator(np.random.Philox(builtins.int(seed) & (2**64 - 1)))
+        _initial_seed = builtins.int(seed) & (2**64 - 1)
+        _rng = np.random.Generator(np.random.Philox(_initial_seed))
 
 
 def _generator():
@@ -252,7 +256,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(size, "rand")
     with _rng_lock:
         arr = _rng.random(shape, dtype=np.float32)
-    return _from_host(arr, dtype, device, requires_grad, "float32")
+    return _from_host(arr, dtype, device, requires_grad, _DEFAULT_FLOAT)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -260,7 +264,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(size, "randn")
     with _rng_lock:
         arr = _rng.standard_normal(shape, dtype=np.float32)
-    return _from_host(arr, dtype, device, requires_grad, "float32")
+    return _from_host(arr, dtype, device, requires_grad, _DEFAULT_FLOAT)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
@@ -302,3 +306,24 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if t is not None and (dtype is None or _as_dtype(dtype) == t.dtype):
             return t
     return tensor(data, dtype=dtype, device=device)
+
+
+def get_default_dtype():
+    """The floating dtype creation functions use when given none (float32 unless changed)."""
+    return as_dtype(_DEFAULT_FLOAT)
+
+
+def set_default_dtype(d) -> None:
+    """Sets the floating dtype that ``tensor`` (for Python floats), ``zeros`` / ``ones`` /
+    ``empty`` / ``full`` (float fill), ``arange`` (float arguments), ``linspace``, ``logspace``,
+    ``eye``, ``rand`` / ``randn`` / ``normal`` give when no dtype is passed: float32, float64
+    (CPU stream only), float16 or bfloat16. Arithmetic promotion (an integer tensor with a Python
+    float, integer true division) keeps float32."""
+    global _DEFAULT_FLOAT
+    try:
+        dt = as_dtype(d)
+    except (TypeError, ValueError, KeyError):
+        dt = None
+    if dt is None or not dt.is_floating_point:
+        raise TypeError(f"set_default_dtype(): argument 'd' must be a floating point dtype, got {d!r}")
+    _DEFAULT_FLOAT = dt.name

@@ -164,7 +164,7 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", **_print_kwargs())
         extras = []
         if self.device.type != "cpu":
             extras.append(f"device='{self.device.type}'")
@@ -278,7 +278,28 @@ Tensor.item = _C.item_method(Tensor)  # t.item(): the one element as a Python bo
 
 
 def _default_float():
-    return as_dtype("float32")
+    from . import _creation
+
+    return as_dtype(_creation._DEFAULT_FLOAT)
+
+
+# lucid.set_printoptions: what Tensor.__repr__ passes to numpy's array2string (empty: numpy's defaults)
+_PRINT_OPTIONS: dict = {}
+
+
+def _print_kwargs():
+    if not _PRINT_OPTIONS:
+        return {}
+    kw = {k: v for k, v in _PRINT_OPTIONS.items() if k in ("precision", "threshold", "edgeitems", "linewidth")}
+    if "linewidth" in kw:
+        kw["max_line_width"] = kw.pop("linewidth")
+    sci = _PRINT_OPTIONS.get("sci_mode")
+    if sci is True:
+        p = kw.get("precision", 8)
+        kw["formatter"] = {"float_kind": lambda v: np.format_float_scientific(v, precision=p, unique=False)}
+    elif sci is False:
+        kw["suppress_small"] = True
+    return kw
 
 
 def _int64():

@@ -706,3 +706,71 @@ class _TorchQ:
             return t._fake_quantize_learnable_per_tensor_affine(x, scale, zero_point, quant_min, quant_max, grad_factor)
         return t._fake_quantize_learnable_per_channel_affine(x, scale, zero_point, ch_axis, quant_min, quant_max,
                                                              grad_factor)
+
+
+# ----- composed PyTorch functions (lucid/_ops/linalg_extra.py, shape_more.py, stats.py) ---------
+case("composed_products", [((3, 5),), ((3, 4),), ((4, 5),), ((4,),)])(
+    lambda L, c, a, b, v: (L.T.addmm(c, a, b, beta=0.5, alpha=2.0), L.T.addmm(c[0], a, b),
+                           L.T.addmv(c[:, 0], a, v, alpha=3.0), L.T.mv(a, v),
+                           L.T.chain_matmul(a, b, b.T), L.T.outer(c[0], v), L.T.ger(v, v), L.T.dot(v, v),
+                           L.T.vdot(v, v * 2.0), L.T.inner(a, a), L.T.inner(a[0, 0], v), L.T.trace(a[:, :3])))
+case("composed_batch_products", [((3, 5),), ((2, 3, 4),), ((2, 4, 5),)])(
+    lambda L, c, x, y: (L.T.addbmm(c, x, y, beta=2.0), L.T.baddbmm(c, x, y, alpha=0.5)))
+case("composed_kron_tensordot", [((2, 3),), ((3, 2),), ((2, 3, 4),)])(
+    lambda L, a, b, x: (L.T.kron(a, b), L.T.kron(a[0], x), L.T.tensordot(x, x, dims=([1, 2], [1, 2])),
+                        L.T.tensordot(a, x, dims=([0, 1], [0, 1])), L.T.tensordot(a, b, 1),
+                        L.T.tensordot(a, b, dims=0)))
+case("composed_cdist_dist", [((2, 4, 3),), ((2, 5, 3),)])(
+    lambda L, x, y: (L.T.cdist(x, y), L.T.cdist(x, y, p=1.0), L.T.cdist(x, y, p=float("inf")),
+                     L.T.cdist(x, y, p=3.0), L.T.dist(x, y[:, :1]), L.T.dist(x[0], y[0, :4], 1)))
+case("composed_cross_builders", [((2, 3),), ((2, 3),), ((3,),)])(
+    lambda L, a, b, v: (L.T.cross(a, b, dim=1), L.T.cross(a.T, b[0].reshape(3, 1), dim=0),
+                        L.T.block_diag(a, v, v[0]), L.T.diag_embed(a, 1), L.T.diag_embed(a, -1, 0, 2),
+                        L.T.diagflat(a),
+                        L.T.cartesian_prod(v, v[:2]), L.T.combinations(v),
+                        L.T.combinations(v, 2, with_replacement=True)))
+# torch.vander's backward fails (an in-place write it saved for); its reference is the powers stacked
+case("composed_vander", [((3,),)])(
+    lambda L, v: (L.T.stack([v ** k for k in (2, 1, 0)], 1), L.T.stack([v ** k for k in range(4)], 1)) if L.is_torch
+    else (L.T.vander(v), L.T.vander(v, 4, increasing=True)))
+case("composed_stacks", [((3,),), ((2, 3),)])(
+    lambda L, a, b: (L.T.hstack([a, a * 2.0]), L.T.vstack([a, b]), L.T.row_stack((b, a)), L.T.dstack([b, b]),
+                     L.T.column_stack([a, b.T]), L.T.atleast_1d(a[0]), L.T.atleast_2d(a), L.T.atleast_3d(b),
+                     L.T.atleast_3d(a)))
+case("composed_splits", [((4, 6, 4),)])(
+    lambda L, x: tuple(L.T.tensor_split(x, 3, 1)) + tuple(L.T.tensor_split(x, [1, 3], 2))
+    + tuple(L.T.hsplit(x, 2)) + tuple(L.T.vsplit(x, [1])) + tuple(L.T.dsplit(x, 2)))
+case("composed_rearrange", [((2, 3, 4),)])(
+    lambda L, x: (L.T.ravel(x), L.T.swapdims(x, 0, 2), L.T.rot90(x, 1, [1, 2]), L.T.rot90(x, 2, [0, 2]),
+                  L.T.rot90(x, 3), L.T.fliplr(x), L.T.flipud(x), L.T.take(x, L.idx([[0, -1], [5, 5]]))))
+case("composed_scatters", [((2, 3, 4),), ((2, 4),), ((2, 3, 2),)])(
+    lambda L, x, s, t: (L.T.select_scatter(x, s, 1, 1), L.T.slice_scatter(x, t, 2, 1, None, 2),
+                        L.T.slice_scatter(x, t.transpose(1, 2)[:, :, :1].expand(2, 2, 4) * 1.0, 1, 0, 2)))
+case("composed_diff", [((3, 5),), ((3, 1),)])(
+    lambda L, x, p: (L.T.diff(x), L.T.diff(x, 2, 0), L.T.diff(x, 1, -1, prepend=p, append=p * 2.0)))
+_NANS = [[0, 1, 0, 0], [1, 1, 1, 1], [0, 0, 1, 0]]
+
+
+def _with_nans(L, a):
+    return L.T.where(L.mask(_NANS), L.const(np.full((3, 4), np.nan)), a)
+
+
+case("composed_nan_reductions", [((3, 4),)])(
+    lambda L, a: (L.T.nansum(_with_nans(L, a)), L.T.nansum(_with_nans(L, a), 1),
+                  L.T.nanmean(_with_nans(L, a)[::2], 1), L.T.nanmean(a, 0, keepdim=True),
+                  L.T.nan_to_num(_with_nans(L, a), 1.5)))
+case("composed_var_std_mean", [((3, 4),)])(
+    lambda L, a: L.T.var_mean(a, 1) + L.T.std_mean(a, 0, correction=0) + L.T.std_mean(a) + (
+        L.T.var_mean(a, 1, keepdim=True)))
+case("composed_cum", [((3, 5),)])(
+    lambda L, a: (L.T.cummax(a, 1)[0], L.T.cummin(a, 0)[0], L.T.cummax(a[0], 0)[0], L.T.logcumsumexp(a, 1),
+                  L.T.logcumsumexp(a, 0)))
+case("composed_order_stats", [((3, 5),)])(
+    lambda L, a: (L.T.kthvalue(a, 2, 1)[0], L.T.kthvalue(a, 3, 0, keepdim=True)[0], L.T.mode(a, 1)[0],
+                  L.T.nanmedian(a), L.T.nanmedian(a, 1)[0], L.T.nanmedian(_with_nans(L, a[:, :4]), 1)[0]))
+for _m in ("linear", "lower", "higher", "midpoint", "nearest"):
+    case("composed_quantile_" + _m, [((3, 5),)])(
+        lambda L, a, _m=_m: (L.T.quantile(a, 0.3, 1, interpolation=_m),
+                             L.T.quantile(a, L.const([0.25, 0.5, 0.9]), 0, keepdim=True, interpolation=_m),
+                             L.T.quantile(a, 0.7, interpolation=_m),
+                             L.T.nanquantile(_with_nans(L, a[:, :4]), L.const([0.2, 0.6]), 1, interpolation=_m)))

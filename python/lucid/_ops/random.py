@@ -142,7 +142,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     shape = _creation._shape_arg((size,) if isinstance(size, int) else tuple(size), "normal")
     z = _draw(generator, "normal", lambda r: r.standard_normal(shape, dtype=np.float32))
     arr = (np.float32(mean) + np.float32(std) * z).astype(np.float32)
-    return _creation._from_host(arr, dtype, device, requires_grad, "float32")
+    return _creation._from_host(arr, dtype, device, requires_grad, _creation._DEFAULT_FLOAT)
 
 
 # ----- in-place fills ----------------------------------------------------------
