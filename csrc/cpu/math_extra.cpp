@@ -71,7 +71,7 @@ T nextafter_bits(T a, T b) {
   using U = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
   using C = compute_t<T>;
   C fa = static_cast<C>(a), fb = static_cast<C>(b);
-  if (std::isnan(fa) || std::isnan(fb)) return T(static_cast<C>(fa + fb));
+  if (std::isnan(fa) || std::isnan(fb)) return T(std::numeric_limits<C>::quiet_NaN());  // the default NaN, as the GPU stream
   if (fa == fb) return b;
   U u;
   if (fa == 0) {  // the smallest subnormal with b's sign

@@ -124,6 +124,15 @@ mx::array logaddexp_f32(const mx::array& a, const mx::array& b, mx::StreamOrDevi
   return mx::where(mx::equal(a, b, s), mx::add(a, f(kLn2), s), r, s);
 }
 
+// The default quiet NaN of a float dtype, by its bits (0x7e00, 0x7fc0, 0x7fc00000,
+// 0x7ff8...): what the CPU stream's conversions give; MLX's own float16 NaN differs.
+mx::array default_nan(mx::Dtype dt, mx::StreamOrDevice s) {
+  if (dt == mx::float16) return mx::view(mx::array(int16_t(0x7e00), mx::int16), dt, s);
+  if (dt == mx::bfloat16) return mx::view(mx::array(int16_t(0x7fc0), mx::int16), dt, s);
+  if (dt == mx::float64) return mx::view(mx::array(int64_t(0x7ff8000000000000LL), mx::int64), dt, s);
+  return mx::view(mx::array(int32_t(0x7fc00000), mx::int32), dt, s);
+}
+
 mx::array nextafter_bits(const mx::array& a, const mx::array& b, mx::StreamOrDevice s) {
   mx::Dtype dt = a.dtype();
   mx::Dtype it = dt.size() == 2 ? mx::int16 : dt.size() == 4 ? mx::int32 : mx::int64;
@@ -135,7 +144,8 @@ mx::array nextafter_bits(const mx::array& a, const mx::array& b, mx::StreamOrDev
   mx::array r = mx::where(mx::equal(a, zero, s), mx::where(mx::greater(b, zero, s), tiny, mx::negative(tiny, s), s),
                           mx::view(moved, dt, s), s);
   r = mx::where(mx::equal(a, b, s), b, r, s);
-  return mx::where(mx::logical_or(mx::isnan(a, s), mx::isnan(b, s), s), mx::add(a, b, s), r, s);
+  // NaN in: the default quiet NaN (payloads of NaN arithmetic differ between the streams)
+  return mx::where(mx::logical_or(mx::isnan(a, s), mx::isnan(b, s), s), default_nan(dt, s), r, s);
 }
 
 }  // namespace

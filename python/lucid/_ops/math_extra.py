@@ -196,7 +196,8 @@ def logit(input, eps=None):
     >>> round(lucid.logit(lucid.tensor([0.0]), eps=0.1).item(), 4)
     -2.1972
     """
-    z = E._float_input("logit", input)
+    E._check_tensor("logit", input)
+    z = input if input.dtype.is_floating_point else input.to(dtype="float32")
     if eps is not None:
         if isinstance(eps, bool) or not isinstance(eps, (int, float)):
             raise TypeError(f"logit(): argument 'eps' must be a number, got {type(eps).__name__}")
