@@ -398,6 +398,13 @@ def test_bitwise_bad_input(device):
         lucid.tan([1.0])
 
 
+def test_mixed_streams_raise_naming_the_function():
+    with pytest.raises(ValueError, match="hypot"):
+        lucid.hypot(lucid.tensor([1.0]), lucid.tensor([1.0], device="gpu"))
+    with pytest.raises(ValueError, match="bitwise_xor"):
+        lucid.bitwise_xor(lucid.tensor([1]), lucid.tensor([1], device="gpu"))
+
+
 # ----- aliases, in-place, gradients the torch cases leave out -----------------------------------
 
 def test_aliases(device):
