@@ -282,11 +282,25 @@ NOT_DIFFERENTIABLE = {
         "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state",
         "unique_consecutive", "histogram", "get_default_dtype", "set_default_dtype",
         "set_printoptions"],
+    "extra math: bool predicates, integer bitwise ops, representation steps and steps (lucid._ops.math_extra)": [
+        "signbit", "isposinf", "isneginf", "not_equal", "nextafter", "heaviside", "bitwise_and", "bitwise_or",
+        "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
+        "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {
     "gumbel_softmax": "a random sample: tests/test_pool3d_more.py checks its distribution, one-hot form and "
                       "straight-through gradient",
+    "digamma": "its gradient is polygamma(1, x), not implemented: digamma raises NotImplementedError when "
+               "a gradient would be recorded (tests/test_math_ops_extra.py)",
+    "float_power": "a float64 result, which only the CPU stream holds; its gradient is pow's (case pow_tensor), "
+                   "checked in float64 in tests/test_math_ops_extra.py",
+    "acosh_": "torch defines no derivative for in-place acosh; the gradient is acosh's (case unary_acosh)",
+    "arccosh_": "torch defines no derivative for in-place acosh; the gradient is acosh's (case unary_acosh)",
+    "asinh_": "torch defines no derivative for in-place asinh; the gradient is asinh's (case unary_asinh)",
+    "arcsinh_": "torch defines no derivative for in-place asinh; the gradient is asinh's (case unary_asinh)",
+    "atanh_": "torch defines no derivative for in-place atanh; the gradient is atanh's (case unary_atanh)",
+    "arctanh_": "torch defines no derivative for in-place atanh; the gradient is atanh's (case unary_atanh)",
 }
 
 

@@ -208,6 +208,10 @@ OPS = {
     "embedding": lambda x, d: F.embedding(_ix([[0, 2], [1, 0]], d), x * x, padding_idx=0) ** 2,
     "setitem": lambda x, d: _setitem(x),
     "special": lambda x, d: lucid.log1p(x * x) * lucid.expm1(x) + lucid.log2(x * x + 1) * lucid.atan2(x, x * x + 0.5),
+    "math_extra": lambda x, d: lucid.tan(x * 0.3) * lucid.sinh(x) + lucid.asin(x * 0.2) * lucid.atanh(x * 0.1)
+    + lucid.erfc(x) * lucid.exp2(x) + lucid.sinc(x) * lucid.erfinv(x * 0.2)
+    + lucid.hypot(x, x * x + 0.5) * lucid.logaddexp(x, x * x) + lucid.xlogy(x, x * x + 0.5)
+    + lucid.logaddexp2(x * x, x) * lucid.copysign(x, x * 0.5 - 0.1) + lucid.fmax(x, x * x) * lucid.fmin(x, -x),
     "remainder_floor_divide": lambda x, d: lucid.remainder(x * x, 0.7) * x + lucid.fmod(x, 0.3) * x
     + lucid.floor_divide(x * x, 0.5) * x,
     "clone_to": lambda x, d: x.clone() ** 3 * x.to(dtype="float32").to(dtype=x.dtype),
@@ -511,7 +515,7 @@ _VERIFIED = {
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
     "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
-    "_LayerNorm",
+    "_LayerNorm", "_MathBinary",
 }
 
 

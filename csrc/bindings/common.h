@@ -24,6 +24,7 @@ void init_nn(py::module_& m);
 void init_quantization(py::module_& m);
 void init_histogram(py::module_& m);
 void init_special(py::module_& m);
+void init_math_extra(py::module_& m);
 void init_scan(py::module_& m);
 void init_sort(py::module_& m);
 void init_recurrent(py::module_& m);

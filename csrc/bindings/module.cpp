@@ -56,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
   init_quantization(m);
   init_histogram(m);
   init_special(m);
+  init_math_extra(m);
   init_scan(m);
   init_sort(m);
   init_recurrent(m);

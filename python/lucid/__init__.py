@@ -82,3 +82,8 @@ def eval(*tensors) -> None:  # noqa: A001
 
 
 __version__ = "0.1.0"
+
+# & | ^ ~ << >> : bitwise on integer tensors (lucid._ops.math_extra), after _install_methods.
+from ._ops import assign_ as _assign_, math_extra as _math_extra  # noqa: E402
+
+_math_extra.install_operators(Tensor, _assign_)

@@ -774,3 +774,30 @@ for _m in ("linear", "lower", "higher", "midpoint", "nearest"):
                              L.T.quantile(a, L.const([0.25, 0.5, 0.9]), 0, keepdim=True, interpolation=_m),
                              L.T.quantile(a, 0.7, interpolation=_m),
                              L.T.nanquantile(_with_nans(L, a[:, :4]), L.const([0.2, 0.6]), 1, interpolation=_m)))
+# ----- extra elementwise math (lucid._ops.math_extra) ----------------------------------------
+for _n, _k in [("tan", "unit"), ("sinh", "n"), ("cosh", "n"), ("asin", "unit"), ("acos", "unit"), ("atan", "n"),
+               ("asinh", "n"), ("atanh", "unit"), ("trunc", "n"), ("frac", "n"), ("log10", "pos"), ("exp2", "n"),
+               ("erfc", "n"), ("erfinv", "unit"), ("lgamma", "pos"), ("sinc", "n"), ("positive", "n")]:
+    case("unary_" + _n, [(A, _k)])(lambda L, a, _n=_n: getattr(L.T, _n)(a))
+case("unary_sgn", [(A,)])(lambda L, a: L.T.sgn(a) * a)  # sgn's own gradient is 0 (torch: a ZeroTensor)
+case("unary_acosh", [(A, "pos")])(lambda L, a: L.T.acosh(a + 1.5) + L.T.arccosh(a * 2.0 + 1.1))
+case("unary_aliases_arc_fix", [(A, "unit")])(
+    lambda L, a: L.T.arcsin(a) + L.T.arccos(a * 0.9) + L.T.arctan(a) + L.T.arcsinh(a) + L.T.arctanh(a)
+    + L.T.fix(a * 3.0) * a)
+case("lgamma_small_and_negative", [(A, "unit")])(lambda L, a: L.T.lgamma(a * 3.0 + 0.01))
+case("sinc_at_zero", [(A, "kinks")])(lambda L, a: L.T.sinc(a * 0.5))
+case("logit", [(A, "prob")])(lambda L, a: L.T.logit(a) + L.T.logit(a * 1.1 - 0.05, eps=0.1))
+case("hypot", [(A,), ((4,),)])(lambda L, a, b: L.T.hypot(a, b))
+case("logaddexp", [(A,), ((3, 1),)])(lambda L, a, b: L.T.logaddexp(a, b * 2.0) + L.T.logaddexp2(b, a))
+case("xlogy", [(A,), ((4,), "pos")])(lambda L, a, b: L.T.xlogy(a, b) + L.T.xlogy(2.0, b))
+case("copysign", [(A,), ((4,),)])(lambda L, a, b: L.T.copysign(a, b) + L.T.copysign(b, -1.0))
+case("fmax_fmin", [(A,), ((4,),)])(lambda L, a, b: L.T.fmax(a, b) * 2.0 + L.T.fmin(a, b))
+case("clamp_min_max", [(A,)])(lambda L, a: L.T.clamp_min(a, -0.3) + L.T.clamp_max(a, 0.4))
+case("inplace_math_extra_", [(A, "unit"), ((4,), "pos")])(lambda L, a, b: tuple(
+    [_inplace(L, n + "_", a) for n in ("tan", "sinh", "cosh", "asin", "acos", "atan", "trunc",
+                                       "frac", "exp2", "erfc", "erfinv", "sinc", "arcsin", "arccos", "arctan",
+                                       "fix", "sgn")]
+    + [_inplace(L, n + "_", b) for n in ("log10", "lgamma")]
+    + [_inplace(L, "logit_", a * 0.5 + 0.5),
+       _inplace(L, "hypot_", a, b), _inplace(L, "xlogy_", a, b), _inplace(L, "copysign_", a, b - 1.0),
+       _inplace(L, "clamp_min_", a, -0.2), _inplace(L, "clamp_max_", a, 0.3)]))

@@ -14,6 +14,8 @@ from . import conv3d_compose as _conv3d_module
 _FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn, _conv3d_module]
 _FAMILIES += [special, scan, sorting, random, shape_extra, norms, _einsum_module, advanced_index]
 _FAMILIES += [linalg_extra, shape_more, stats]
+from . import math_extra  # noqa: E402  (tan .. nextafter, bitwise ops, aliases)
+_FAMILIES.append(math_extra)
 _FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
 for _m in _FAMILIES:
     globals().update({k: getattr(_m, k) for k in _m.__all__})

@@ -1,0 +1,14 @@
+// Bitwise ops (PyTorch's bitwise_and / or / xor / not, bitwise_left_shift /
+// right_shift) on integer and bool tensors: promote_types then broadcast;
+// TypeError for floating inputs, and for bool shifts. Exact on both streams
+// (shift counts outside [0, bits): cpu/bitwise.h).
+#pragma once
+#include "core/tensor.h"
+#include "cpu/bitwise.h"
+
+namespace lucid::ops {
+
+Tensor bitwise_binary(cpu::BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b);
+Tensor bitwise_not(const Tensor& x);
+
+}  // namespace lucid::ops
