@@ -41,3 +41,23 @@ def best_time(fn, repeat: int) -> float:
             fn()
         best = min(best, (time.perf_counter() - t0) / repeat)
     return best
+
+
+def seconds(fn, budget, threads):
+    """Best seconds per call over 3 rounds sized to take about `budget` seconds
+    together. One thread: this thread's CPU time (both libraries then run on the
+    calling thread), so other processes on a shared machine do not count;
+    several threads: wall time."""
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    fn()
+    t0 = clock()
+    fn()
+    once = max(clock() - t0, 1e-7)
+    calls = max(1, int(budget / 3 / once))
+    best = float("inf")
+    for _ in range(3):
+        t = clock()
+        for _ in range(calls):
+            fn()
+        best = min(best, (clock() - t) / calls)
+    return best

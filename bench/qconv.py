@@ -21,13 +21,12 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
 os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 
-from _timing import import_torch  # noqa: E402
+from _timing import import_torch, seconds  # noqa: E402
 from qgemm import cpu_info  # noqa: E402
 
 # (name, batch, C, O, H = W, k, padding)
@@ -57,25 +56,6 @@ def data(shape):
     sw = rng.uniform(0.001, 0.01, o).astype(np.float32)
     b = rng.standard_normal(o).astype(np.float32)
     return x, w, sw, b
-
-
-def seconds(fn, budget, threads):
-    """Best seconds per call over 3 rounds sized to take about `budget` seconds
-    together: this thread's CPU time at one thread (other processes on a shared
-    machine do not count), wall time at several."""
-    clock = time.thread_time if threads == 1 else time.perf_counter
-    fn()
-    t0 = clock()
-    fn()
-    once = max(clock() - t0, 1e-7)
-    calls = max(1, int(budget / 3 / once))
-    best = float("inf")
-    for _ in range(3):
-        t = clock()
-        for _ in range(calls):
-            fn()
-        best = min(best, (clock() - t) / calls)
-    return best
 
 
 def torch_conv(torch, shape):

@@ -24,13 +24,12 @@ import json
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 
 os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 
-from _timing import import_torch  # noqa: E402
+from _timing import import_torch, seconds  # noqa: E402
 
 MS = [1, 16, 64, 256, 1024]
 NKS = [256, 1024, 4096]
@@ -54,26 +53,6 @@ def cpu_info():
     keep = [f for f in flags if f in ("avx2", "fma", "avx_vnni", "amx_tile", "amx_int8", "asimddp", "i8mm")
             or f.startswith("avx512")]
     return model, keep
-
-
-def seconds(fn, budget, threads):
-    """Best seconds per call over 3 rounds sized to take about `budget` seconds
-    together. One thread: this thread's CPU time (both libraries then run on the
-    calling thread), so other processes on a shared machine do not count;
-    several threads: wall time."""
-    clock = time.thread_time if threads == 1 else time.perf_counter
-    fn()
-    t0 = clock()
-    fn()
-    once = max(clock() - t0, 1e-7)
-    calls = max(1, int(budget / 3 / once))
-    best = float("inf")
-    for _ in range(3):
-        t = clock()
-        for _ in range(calls):
-            fn()
-        best = min(best, (clock() - t) / calls)
-    return best
 
 
 XMAX = 256  # activation codes drawn from [0, XMAX); --7bit sets 128

@@ -6,11 +6,12 @@ from .dropout import Dropout
 from .linear import Flatten, Identity, Linear
 from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import *  # noqa: F401,F403
+from . import pooling as _pooling
 from .sparse import Embedding
 from .activation_smooth import CELU, ELU, GLU, SELU, Hardtanh, LogSigmoid, Mish, PReLU, SiLU, Softplus, Softsign
 from .layer_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm
-from .resample import AdaptiveMaxPool2d, CosineSimilarity, Dropout2d, Fold, PairwiseDistance, Unfold, Upsample
+from .resample import CosineSimilarity, Dropout2d, Fold, PairwiseDistance, Unfold, Upsample
 from .loss_more import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
@@ -20,13 +21,13 @@ from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 __all__ = [
     "Linear", "Identity", "Flatten", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Hardswish", "Hardsigmoid", "Softmax", "LogSoftmax",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Dropout", "Embedding",
+    "Dropout", "Embedding",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
 ]
 __all__ += [
     "SiLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "PReLU", "LogSigmoid", "Softsign", "Hardtanh", "GLU",
     "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "Upsample", "AdaptiveMaxPool2d", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
+    "Upsample", "Dropout2d", "CosineSimilarity", "PairwiseDistance",
     "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU", "RNN",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold",
@@ -45,7 +46,12 @@ from .bilinear import Bilinear  # noqa: E402
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer", "MarginRankingLoss", "TripletMarginLoss",
             "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss",
             "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "Bilinear"]
-from .pool3d_more import *  # noqa: E402,F401,F403
-from . import pool3d_more as _pool3d_more  # noqa: E402
+from .layer_norm import LocalResponseNorm  # noqa: E402,F401
+from .dropout import AlphaDropout, FeatureAlphaDropout  # noqa: E402,F401
+from .sparse import EmbeddingBag  # noqa: E402,F401
+from .activation_smooth import RReLU  # noqa: E402,F401
+from .loss_extra import CTCLoss, MultiLabelMarginLoss  # noqa: E402,F401
 
-__all__ += _pool3d_more.__all__
+__all__ += ["LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout", "EmbeddingBag", "RReLU", "CTCLoss",
+            "MultiLabelMarginLoss"]
+__all__ += _pooling.__all__

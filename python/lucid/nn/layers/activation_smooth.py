@@ -1,5 +1,5 @@
 """Smooth and parametric activation layers: SiLU, ELU, SELU, CELU, Softplus,
-Mish, PReLU, LogSigmoid, Softsign, Hardtanh, GLU (thin Modules over
+Mish, PReLU, LogSigmoid, Softsign, Hardtanh, GLU, RReLU (thin Modules over
 ``lucid.nn.functional``)."""
 from __future__ import annotations
 
@@ -139,3 +139,17 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU; see ``lucid.nn.functional.rrelu``."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}"

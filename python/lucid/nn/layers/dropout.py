@@ -1,4 +1,4 @@
-"""Dropout."""
+"""Dropout, AlphaDropout and FeatureAlphaDropout."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -26,3 +26,27 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}"
+
+
+class AlphaDropout(Module):
+    """SELU-preserving dropout in training mode; identity in eval mode."""
+
+    _fn = staticmethod(F.alpha_dropout)
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{type(self).__name__}: probability 'p' must be between 0 and 1, got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """AlphaDropout with one draw per channel."""
+
+    _fn = staticmethod(F.feature_alpha_dropout)

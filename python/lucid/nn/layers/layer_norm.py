@@ -1,5 +1,5 @@
 """Normalisation layers that do not average over the batch: LayerNorm,
-RMSNorm, GroupNorm, InstanceNorm1d/2d."""
+RMSNorm, GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm."""
 from __future__ import annotations
 
 import numbers
@@ -163,3 +163,17 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) inputs (no affine, no running stats by default)."""
 
     _rank = 3
+
+
+class LocalResponseNorm(Module):
+    """``x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta``."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,4 @@
-"""Loss modules over the margin, embedding and likelihood losses of
+"""Loss modules over the margin, embedding, likelihood and CTC losses of
 ``nn.functional`` (``_f_loss_extra``), with PyTorch's constructor signatures
 (the deprecated ``size_average`` / ``reduce`` flags decide the reduction when
 given, as PyTorch; class weights are buffers, so they appear in state dicts)."""
@@ -122,3 +122,26 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
                                    reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(Module):
+    """See ``lucid.nn.functional.multilabel_margin_loss``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.size_average, self.reduce, self.reduction = size_average, reduce, reduction
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, self.size_average, self.reduce, self.reduction)
+
+
+class CTCLoss(Module):
+    """Connectionist temporal classification loss; see ``lucid.nn.functional.ctc_loss``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

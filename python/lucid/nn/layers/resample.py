@@ -28,22 +28,6 @@ class Upsample(Module):
         return f"{what}, mode='{self.mode}'"
 
 
-class AdaptiveMaxPool2d(Module):
-    """Max over adaptive bins to ``output_size``."""
-
-    def __init__(self, output_size, return_indices=False):
-        super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not implemented")
-        self.output_size = output_size
-
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
-
-
 class Dropout2d(Module):
     """Zeroes whole channels with probability ``p`` in training mode (the rest scaled by
     ``1 / (1 - p)``); identity in eval mode."""

@@ -1,4 +1,4 @@
-"""1-D pools, padding layers, pixel / channel shuffles, Unflatten, the shrink and
+"""Padding layers, pixel / channel shuffles, Unflatten, the shrink and
 threshold activations, Dropout1d / Dropout3d and the Upsampling aliases: thin
 modules over ``lucid.nn.functional``, with PyTorch's constructor arguments."""
 from __future__ import annotations
@@ -7,71 +7,6 @@ import numbers
 
 from .. import functional as F
 from ..module import Module
-
-
-class _Pool1d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
-        self.ceil_mode = ceil_mode
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxPool1d(_Pool1d):
-    """Max over windows along L; see ``lucid.nn.functional.max_pool1d``.
-
-    >>> import lucid
-    >>> lucid.nn.MaxPool1d(2)(lucid.ones(1, 3, 8)).shape
-    (1, 3, 4)
-    """
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__(kernel_size, stride, padding, ceil_mode)
-        self.dilation, self.return_indices = dilation, return_indices
-
-    def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                            self.return_indices)
-
-
-class AvgPool1d(_Pool1d):
-    """Mean over windows along L; see ``lucid.nn.functional.avg_pool1d``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-        super().__init__(kernel_size, stride, padding, ceil_mode)
-        self.count_include_pad = count_include_pad
-
-    def forward(self, input):
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
-
-
-class AdaptiveAvgPool1d(Module):
-    """Mean over ``output_size`` adaptive bins along L."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input):
-        return F.adaptive_avg_pool1d(input, self.output_size)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool1d(AdaptiveAvgPool1d):
-    """Max over ``output_size`` adaptive bins along L."""
-
-    def __init__(self, output_size, return_indices=False):
-        super().__init__(output_size)
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool1d: return_indices=True is not implemented")
-
-    def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size)
 
 
 # ----- padding layers ---------------------------------------------------------------
@@ -295,8 +230,7 @@ class UpsamplingBilinear2d(UpsamplingNearest2d):
     _mode, _align = "bilinear", True
 
 
-__all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d",
-           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+__all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unflatten",
