@@ -32,10 +32,14 @@ __all__ += [
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "LSTM", "GRU", "RNN",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold",
 ]
-from .shape_pool import *  # noqa: E402,F401,F403
-from . import shape_pool as _shape_pool  # noqa: E402
+from .padding_reshape import *  # noqa: E402,F401,F403
+from . import padding_reshape as _padding_reshape  # noqa: E402
+from .activation_smooth import Hardshrink, Softmax2d, Softmin, Softshrink, Tanhshrink, Threshold  # noqa: E402,F401
+from .dropout import Dropout1d, Dropout3d  # noqa: E402,F401
+from .resample import UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402,F401
 
-__all__ += _shape_pool.__all__
+__all__ += _padding_reshape.__all__ + ["Softmin", "Softmax2d", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
+                                       "Dropout1d", "Dropout3d", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 from .rnn_cell import GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
 
 __all__ += ["RNNCell", "LSTMCell", "GRUCell"]

@@ -1,6 +1,6 @@
 """Smooth and parametric activation layers: SiLU, ELU, SELU, CELU, Softplus,
-Mish, PReLU, LogSigmoid, Softsign, Hardtanh, GLU, RReLU (thin Modules over
-``lucid.nn.functional``)."""
+Mish, PReLU, LogSigmoid, Softsign, Hardtanh, GLU, RReLU, Softmin, Softmax2d,
+Threshold and the shrinks (thin Modules over ``lucid.nn.functional``)."""
 from __future__ import annotations
 
 import lucid
@@ -153,3 +153,62 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}"
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Softshrink(Hardshrink):
+    """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)

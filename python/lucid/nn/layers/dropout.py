@@ -1,4 +1,4 @@
-"""Dropout, AlphaDropout and FeatureAlphaDropout."""
+"""Dropout, Dropout1d / Dropout3d (whole channels), AlphaDropout and FeatureAlphaDropout."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -50,3 +50,31 @@ class FeatureAlphaDropout(AlphaDropout):
     """AlphaDropout with one draw per channel."""
 
     _fn = staticmethod(F.feature_alpha_dropout)
+
+
+class _ChannelDropout(Module):
+    _fn = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{type(self).__name__}: probability 'p' must be between 0 and 1, got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, L) inputs in training mode."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout3d(_ChannelDropout):
+    """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
+
+    _fn = staticmethod(F.dropout3d)

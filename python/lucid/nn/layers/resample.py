@@ -1,4 +1,5 @@
-"""Upsample, AdaptiveMaxPool2d, Dropout2d, CosineSimilarity, PairwiseDistance."""
+"""Upsample (and the UpsamplingNearest2d / UpsamplingBilinear2d aliases), Dropout2d,
+CosineSimilarity, PairwiseDistance, Unfold, Fold."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -88,3 +89,22 @@ class Fold(Module):
 
     def forward(self, input):
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class UpsamplingNearest2d(Module):
+    """``interpolate(mode='nearest')`` on (N, C, H, W) (PyTorch's deprecated alias)."""
+
+    _mode, _align = "nearest", None
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self._mode, self._align)
+
+
+class UpsamplingBilinear2d(UpsamplingNearest2d):
+    """``interpolate(mode='bilinear', align_corners=True)`` on (N, C, H, W), as PyTorch's alias."""
+
+    _mode, _align = "bilinear", True

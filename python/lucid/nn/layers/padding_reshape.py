@@ -1,6 +1,5 @@
-"""Padding layers, pixel / channel shuffles, Unflatten, the shrink and
-threshold activations, Dropout1d / Dropout3d and the Upsampling aliases: thin
-modules over ``lucid.nn.functional``, with PyTorch's constructor arguments."""
+"""Padding layers, pixel / channel shuffles and Unflatten: thin modules over
+``lucid.nn.functional``, with PyTorch's constructor arguments."""
 from __future__ import annotations
 
 import numbers
@@ -120,119 +119,8 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-# ----- activations ----------------------------------------------------------------------
-
-class Softmin(Module):
-    """``softmax(-x)`` along ``dim``."""
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmin(input, self.dim)
-
-
-class Softmax2d(Module):
-    """Softmax over the channels of (N, C, H, W) or (C, H, W)."""
-
-    def forward(self, input):
-        if input.ndim not in (3, 4):
-            raise ValueError(f"Softmax2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
-        return F.softmax(input, -3)
-
-
-class Threshold(Module):
-    """``x`` where ``x > threshold``, else ``value``."""
-
-    def __init__(self, threshold, value, inplace=False):
-        super().__init__()
-        self.threshold, self.value, self.inplace = threshold, value, inplace
-
-    def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}"
-
-
-class Hardshrink(Module):
-    """``x`` where ``|x| > lambd``, else 0."""
-
-    def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input):
-        return F.hardshrink(input, self.lambd)
-
-
-class Softshrink(Hardshrink):
-    """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0."""
-
-    def forward(self, input):
-        return F.softshrink(input, self.lambd)
-
-
-class Tanhshrink(Module):
-    """``x - tanh(x)``."""
-
-    def forward(self, input):
-        return F.tanhshrink(input)
-
-
-# ----- dropout and upsampling -----------------------------------------------------------
-
-class _ChannelDropout(Module):
-    _fn = None
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{type(self).__name__}: probability 'p' must be between 0 and 1, got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}"
-
-
-class Dropout1d(_ChannelDropout):
-    """Zeroes whole channels of (N, C, L) inputs in training mode."""
-
-    _fn = staticmethod(F.dropout1d)
-
-
-class Dropout3d(_ChannelDropout):
-    """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
-
-    _fn = staticmethod(F.dropout3d)
-
-
-class UpsamplingNearest2d(Module):
-    """``interpolate(mode='nearest')`` on (N, C, H, W) (PyTorch's deprecated alias)."""
-
-    _mode, _align = "nearest", None
-
-    def __init__(self, size=None, scale_factor=None):
-        super().__init__()
-        self.size, self.scale_factor = size, scale_factor
-
-    def forward(self, input):
-        return F.interpolate(input, self.size, self.scale_factor, self._mode, self._align)
-
-
-class UpsamplingBilinear2d(UpsamplingNearest2d):
-    """``interpolate(mode='bilinear', align_corners=True)`` on (N, C, H, W), as PyTorch's alias."""
-
-    _mode, _align = "bilinear", True
-
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unflatten",
-           "Softmin", "Softmax2d", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
-           "Dropout1d", "Dropout3d", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unflatten"]
