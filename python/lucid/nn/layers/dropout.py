@@ -28,31 +28,9 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-class AlphaDropout(Module):
-    """SELU-preserving dropout in training mode; identity in eval mode."""
+class _DropoutNd(Module):
+    """A dropout layer over its functional ``_fn(input, p, training)``."""
 
-    _fn = staticmethod(F.alpha_dropout)
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{type(self).__name__}: probability 'p' must be between 0 and 1, got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}"
-
-
-class FeatureAlphaDropout(AlphaDropout):
-    """AlphaDropout with one draw per channel."""
-
-    _fn = staticmethod(F.feature_alpha_dropout)
-
-
-class _ChannelDropout(Module):
     _fn = None
 
     def __init__(self, p=0.5, inplace=False):
@@ -68,13 +46,25 @@ class _ChannelDropout(Module):
         return f"p={self.p}"
 
 
-class Dropout1d(_ChannelDropout):
+class AlphaDropout(_DropoutNd):
+    """SELU-preserving dropout in training mode; identity in eval mode."""
+
+    _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout with one draw per channel."""
+
+    _fn = staticmethod(F.feature_alpha_dropout)
+
+
+class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) inputs in training mode."""
 
     _fn = staticmethod(F.dropout1d)
 
 
-class Dropout3d(_ChannelDropout):
+class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
 
     _fn = staticmethod(F.dropout3d)
