@@ -570,3 +570,24 @@ def test_half_precision_keeps_dtype(device, dt):
                                                        - np.array([[1, 3, 2], [0.5, -1, 4]])[None]).sum(-1))]:
         assert out.dtype == lucid.dtype._by_name[dt]
         close(out.to(dtype=lucid.float32), np.asarray(ref, np.float32), tol)
+
+
+@pytest.mark.parametrize("seq_shape,val_shape", [((5000,), (1000,)), ((2, 3000), (2, 1500))])
+def test_searchsorted_large_inputs_binary_search_on_the_host(device, seq_shape, val_shape):
+    # Above 2^22 comparisons searchsorted searches on the host instead of comparing every pair:
+    # the same indices as numpy (ties on both sides, a NaN value last), half precision included.
+    rng = np.random.default_rng(7)
+    s = np.sort(rng.standard_normal(seq_shape).astype(np.float32), -1)
+    v = rng.standard_normal(val_shape).astype(np.float32)
+    v.reshape(-1)[:3] = [np.nan, s.reshape(-1)[5], s.reshape(-1)[7]]
+    for right in (False, True):
+        side = "right" if right else "left"
+        ref = np.searchsorted(s, v, side=side) if s.ndim == 1 else \
+            np.stack([np.searchsorted(a, b, side=side) for a, b in zip(s, v)])
+        got = lucid.searchsorted(lucid.tensor(s, device=device), lucid.tensor(v, device=device), right=right)
+        assert got.dtype == lucid.int64 and np.array_equal(to_np(got), ref)
+    half = lucid.searchsorted(lucid.tensor(s, device=device).half(), lucid.tensor(v, device=device).half(),
+                              out_int32=True)
+    s16, v16 = s.astype(np.float16), v.astype(np.float16)
+    ref16 = np.searchsorted(s16, v16) if s.ndim == 1 else np.stack([np.searchsorted(a, b) for a, b in zip(s16, v16)])
+    assert half.dtype == lucid.int32 and np.array_equal(to_np(half), ref16)

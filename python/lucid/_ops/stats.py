@@ -403,6 +403,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             raise ValueError("searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
                              f"of boundaries tensor and input value tensor must match, got {tuple(seq.shape)} and "
                              f"{tuple(v.shape) if not scalar else ()}")
+    if v.numel() * seq.shape[-1] > _COMPARE_LIMIT:  # a binary search on the host instead of the full comparison
+        out = _searchsorted_host(seq, v, right)
+        return out.to(dtype="int32") if out_int32 else out
+    if seq.ndim > 1:
         cmp = seq.unsqueeze(-2)  # (..., 1, n) against (..., m, 1)
     else:
         cmp = seq
@@ -412,6 +416,34 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         below = below.logical_or(vv.isnan())
     out = _sum(below.to(dtype="int64"), -1)
     return out.to(dtype="int32") if out_int32 else out
+
+
+# Up to this many value x boundary comparisons, searchsorted compares on the tensors'
+# stream (no host round trip); above it, numpy's binary search (O(m log n)) on the host.
+_COMPARE_LIMIT = 1 << 22
+
+
+def _searchsorted_host(seq, v, right):
+    """searchsorted's indices by numpy's binary search, row by row for a batched sequence.
+    Half precision is widened to float32 first (exact, so the order is unchanged); numpy
+    places a NaN value after everything, as PyTorch does."""
+    import numpy as np
+
+    from .._creation import tensor
+
+    def host(t):
+        if t.dtype.is_floating_point and t.dtype.name != "float64":
+            t = t.to(dtype="float32")
+        return t.to("cpu").numpy()
+
+    side = "right" if right else "left"
+    s_np, v_np = host(seq), host(v)
+    if seq.ndim == 1:
+        idx = np.searchsorted(s_np, v_np, side=side)
+    else:
+        rows, vals = s_np.reshape(-1, s_np.shape[-1]), v_np.reshape(-1, v_np.shape[-1])
+        idx = np.stack([np.searchsorted(r, q, side=side) for r, q in zip(rows, vals)]).reshape(v_np.shape)
+    return tensor(np.asarray(idx, dtype=np.int64), device=v.device)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
