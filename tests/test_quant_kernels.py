@@ -164,3 +164,27 @@ def test_fast_quantize_equals_true_division_and_the_reference(qdtype, lo, hi, mo
     ref = lucid.Tensor(lucid._C.quantize_reference(*args)).numpy().astype(np.int64)
     np.testing.assert_array_equal(ref, want)
     np.testing.assert_array_equal(fast, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape,axis", [((37, 3001), 0), ((5, 37, 901), 1)])
+def test_per_channel_rows_in_one_call_and_split_across_tasks(threads, shape, axis, rng):
+    # ch_axis 0 (no outer axis): whole runs of channel rows go to one kernel call, and
+    # the thread pool's chunks start and end inside rows; ch_axis 1 with an outer axis
+    # keeps the repeating parameter walk. Codes and values against numpy either way.
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    c = shape[axis]
+    s = (rng.random(c) * 0.03 + 0.01).astype(np.float32)
+    z = rng.integers(-100, 100, c)
+    bshape = [1] * len(shape)
+    bshape[axis] = c
+    old = lucid.get_num_threads()
+    lucid.set_num_threads(threads)
+    try:
+        q = Q.quantize(lucid.tensor(x), lucid.tensor(s), lucid.tensor(z.astype(np.int32)), Q.qint8, ch_axis=axis)
+        d = Q.dequantize(q, lucid.tensor(s), lucid.tensor(z.astype(np.int32)), ch_axis=axis)
+    finally:
+        lucid.set_num_threads(old)
+    want = ref_quantize(x, s.reshape(bshape), z.reshape(bshape).astype(np.float32), -128, 127)
+    np.testing.assert_array_equal(q.numpy().astype(np.int64), want)
+    np.testing.assert_array_equal(d.numpy(), ((want - z.reshape(bshape)).astype(np.float32) * s.reshape(bshape)))

@@ -19,7 +19,10 @@ QSegments QSegments::per_channel(int64_t outer, int64_t len, int64_t inner) {
   if (inner == 1) {  // channels are the last axis: a parameter per element of each row
     s.row_len = len > 0 ? len : 1;
     s.per_element = true;
-  } else {  // each row of `inner` elements is one channel
+  } else if (outer == 1) {  // rows never wrap: row r uses parameter r, so the walker can hand
+    s.row_len = inner;      // whole runs of rows to one kernel call (as per-group rows)
+    s.group_stride = 1;
+  } else {  // each row of `inner` elements is one channel, repeating every `len` rows
     s.row_len = inner;
     s.period = len > 0 ? len : 1;
   }
