@@ -2,7 +2,7 @@
 
 Run with an interpreter that has torch and numpy (lucid is not needed):
 
-    /opt/torchenv/bin/python tests/autograd_refs/make_grad_refs.py
+    python tests/autograd_refs/make_grad_refs.py   (a Python with torch and numpy)
 
 For each case: the inputs (seeded by the case name, float32-representable
 values), a fixed random upstream gradient per output, and torch's gradient of

@@ -3,7 +3,7 @@ embedding and likelihood losses (every reduction) and of F.bilinear, for
 tests/test_loss_extra.py. Inputs are rounded to 6 decimals before use, so the
 literals are the exact inputs. Run with a Python that has torch:
 
-    /opt/torchenv/bin/python make_loss_extra_refs.py > loss_extra_refs.py
+    python make_loss_extra_refs.py > loss_extra_refs.py   (a Python with torch and numpy)
 
 Per case: args, a list of ("t", values, requires_grad) float tensors, ("i", values)
 integer tensors or ("f", number); kw; and per reduction the output and the

@@ -4,7 +4,7 @@ outputs, and the gradients of sum(out * linspace(-1, 1)) for the inputs and
 every parameter) for tests/test_transformer_decoder.py. Run with a Python that
 has torch:
 
-    /opt/torchenv/bin/python make_transformer_decoder_refs.py > transformer_decoder_refs.py
+    python make_transformer_decoder_refs.py > transformer_decoder_refs.py   (a Python with torch and numpy)
 """
 import warnings
 

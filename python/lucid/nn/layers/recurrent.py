@@ -25,6 +25,7 @@ from ._factory import check_positive
 
 
 class _RNNBase(Module):
+    _STATES = ("h_0",)  # the states forward takes and returns (LSTM adds c_0)
     _gates = 0
     _name = ""
     _fold_hidden_bias = False
@@ -80,8 +81,7 @@ class _RNNBase(Module):
                              f"{tuple(input.shape)}")
 
     def _check_hidden(self, h, n, what):
-        size = self.proj_size if (self.proj_size and what == "h_0") else self.hidden_size
-        expected = (self.num_layers * self._dirs, n, size)
+        expected = (self.num_layers * self._dirs, n, self._state_size(what))
         if tuple(h.shape) != expected:
             raise ValueError(f"{self._name}: expected {what} of shape {expected}, got {tuple(h.shape)}")
 
@@ -114,8 +114,13 @@ class _RNNBase(Module):
         projected inputs -> (L, N, H) outputs and the final state."""
         raise NotImplementedError(f"{type(self).__name__} must define _sequence (its layer op)")
 
-    def _forward_single_state(self, input, hx=None):
-        """GRU's and RNN's forward: one state h (num_layers * D, N, H), zeros when omitted."""
+    def _state_size(self, name):
+        return self.proj_size if (self.proj_size and name == "h_0") else self.hidden_size
+
+    def forward(self, input, hx=None):
+        """The forward of every layer kind: states named by ``_STATES`` (h_0, and c_0 for
+        LSTM), each (num_layers * D, N, size), zeros when omitted; returns the output and
+        the final states in the same form (a pair for LSTM, one tensor otherwise)."""
         if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
             return run_packed(self, input, hx)
         self._check_input(input)
@@ -123,19 +128,26 @@ class _RNNBase(Module):
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
-        n = x.shape[1]
-        if hx is None:
-            h0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
-        else:
-            h0 = hx if batched else hx.unsqueeze(1)
-            self._check_hidden(h0, n, "h_0")
-        out, finals = self._run(x, [h0[k] for k in range(self.num_layers * self._dirs)])
-        h_n = lucid.stack(finals, dim=0)
+        n, layers, kinds = x.shape[1], self.num_layers * self._dirs, len(self._STATES)
+        given = None if hx is None else (list(hx) if kinds > 1 else [hx])
+        if given is not None and len(given) != kinds:
+            raise ValueError(f"{self._name}: expected hx as ({', '.join(self._STATES)}), got {len(given)} tensors")
+        states = []
+        for k, name in enumerate(self._STATES):
+            if given is None:
+                s = lucid.zeros(layers, n, self._state_size(name), dtype=x.dtype, device=x.device)
+            else:
+                s = given[k] if batched else given[k].unsqueeze(1)
+                self._check_hidden(s, n, name)
+            states.append(s)
+        per_layer = [tuple(s[j] for s in states) if kinds > 1 else states[0][j] for j in range(layers)]
+        out, finals = self._run(x, per_layer)
+        finals = [lucid.stack([f[k] for f in finals] if kinds > 1 else finals, dim=0) for k in range(kinds)]
         if batched and self.batch_first:
             out = out.transpose(0, 1)
         if not batched:
-            out, h_n = out.squeeze(1), h_n.squeeze(1)
-        return out, h_n
+            out, finals = out.squeeze(1), [f.squeeze(1) for f in finals]
+        return out, (tuple(finals) if kinds > 1 else finals[0])
 
 
 def _lstm_projected(projected, w_hh, w_hr, state, reverse):
@@ -175,6 +187,7 @@ class LSTM(_RNNBase):
     ((2, 5, 4), (2, 2, 4))
     """
 
+    _STATES = ("h_0", "c_0")
     _gates = 4
     _name = "LSTM"
     _fold_hidden_bias = True
@@ -184,34 +197,6 @@ class LSTM(_RNNBase):
         h, c = state
         out, h, c = lstm_layer(projected, w_hh, h, c, reverse)  # the whole time loop is one C++ op
         return out, (h, c)
-
-    def forward(self, input, hx=None):
-        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
-            return run_packed(self, input, hx)
-        self._check_input(input)
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1)
-        if batched and self.batch_first:
-            x = x.transpose(0, 1)
-        n = x.shape[1]
-        if hx is None:
-            c0 = lucid.zeros(self.num_layers * self._dirs, n, self.hidden_size, dtype=x.dtype, device=x.device)
-            h0 = c0 if not self.proj_size else \
-                lucid.zeros(self.num_layers * self._dirs, n, self.proj_size, dtype=x.dtype, device=x.device)
-        else:
-            h0, c0 = hx
-            if not batched:
-                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-            self._check_hidden(h0, n, "h_0")
-            self._check_hidden(c0, n, "c_0")
-        out, finals = self._run(x, [(h0[k], c0[k]) for k in range(self.num_layers * self._dirs)])
-        h_n = lucid.stack([s[0] for s in finals], dim=0)
-        c_n = lucid.stack([s[1] for s in finals], dim=0)
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
-        if not batched:
-            out, h_n, c_n = out.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
-        return out, (h_n, c_n)
 
 
 class GRU(_RNNBase):
@@ -232,9 +217,6 @@ class GRU(_RNNBase):
 
     def _sequence(self, projected, w_hh, b_hh, state, reverse):
         return gru_layer(projected, w_hh, b_hh, state, reverse)  # the whole time loop is one C++ op
-
-    def forward(self, input, hx=None):
-        return self._forward_single_state(input, hx)
 
 
 class RNN(_RNNBase):
@@ -271,9 +253,6 @@ class RNN(_RNNBase):
             h = act(projected[t] + F.linear(h, w_hh))
             outs[t] = h
         return lucid.stack(outs, dim=0), h
-
-    def forward(self, input, hx=None):
-        return self._forward_single_state(input, hx)
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, " \
