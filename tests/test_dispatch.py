@@ -51,6 +51,36 @@ def test_python_scalars_are_weak(device):
         i + "x"
 
 
+# PyTorch's weak-scalar rule, written out per tensor dtype (kind of the number:
+# bool, integer, real) -> result dtype name; ``_C.scalar_tensor`` classifies.
+_WEAK = {"bool": ("bool", "int64", "float32"), "uint8": ("uint8", "uint8", "float32"),
+         "int8": ("int8", "int8", "float32"), "int32": ("int32", "int32", "float32"),
+         "int64": ("int64", "int64", "float32"), "float16": ("float16",) * 3, "bfloat16": ("bfloat16",) * 3,
+         "float32": ("float32",) * 3, "float64": ("float64",) * 3}
+_NUMBERS = [(True, 0), (np.bool_(True), 0), (3, 1), (np.int16(3), 1), (np.uint64(3), 1), (2.5, 2),
+            (np.float32(2.5), 2), (np.float64(2.5), 2)]
+
+
+@pytest.mark.parametrize("name", sorted(_WEAK))
+def test_every_number_kind_takes_the_weak_scalar_dtype(device, name):
+    if name == "float64" and device == "gpu":
+        pytest.skip("the GPU stream has no float64")
+    x = lucid.tensor([1, 0], device=device).to(dtype=getattr(lucid, name))
+    for number, kind in _NUMBERS:
+        y = lucid.mul(x, number)
+        assert y.dtype.name == _WEAK[name][kind], (name, number)
+        assert y.device == x.device
+
+
+def test_non_real_numbers_are_refused(device):
+    x = lucid.tensor([1.0], device=device)
+    with pytest.raises(TypeError, match="expected a tensor or a real number, got complex128"):
+        x + np.complex128(1j)
+    with pytest.raises(TypeError, match="argument 'other' must be a tensor or a number, got complex"):
+        x + 1j
+    assert (x + np.array(2.0, np.float32)).tolist() == [3.0]  # a 0-d array is an array, not a scalar
+
+
 def test_requires_grad_still_validates():
     with pytest.raises(TypeError, match="only floating-point"):
         lucid.tensor([1, 2]).requires_grad = True

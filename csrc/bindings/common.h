@@ -28,5 +28,6 @@ void init_math_extra(py::module_& m);
 void init_scan(py::module_& m);
 void init_sort(py::module_& m);
 void init_recurrent(py::module_& m);
+void init_autograd(py::module_& m);  // bindings/autograd.cpp: the backward walk
 
 }  // namespace lucid::bindings

@@ -61,6 +61,7 @@ PYBIND11_MODULE(_C, m) {
   init_sort(m);
   init_recurrent(m);
   init_inplace(m);
+  init_autograd(m);
 }
 
 }  // namespace lucid::bindings

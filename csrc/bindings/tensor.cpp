@@ -6,6 +6,7 @@
 #include "core/version.h"
 #include "gpu/device_info.h"
 #include "ops/copy.h"
+#include "ops/scalar.h"
 
 namespace lucid::bindings {
 
@@ -132,6 +133,39 @@ PyMethodDef item_method_def = {"item", tensor_item_method, METH_NOARGS,
                                "The one element as a Python bool, int or float (ValueError unless the tensor has "
                                "exactly one element)."};
 
+
+// What kind of Python number `value` is, the same tests, in the same order, as
+// Python's numbers ABCs would make (exact int / float first: the common case
+// costs two pointer compares). Empty when `value` is no real number: lists,
+// arrays (a 0-d numpy array is not a scalar here) and tensors are the caller's.
+// A numpy number that is not real (complex) raises TypeError.
+PyObject* leak(py::object o) { return o.release().ptr(); }
+
+std::optional<ops::ScalarKind> scalar_kind(py::handle value) {
+  if (PyFloat_CheckExact(value.ptr())) return ops::ScalarKind::Real;
+  if (PyLong_CheckExact(value.ptr())) return ops::ScalarKind::Integer;
+  if (PyBool_Check(value.ptr())) return ops::ScalarKind::Bool;
+  // Looked up once; never released (they live as long as the interpreter).
+  static PyObject* np_bool = leak(py::module_::import("numpy").attr("bool_"));
+  static PyObject* np_number = leak(py::module_::import("numpy").attr("number"));
+  static PyObject* np_ndarray = leak(py::module_::import("numpy").attr("ndarray"));
+  static PyObject* integral = leak(py::module_::import("numbers").attr("Integral"));
+  static PyObject* real = leak(py::module_::import("numbers").attr("Real"));
+  auto is = [&](PyObject* cls) {
+    int r = PyObject_IsInstance(value.ptr(), cls);
+    if (r < 0) throw py::error_already_set();
+    return r == 1;
+  };
+  if (is(np_ndarray)) return std::nullopt;
+  if (is(np_bool)) return ops::ScalarKind::Bool;
+  if (is(integral)) return ops::ScalarKind::Integer;
+  if (is(real)) return ops::ScalarKind::Real;
+  if (is(np_number))
+    throw TypeError("expected a tensor or a real number, got " +
+                    py::type::handle_of(value).attr("__name__").cast<std::string>());
+  return std::nullopt;
+}
+
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -170,6 +204,17 @@ void init_tensor(py::module_& m) {
   });
   m.def("full", [](const Shape& s, double v, const std::string& dt, const std::string& dev) {
     return ops::full(s, v, dtype_arg(dt), device_arg(dev));
+  });
+  // A Python number next to tensor `like` as a 0-d tensor (ops/scalar.h), or
+  // None when `value` is not a real number (lucid/_ops/common.py: as_tensor).
+  m.def("scalar_tensor", [](py::handle value, const Tensor& like) -> py::object {
+    std::optional<ops::ScalarKind> kind = scalar_kind(value);
+    if (!kind) return py::none();
+    PyObject* f = PyNumber_Float(value.ptr());  // float(value): OverflowError for huge ints, as before
+    if (!f) throw py::error_already_set();
+    double v = PyFloat_AS_DOUBLE(f);
+    Py_DECREF(f);
+    return py::cast(ops::scalar_tensor(v, *kind, like));
   });
   m.def("contiguous", &ops::contiguous);
   m.def("astype", [](const Tensor& t, const std::string& dt) { return ops::astype(t, dtype_arg(dt)); });

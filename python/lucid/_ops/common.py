@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import builtins
-import numbers
 
 import numpy as np
 
 from .. import _C
-from .._dtype import as_dtype
 from .._tensor import _DTYPES, Tensor
 from ..autograd.grad_mode import is_grad_enabled
 
-_full = _C.full
+_scalar_tensor = _C.scalar_tensor
 
 
 def binary_meta(a, b):
@@ -43,35 +41,16 @@ def records(*args) -> bool:
     return False
 
 
-_FLOAT_NAMES = frozenset(n for n, d in as_dtype("float32")._by_name.items() if d.is_floating_point)
-
-
-def scalar_dtype(value, like) -> str:
-    """The dtype a Python scalar takes next to tensor `like` (PyTorch's weak scalars):
-    it keeps `like`'s dtype unless its kind is higher (bool < int < float)."""
-    name = like._impl.dtype
-    kind = type(value)
-    if kind is float:  # the common cases first, without the numbers ABCs
-        return name if name in _FLOAT_NAMES else "float32"
-    if kind is int:
-        return "int64" if name == "bool" else name
-    if isinstance(value, (bool, np.bool_)):
-        return name
-    if isinstance(value, numbers.Integral):
-        return "int64" if name == "bool" else name
-    if isinstance(value, numbers.Real):
-        return name if name in _FLOAT_NAMES else "float32"
-    raise TypeError(f"expected a tensor or a real number, got {type(value).__name__}")
-
-
 def as_tensor(x, like, argument: str = "other"):
-    """Tensors pass through; Python / numpy numbers become 0-d tensors on `like`'s device."""
+    """Tensors pass through; Python / numpy numbers become 0-d tensors on `like`'s
+    device, in the dtype PyTorch's weak scalars take (it keeps `like`'s dtype
+    unless the number's kind is higher, bool < int < float: ``ops::scalar_dtype``,
+    one C++ call, ``_C.scalar_tensor``); lists and arrays become tensors."""
     if isinstance(x, Tensor):
         return x
-    kind = type(x)
-    if kind is float or kind is int or kind is bool or (
-            isinstance(x, (numbers.Real, np.bool_, np.number)) and not isinstance(x, np.ndarray)):
-        return Tensor(_full((), builtins.float(x), scalar_dtype(x, like), like._impl.device))
+    impl = _scalar_tensor(x, like._impl)
+    if impl is not None:
+        return Tensor(impl)
     if isinstance(x, (list, tuple, np.ndarray)):
         from .._creation import tensor
 

@@ -1,0 +1,21 @@
+// lucid._C.backward_walk: the C++ backward walk (autograd/engine.h), called by
+// lucid.autograd.engine.run_backward with grad mode already set.
+#include "autograd/engine.h"
+#include "bindings/common.h"
+
+namespace lucid::bindings {
+
+void init_autograd(py::module_& m) {
+  m.def(
+      "backward_walk",
+      [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,
+         py::dict results, bool hooked, bool anomaly, py::dict held, py::module_ engine) {
+        autograd::walk({std::move(outputs), std::move(grad_outputs), retain_graph, create_graph, std::move(wanted),
+                        std::move(results), hooked, anomaly, std::move(held), std::move(engine)});
+      },
+      py::arg("outputs"), py::arg("grad_outputs"), py::arg("retain_graph"), py::arg("create_graph"),
+      py::arg("wanted"), py::arg("results"), py::arg("hooked"), py::arg("anomaly"), py::arg("held"),
+      py::arg("engine"));
+}
+
+}  // namespace lucid::bindings
