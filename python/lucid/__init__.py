@@ -34,6 +34,7 @@ bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
 _install_methods()
 Tensor.register_hook = autograd.register_hook
+_ops.out.install(globals())  # out= on the namespace's functions (python/lucid/_ops/out.py)
 
 from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401

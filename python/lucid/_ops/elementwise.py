@@ -22,6 +22,7 @@ from .. import _C
 from ..autograd import Function
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled  # _state: read inline by add/sub/mul/div
+from .out import check_out, write_out
 from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
 
 __all__ = [
@@ -53,22 +54,28 @@ def _binary_args(a, b):
 
 
 def _write_out(name, out, input, other, **kwargs):
-    """``op(input, other, out=out)``: the result written into ``out``'s memory
-    (CPU) or array (GPU) by the in-place kernels; ``out`` keeps its shape and dtype."""
+    """``op(input, other, out=out)`` for add / sub / mul / div (rules: _ops/out.py);
+    when ``out`` is ``input``, the in-place kernel writes it without a temporary."""
     from . import inplace
 
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be a tensor, got {type(out).__name__}")
-    if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (input, other, out)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation")
+    check_out(name, out, (input, other))
     if out is input and kwargs.get("alpha", 1) == 1 and kwargs.get("rounding_mode") is None:
-        return getattr(inplace, name + "_")(out, other)  # the in-place kernel, no temporary
-    result = globals()[name](input, other, **kwargs)
-    if result.shape != out.shape:
-        raise ValueError(f"{name}(): argument 'out' has shape {out.shape}; the result has shape {result.shape}")
-    from .copy import assign_
+        return getattr(inplace, name + "_")(out, other)
+    return write_out(name, out, globals()[name](input, other, **kwargs))
 
-    return assign_(out, result)
+
+_IN_PLACE_UNARY = frozenset(("neg", "abs", "relu", "sqrt", "rsqrt", "exp", "log", "tanh", "sigmoid"))  # _C.unary_
+
+
+def _unary_out(name, x, out):
+    """``op(x, out=out)`` for the unary functions (rules: _ops/out.py); when ``out``
+    is ``x`` and keeps the result's dtype, the in-place kernel writes it."""
+    check_out(name, out, (x,))
+    if out is x and name in _IN_PLACE_UNARY and x.dtype.is_floating_point:
+        _C.unary_(name, x._impl)
+        x._version += 1
+        return x
+    return write_out(name, out, _unary(name, x))
 
 
 def _check_tensor(fn, x, argument="input"):
@@ -496,148 +503,150 @@ _UNARY_KERNEL = {name: getattr(_C, name) for name in (
     "floor", "ceil", "round")}
 
 
-def _unary(name, x):
+def _unary(name, x, out=None):
     if not isinstance(x, Tensor):
         _check_tensor(name, x)
+    if out is not None:
+        return _unary_out(name, x, out)
     if x._requires_grad and is_grad_enabled():
         return _Unary.apply(x, name)
     return Tensor(_UNARY_KERNEL[name](x._impl))
 
 
-def neg(input):
+def neg(input, *, out=None):
     """``-input``; integers wrap (``-(-128)`` is -128 in int8); TypeError for bool.
 
     >>> import lucid
     >>> lucid.neg(lucid.tensor([1.0, -2.0])).tolist()
     [-1.0, 2.0]
     """
-    return _unary("neg", input)
+    return _unary("neg", input, out)
 
 
 negative = neg
 
 
-def abs(input):  # noqa: A001
+def abs(input, *, out=None):  # noqa: A001
     """``|input|``; keeps the dtype, TypeError for bool. Gradient ``sign(x)`` (0 at 0).
 
     >>> import lucid
     >>> lucid.abs(lucid.tensor([-3, 2])).tolist()
     [3, 2]
     """
-    return _unary("abs", input)
+    return _unary("abs", input, out)
 
 
 absolute = abs
 
 
-def sign(input):
+def sign(input, *, out=None):
     """-1, 0 or 1 in the input's dtype; NaN stays NaN. Gradient 0.
 
     >>> import lucid
     >>> lucid.sign(lucid.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    return _unary("sign", input)
+    return _unary("sign", input, out)
 
 
-def relu(input):
+def relu(input, *, out=None):
     """``max(input, 0)`` keeping the dtype; NaN stays NaN; gradient 0 at 0.
 
     >>> import lucid
     >>> lucid.relu(lucid.tensor([-1.0, 0.0, 2.0])).tolist()
     [0.0, 0.0, 2.0]
     """
-    return _unary("relu", input)
+    return _unary("relu", input, out)
 
 
-def exp(input):
+def exp(input, *, out=None):
     """``e ** input``; integer inputs promote to float32.
 
     >>> import lucid
     >>> lucid.exp(lucid.tensor([0.0])).tolist()
     [1.0]
     """
-    return _unary("exp", input)
+    return _unary("exp", input, out)
 
 
-def log(input):
+def log(input, *, out=None):
     """Natural logarithm (``-inf`` at 0, NaN below); integers promote to float32.
 
     >>> import lucid
     >>> lucid.log(lucid.tensor([1.0])).tolist()
     [0.0]
     """
-    return _unary("log", input)
+    return _unary("log", input, out)
 
 
-def sqrt(input):
+def sqrt(input, *, out=None):
     """Square root (NaN below 0); integers promote to float32.
 
     >>> import lucid
     >>> lucid.sqrt(lucid.tensor([4, 9])).tolist()
     [2.0, 3.0]
     """
-    return _unary("sqrt", input)
+    return _unary("sqrt", input, out)
 
 
-def rsqrt(input):
+def rsqrt(input, *, out=None):
     """``1 / sqrt(input)``; integers promote to float32.
 
     >>> import lucid
     >>> lucid.rsqrt(lucid.tensor([4.0])).tolist()
     [0.5]
     """
-    return _unary("rsqrt", input)
+    return _unary("rsqrt", input, out)
 
 
-def sin(input):
+def sin(input, *, out=None):
     """Sine (radians); integers promote to float32.
 
     >>> import lucid
     >>> lucid.sin(lucid.tensor([0.0])).tolist()
     [0.0]
     """
-    return _unary("sin", input)
+    return _unary("sin", input, out)
 
 
-def cos(input):
+def cos(input, *, out=None):
     """Cosine (radians); integers promote to float32.
 
     >>> import lucid
     >>> lucid.cos(lucid.tensor([0.0])).tolist()
     [1.0]
     """
-    return _unary("cos", input)
+    return _unary("cos", input, out)
 
 
-def tanh(input):
+def tanh(input, *, out=None):
     """Hyperbolic tangent; integers promote to float32.
 
     >>> import lucid
     >>> lucid.tanh(lucid.tensor([0.0])).tolist()
     [0.0]
     """
-    return _unary("tanh", input)
+    return _unary("tanh", input, out)
 
 
-def sigmoid(input):
+def sigmoid(input, *, out=None):
     """``1 / (1 + exp(-input))``; integers promote to float32.
 
     >>> import lucid
     >>> lucid.sigmoid(lucid.tensor([0.0])).tolist()
     [0.5]
     """
-    return _unary("sigmoid", input)
+    return _unary("sigmoid", input, out)
 
 
-def erf(input):
+def erf(input, *, out=None):
     """The error function; integers promote to float32.
 
     >>> import lucid
     >>> lucid.erf(lucid.tensor([0.0])).tolist()
     [0.0]
     """
-    return _unary("erf", input)
+    return _unary("erf", input, out)
 
 
 class _Gelu(Function):
@@ -679,24 +688,24 @@ def gelu(input, approximate="none"):
     return _Gelu.apply(input, approximate)
 
 
-def floor(input):
+def floor(input, *, out=None):
     """Largest integer <= input; the identity on integer dtypes. Gradient 0.
 
     >>> import lucid
     >>> lucid.floor(lucid.tensor([-0.5, 1.5])).tolist()
     [-1.0, 1.0]
     """
-    return _unary("floor", input)
+    return _unary("floor", input, out)
 
 
-def ceil(input):
+def ceil(input, *, out=None):
     """Smallest integer >= input; the identity on integer dtypes. Gradient 0.
 
     >>> import lucid
     >>> lucid.ceil(lucid.tensor([-0.5, 1.5])).tolist()
     [-0.0, 2.0]
     """
-    return _unary("ceil", input)
+    return _unary("ceil", input, out)
 
 
 def round(input, decimals=0):  # noqa: A001
