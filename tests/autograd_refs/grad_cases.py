@@ -283,6 +283,12 @@ case("pools_3d", [((1, 2, 4, 5, 6),)])(
                   L.F.adaptive_max_pool3d(x, (3, 2, 4))))
 case("lp_pools", [((2, 3, 6, 7), "pos")])(
     lambda L, x: (L.F.lp_pool2d(x, 2.0, (2, 3), (2, 2)), L.F.lp_pool1d(x[0], 3.0, 3, 2)))
+case("lp_pool3d_and_pools_with_indices", [((1, 2, 4, 5, 6), "pos")])(
+    lambda L, x: (L.F.lp_pool3d(x, 2.0, (2, 3, 2), (1, 2, 2)), L.F.lp_pool3d(x[0], 3.0, 2, ceil_mode=True),
+                  L.F.max_pool3d(x, 2, 1, 1, return_indices=True)[0],
+                  L.F.adaptive_max_pool3d(x, (3, 2, 4), return_indices=True)[0],
+                  L.F.adaptive_max_pool2d(x[0, 0], (3, 4), return_indices=True)[0],
+                  L.F.adaptive_max_pool1d(x[0, :, 0], 4, return_indices=True)[0]))
 case("local_response_norm", [((2, 5, 3, 4),)])(
     lambda L, x: (L.F.local_response_norm(x, 3, 1e-2, 0.7, 2.0), L.F.local_response_norm(x[:, :, 0], 2)))
 case("embedding_bag", [((6, 3),), ((9,), "n")])(
