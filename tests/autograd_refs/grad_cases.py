@@ -791,6 +791,19 @@ case("unary_aliases_arc_fix", [(A, "unit")])(
     lambda L, a: L.T.arcsin(a) + L.T.arccos(a * 0.9) + L.T.arctan(a) + L.T.arcsinh(a) + L.T.arctanh(a)
     + L.T.fix(a * 3.0) * a)
 case("lgamma_small_and_negative", [(A, "unit")])(lambda L, a: L.T.lgamma(a * 3.0 + 0.01))
+_TRIGAMMA_NOTE = "torch's float64 trigamma is accurate to ~5e-10 (lucid's to 1e-13 against mpmath: tests/test_special.py)"
+case("digamma_polygamma", [(A, "pos"), (A, "unit")], f64_rtol=3e-9, note=_TRIGAMMA_NOTE)(
+    lambda L, a, b: (L.T.digamma(a), L.T.digamma(b * 0.5 - 1.5), L.T.polygamma(1, a), L.T.polygamma(2, a * 3.0),
+                     L.T.polygamma(3, b * 0.5 - 1.5), L.T.polygamma(0, a), a.polygamma(1),
+                     _inplace(L, "digamma_", a * 1.5)))
+case("mvlgamma", [(A, "pos")])(lambda L, a: (L.T.mvlgamma(a + 1.0, 3), L.T.special.multigammaln(a, 1)))
+case("special_composed", [(A, "n"), (A, "prob"), (A, "pos")])(
+    lambda L, a, p, q: (L.T.special.ndtr(a), L.T.special.log_ndtr(a * 8.0), L.T.special.log_ndtr(a - 11.0),
+                        L.T.special.ndtri(p), L.T.special.ndtri(p * 1e-3), L.T.special.entr(q),
+                        L.T.special.xlog1py(a, q), L.T.special.i0(a * 4.0), L.T.special.i1(a * 4.0),
+                        L.T.special.i0e(a * 10.0), L.T.special.i1e(a * 10.0), L.T.special.i1e(q * 15.0 - 40.0)))
+case("special_bessel_large", [(A, "pos")])(  # its own case: large values would drown the others' differences
+    lambda L, q: (L.T.special.i0(q * 4.0 + 18.0), L.T.special.i1(q * -4.0 - 18.0)))
 case("sinc_at_zero", [(A, "kinks")])(lambda L, a: L.T.sinc(a * 0.5))
 case("logit", [(A, "prob")])(lambda L, a: L.T.logit(a) + L.T.logit(a * 1.1 - 0.05, eps=0.1))
 case("hypot", [(A,), ((4,),)])(lambda L, a, b: L.T.hypot(a, b))
