@@ -286,6 +286,7 @@ NOT_DIFFERENTIABLE = {
         "signbit", "isposinf", "isneginf", "not_equal", "nextafter", "heaviside", "bitwise_and", "bitwise_or",
         "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
         "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_"],
+    "integer-only number theory (lucid._ops.numerics)": ["gcd", "lcm"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {

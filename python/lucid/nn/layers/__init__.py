@@ -63,3 +63,6 @@ from .lazy import *  # noqa: E402,F401,F403
 from . import lazy as _lazy  # noqa: E402
 
 __all__ += _lazy.__all__
+from .loss_extra import TripletMarginWithDistanceLoss  # noqa: E402,F401
+
+__all__ += ["TripletMarginWithDistanceLoss"]
