@@ -147,3 +147,16 @@ def test_to_dtype_before_materialize_and_optimizer():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lucid.optim.SGD(m.parameters(), lr=0.5)  # materialized: no warning
+
+
+def test_deepcopy_before_and_after_materialization():
+    import copy
+
+    m = nn.LazyLinear(2).to(dtype=lucid.float64)
+    c = copy.deepcopy(m)
+    assert isinstance(c.weight, UninitializedParameter) and c.weight is not m.weight
+    assert c.weight.dtype == lucid.float64 and type(c) is nn.LazyLinear
+    c(lucid.ones(1, 5, dtype=lucid.float64))
+    assert type(c) is nn.Linear and c.in_features == 5 and m.has_uninitialized_params()
+    m(lucid.ones(2, 3, dtype=lucid.float64))  # the original still has its own hook
+    assert type(m) is nn.Linear and m.in_features == 3 and not m._forward_pre_hooks

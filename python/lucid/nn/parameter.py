@@ -107,6 +107,13 @@ class _Uninitialized:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
+    def __deepcopy__(self, memo):
+        # A fresh placeholder with the same dtype, device and requires_grad (copy.deepcopy of a lazy module).
+        probe = self.__dict__["_probe"]
+        clone = type(self)(requires_grad=self._requires_grad, device=probe.device, dtype=probe.dtype)
+        memo[id(self)] = clone
+        return clone
+
 
 class UninitializedParameter(_Uninitialized, Parameter):
     """A parameter of a lazy module (``nn.LazyLinear`` ...) before its first forward pass.

@@ -38,7 +38,8 @@ class LazyModuleMixin:
     cls_to_become = None
 
     def _lazy_setup(self):
-        self._lazy_handle = self.register_forward_pre_hook(LazyModuleMixin._infer_parameters)
+        # Found again by identity (no handle kept), so a deep copy removes its own hook.
+        self.register_forward_pre_hook(LazyModuleMixin._infer_parameters)
 
     def has_uninitialized_params(self) -> bool:
         return any(getattr(t, "_is_uninitialized", False)
@@ -70,8 +71,9 @@ class LazyModuleMixin:
     @staticmethod
     def _infer_parameters(module, args):
         module.initialize_parameters(*args)
-        module._lazy_handle.remove()
-        del module._lazy_handle
+        hooks = module._forward_pre_hooks
+        for key in [k for k, h in hooks.items() if h is LazyModuleMixin._infer_parameters]:
+            del hooks[key]
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
 
