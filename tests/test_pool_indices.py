@@ -109,3 +109,13 @@ def test_errors(device):
         F.adaptive_max_pool2d(x, (0, 2), return_indices=True)
     with pytest.raises(ValueError, match="adaptive_max_pool3d\\(\\): expected a 4-D \\(unbatched\\) or 5-D input"):
         F.adaptive_max_pool3d(lucid.ones(3, 4, device=device), 2, return_indices=True)
+
+
+def test_all_minus_inf_windows_report_first_in_bounds_position(device):
+    # PyTorch 2.14's indices for these inputs (literals)
+    x = lucid.full((1, 1, 2, 3, 3), float("-inf"), device=device)
+    _, i = F.max_pool3d(x, 2, 1, 1, return_indices=True)
+    plane = [[0, 0, 1, 2], [0, 0, 1, 2], [3, 3, 4, 5], [6, 6, 7, 8]]
+    assert i[0, 0, :2].tolist() == [plane, plane]
+    _, i = F.adaptive_max_pool2d(lucid.full((1, 3, 5), float("-inf"), device=device), (2, 2), return_indices=True)
+    assert i.tolist() == [[[0, 2], [5, 7]]]

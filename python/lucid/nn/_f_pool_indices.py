@@ -77,7 +77,7 @@ def max_with_indices(x, axis_positions, out_sizes):
                 parts.append(lucid.gather(t_dev, 3, best.unsqueeze(-1)).squeeze(-1))
         idx = parts[0] if len(parts) == 1 else lucid.cat(parts, dim=2)
         # A window whose values are all -inf: PyTorch keeps its first in-bounds position.
-        first = np.array([row[row >= 0][0] if (row >= 0).any() else 0 for row in table], dtype=np.int64)
+        first = np.maximum(table[np.arange(cells), np.argmax(table >= 0, axis=1)], 0)
         idx = lucid.where(idx < 0, lucid.tensor(first, device=x.device), idx)
     values = lucid.gather(flat, 2, idx)
     shape = (n, c) + tuple(out_sizes)
