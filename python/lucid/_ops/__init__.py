@@ -18,8 +18,8 @@ from . import math_extra  # noqa: E402  (tan .. nextafter, bitwise ops, aliases)
 _FAMILIES.append(math_extra)
 from . import gamma_fns  # noqa: E402  (polygamma, mvlgamma; digamma's gradient)
 _FAMILIES.append(gamma_fns)
-from . import numerics  # noqa: E402  (gcd, lcm, frexp, ldexp, trapezoid, gradient, cov, corrcoef)
-_FAMILIES.append(numerics)
+from . import covariance, integrate, numerics  # noqa: E402  (gcd .. ldexp; trapezoid, gradient; cov, corrcoef)
+_FAMILIES += [numerics, integrate, covariance]
 _FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
 for _m in _FAMILIES:
     globals().update({k: getattr(_m, k) for k in _m.__all__})
