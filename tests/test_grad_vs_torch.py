@@ -286,13 +286,12 @@ NOT_DIFFERENTIABLE = {
         "signbit", "isposinf", "isneginf", "not_equal", "nextafter", "heaviside", "bitwise_and", "bitwise_or",
         "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
         "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_"],
+    "integer-only number theory (lucid._ops.numerics)": ["gcd", "lcm"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {
     "gumbel_softmax": "a random sample: tests/test_pool3d_more.py checks its distribution, one-hot form and "
                       "straight-through gradient",
-    "digamma": "its gradient is polygamma(1, x), not implemented: digamma raises NotImplementedError when "
-               "a gradient would be recorded (tests/test_math_ops_extra.py)",
     "float_power": "a float64 result, which only the CPU stream holds; its gradient is pow's (case pow_tensor), "
                    "checked in float64 in tests/test_math_ops_extra.py",
     "acosh_": "torch defines no derivative for in-place acosh; the gradient is acosh's (case unary_acosh)",

@@ -2,7 +2,7 @@
 references written here: values with edge inputs (0, +-inf, NaN, domain edges),
 dtype promotion, the exact ops bit-identical across streams, the bitwise ops and
 operators, gradients that the torch-reference cases do not reach (digamma's
-refusal, float_power in float64), and bad input."""
+gradient, trigamma, float_power in float64), and bad input."""
 import math
 
 import numpy as np
@@ -433,16 +433,19 @@ def test_inplace_forms(device):
     assert w.tolist() == [2.0, 5.0]
 
 
-def test_digamma_gradient_refuses_naming_polygamma(device):
+def test_digamma_gradient_is_trigamma(device):
+    # trigamma(x) = sum_k 1 / (x + k)^2, summed in numpy with the integral of the tail
     x = t([1.5, 2.0], device, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="polygamma"):
-        lucid.digamma(x)
-    with lucid.no_grad():
-        close(lucid.digamma(x), _digamma(np.array([1.5, 2.0])), device)
-    # lgamma's gradient is digamma: first order works, a second order would need polygamma
-    y = lucid.lgamma(x).sum()
-    (g,) = lucid.autograd.grad(y, x)
-    close(g, _digamma(np.array([1.5, 2.0])), device)
+    (g,) = lucid.autograd.grad(lucid.digamma(x).sum(), x)
+    xs = np.array([1.5, 2.0])
+    k = np.arange(200000.0)
+    ref = (1.0 / (xs[:, None] + k) ** 2).sum(1) + 1.0 / (xs + k.size) + 0.5 / (xs + k.size) ** 2
+    close(g, ref, device)
+    # lgamma's gradient is digamma, now twice differentiable: the second derivative is trigamma
+    (g1,) = lucid.autograd.grad(lucid.lgamma(x).sum(), x, create_graph=True)
+    close(g1, _digamma(xs), device)
+    (g2,) = lucid.autograd.grad(g1.sum(), x)
+    close(g2, ref, device)
 
 
 def test_gradients_at_edges(device):

@@ -283,6 +283,12 @@ case("pools_3d", [((1, 2, 4, 5, 6),)])(
                   L.F.adaptive_max_pool3d(x, (3, 2, 4))))
 case("lp_pools", [((2, 3, 6, 7), "pos")])(
     lambda L, x: (L.F.lp_pool2d(x, 2.0, (2, 3), (2, 2)), L.F.lp_pool1d(x[0], 3.0, 3, 2)))
+case("lp_pool3d_and_pools_with_indices", [((1, 2, 4, 5, 6), "pos")])(
+    lambda L, x: (L.F.lp_pool3d(x, 2.0, (2, 3, 2), (1, 2, 2)), L.F.lp_pool3d(x[0], 3.0, 2, ceil_mode=True),
+                  L.F.max_pool3d(x, 2, 1, 1, return_indices=True)[0],
+                  L.F.adaptive_max_pool3d(x, (3, 2, 4), return_indices=True)[0],
+                  L.F.adaptive_max_pool2d(x[0, 0], (3, 4), return_indices=True)[0],
+                  L.F.adaptive_max_pool1d(x[0, :, 0], 4, return_indices=True)[0]))
 case("local_response_norm", [((2, 5, 3, 4),)])(
     lambda L, x: (L.F.local_response_norm(x, 3, 1e-2, 0.7, 2.0), L.F.local_response_norm(x[:, :, 0], 2)))
 case("embedding_bag", [((6, 3),), ((9,), "n")])(
@@ -785,6 +791,43 @@ case("unary_aliases_arc_fix", [(A, "unit")])(
     lambda L, a: L.T.arcsin(a) + L.T.arccos(a * 0.9) + L.T.arctan(a) + L.T.arcsinh(a) + L.T.arctanh(a)
     + L.T.fix(a * 3.0) * a)
 case("lgamma_small_and_negative", [(A, "unit")])(lambda L, a: L.T.lgamma(a * 3.0 + 0.01))
+_TRIGAMMA_NOTE = "torch's float64 trigamma is accurate to ~5e-10 (lucid's to 1e-13 against mpmath: tests/test_special.py)"
+case("digamma_polygamma", [(A, "pos"), (A, "unit")], f64_rtol=3e-9, note=_TRIGAMMA_NOTE)(
+    lambda L, a, b: (L.T.digamma(a), L.T.digamma(b * 0.5 - 1.5), L.T.polygamma(1, a), L.T.polygamma(2, a * 3.0),
+                     L.T.polygamma(3, b * 0.5 - 1.5), L.T.polygamma(0, a), a.polygamma(1),
+                     _inplace(L, "digamma_", a * 1.5)))
+case("mvlgamma", [(A, "pos")])(lambda L, a: (L.T.mvlgamma(a + 1.0, 3), L.T.special.multigammaln(a, 1)))
+case("special_composed", [(A, "n"), (A, "prob"), (A, "pos")])(
+    lambda L, a, p, q: (L.T.special.ndtr(a), L.T.special.log_ndtr(a * 8.0), L.T.special.log_ndtr(a - 11.0),
+                        L.T.special.ndtri(p), L.T.special.ndtri(p * 1e-3), L.T.special.entr(q),
+                        L.T.special.xlog1py(a, q), L.T.special.i0(a * 4.0), L.T.special.i1(a * 4.0),
+                        L.T.special.i0e(a * 10.0), L.T.special.i1e(a * 10.0), L.T.special.i1e(q * 15.0 - 40.0)))
+case("special_bessel_large", [(A, "pos")])(  # its own case: large values would drown the others' differences
+    lambda L, q: (L.T.special.i0(q * 4.0 + 18.0), L.T.special.i1(q * -4.0 - 18.0)))
+case("ldexp_frexp", [(A,), (A,)])(
+    lambda L, a, b: (L.T.ldexp(a, L.idx([[3, -1, 0, 2]])), L.T.ldexp(a, b), L.T.frexp(a * 5.0)[0]))
+case("trapezoid_family", [((3, 5),), ((5,), "pos"), ((3, 5), "pos")])(
+    lambda L, y, dx, x: (L.T.trapezoid(y), L.T.trapezoid(y, dx=0.3, dim=0), L.T.trapezoid(y, L.T.cumsum(dx, 0)),
+                         L.T.trapezoid(y, L.T.cumsum(x, 1), dim=1), L.T.trapz(y, dim=0),
+                         L.T.cumulative_trapezoid(y), L.T.cumulative_trapezoid(y, L.T.cumsum(dx, 0)),
+                         L.T.cumulative_trapezoid(y, dx=2.0, dim=0)))
+case("gradient_estimate", [((3, 5),), ((3,), "pos", False)])(
+    lambda L, f, h: (*L.T.gradient(f), *L.T.gradient(f, spacing=2.0, dim=1),
+                     *L.T.gradient(f, spacing=[L.T.cumsum(h, 0), L.const([0.0, 0.5, 1.5, 1.75, 3.0])]),
+                     *L.T.gradient(f, spacing=[0.5, 3.0]),
+                     *L.T.gradient(f[:, :2], dim=[1])))
+case("cov_corrcoef", [((3, 6),), ((6,), "pos")])(
+    lambda L, x, aw: (L.T.cov(x), L.T.cov(x, correction=0), L.T.cov(x[0]), L.T.corrcoef(x),
+                      L.T.cov(x, fweights=L.idx([1, 2, 0, 3, 1, 1]), aweights=aw),
+                      L.T.cov(x, aweights=aw, correction=2)))
+case("pdist", [((5, 3),)])(
+    lambda L, x: (L.F.pdist(x), L.F.pdist(x, 1.0), L.F.pdist(x, 3.0), L.F.pdist(x[:2], float("inf"))))
+case("triplet_margin_with_distance_loss", [((4, 3),), ((4, 3),), ((4, 3),)])(
+    lambda L, a, p, n: (L.F.triplet_margin_with_distance_loss(a, p, n),
+                        L.F.triplet_margin_with_distance_loss(a, p, n, margin=2.0, swap=True, reduction="none"),
+                        L.F.triplet_margin_with_distance_loss(
+                            a, p, n, distance_function=lambda x, y: (x - y).abs().sum(-1), margin=3.0,
+                            reduction="sum")))
 case("sinc_at_zero", [(A, "kinks")])(lambda L, a: L.T.sinc(a * 0.5))
 case("logit", [(A, "prob")])(lambda L, a: L.T.logit(a) + L.T.logit(a * 1.1 - 0.05, eps=0.1))
 case("hypot", [(A,), ((4,),)])(lambda L, a, b: L.T.hypot(a, b))

@@ -16,6 +16,10 @@ _FAMILIES += [special, scan, sorting, random, shape_extra, norms, _einsum_module
 _FAMILIES += [linalg_extra, shape_more, stats]
 from . import math_extra  # noqa: E402  (tan .. nextafter, bitwise ops, aliases)
 _FAMILIES.append(math_extra)
+from . import gamma_fns  # noqa: E402  (polygamma, mvlgamma; digamma's gradient)
+_FAMILIES.append(gamma_fns)
+from . import covariance, integrate, numerics  # noqa: E402  (gcd .. ldexp; trapezoid, gradient; cov, corrcoef)
+_FAMILIES += [numerics, integrate, covariance]
 _FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
 for _m in _FAMILIES:
     globals().update({k: getattr(_m, k) for k in _m.__all__})

@@ -35,7 +35,7 @@ _BINARY = ["hypot", "logaddexp", "logaddexp2", "xlogy", "copysign", "fmax", "fmi
 _BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"]
 _OTHER = ["signbit", "isposinf", "isneginf", "nextafter", "bitwise_not", "sgn", "logit", "heaviside",
           "float_power", "clamp_min", "clamp_max", "subtract", "multiply", "divide", "not_equal", "positive"]
-_INPLACE = [n + "_" for n in _UNARY if n != "digamma"] + [n + "_" for n in _UNARY_ALIASES]
+_INPLACE = [n + "_" for n in _UNARY] + [n + "_" for n in _UNARY_ALIASES]
 _INPLACE += ["hypot_", "xlogy_", "copysign_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_",
              "bitwise_left_shift_", "bitwise_right_shift_", "clamp_min_", "clamp_max_", "logit_", "sgn_"]
 
@@ -139,21 +139,13 @@ sinc = _make_unary("sinc", """Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
 
 
-def digamma(input):
-    """``psi(x) = d/dx ln Gamma(x)``: -inf at +0, +inf at -0, NaN at the negative integers
-    (as PyTorch). Not differentiable here: its gradient is polygamma(1, x), which lucid
-    does not implement, so a call that would record a gradient raises NotImplementedError.
+digamma = _make_unary("digamma", """``psi(x) = d/dx ln Gamma(x)``: -inf at +0, +inf at -0, NaN at the negative
+integers (as PyTorch). Gradient ``polygamma(1, x)`` (lucid/_ops/gamma_fns.py).
 
-    >>> import lucid
-    >>> round(lucid.digamma(lucid.tensor([1.0])).item(), 6)
-    -0.577216
-    """
-    E._check_tensor("digamma", input)
-    if input._requires_grad and is_grad_enabled():
-        raise NotImplementedError(
-            "digamma(): the gradient of digamma is polygamma(1, x), which lucid does not implement; "
-            "call it under lucid.no_grad() or on input.detach()")
-    return Tensor(_C.digamma(input._impl))
+>>> import lucid
+>>> round(lucid.digamma(lucid.tensor([1.0])).item(), 6)
+-0.577216
+""")
 
 
 def _predicate(name, x):

@@ -1,6 +1,6 @@
 """Neural-network building blocks (``lucid.nn``), as a PyTorch user expects them."""
 from .module import Module  # noqa: F401
-from .parameter import Parameter  # noqa: F401
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from . import functional, init  # noqa: F401
 from .layers import *  # noqa: F401,F403

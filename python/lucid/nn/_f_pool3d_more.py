@@ -18,9 +18,10 @@ import numpy as np
 import lucid
 
 from .._ops.nn import _pair, adaptive_avg_pool2d, avg_pool2d, embedding, max_pool2d
+from ._f_pool_indices import adaptive_positions, max_with_indices, sliding_positions
 from ._f_resample import adaptive_max_pool2d
 
-__all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d",
+__all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "embedding_bag", "gumbel_softmax"]
 
 
@@ -44,6 +45,12 @@ def _separable(input, fn, plane, depth):
     return y.squeeze(0) if unbatched else y
 
 
+def _with_indices(input, fn, axes, out):
+    x, unbatched = _batched5(input, fn)
+    values, idx = max_with_indices(x, axes, out)
+    return (values.squeeze(0), idx.squeeze(0)) if unbatched else (values, idx)
+
+
 def _unit_height(pool2d):
     """A 1-D pool along the last axis of (M, 1, D) as the 2-D pool over a unit height."""
     return lambda rows: pool2d(rows.unsqueeze(-2)).squeeze(-2)
@@ -57,11 +64,14 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     [[[[[7.0]]]]]
     """
     fn = "max_pool3d"
-    if return_indices:
-        raise NotImplementedError(f"{fn}(): return_indices=True is not implemented")
     k = _pair(kernel_size, fn, "kernel_size", 3)
     s = k if stride is None else _pair(stride, fn, "stride", 3)
     p, dl = _pair(padding, fn, "padding", 3), _pair(dilation, fn, "dilation", 3)
+    if return_indices:  # the sizes (and every argument check) from the pool itself, then the indices
+        with lucid.no_grad():
+            out = max_pool3d(input, k, s, p, dl, ceil_mode).shape[-3:]
+        axes = [sliding_positions(input.shape[-3 + a], out[a], k[a], s[a], p[a], dl[a]) for a in range(3)]
+        return _with_indices(input, fn, axes, out)
     return _separable(
         input, fn,
         lambda planes: max_pool2d(planes, k[1:], s[1:], p[1:], dl[1:], ceil_mode),
@@ -114,9 +124,14 @@ def adaptive_avg_pool3d(input, output_size):
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over an output_size grid of adaptive bins of (N, C, D, H, W) or (C, D, H, W)."""
     fn = "adaptive_max_pool3d"
-    if return_indices:
-        raise NotImplementedError(f"{fn}(): return_indices=True is not implemented")
     od, oh, ow = _out3(output_size, tuple(input.shape[-3:]), fn)
+    if return_indices:
+        _batched5(input, fn)
+        out = (od, oh, ow)
+        if min(out) <= 0:
+            raise ValueError(f"{fn}(): output_size must be positive, got {out}")
+        axes = [adaptive_positions(input.shape[-3 + a], out[a]) for a in range(3)]
+        return _with_indices(input, fn, axes, out)
     return _separable(input, fn, lambda planes: adaptive_max_pool2d(planes, (oh, ow)),
                       _unit_height(lambda rows: adaptive_max_pool2d(rows, (1, od))))
 
@@ -133,6 +148,14 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     k = _pair(kernel_size, fn, "kernel_size")
     s = k if stride is None else _pair(stride, fn, "stride")
     return _lp_finish(avg_pool2d(input ** float(norm_type), k, s, 0, ceil_mode), k[0] * k[1], norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The 3-D form of :func:`lp_pool2d` over (N, C, D, H, W) or (C, D, H, W)."""
+    fn = "lp_pool3d"
+    k = _pair(kernel_size, fn, "kernel_size", 3)
+    s = k if stride is None else _pair(stride, fn, "stride", 3)
+    return _lp_finish(avg_pool3d(input ** float(norm_type), k, s, 0, ceil_mode), k[0] * k[1] * k[2], norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

@@ -171,8 +171,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
     fn = "adaptive_max_pool2d"
-    if return_indices:
-        raise NotImplementedError(f"{fn}(): return_indices=True is not implemented")
     if input.ndim not in (3, 4):
         raise ValueError(f"{fn}(): expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
     h, w = input.shape[-2:]
@@ -183,6 +181,12 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     oh, ow = _pair((oh, ow), fn, "output_size")
     if oh <= 0 or ow <= 0:
         raise ValueError(f"{fn}(): output_size must be positive, got {(oh, ow)}")
+    if return_indices:  # flat h*W + w per plane, first maximum (nn/_f_pool_indices.py)
+        from ._f_pool_indices import adaptive_positions, max_with_indices
+
+        x = input if input.ndim == 4 else input.unsqueeze(0)
+        values, idx = max_with_indices(x, [adaptive_positions(h, oh), adaptive_positions(w, ow)], (oh, ow))
+        return (values, idx) if input.ndim == 4 else (values.squeeze(0), idx.squeeze(0))
     if h % oh == 0 and w % ow == 0:  # uniform bins: the max_pool2d kernel
         return max_pool2d(input, (h // oh, w // ow), (h // oh, w // ow))
     # Refuse an impossible output before building anything (the allocator's guard

@@ -71,9 +71,10 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max over ``output_size`` adaptive bins along L."""
     fn = "adaptive_max_pool1d"
-    if return_indices:
-        raise NotImplementedError(f"{fn}(): return_indices=True is not implemented")
-    return adaptive_max_pool2d(_as_2d(input, fn), (1, _one(output_size, fn, "output_size"))).squeeze(-2)
+    out = adaptive_max_pool2d(_as_2d(input, fn), (1, _one(output_size, fn, "output_size")), return_indices)
+    if return_indices:  # a unit height: the flat h*W + w index is the position along L
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
 
 
 def _factor(v, fn, arg):

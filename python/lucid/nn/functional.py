@@ -529,3 +529,6 @@ __all__ += _f_sampling.__all__
 from ._f_unpool_ctc import *  # noqa: E402,F401,F403
 from . import _f_unpool_ctc  # noqa: E402
 __all__ += _f_unpool_ctc.__all__
+from ._f_distance import *  # noqa: E402,F401,F403
+from . import _f_distance  # noqa: E402
+__all__ += _f_distance.__all__

@@ -385,10 +385,15 @@ class Module:
         All new values are computed first, so a failing ``fn`` (say, no GPU)
         leaves the module unchanged.
         """
-        targets = []
+        targets, lazy = [], []
         with no_grad():
             for t in itertools.chain(self.parameters(), self.buffers()):
+                if getattr(t, "_is_uninitialized", False):  # a lazy module's: only its dtype / device move
+                    lazy.append((t, fn(t.__dict__["_probe"])))
+                    continue
                 targets.append((t, fn(t)._impl, None if t.grad is None else fn(t.grad)))
+        for t, probe in lazy:
+            t._retarget(probe)
         for t, impl, grad in targets:
             object.__setattr__(t, "_impl", impl)
             if grad is not None:
@@ -454,7 +459,8 @@ class Module:
             if mod is not None:
                 out[prefix + name] = mod.get_extra_state()
             else:
-                out[prefix + name] = t if keep_vars else t.detach()
+                keep = keep_vars or getattr(t, "_is_uninitialized", False)  # as PyTorch: the placeholder itself
+                out[prefix + name] = t if keep else t.detach()
         return out
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -473,6 +479,10 @@ class Module:
             raise NotImplementedError("load_state_dict(): assign=True is not supported; values are always copied")
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"load_state_dict(): expected a mapping, got {type(state_dict).__name__}")
+        # Lazy modules (nn.LazyLinear ...) take their shapes from the state dict first.
+        for mod_prefix, mod in list(self.named_modules(remove_duplicate=False)):
+            if hasattr(type(mod), "_lazy_load_hook") and mod.has_uninitialized_params():
+                mod._lazy_load_hook(mod_prefix + ("." if mod_prefix else ""), state_dict)
         own = list(self._state_entries())
         own_names = {name for name, _, _ in own}
         resizable = {}  # qualified buffer name -> (owning module, local name)

@@ -55,3 +55,108 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+_UNINIT_MSG = ("{cls}: this tensor of a lazy module has no shape or values yet; run one forward pass (or "
+               "load_state_dict) to materialize it before using it")
+
+
+class _Uninitialized:
+    """Shared by UninitializedParameter and UninitializedBuffer: no engine tensor yet,
+    only the dtype and device it will have (kept as a 0-element ``_probe`` tensor, which
+    ``Module.to()`` moves / casts like any other). Reading ``_impl`` (what every op and
+    ``shape`` do) raises the error above, naming the class."""
+
+    _is_uninitialized = True
+
+    def _init_probe(self, device, dtype):
+        import lucid
+
+        self.__dict__["_probe"] = lucid.empty(0, dtype=dtype, device=device)
+
+    @property
+    def _impl(self):
+        raise ValueError(_UNINIT_MSG.format(cls=type(self).__name__))
+
+    @_impl.setter
+    def _impl(self, value):
+        raise ValueError(_UNINIT_MSG.format(cls=type(self).__name__) + "; use materialize(shape)")
+
+    @property
+    def dtype(self):
+        return self.__dict__["_probe"].dtype
+
+    @property
+    def device(self):
+        return self.__dict__["_probe"].device
+
+    def _retarget(self, probe) -> None:
+        """Takes the dtype / device of ``probe`` (what Module.to() made of ``_probe``)."""
+        self.__dict__["_probe"] = probe
+
+    def _values(self, shape, device, dtype):
+        import lucid
+
+        probe = self.__dict__["_probe"]
+        shape = tuple(shape)
+        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
+            raise ValueError(f"{type(self).__name__}.materialize(): argument 'shape' must hold non-negative ints, "
+                             f"got {shape}")
+        return lucid.zeros(*shape, dtype=dtype or probe.dtype, device=device or probe.device)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo):
+        # A fresh placeholder with the same dtype, device and requires_grad (copy.deepcopy of a lazy module).
+        probe = self.__dict__["_probe"]
+        clone = type(self)(requires_grad=self._requires_grad, device=probe.device, dtype=probe.dtype)
+        memo[id(self)] = clone
+        return clone
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A parameter of a lazy module (``nn.LazyLinear`` ...) before its first forward pass.
+
+    It has a dtype and a device but no shape: any use of its values raises ValueError.
+    ``materialize(shape)`` turns this very object into a zero-filled ``Parameter``
+    (so optimizers and references built before it keep working), as PyTorch does.
+    """
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        # No engine tensor: set the slots Tensor.__init__ would, except _impl.
+        object.__setattr__(self, "_requires_grad", bool(requires_grad))
+        for slot, value in (("grad", None), ("grad_fn", None), ("_output_nr", 0), ("_retain_grad", False)):
+            object.__setattr__(self, slot, value)
+        self._init_probe(device, dtype)
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        object.__setattr__(self, "_requires_grad", bool(value))
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        values = self._values(shape, device, dtype)
+        del self.__dict__["_probe"]
+        self.__class__ = Parameter
+        object.__setattr__(self, "_impl", values._impl)
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer of a lazy module before its first forward pass (see UninitializedParameter).
+
+    ``materialize(shape)`` returns the zero-filled tensor; the lazy module registers it
+    in this buffer's place.
+    """
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None):
+        object.__setattr__(self, "_requires_grad", bool(requires_grad))
+        for slot, value in (("grad", None), ("grad_fn", None), ("_output_nr", 0), ("_retain_grad", False)):
+            object.__setattr__(self, slot, value)
+        self._init_probe(device, dtype)
+
+    def materialize(self, shape, device=None, dtype=None) -> Tensor:
+        return self._values(shape, device, dtype)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import warnings
 from collections import defaultdict
 
 from .._tensor import Tensor
@@ -114,6 +115,11 @@ class Optimizer:
                 raise ValueError(f"{name}: can't optimize a non-leaf Tensor")
             if not p.dtype.is_floating_point:
                 raise TypeError(f"{name}: can only optimize floating-point tensors, got {p.dtype}")
+        if any(getattr(p, "_is_uninitialized", False) for p in params):
+            warnings.warn(f"{name}: some parameters are uninitialized (a lazy module before its first "
+                          "forward pass); they are materialized in place, so this optimizer will update them, "
+                          "but run one forward pass before building the optimizer to be safe", UserWarning,
+                          stacklevel=3)
         if len({id(p) for p in params}) != len(params):
             raise ValueError(f"{name}: a parameter appears twice in one group")
         group["params"] = params

@@ -59,3 +59,10 @@ from .loss_extra import CTCLoss, MultiLabelMarginLoss  # noqa: E402,F401
 __all__ += ["LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout", "EmbeddingBag", "RReLU", "CTCLoss",
             "MultiLabelMarginLoss"]
 __all__ += _pooling.__all__
+from .lazy import *  # noqa: E402,F401,F403
+from . import lazy as _lazy  # noqa: E402
+
+__all__ += _lazy.__all__
+from .loss_extra import TripletMarginWithDistanceLoss  # noqa: E402,F401
+
+__all__ += ["TripletMarginWithDistanceLoss"]

@@ -1,5 +1,5 @@
 """Pooling layers of every rank: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d,
-AdaptiveMaxPool1d/2d/3d, LPPool1d/2d and MaxUnpool1d/2d/3d. Each is one base class
+AdaptiveMaxPool1d/2d/3d, LPPool1d/2d/3d and MaxUnpool1d/2d/3d. Each is one base class
 (PyTorch's constructor arguments) over its functional (``_fn``)."""
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class MaxPool2d(_MaxPoolNd):
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over (kd, kh, kw) windows; see ``lucid.nn.functional.max_pool3d`` (no return_indices)."""
+    """Max over (kd, kh, kw) windows; see ``lucid.nn.functional.max_pool3d``."""
 
     _fn = staticmethod(F.max_pool3d)
 
@@ -103,11 +103,11 @@ class _AdaptivePoolNd(Module):
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not implemented")
-        self.output_size = output_size
+        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):
+        if self.return_indices:
+            return type(self)._fn(input, self.output_size, True)
         return type(self)._fn(input, self.output_size)
 
     def extra_repr(self):
@@ -182,6 +182,12 @@ class LPPool1d(LPPool2d):
     _fn = staticmethod(F.lp_pool1d)
 
 
+class LPPool3d(LPPool2d):
+    """The 3-D form of LPPool2d over (N, C, D, H, W); see ``lucid.nn.functional.lp_pool3d``."""
+
+    _fn = staticmethod(F.lp_pool3d)
+
+
 class _MaxUnpoolNd(Module):
     _fn = None
 
@@ -209,11 +215,11 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
-    """The 3-D form of MaxUnpool2d (indices from elsewhere: lucid's MaxPool3d has no return_indices)."""
+    """The partial inverse of MaxPool3d(return_indices=True)."""
 
     _fn = staticmethod(F.max_unpool3d)
 
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
