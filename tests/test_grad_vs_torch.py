@@ -270,8 +270,10 @@ NOT_DIFFERENTIABLE = {
         "arange", "linspace", "eye", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "tensor", "as_tensor", "from_numpy", "rand", "rand_like", "randn", "randn_like", "randint",
         "randperm", "normal", "meshgrid", "new_empty", "new_full", "new_ones", "new_zeros", "manual_seed"],
+    "random draws parameterized by a tensor (as in torch: no gradient flows through a sample)": [
+        "bernoulli", "poisson"],
     "random in-place fill of a tensor (overwrites, as in torch: no gradient to the old value)": [
-        "normal_", "uniform_"],
+        "normal_", "uniform_", "bernoulli_", "exponential_", "geometric_", "log_normal_", "cauchy_", "random_"],
     "writes a leaf without recording (parameter assignment)": ["assign_"],
     "works on .grad or parameters outside the graph (nn.utils)": [
         "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector", "vector_to_parameters"],

@@ -158,6 +158,7 @@ def _check_inplace(t, fn):
 def _store(t, arr):
     src = _creation.tensor(arr, dtype=t.dtype, device=t.device)
     _C.copy_(t._impl, src._impl)
+    t._version += 1  # an in-place write, as every other (saved_tensors checks it)
     return t
 
 
@@ -192,6 +193,7 @@ def fill_(self, value):
     if not isinstance(value, (numbers.Number, np.bool_)):
         raise TypeError(f"fill_(): argument 'value' must be a number, got {type(value).__name__}")
     _C.copy_(self._impl, _C.full((), builtins.float(value), self._impl.dtype, self._impl.device))
+    self._version += 1
     return self
 
 
