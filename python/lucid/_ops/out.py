@@ -40,7 +40,8 @@ OUT_FUNCTIONS = (
     "logical_and", "logical_or", "logical_xor", "log2", "log1p", "expm1", "atan2",
     "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "trunc", "frac", "log10", "exp2",
     "erfc", "erfinv", "lgamma", "digamma", "sinc", "signbit", "logit", "hypot", "logaddexp", "logaddexp2",
-    "xlogy", "copysign", "fmax", "fmin", "nextafter", "heaviside", "float_power",
+    "xlogy", "copysign", "fmax", "fmin", "nextafter", "heaviside", "float_power", "polygamma", "gcd", "lcm",
+    "ldexp", "frexp",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     # reductions and scans
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any", "std", "var",
