@@ -60,6 +60,8 @@ def test_polygamma_edges(device):
         lucid.polygamma(1.5, x)
     with pytest.raises(TypeError, match="polygamma\\(\\): argument 'input' must be a tensor"):
         lucid.polygamma(1, 2.0)
+    with pytest.raises(ValueError, match="argument 'n' must be at most 100, got 2147483648"):
+        lucid.polygamma(2**31, x)  # refused at once, not a series of 2^31 terms
 
 
 @pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e", "ndtri", "ndtr", "log_ndtr", "entr"])

@@ -35,6 +35,9 @@ _BERNOULLI = [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30
               Fraction(-174611, 330)]
 
 
+_MAX_ORDER = 100  # polygamma's largest n: its cost grows with n (a series of n + 11 terms, a degree-n polynomial)
+
+
 def _cot_polynomial(n):
     """Integer coefficients (lowest power first) of P_n: d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x))."""
     p = [0, 1]
@@ -131,6 +134,9 @@ def polygamma(n, input):
     """
     if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
         raise ValueError(f"polygamma(): argument 'n' must be a non-negative int, got {n!r}")
+    if n > _MAX_ORDER:
+        raise ValueError(f"polygamma(): argument 'n' must be at most {_MAX_ORDER}, got {n} (the series and the "
+                         "reflection polynomial grow with n, and n! overflows float64 past 170)")
     x = _check_float("polygamma", input)
     n = int(n)
     if x._requires_grad and is_grad_enabled():
