@@ -83,3 +83,51 @@ for kw in LBFGS_CASES:
     print(f"    {{'kwargs': {kw!r}, 'losses': {losses!r}, 'func_evals': {evals!r}, "
           f"'params': [{r(W)!r}, {r(v)!r}]}},")
 print("]")
+
+
+# Schedulers: (optimizer, lrs of the groups, expression building the scheduler from
+# `o` and `S` (the lr_scheduler module), epochs). Each epoch records get_last_lr(),
+# the momentum (or beta1) of every group, then steps.
+SCHEDULES = [
+    ("SGD", [1.0, 0.1], "S.ConstantLR(o, factor=0.5, total_iters=3)", 7),
+    ("SGD", [1.0, 0.1], "S.MultiplicativeLR(o, lambda e: 0.95)", 6),
+    ("SGD", [1.0, 0.1], "S.MultiplicativeLR(o, [lambda e: 0.9, lambda e: 1 + 0.1 * e])", 6),
+    ("SGD", [1.0, 0.1], "S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=2)", 13),
+    ("SGD", [1.0, 0.1], "S.CyclicLR(o, base_lr=[0.01, 0.02], max_lr=[0.1, 0.3], step_size_up=2, "
+                        "mode='triangular2', base_momentum=0.7, max_momentum=[0.95, 0.9])", 14),
+    ("Adam", [1.0, 0.1], "S.CyclicLR(o, base_lr=0.001, max_lr=0.01, step_size_up=2, mode='exp_range', gamma=0.9)",
+     11),
+    ("SGD", [1.0, 0.1], "S.CyclicLR(o, 0.1, 1.0, step_size_up=1, step_size_down=3, scale_fn=lambda x: 0.5 ** x, "
+                        "scale_mode='iterations', cycle_momentum=False)", 9),
+    ("SGD", [1.0, 0.1], "S.ChainedScheduler([S.ConstantLR(o, factor=0.1, total_iters=2), "
+                        "S.ExponentialLR(o, gamma=0.9)])", 6),
+    ("SGD", [1.0, 0.1], "S.ChainedScheduler([S.LinearLR(o, start_factor=0.5, total_iters=3), "
+                        "S.StepLR(o, step_size=2, gamma=0.5), S.MultiplicativeLR(o, lambda e: 0.98)])", 8),
+    ("SGD", [1.0, 0.1], "S.ChainedScheduler([S.CosineAnnealingLR(o, T_max=3, eta_min=0.01), "
+                        "S.ConstantLR(o, factor=0.5, total_iters=2)])", 10),
+    ("SGD", [1.0, 0.1], "S.ChainedScheduler([S.MultiStepLR(o, milestones=[2, 4], gamma=0.5), "
+                        "S.PolynomialLR(o, total_iters=4, power=2.0)])", 7),
+    ("SGD", [1.0, 0.1], "S.ChainedScheduler([S.LambdaLR(o, lambda e: 1 / (e + 1)), "
+                        "S.ExponentialLR(o, gamma=0.5)])", 5),
+]
+
+
+def schedule_lrs(opt_name, lrs, expr, epochs, torch_mod):
+    w = [torch_mod.nn.Parameter(torch_mod.zeros(1)) for _ in lrs]
+    kw = {"momentum": 0.5} if opt_name == "SGD" else {}
+    o = getattr(torch_mod.optim, opt_name)([{"params": [p], "lr": lr} for p, lr in zip(w, lrs)], **kw)
+    sched = eval(expr, {"S": torch_mod.optim.lr_scheduler, "o": o})
+    out, moms = [], []
+    for _ in range(epochs):
+        out.append([float(v) for v in sched.get_last_lr()])
+        moms.append([float(g["momentum"] if "momentum" in g else g["betas"][0]) for g in o.param_groups])
+        o.step()
+        sched.step()
+    return out, moms
+
+
+print("SCHEDULES = [")
+for opt_name, lrs, expr, epochs in SCHEDULES:
+    got, moms = schedule_lrs(opt_name, lrs, expr, epochs, torch)
+    print(f"    ({opt_name!r}, {lrs!r}, {expr!r}, {epochs}, {got!r}, {moms!r}),")
+print("]")
