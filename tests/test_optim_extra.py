@@ -146,6 +146,8 @@ def test_argument_errors_name_the_argument():
             make()
     with pytest.raises(TypeError, match="closure"):
         optim.LBFGS(w).step()
+    with pytest.raises(TypeError, match="must return the loss"):
+        optim.LBFGS(w).step(lambda: None)
 
 
 def _objective(W, v, b):

@@ -110,6 +110,10 @@ class LBFGS(Optimizer):
     def _evaluate(self, closure, maximize):
         with enable_grad():
             loss = closure()
+        if isinstance(loss, bool) or not (isinstance(loss, numbers.Real) or
+                                          (isinstance(loss, lucid.Tensor) and loss.numel() == 1)):
+            raise TypeError("LBFGS.step(): the closure must return the loss (a number or a one-element tensor), "
+                            f"got {type(loss).__name__}")
         loss_value = float(loss)
         return loss, (-loss_value if maximize else loss_value), self._flat_grad(maximize)
 
