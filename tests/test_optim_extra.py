@@ -205,6 +205,17 @@ def test_lbfgs_converges_and_failing_closure_restores(device):
     assert np.array_equal(W.numpy(), before[0]) and np.array_equal(v.numpy(), before[1])
     assert (opt.state[W]["n_iter"], len(opt.state[W]["old_dirs"])) == hist
 
+    def bad_grad():  # a wrong gradient shape on a later evaluation: refused, everything restored
+        loss = closure()
+        if len(calls) > 4:
+            v.grad = lucid.ones(5, device=device)
+        calls.append(1)
+        return loss
+    with pytest.raises(ValueError, match="shape"):
+        opt.step(bad_grad)
+    assert np.array_equal(W.numpy(), before[0]) and np.array_equal(v.numpy(), before[1])
+    assert (opt.state[W]["n_iter"], len(opt.state[W]["old_dirs"])) == hist
+
 
 def test_lbfgs_state_dict_resumes(device):
     W, v, opt, closure = _lbfgs({"max_iter": 3, "history_size": 4}, device)

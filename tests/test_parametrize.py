@@ -106,9 +106,16 @@ def test_errors():
         def forward(self, x):
             return x[:1]
 
-    with pytest.raises(ValueError, match="unless unsafe=True"):
-        P.register_parametrization(m, "weight", Shrink())
-    assert not P.is_parametrized(m) and type(m) is nn.Linear  # refused: nothing changed
+    class ShrinkScaled(Shrink):
+        def right_inverse(self, x):
+            return x * 5
+
+    w0 = m.weight.numpy().copy()
+    for bad in (Shrink(), ShrinkScaled()):
+        with pytest.raises(ValueError, match="unless unsafe=True"):
+            P.register_parametrization(m, "weight", bad)
+        assert not P.is_parametrized(m) and type(m) is nn.Linear  # refused: nothing changed
+        np.testing.assert_array_equal(m.weight.numpy(), w0)
     P.register_parametrization(m, "weight", Shrink(), unsafe=True)
     assert tuple(m.weight.shape) == (1, 2)
     with pytest.raises(ValueError, match="no parametrization on 'bias'"):

@@ -212,10 +212,17 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
     if not isinstance(original, Tensor):
         raise ValueError(f"register_parametrization(): module {type(module).__name__} has no parameter or buffer "
                          f"named {tensor_name!r}")
-    plist = ParametrizationList([parametrization], original, unsafe=unsafe)
-    if not unsafe:
+    with no_grad():
+        saved = original.detach().clone()  # right_inverse may write into it: restored if refused
+    try:
+        plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+        if not unsafe:
+            with no_grad():
+                _check_output(module, tensor_name, parametrization, plist(), saved)
+    except BaseException:
         with no_grad():
-            _check_output(module, tensor_name, parametrization, plist(), original)
+            original.copy_(saved)
+        raise
     delattr(module, tensor_name)
     if not is_parametrized(module):
         _inject_class(module)
