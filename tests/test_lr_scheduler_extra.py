@@ -54,6 +54,18 @@ def test_state_dict_resumes_chain_and_cyclic():
     assert "_scale_fn_custom" not in cyc.state_dict()
 
 
+def test_chain_holding_a_sequential_lr():
+    # PyTorch 2.14 gives [0.5, 0.5, 1.0, 0.9, 0.81] for the same chain.
+    o = _optimizer("SGD", [1.0])
+    seq = S.SequentialLR(o, [S.ConstantLR(o, 0.5, 2), S.ExponentialLR(o, 0.9)], milestones=[2])
+    chain = S.ChainedScheduler([seq])
+    lrs = []
+    for _ in range(5):
+        lrs.append(chain.get_last_lr()[0])
+        chain.step()
+    assert lrs == pytest.approx([0.5, 0.5, 1.0, 0.9, 0.81], rel=1e-12)
+
+
 def test_argument_errors():
     o = _optimizer("SGD", [1.0, 0.1])
     adam_free = optim.Adagrad([nn.Parameter(lucid.zeros(1))])

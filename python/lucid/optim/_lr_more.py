@@ -203,8 +203,9 @@ class ChainedScheduler(LRScheduler):
     MultiStepLR, ExponentialLR, LinearLR, PolynomialLR, CosineAnnealingLR, ConstantLR,
     MultiplicativeLR) multiply the current lr, as in PyTorch.
 
-    At construction, when every scheduler is fresh (at epoch 0), their first steps
-    are replayed in chain order from ``initial_lr``, so epoch 0 is the composition too.
+    At construction, when every scheduler is fresh (at epoch 0) and none is itself
+    composite (SequentialLR, ChainedScheduler), their first steps are replayed in
+    chain order from ``initial_lr``, so epoch 0 is the composition too.
 
     >>> import lucid
     >>> S = lucid.optim.lr_scheduler
@@ -236,7 +237,11 @@ class ChainedScheduler(LRScheduler):
                 raise ValueError(f"{name}: every scheduler must belong to the same optimizer; scheduler "
                                  f"{type(s).__name__} at index {i} has a different one")
         self._schedulers, self.optimizer = schedulers, optimizer
-        if all(s.last_epoch == 0 for s in schedulers):
+        from .lr_scheduler import SequentialLR
+
+        # Composite schedules have no single epoch-0 step to replay; with one inside, the
+        # lrs stay as their constructors left them.
+        if all(s.last_epoch == 0 and not isinstance(s, (SequentialLR, ChainedScheduler)) for s in schedulers):
             for group in optimizer.param_groups:
                 group["lr"] = group.get("initial_lr", group["lr"])
             for s in schedulers:
