@@ -16,8 +16,6 @@ from .optimizer import Optimizer, check_number
 
 __all__ = ["LBFGS"]
 
-_STATE_KEYS = ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")
-
 
 def _dot(a, b) -> float:
     return float((a * b).sum().item())
