@@ -17,7 +17,8 @@ from .._tensor import Tensor
 from ..autograd import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "eye_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "eye_",
+           "dirac_", "sparse_"]
 
 _LINEAR_LIKE = ("linear", "identity", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                 "conv_transpose3d", "sigmoid")
@@ -238,3 +239,69 @@ def eye_(tensor):
     from .._creation import eye
 
     return _fill_from(tensor, lambda shape, dev: eye(shape[0], shape[1], device=dev))
+
+
+def dirac_(tensor, groups: int = 1):
+    """Fills a 3-, 4- or 5-D convolution weight ``(out, in, *kernel)`` with the Dirac
+    delta: in each of ``groups`` groups of ``out / groups`` output channels, output
+    channel ``d`` takes input channel ``d`` at the kernel's centre (index ``k // 2``
+    along each kernel axis), for ``d < min(out / groups, in)``; zeros elsewhere. A
+    convolution with it copies (the first channels of) its input.
+
+    >>> import lucid
+    >>> lucid.nn.init.dirac_(lucid.empty(2, 2, 3)).tolist()
+    [[[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]
+    """
+    _check_tensor("dirac_()", tensor)
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_(): expected a tensor of 3, 4 or 5 dimensions, got shape {tuple(tensor.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+        raise ValueError(f"dirac_(): argument 'groups' must be a positive int, got {groups!r}")
+    if tensor.shape[0] % groups:
+        raise ValueError(f"dirac_(): dim 0 of the tensor ({tensor.shape[0]}) must be divisible by groups={groups}")
+    import numpy as np
+
+    from .._creation import tensor as make
+
+    per_group = tensor.shape[0] // groups
+    values = np.zeros(tuple(tensor.shape), dtype=np.float32)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1.0
+    return _fill_from(tensor, lambda shape, dev: make(values, device=dev))
+
+
+def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
+    """Fills a 2-D tensor ``(rows, cols)`` with N(0, std^2) samples, then zeroes
+    ``ceil(sparsity * rows)`` randomly chosen rows in each column (Martens, 2010).
+    Draws from ``generator`` (a ``lucid.Generator``) or lucid's generator.
+
+    >>> import lucid
+    >>> w = lucid.nn.init.sparse_(lucid.empty(4, 3), sparsity=0.5)
+    >>> [int((w[:, j] == 0).sum()) for j in range(3)]
+    [2, 2, 2]
+    """
+    _check_tensor("sparse_()", tensor)
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_(): expected a 2-D tensor, got shape {tuple(tensor.shape)}")
+    if isinstance(sparsity, bool) or not isinstance(sparsity, numbers.Real) or not 0 <= sparsity <= 1:
+        raise ValueError(f"sparse_(): argument 'sparsity' must be a number in [0, 1], got {sparsity!r}")
+    if isinstance(std, bool) or not isinstance(std, numbers.Real) or std < 0:
+        raise ValueError(f"sparse_(): argument 'std' must be a non-negative number, got {std!r}")
+    import numpy as np
+
+    from .._creation import tensor as make
+    from .._ops.random import _draw
+
+    rows, cols = tensor.shape
+    n_zero = int(math.ceil(sparsity * rows))
+
+    def draw(rng):
+        values = rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(std)
+        for j in range(cols):
+            values[rng.permutation(rows)[:n_zero], j] = 0.0
+        return values
+
+    values = _draw(generator, "sparse_", draw)
+    return _fill_from(tensor, lambda shape, dev: make(values, device=dev))

@@ -1,4 +1,6 @@
-"""Learning-rate schedules: ``StepLR``, ``MultiStepLR``, ``CosineAnnealingLR``, ``LambdaLR``.
+"""Learning-rate schedules: ``StepLR``, ``MultiStepLR``, ``CosineAnnealingLR``, ``LambdaLR``
+and the others listed in ``__all__`` (ConstantLR, MultiplicativeLR, CyclicLR and
+ChainedScheduler live in ``_lr_more.py``).
 
 A scheduler writes ``group["lr"]`` of its optimizer. Construction records each
 group's ``initial_lr`` and performs the first ``step()`` (epoch 0, lr = the
@@ -6,6 +8,11 @@ initial lr); call ``scheduler.step()`` once per epoch after ``optimizer.step()``
 The lr at epoch ``e`` is computed in closed form from ``initial_lr``, so
 schedules don't accumulate rounding (PyTorch's recursive forms agree to
 float precision).
+
+Inside a ``ChainedScheduler`` the schedules PyTorch calls chainable instead
+use PyTorch's recursive form (``_chain_lr``: the new lr from the group's
+current lr), so their effects multiply; the others (LambdaLR, OneCycleLR,
+CyclicLR, ...) set the lr outright, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -40,6 +47,26 @@ class LRScheduler:
 
     def _lr_at(self, base_lr: float, group_index: int, epoch: int) -> float:
         raise NotImplementedError
+
+    def _chain_lr(self, group_index: int, lr: float, epoch: int) -> float:
+        """PyTorch's recursive form: the lr at ``epoch`` from the group's current ``lr``.
+        Schedules without one set the closed form (chainable subclasses override)."""
+        return self._lr_at(self.base_lrs[group_index], group_index, epoch)
+
+    def _chainable(self) -> bool:
+        return type(self)._chain_lr is not LRScheduler._chain_lr
+
+    def _chain_step(self) -> None:
+        """One step as a ChainedScheduler takes it: recursive where the schedule has a
+        recursive form, otherwise the schedule's own ``step()``."""
+        if not self._chainable():
+            self.step()
+            return
+        self.last_epoch += 1
+        lrs = [self._chain_lr(i, g["lr"], self.last_epoch) for i, g in enumerate(self.optimizer.param_groups)]
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = lrs
 
     def get_last_lr(self) -> list:
         """The lrs set by the most recent ``step()``, one per param group."""
@@ -90,6 +117,9 @@ class StepLR(LRScheduler):
     def _lr_at(self, base_lr, group_index, epoch):
         return base_lr * self.gamma ** (epoch // self.step_size)
 
+    def _chain_lr(self, group_index, lr, epoch):
+        return lr * self.gamma if epoch > 0 and epoch % self.step_size == 0 else lr
+
 
 class MultiStepLR(LRScheduler):
     """``lr = initial_lr * gamma ** (number of milestones <= epoch)`` (a repeated milestone counts twice)."""
@@ -107,6 +137,9 @@ class MultiStepLR(LRScheduler):
         passed = sum(count for m, count in self.milestones.items() if m <= epoch)
         return base_lr * self.gamma ** passed
 
+    def _chain_lr(self, group_index, lr, epoch):
+        return lr * self.gamma ** self.milestones[epoch] if epoch in self.milestones else lr
+
 
 class CosineAnnealingLR(LRScheduler):
     """``lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``
@@ -119,6 +152,15 @@ class CosineAnnealingLR(LRScheduler):
 
     def _lr_at(self, base_lr, group_index, epoch):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+
+    def _chain_lr(self, group_index, lr, epoch):
+        T, base = self.T_max, self.base_lrs[group_index]
+        if epoch == 0:
+            return lr
+        if (epoch - 1 - T) % (2 * T) == 0:  # leaving a trough, where the ratio below divides by zero
+            return lr + (base - self.eta_min) * (1 - math.cos(math.pi / T)) / 2
+        return ((1 + math.cos(math.pi * epoch / T)) / (1 + math.cos(math.pi * (epoch - 1) / T))
+                * (lr - self.eta_min) + self.eta_min)
 
 
 class LambdaLR(LRScheduler):
@@ -155,6 +197,9 @@ class ExponentialLR(LRScheduler):
     def _lr_at(self, base_lr, group_index, epoch):
         return base_lr * self.gamma ** epoch
 
+    def _chain_lr(self, group_index, lr, epoch):
+        return lr * self.gamma if epoch > 0 else lr
+
 
 class LinearLR(LRScheduler):
     """``lr = initial_lr * (start + (end - start) * min(epoch, total_iters) / total_iters)``
@@ -183,6 +228,14 @@ class LinearLR(LRScheduler):
         frac = min(epoch, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
 
+    def _chain_lr(self, group_index, lr, epoch):
+        if epoch == 0:
+            return lr * self.start_factor
+        if epoch > self.total_iters:
+            return lr
+        span = self.end_factor - self.start_factor
+        return lr * (1 + span / (self.total_iters * self.start_factor + (epoch - 1) * span))
+
 
 class PolynomialLR(LRScheduler):
     """``lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power``."""
@@ -194,6 +247,12 @@ class PolynomialLR(LRScheduler):
 
     def _lr_at(self, base_lr, group_index, epoch):
         return base_lr * (1 - min(epoch, self.total_iters) / self.total_iters) ** self.power
+
+    def _chain_lr(self, group_index, lr, epoch):
+        if epoch == 0 or epoch > self.total_iters:
+            return lr
+        T = self.total_iters
+        return lr * ((1 - epoch / T) / (1 - (epoch - 1) / T)) ** self.power
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -410,6 +469,26 @@ class ReduceLROnPlateau:
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
+    def _chain_lr(self, group_index: int, lr: float, epoch: int) -> float:
+        """PyTorch's recursive form: the lr at ``epoch`` from the group's current ``lr``.
+        Schedules without one set the closed form (chainable subclasses override)."""
+        return self._lr_at(self.base_lrs[group_index], group_index, epoch)
+
+    def _chainable(self) -> bool:
+        return type(self)._chain_lr is not LRScheduler._chain_lr
+
+    def _chain_step(self) -> None:
+        """One step as a ChainedScheduler takes it: recursive where the schedule has a
+        recursive form, otherwise the schedule's own ``step()``."""
+        if not self._chainable():
+            self.step()
+            return
+        self.last_epoch += 1
+        lrs = [self._chain_lr(i, g["lr"], self.last_epoch) for i, g in enumerate(self.optimizer.param_groups)]
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = lrs
+
     def get_last_lr(self) -> list:
         return list(self._last_lr)
 
@@ -422,3 +501,7 @@ class ReduceLROnPlateau:
 
 __all__ += ["ExponentialLR", "LinearLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "SequentialLR",
             "ReduceLROnPlateau"]
+
+from ._lr_more import ChainedScheduler, ConstantLR, CyclicLR, MultiplicativeLR  # noqa: E402
+
+__all__ += ["ConstantLR", "MultiplicativeLR", "CyclicLR", "ChainedScheduler"]

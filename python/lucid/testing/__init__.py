@@ -6,6 +6,8 @@
 * ``assert_streams_identical(fn, *args)``: runs ``fn`` on the CPU and the GPU
   stream and requires byte-identical outputs; ``compare_streams`` returns the
   comparison (with timings) instead of raising.
+* ``assert_close(actual, expected)``: PyTorch's ``torch.testing.assert_close``
+  (tolerances by dtype, a message counting mismatched elements).
 * ``python -m lucid.parity``: runs every quantization primitive over the
   battery on both streams and prints a table and a fingerprint.
 * ``lucid.testing.fuzz``: random configurations of every primitive, compared
@@ -17,6 +19,7 @@
 (-128, 127)
 """
 from . import adversarial
+from .comparison import assert_close
 from .streams import StreamComparison, assert_streams_identical, compare_streams
 
-__all__ = ["adversarial", "assert_streams_identical", "compare_streams", "StreamComparison"]
+__all__ = ["adversarial", "assert_close", "assert_streams_identical", "compare_streams", "StreamComparison"]
