@@ -78,6 +78,8 @@ class Independent(Distribution):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
+        if self._validate_args:
+            value = self._as_value(value, "log_prob")
         return sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
 
     def entropy(self):
