@@ -14,7 +14,8 @@ from .distribution import Distribution
 from .gamma_family import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "Bernoulli",
            "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Gamma", "Chi2", "Beta", "Dirichlet",
-           "Independent", "kl_divergence", "register_kl", "constraints"]
+           "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints"]

@@ -17,6 +17,7 @@ from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical, Pois
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, kl_mvn_mvn
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -184,3 +185,6 @@ def _kl_independent_independent(p, q):
                                   f"of batch dims ({p.reinterpreted_batch_ndims} and "
                                   f"{q.reinterpreted_batch_ndims})")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+register_kl(MultivariateNormal, MultivariateNormal)(kl_mvn_mvn)
