@@ -689,3 +689,15 @@ def test_mvn_errors(device):
         D.MultivariateNormal(loc, scale_tril=T(np.eye(3), device))
     with pytest.raises(ValueError, match="must end in the event shape"):
         D.MultivariateNormal(loc, scale_tril=T(np.eye(2), device)).log_prob(T([0.0, 1.0, 2.0], device))
+
+
+def test_derived_parameter_keeps_its_graph(device):
+    logits = T([0.3, -1.2], device, grad=True)
+    d = D.Bernoulli(logits=logits)
+    with lucid.no_grad():
+        d.sample()  # reads (and caches) probs under no_grad
+    d.entropy().sum().backward()
+    p = 1 / (1 + np.exp(-np.array([0.3, -1.2])))
+    close(logits.grad, -p * (1 - p) * np.array([0.3, -1.2]), rtol=1e-5)  # dH/dl = -l p (1 - p)
+    c = D.Categorical(logits=T([[0.1, 0.5], [2.0, -1.0]], device)).expand((3, 2))
+    assert c.param_shape == (3, 2, 2) and tuple(c.sample().shape) == (3, 2)

@@ -34,6 +34,11 @@ def _one_of(name, probs, logits):
 
 class _ProbsOrLogits(Distribution):
     _expand_params = ("probs", "logits")
+    _param_name = "probs"  # the parameter given (the other is derived)
+
+    @property
+    def _param(self):
+        return self.__dict__[self._param_name]
 
     @property
     def param_shape(self):
@@ -55,10 +60,9 @@ class Bernoulli(_ProbsOrLogits):
         _one_of("Bernoulli", probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs, fn="Bernoulli")
-            self._param = self.probs
         else:
             (self.logits,) = broadcast_all(logits, fn="Bernoulli")
-            self._param = self.logits
+        self._param_name = "probs" if probs is not None else "logits"
         super().__init__(self._param.shape, validate_args=validate_args)
 
     @lazy_property
@@ -122,7 +126,7 @@ class Categorical(_ProbsOrLogits):
             self.probs = param / param.sum(-1, keepdim=True)
         else:
             self.logits = param - lucid.logsumexp(param, dim=-1, keepdim=True)
-        self._param = self.probs if probs is not None else self.logits
+        self._param_name = name
         self._num_events = self._param.shape[-1]
         super().__init__(tuple(self._param.shape[:-1]), validate_args=validate_args)
 
@@ -270,10 +274,9 @@ class Geometric(_ProbsOrLogits):
         _one_of("Geometric", probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs, fn="Geometric")
-            self._param = self.probs
         else:
             (self.logits,) = broadcast_all(logits, fn="Geometric")
-            self._param = self.logits
+        self._param_name = "probs" if probs is not None else "logits"
         super().__init__(self._param.shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             self._check(constraints.positive, self.probs, "argument 'probs'")

@@ -59,7 +59,8 @@ class lazy_property:
     def __get__(self, obj, cls=None):
         if obj is None:
             return self
-        value = self.fn(obj)
+        with lucid.enable_grad():  # cached: it must keep its graph even if first read under no_grad
+            value = self.fn(obj)
         obj.__dict__[self.name] = value
         return value
 
