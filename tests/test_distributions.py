@@ -89,14 +89,14 @@ def test_modes(device):
     close(D.Gamma(ta + 2, tb).mode, np.maximum((a + 1) / b, 0))
     close(D.Gamma(T([0.5, 3.0], device), 2.0).mode, [0.0, 1.0])
     close(D.Beta(T([2.0, 0.5, 0.5, 3.0], device), T([3.0, 0.25, 0.75, 1.0], device)).mode,
-          [1 / 3, 1.0, 0.0, 1.0])  # interior (a-1)/(a+b-2); both < 1: the end of the larger; b <= 1: 1
+          [1 / 3, 1.0, 1.0, 1.0])  # interior (a-1)/(a+b-2); both < 1: 1 (PyTorch's choice); b <= 1: 1
     close(D.Poisson(T([0.5, 2.7], device)).mode, [0.0, 2.0])
     close(D.Geometric(T([0.5, 0.1], device)).mode, [0.0, 0.0])
     bm = to_np(D.Bernoulli(T([0.2, 0.5, 0.9], device)).mode)
     assert bm[0] == 0 and np.isnan(bm[1]) and bm[2] == 1
     close(D.Categorical(T([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]], device)).mode, [1, 0])
     close(D.OneHotCategorical(T([[0.1, 0.6, 0.3]], device)).mode, [[0, 1, 0]])
-    close(D.Dirichlet(T([[2.0, 3.0, 5.0], [0.5, 0.9, 0.2]], device)).mode, [[1 / 7, 2 / 7, 4 / 7], [0, 1, 0]])
+    close(D.Dirichlet(T([[2.0, 3.0, 5.0], [0.5, 0.9, 0.2]], device)).mode, [[1 / 7, 2 / 7, 4 / 7], [1, 0, 0]])
 
 
 def test_continuous_float64_cpu():

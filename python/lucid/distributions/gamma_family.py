@@ -125,12 +125,12 @@ class Beta(Distribution):
 
     @property
     def mode(self):
-        # Dirichlet's rule on (a, b): (a-1)+ / ((a-1)+ + (b-1)+); with both below 1 the larger one's end
+        # (a-1)+ / ((a-1)+ + (b-1)+); with both below 1 the density is unbounded at 0 and at 1 and, as
+        # PyTorch (Dirichlet's rule: the first vertex), the mode is 1
         a, b = self.concentration1, self.concentration0
         am1, bm1 = (a - 1).clamp(min=0), (b - 1).clamp(min=0)
         interior = am1 / (am1 + bm1)
-        corner = (a >= b).to(dtype=a.dtype)  # argmax picks a on a tie
-        return lucid.where((a < 1) & (b < 1), corner, interior)
+        return lucid.where((a < 1) & (b < 1), lucid.ones_like(interior), interior)
 
     @property
     def variance(self):
@@ -187,7 +187,8 @@ class Dirichlet(Distribution):
         c = self.concentration
         cm1 = (c - 1).clamp(min=0)
         interior = cm1 / cm1.sum(-1, keepdim=True)
-        corner = lucid.nn.functional.one_hot(lucid.argmax(c, dim=-1), c.shape[-1]).to(dtype=c.dtype)
+        # all below 1: the density is unbounded at every vertex; as PyTorch, the first one
+        corner = (lucid.arange(c.shape[-1], device=c.device) == 0).to(dtype=c.dtype)
         all_below = lucid.all(c < 1, dim=-1, keepdim=True)
         return lucid.where(all_below, corner, interior)
 
