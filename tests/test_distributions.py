@@ -564,6 +564,16 @@ def test_numbers_dtypes_and_devices(device):
     assert D.Normal(0.0, 1.0).sample().dtype == lucid.float32
     x64 = D.Normal(T([0.0], "cpu", "float64"), 1.0).sample((3,))
     assert x64.dtype == lucid.float64
+    mixed = D.Normal(T([0.0], "cpu", "float64"), T([1.0], "cpu"))
+    assert mixed.loc.dtype == mixed.scale.dtype == lucid.float64
+    assert D.Poisson(lucid.tensor([1, 2], device=device)).rate.dtype == lucid.float32
+    close(D.Poisson(T([1.0, 2.0], device)).log_prob(lucid.tensor([1, 3], device=device)),
+          stats.poisson([1.0, 2.0]).logpmf([1, 3]), rtol=1e-5)
+    close(D.Bernoulli(T([0.3, 0.6], device)).log_prob(lucid.tensor([True, False], device=device)),
+          np.log([0.3, 0.4]), rtol=1e-5)
+    other = "gpu" if device == "cpu" else "cpu"
+    with pytest.raises(ValueError, match="parameters must be on one device"):
+        D.Normal(T([0.0], device), T([1.0], other))
 
 
 def test_expand(device):
@@ -677,6 +687,8 @@ def test_mvn_errors(device):
     loc = T([0.0, 0.0], device)
     with pytest.raises(NotImplementedError, match="lucid.linalg.cholesky"):
         D.MultivariateNormal(loc, covariance_matrix=T(np.eye(2), device))
+    with pytest.raises(ValueError, match="one device"):
+        D.MultivariateNormal(loc, scale_tril=T(np.eye(2), "gpu" if device == "cpu" else "cpu"))
     with pytest.raises(NotImplementedError, match="lucid.linalg.cholesky"):
         D.MultivariateNormal(loc, precision_matrix=T(np.eye(2), device))
     with pytest.raises(ValueError, match="exactly one of"):

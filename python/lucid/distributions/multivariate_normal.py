@@ -13,7 +13,7 @@ import math
 import lucid
 from . import constraints
 from .distribution import Distribution
-from .utils import host_draw, lazy_property
+from .utils import broadcast_all, host_draw, lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -62,8 +62,7 @@ class MultivariateNormal(Distribution):
         if scale_tril.shape[-1] != scale_tril.shape[-2] or scale_tril.shape[-1] != loc.shape[-1]:
             raise ValueError(f"MultivariateNormal: argument 'scale_tril' must be (..., d, d) with d = loc.shape[-1] = "
                              f"{loc.shape[-1]}, got shape {tuple(scale_tril.shape)}")
-        if not loc.dtype.is_floating_point:
-            loc = loc.to(dtype=scale_tril.dtype if scale_tril.dtype.is_floating_point else lucid.get_default_dtype())
+        loc, scale_tril = broadcast_all(loc, scale_tril, fn="MultivariateNormal", broadcast=False)
         try:
             batch = tuple(lucid.broadcast_shapes(tuple(loc.shape[:-1]), tuple(scale_tril.shape[:-2])))
         except (ValueError, RuntimeError):

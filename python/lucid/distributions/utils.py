@@ -18,27 +18,32 @@ __all__ = ["broadcast_all", "lazy_property", "probs_to_logits", "logits_to_probs
            "sum_rightmost", "host_draw", "host_values"]
 
 
-def broadcast_all(*values, fn="distribution"):
-    """Numbers and tensors -> tensors of one broadcast shape. Numbers take the
-    dtype and device of the first tensor among ``values`` (the default float
-    dtype on the CPU when there is none); integer or bool tensors become that
-    float dtype too."""
-    like = next((v for v in values if isinstance(v, lucid.Tensor)), None)
+def broadcast_all(*values, fn="distribution", broadcast=True):
+    """Numbers and tensors -> tensors of one broadcast shape, device and float
+    dtype: the tensors' device (ValueError if they differ; the CPU when there
+    are none) and the promotion of their float dtypes (the default float dtype
+    when none is float); integer or bool tensors and numbers take that dtype.
+    ``broadcast=False`` unifies device and dtype only."""
+    tensors = [v for v in values if isinstance(v, lucid.Tensor)]
     dtype = lucid.get_default_dtype()
-    device = "cpu"
-    if like is not None:
-        device = like.device
-        if like.dtype.is_floating_point:
-            dtype = like.dtype
+    device = tensors[0].device if tensors else "cpu"
+    if any(str(t.device) != str(device) for t in tensors):
+        raise ValueError(f"{fn}: parameters must be on one device, got "
+                         f"{', '.join(sorted({str(t.device) for t in tensors}))}")
+    floats = [t.dtype for t in tensors if t.dtype.is_floating_point]
+    if floats:
+        dtype = floats[0]
+        for d in floats[1:]:
+            dtype = lucid.promote_types(dtype, d)
     out = []
     for v in values:
         if isinstance(v, lucid.Tensor):
-            out.append(v if v.dtype.is_floating_point else v.to(dtype=dtype))
+            out.append(v if v.dtype == dtype else v.to(dtype=dtype))
         elif isinstance(v, numbers.Number) and not isinstance(v, bool):
             out.append(lucid.tensor(float(v), dtype=dtype, device=device))
         else:
             raise TypeError(f"{fn}: parameters must be tensors or numbers, got {type(v).__name__}")
-    if len(out) == 1:
+    if len(out) == 1 or not broadcast:
         return out
     try:
         return list(lucid.broadcast_tensors(*out))
