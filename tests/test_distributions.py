@@ -713,3 +713,15 @@ def test_derived_parameter_keeps_its_graph(device):
     close(logits.grad, -p * (1 - p) * np.array([0.3, -1.2]), rtol=1e-5)  # dH/dl = -l p (1 - p)
     c = D.Categorical(logits=T([[0.1, 0.5], [2.0, -1.0]], device)).expand((3, 2))
     assert c.param_shape == (3, 2, 2) and tuple(c.sample().shape) == (3, 2)
+
+
+def test_user_subclass_without_sampler():
+    class Half(D.Distribution):
+        pass
+
+    h = Half()
+    assert tuple(h.batch_shape) == () and tuple(h.event_shape) == ()
+    for call, what in ((h.sample, "Half.sample"), (h.rsample, "Half has no reparameterized"),
+                       (h.entropy, "Half.entropy"), (lambda: h.mean, "Half.mean")):
+        with pytest.raises(NotImplementedError, match=what):
+            call()

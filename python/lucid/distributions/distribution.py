@@ -93,6 +93,8 @@ class Distribution:
     # ----- sampling ----------------------------------------------------------
     def sample(self, sample_shape=()):
         """Draws ``sample_shape + batch_shape + event_shape`` values (no graph)."""
+        if not self.has_rsample:
+            raise NotImplementedError(f"{type(self).__name__}.sample is not implemented")
         with lucid.no_grad():
             return self.rsample(sample_shape)
 
