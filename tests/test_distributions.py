@@ -584,7 +584,8 @@ def test_expand(device):
     close(e.log_prob(x), stats.norm([0, 1], [1, 2]).logpdf(np.full((3, 2), 0.5)), rtol=1e-5)
     assert e.rsample().requires_grad
     for dist in (D.Bernoulli(logits=T([0.3, -0.2], device)), D.Categorical(T([[0.2, 0.8], [0.5, 0.5]], device)),
-                 D.Dirichlet(T([[1.0, 2.0], [3.0, 4.0]], device)), D.OneHotCategorical(T([0.2, 0.8], device)).expand((2,)),
+                 D.Dirichlet(T([[1.0, 2.0], [3.0, 4.0]], device)),
+                 D.OneHotCategorical(T([0.2, 0.8], device)).expand((2,)),
                  D.Independent(D.Normal(T([0.0, 1.0], device), 1.0), 1), D.Chi2(T([1.0, 2.0], device))):
         ex = dist.expand((4,) + tuple(dist.batch_shape))
         assert tuple(ex.batch_shape) == (4,) + tuple(dist.batch_shape)
@@ -680,7 +681,8 @@ def test_mvn_kl_and_gradients(device):
 
 
 def q64():
-    return D.MultivariateNormal(T([1.0, 0.3], "cpu", "float64"), scale_tril=T([[0.9, 0], [-0.3, 1.4]], "cpu", "float64"))
+    return D.MultivariateNormal(T([1.0, 0.3], "cpu", "float64"),
+                                scale_tril=T([[0.9, 0], [-0.3, 1.4]], "cpu", "float64"))
 
 
 def test_mvn_errors(device):

@@ -16,8 +16,7 @@ import lucid
 import lucid.nn.functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, clamp_probs, host_draw, host_values, lazy_property, logits_to_probs, \
-    probs_to_logits
+from .utils import broadcast_all, host_draw, host_values, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Geometric", "Poisson"]
 
