@@ -41,6 +41,7 @@ from . import nn, optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 from ._info import (Size, finfo, get_rng_state, iinfo, initial_seed, is_complex, is_nonzero, result_type,  # noqa: E402
                     seed, set_printoptions, set_rng_state)
 Tensor.is_nonzero = is_nonzero

@@ -1,0 +1,21 @@
+"""lucid.distributions: probability distributions with PyTorch's
+``torch.distributions`` interface for the common cases (see "Distributions"
+in docs/guide.md for what exists and how it differs from PyTorch).
+
+>>> import lucid
+>>> from lucid.distributions import Normal, kl_divergence
+>>> round(kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0)).item(), 6)
+0.5
+"""
+from . import constraints
+from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform
+from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical, Poisson
+from .distribution import Distribution
+from .gamma_family import Beta, Chi2, Dirichlet, Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+
+__all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "Bernoulli",
+           "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Gamma", "Chi2", "Beta", "Dirichlet",
+           "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints"]
