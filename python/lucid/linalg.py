@@ -1,6 +1,17 @@
-"""``lucid.linalg``: norms (see lucid._ops.norms) and matmul aliases."""
+"""``lucid.linalg``: PyTorch's ``torch.linalg`` names.
+
+Norms (lucid._ops.norms), matmul, and the decompositions and solvers of
+lucid._ops.decomposition: LAPACK on the CPU stream, ``mlx.core.linalg`` on
+the GPU stream (docs/linalg.md). Failures on a matrix's value (singular, not
+positive-definite) raise ``LinAlgError``, a RuntimeError and a ValueError.
+"""
+from ._C import LinAlgError
+from ._ops.decomposition import (cholesky, det, eigh, eigvalsh, inv, matrix_power, multi_dot, pinv, qr, slogdet,
+                                  solve, solve_triangular, svd, svdvals)
 from ._ops.linalg import matmul
 from ._ops.norms import linalg_norm as norm
 from ._ops.norms import matrix_norm, vector_norm
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "matmul"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "inv", "solve", "det", "slogdet", "cholesky", "eigh",
+           "eigvalsh", "svd", "svdvals", "qr", "pinv", "matrix_power", "multi_dot", "solve_triangular",
+           "LinAlgError"]
