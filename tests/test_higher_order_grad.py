@@ -516,6 +516,9 @@ _VERIFIED = {
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
     "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
     "_LayerNorm", "_MathBinary",
+    # decompositions: test_gradgradcheck in tests/test_linalg_decompositions.py
+    "_Inv", "_Solve", "_Det", "_Slogdet", "_Cholesky", "_Eigh", "_Eigvalsh", "_SVD", "_Svdvals", "_QR",
+    "_SolveTriangular",
 }
 
 

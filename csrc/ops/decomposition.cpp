@@ -127,17 +127,15 @@ Tensor solve(const Tensor& a, const Tensor& b, bool left) {
   int64_t n = dim_at(a, 1);
   // PyTorch's vector case: B is 1-D, or A's shape without its last axis.
   bool vector = b.ndim() == 1 || (b.ndim() == a.ndim() - 1 && b.shape() == batch_of(a, 1));
-  Tensor b2 = vector ? reshape(b, append(b.shape(), {1})) : b;
+  Tensor b2 = vector ? reshape(b, append(b.shape(), {1})) : b;  // a column, also for left=False (as PyTorch)
   if (!vector) check_matrix(fn, b, false, "B");
-  // X A = B  <=>  A^T X^T = B^T: the right-hand form solves with transposes.
-  Tensor a2 = left ? a : mT(a);
-  if (!left && !vector) b2 = mT(b2);
-  if (dim_at(b2, 2) != n) {
-    Tensor shown = left || vector ? b2 : mT(b2);
+  if ((left ? dim_at(b2, 2) : dim_at(b2, 1)) != n)
     throw ShapeError(std::string(fn) + ": Incompatible shapes of A and B for the equation " +
                      (left ? "AX = B" : "XA = B") + " (" + std::to_string(n) + "x" + std::to_string(n) + " and " +
-                     std::to_string(dim_at(shown, 2)) + "x" + std::to_string(dim_at(shown, 1)) + ")");
-  }
+                     std::to_string(dim_at(b2, 2)) + "x" + std::to_string(dim_at(b2, 1)) + ")");
+  // X A = B  <=>  A^T X^T = B^T: the right-hand form solves with transposes.
+  Tensor a2 = left ? a : mT(a);
+  if (!left) b2 = mT(b2);
   auto [ax, bx] = broadcast_batches(fn, a2, b2);
   Tensor out;
   if (ax.numel() == 0 || bx.numel() == 0) {
@@ -147,8 +145,8 @@ Tensor solve(const Tensor& a, const Tensor& b, bool left) {
     out = on_gpu(ax) ? gpu::solve(ax, bx, info) : cpu::solve(ax, bx, info);
     raise_info(fn, info, ax.ndim() > 2, [](int) { return std::string("The solver failed because the input matrix is singular."); });
   }
-  if (vector) return reshape(out, batch_of(out, 1));
-  return left ? out : mT(out);
+  if (!left) out = mT(out);
+  return vector ? reshape(out, batch_of(out, 1)) : out;
 }
 
 Tensor det(const Tensor& a) {

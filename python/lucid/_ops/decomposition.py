@@ -28,7 +28,7 @@ from .. import _C
 from .._C import ShapeError
 from .._creation import eye
 from .._tensor import Tensor
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from . import shape
 from .common import records, sum_to_shape, wrap
 from .elementwise import log, where
@@ -130,13 +130,12 @@ class _Solve(Function):
         # Left: X = A^-1 B, gB = A^-T G, gA = -gB X^T. Right: X = B A^-1,
         # gB = G A^-T, gA = -X^T gB. Batch axes B or A was broadcast along are summed.
         a, x = ctx.saved_tensors
-        axis = -1 if ctx.left else -2
-        if ctx.vector:
-            x, g = shape.unsqueeze(x, axis), shape.unsqueeze(g, axis)
+        if ctx.vector:  # B was a column (…, n, 1), also with left=False (as PyTorch)
+            x, g = shape.unsqueeze(x, -1), shape.unsqueeze(g, -1)
         gb = solve(_mT(a), g, left=ctx.left)
         ga = -(matmul(gb, _mT(x)) if ctx.left else matmul(_mT(x), gb))
         if ctx.vector:
-            gb = shape.squeeze(gb, axis)
+            gb = shape.squeeze(gb, -1)
         return sum_to_shape(ga, ctx.shapes[0]), sum_to_shape(gb, ctx.shapes[1]), None
 
 
@@ -318,12 +317,15 @@ class _Eigvalsh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
         w, v = (wrap(t) for t in _C.eigh(a._impl, uplo, True))
-        ctx.save_for_backward(v)
+        ctx.save_for_backward(a, v)
+        ctx.uplo = uplo
         return w
 
     @staticmethod
     def backward(ctx, gw):
-        (v,) = ctx.saved_tensors
+        a, v = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: V as a recorded function of A
+            v = eigh(a, ctx.uplo).eigenvectors
         return matmul(v * shape.unsqueeze(gw, -2), _mT(v)), None
 
 
@@ -428,12 +430,14 @@ class _Svdvals(Function):
     @staticmethod
     def forward(ctx, a):
         u, s, vh = (wrap(t) for t in _C.svd(a._impl, False, True))
-        ctx.save_for_backward(u, vh)
+        ctx.save_for_backward(a, u, vh)
         return s
 
     @staticmethod
     def backward(ctx, gs):
-        u, vh = ctx.saved_tensors
+        a, u, vh = ctx.saved_tensors
+        if is_grad_enabled():  # create_graph: U and Vh as recorded functions of A
+            u, _, vh = svd(a, full_matrices=False)
         return matmul(u * shape.unsqueeze(gs, -2), vh)
 
 
