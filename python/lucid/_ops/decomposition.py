@@ -98,8 +98,8 @@ def inv(A):
     for non-square input, TypeError for other dtypes. Gradient: -A^-T G A^-T.
 
     >>> import lucid
-    >>> lucid.linalg.inv(lucid.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
-    [[0.5, 0.0], [0.0, 0.25]]
+    >>> lucid.linalg.inv(lucid.tensor([[2.0, 1.0], [0.0, 4.0]])).tolist()
+    [[0.5, -0.125], [0.0, 0.25]]
     """
     _tensor("linalg.inv", A)
     if records(A):
