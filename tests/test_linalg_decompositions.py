@@ -262,6 +262,9 @@ ERRORS = {
         lambda d: LA.cholesky(_t([np.eye(3), np.diag([1.0, 1.0, -1.0]), -np.eye(3)], d, "float32")), LA.LinAlgError,
         "linalg.cholesky: (Batch element 1): The factorization could not be completed because the input is not "
         "positive-definite (the leading minor of order 3 is not positive-definite)."),
+    "cholesky_nan": (lambda d: LA.cholesky(_t([[1.0, 0.0], [0.0, np.nan]], d, "float32")), LA.LinAlgError,
+                     "linalg.cholesky: The factorization could not be completed because the input is not "
+                     "positive-definite (the leading minor of order 2 is not positive-definite)."),
     "triangular_zero_diagonal": (
         lambda d: LA.solve_triangular(_t([[1.0, 0.0], [1.0, 0.0]], d, "float32"), _t([[1.0], [1.0]], d, "float32"),
                                       upper=False), LA.LinAlgError,

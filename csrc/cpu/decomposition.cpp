@@ -177,6 +177,11 @@ Tensor cholesky(const Tensor& a, bool upper, std::vector<int>& info) {
       // Row-major lower is column-major upper: potrf('U') gives U with
       // A = U^T U column-major, read row-major as L = U^T.
       info[b] = lapack::potrf(upper ? 'L' : 'U', n, x, n);
+      // OpenBLAS's potrf lets a NaN pivot through (reference LAPACK, and so
+      // PyTorch and the GPU stream's check, stop there): the first diagonal
+      // element that is not > 0 is the failing minor.
+      for (int64_t i = 0; info[b] == 0 && i < d.n; ++i)
+        if (!(x[i * (d.n + 1)] > T(0))) info[b] = static_cast<int>(i + 1);
       for (int64_t i = 0; i < d.n; ++i)
         for (int64_t j = 0; j < d.n; ++j)
           if (upper ? j < i : j > i) x[i * d.n + j] = 0;
