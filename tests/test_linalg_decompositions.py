@@ -44,6 +44,10 @@ def _spd(rng, shape):
     return m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
+def _eyes(batch, n):
+    return np.broadcast_to(np.eye(n), tuple(batch) + (n, n))
+
+
 def _round(a, dtype):
     """a at the precision the test runs in (the reference uses those values)."""
     return np.asarray(a, dtype=dtype).astype(np.float64)
@@ -153,8 +157,8 @@ def test_svd_svdvals(device, dtype, shape, rng):
         assert vh.shape == shape[:-2] + ((n, n) if full else (k, n))
         _close(lucid.tensor(s), s_ref, dtype)
         _close(lucid.tensor((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]), a, dtype)
-        _close(lucid.tensor(np.swapaxes(u, -1, -2) @ u), np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), dtype)
-        _close(lucid.tensor(vh @ np.swapaxes(vh, -1, -2)), np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2), dtype)
+        _close(lucid.tensor(np.swapaxes(u, -1, -2) @ u), _eyes(u.shape[:-2], u.shape[-1]), dtype)
+        _close(lucid.tensor(vh @ np.swapaxes(vh, -1, -2)), _eyes(vh.shape[:-2], vh.shape[-2]), dtype)
 
 
 @pytest.mark.parametrize("device,dtype", STREAMS)
@@ -170,7 +174,7 @@ def test_qr(device, dtype, shape, rng):
         cols = m if mode == "complete" else k
         assert q.shape == shape[:-2] + (m, cols) and r.shape == shape[:-2] + (cols, n)
         _close(lucid.tensor(q @ r), a, dtype)
-        _close(lucid.tensor(np.swapaxes(q, -1, -2) @ q), np.broadcast_to(np.eye(cols), shape[:-2] + (cols, cols)), dtype)
+        _close(lucid.tensor(np.swapaxes(q, -1, -2) @ q), _eyes(shape[:-2], cols), dtype)
         assert np.all(np.tril(r, -1) == 0)
         _close(lucid.tensor(np.abs(r[..., :k, :])), np.abs(r_ref), dtype)  # R up to the signs of its rows
     q, r = LA.qr(t, mode="r")
@@ -284,7 +288,8 @@ ERRORS = {
     "solve_batch": (lambda d: LA.solve(_t(np.ones((2, 3, 3)), d, "float32"), _t(np.ones((4, 3, 1)), d, "float32")),
                     lucid.ShapeError, "linalg.solve: the batch dimensions of A (2, 3, 3) and B (4, 3, 1) cannot be "
                                       "broadcast together"),
-    "solve_dtypes": (lambda d: LA.solve(_t(np.eye(2), d, "float32"), lucid.tensor(np.ones((2, 1), np.float16), device=d)),
+    "solve_dtypes": (lambda d: LA.solve(_t(np.eye(2), d, "float32"),
+                                        lucid.tensor(np.ones((2, 1), np.float16), device=d)),
                      TypeError, "linalg.solve: Expected A and B to have the same dtype, but found A of type float32 "
                                 "and B of type float16 instead"),
     "qr_mode": (lambda d: LA.qr(_t(np.eye(2), d, "float32"), mode="x"), ValueError,

@@ -85,12 +85,13 @@ inline int work_size(double w) { return w < 1.0 ? 1 : static_cast<int>(w); }
   }                                                                                                                  \
   inline int getri(int n, T* a, int lda, const int* ipiv, T* work, int lwork) {                                      \
     int info = 0;                                                                                                    \
-    LUCID_LAPACK(p##getri)(&n, a, &lda, const_cast<int*>(ipiv), work, &lwork, &info);                                                  \
+    LUCID_LAPACK(p##getri)(&n, a, &lda, const_cast<int*>(ipiv), work, &lwork, &info);                              \
     return info;                                                                                                     \
   }                                                                                                                  \
   inline int getrs(char trans, int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb) {               \
     int info = 0;                                                                                                    \
-    LUCID_LAPACK(p##getrs)(&trans, &n, &nrhs, const_cast<T*>(a), &lda, const_cast<int*>(ipiv), b, &ldb, &info LUCID_STRLEN1);                          \
+    LUCID_LAPACK(p##getrs)(&trans, &n, &nrhs, const_cast<T*>(a), &lda, const_cast<int*>(ipiv), b, &ldb,            \
+                           &info LUCID_STRLEN1);                                                                     \
     return info;                                                                                                     \
   }                                                                                                                  \
   inline int potrf(char uplo, int n, T* a, int lda) {                                                                \
@@ -116,12 +117,13 @@ inline int work_size(double w) { return w < 1.0 ? 1 : static_cast<int>(w); }
   }                                                                                                                  \
   inline int orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork) {                           \
     int info = 0;                                                                                                    \
-    LUCID_LAPACK(p##orgqr)(&m, &n, &k, a, &lda, const_cast<T*>(tau), work, &lwork, &info);                                           \
+    LUCID_LAPACK(p##orgqr)(&m, &n, &k, a, &lda, const_cast<T*>(tau), work, &lwork, &info);                         \
     return info;                                                                                                     \
   }                                                                                                                  \
   inline int trtrs(char uplo, char trans, char diag, int n, int nrhs, const T* a, int lda, T* b, int ldb) {          \
     int info = 0;                                                                                                    \
-    LUCID_LAPACK(p##trtrs)(&uplo, &trans, &diag, &n, &nrhs, const_cast<T*>(a), &lda, b, &ldb, &info LUCID_STRLEN3);                  \
+    LUCID_LAPACK(p##trtrs)(&uplo, &trans, &diag, &n, &nrhs, const_cast<T*>(a), &lda, b, &ldb,                      \
+                           &info LUCID_STRLEN3);                                                                     \
     return info;                                                                                                     \
   }
 LUCID_WRAP(float, s)

@@ -143,7 +143,8 @@ Tensor solve(const Tensor& a, const Tensor& b, bool left) {
   } else {
     std::vector<int> info;
     out = on_gpu(ax) ? gpu::solve(ax, bx, info) : cpu::solve(ax, bx, info);
-    raise_info(fn, info, ax.ndim() > 2, [](int) { return std::string("The solver failed because the input matrix is singular."); });
+    raise_info(fn, info, ax.ndim() > 2,
+               [](int) { return std::string("The solver failed because the input matrix is singular."); });
   }
   if (!left) out = mT(out);
   return vector ? reshape(out, batch_of(out, 1)) : out;
@@ -204,7 +205,8 @@ std::vector<Tensor> svd(const Tensor& a, bool full_matrices, bool uv) {
     Tensor s = empty(append(batch, {k}), a.dtype(), a.device());
     if (!uv) return {s};
     if (!full_matrices)
-      return {empty(append(batch, {m, k}), a.dtype(), a.device()), s, empty(append(batch, {k, n}), a.dtype(), a.device())};
+      return {empty(append(batch, {m, k}), a.dtype(), a.device()), s,
+              empty(append(batch, {k, n}), a.dtype(), a.device())};
     return {eyes(batch, m, a), s, eyes(batch, n, a)};
   }
   Tensor x = dense(a);
