@@ -352,10 +352,22 @@ def test_inv_double_backward(device, rng):
     np.testing.assert_allclose(to_np(gg), want, rtol=1e-3, atol=1e-3)
 
 
-def test_det_backward_singular_raises():
-    t = _t([[1.0, 2.0], [2.0, 4.0]], "cpu", "float64", requires_grad=True)
-    with pytest.raises(LA.LinAlgError, match="singular"):
-        LA.det(t).backward()
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_det_backward_at_singular_matrices(device):
+    # gA = adj(A)^T, the cofactor matrix: by hand for a rank-1 2x2 and a rank-2 3x3
+    # (batched with an invertible matrix, whose gradient is det(A) A^-T).
+    dtype = "float64" if device == "cpu" else "float32"
+    a2 = np.array([[1.0, 2.0], [2.0, 4.0]])
+    t = _t(a2, device, dtype, requires_grad=True)
+    LA.det(t).backward()
+    _close(t.grad, [[4.0, -2.0], [-2.0, 1.0]], dtype)
+    a3 = np.array([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+                   [[2.0, 0.0, 1.0], [0.0, 3.0, 0.0], [1.0, 0.0, 2.0]]])
+    cof = np.array([[-3.0, 6.0, -3.0], [6.0, -12.0, 6.0], [-3.0, 6.0, -3.0]])
+    want = np.stack([cof, np.linalg.det(a3[1]) * np.linalg.inv(a3[1]).T])
+    t = _t(a3, device, dtype, requires_grad=True)
+    (LA.det(t) * _t([1.0, 2.0], device, dtype)).sum().backward()
+    _close(t.grad, want * np.array([1.0, 2.0])[:, None, None], dtype, scale=1.0 if dtype == "float64" else 100.0)
 
 
 def test_qr_backward_wide_not_implemented():

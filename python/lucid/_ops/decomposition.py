@@ -12,8 +12,8 @@ exported from here.
 
 Gradients are autograd Functions whose backward is written in lucid ops, so
 they run on either stream and can be differentiated again. Caveats, as in
-PyTorch: det's gradient uses A^-1 (a singular A raises LinAlgError in
-backward); eigh's and svd's gradients divide by eigenvalue / singular value
+PyTorch: det's gradient uses A^-1, or the SVD's cofactors at a singular A;
+eigh's and svd's gradients divide by eigenvalue / singular value
 gaps (distinct values needed; svd's also nonzero singular values when
 m != n); qr's gradient is defined for mode 'reduced' with m >= n; svd's for
 full_matrices=False or square inputs.
@@ -25,7 +25,7 @@ import numbers
 from collections import namedtuple
 
 from .. import _C
-from .._C import ShapeError
+from .._C import LinAlgError, ShapeError
 from .._creation import eye
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
@@ -169,18 +169,29 @@ class _Det(Function):
 
     @staticmethod
     def backward(ctx, g):
-        # d det(A) = det(A) tr(A^-1 dA): gA = g det(A) A^-T (needs an invertible A).
+        # d det(A) = tr(adj(A) dA): gA = g adj(A)^T, which is g det(A) A^-T for an
+        # invertible A. When some matrix of the batch is singular, the cofactors
+        # come from the SVD instead: with A = U S V^T,
+        # adj(A)^T = det(U) det(V) U diag(prod_{j != i} s_j) V^T.
         a, d = ctx.saved_tensors
-        return _scale_matrices(g * d, _mT(inv(a)))
+        try:
+            return _scale_matrices(g * d, _mT(inv(a)))
+        except LinAlgError:
+            pass
+        u, s, vh = svd(a, full_matrices=False)
+        n = s.shape[-1]
+        others = where(_eye(s, n) > 0, 1.0, shape.unsqueeze(s, -2)).prod(-1)  # prod_{j != i} s_j
+        signs = det(u) * det(vh)
+        return _scale_matrices(g * signs, matmul(u * shape.unsqueeze(others, -2), vh))
 
 
 def det(A):
     """The determinant of each square matrix of ``A`` (…, n, n) -> (…).
 
     From the LU factorization (LAPACK getrf / mlx.core.linalg.det); 0 for a
-    singular matrix. The gradient g·det(A)·A^-T is computed through A^-1, so
-    backward raises LinAlgError at a singular A (PyTorch has a separate
-    rank-deficient formula there).
+    singular matrix. The gradient is g·adj(A)^T: g·det(A)·A^-T through A^-1,
+    or, when a matrix of the batch is singular, the cofactors from the SVD
+    (whose own gradient, for a second derivative, needs distinct singular values).
 
     >>> import lucid
     >>> lucid.det(lucid.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
