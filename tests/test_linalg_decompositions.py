@@ -269,6 +269,9 @@ ERRORS = {
     "cholesky_nan": (lambda d: LA.cholesky(_t([[1.0, 0.0], [0.0, np.nan]], d, "float32")), LA.LinAlgError,
                      "linalg.cholesky: The factorization could not be completed because the input is not "
                      "positive-definite (the leading minor of order 2 is not positive-definite)."),
+    "svd_nan": (lambda d: LA.svdvals(_t([np.eye(2), [[1.0, np.nan], [0.0, 1.0]]], d, "float32")), LA.LinAlgError,
+                "linalg.svd: (Batch element 1): The algorithm failed to converge because the input matrix contained "
+                "non-finite values."),
     "triangular_zero_diagonal": (
         lambda d: LA.solve_triangular(_t([[1.0, 0.0], [1.0, 0.0]], d, "float32"), _t([[1.0], [1.0]], d, "float32"),
                                       upper=False), LA.LinAlgError,

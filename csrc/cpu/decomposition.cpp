@@ -244,6 +244,10 @@ std::vector<Tensor> svd(const Tensor& a, bool full, bool uv, std::vector<int>& i
     std::vector<T> work(lapack::work_size(wq));
     for (int64_t b = 0; b < d.batch; ++b) {
       std::copy_n(a.data<T>() + b * d.m * d.n, x.size(), x.data());
+      if (!std::all_of(x.begin(), x.end(), [](T v) { return std::isfinite(v); })) {
+        info[b] = -1;  // gesdd would reject NaN (or loop on it, in some LAPACKs)
+        continue;
+      }
       T* vh_b = uv ? vh.data<T>() + b * vrows * d.n : &one_u;
       T* u_b = uv ? u.data<T>() + b * d.m * ucols : &one_v;
       info[b] = lapack::gesdd(jobz, n, m, x.data(), n, s.data<T>() + b * k, vh_b, uv ? n : 1, u_b,

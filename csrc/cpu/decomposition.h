@@ -28,6 +28,7 @@ Tensor cholesky(const Tensor& a, bool upper, std::vector<int>& info);
 // symmetric matrix stored in the lower (or upper) triangle (syevd).
 std::pair<Tensor, Tensor> eigh(const Tensor& a, bool lower, bool vectors, std::vector<int>& info);
 // gesdd: {U, S, Vh} (full or reduced), or {S} without `uv`.
+// info -1: the matrix holds NaN or infinity (not factored); > 0: gesdd did not converge.
 std::vector<Tensor> svd(const Tensor& a, bool full, bool uv, std::vector<int>& info);
 // geqrf + orgqr: {Q, R}; Q (…, m, m) with `complete`, else (…, m, k); no Q
 // (an undefined tensor) without `want_q`. R is (…, m, n) when complete.

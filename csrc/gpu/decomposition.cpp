@@ -27,6 +27,17 @@ std::vector<int> first_bad_diagonal(const mx::array& m, bool nonpositive) {
   return std::vector<int>(p, p + info.size());
 }
 
+// Per matrix of m (…, r, c): -1 when it holds a NaN or an infinity, else 0.
+std::vector<int> nonfinite_matrices(const mx::array& m) {
+  auto s = on_cpu();
+  mx::array ok = mx::all(mx::isfinite(m, s), std::vector<int>{-2, -1}, false, s);
+  mx::array info = mx::reshape(mx::where(ok, mx::array(0, mx::int32), mx::array(-1, mx::int32), s), {-1}, s);
+  info = mx::contiguous(info, false, s);
+  mx::eval(info);
+  const int32_t* p = info.data<int32_t>();
+  return std::vector<int>(p, p + info.size());
+}
+
 bool any_nonzero(const std::vector<int>& info) {
   return std::any_of(info.begin(), info.end(), [](int i) { return i != 0; });
 }
@@ -78,7 +89,9 @@ std::pair<Tensor, Tensor> eigh(const Tensor& a, bool lower, bool vectors, std::v
 
 std::vector<Tensor> svd(const Tensor& a, bool full, bool uv, std::vector<int>& info) {
   const mx::array& x = array_of(a);
-  info.assign(1, 0);  // as eigh: MLX raises when gesdd does not converge
+  // gesdd rejects NaN (MLX would throw from evaluation): reported as info -1 first.
+  info = nonfinite_matrices(x);
+  if (any_nonzero(info)) return {};
   std::vector<mx::array> r = mx::linalg::svd(x, uv, on_cpu());
   if (!uv) return {wrap(r[0])};
   int m = x.shape(-2), n = x.shape(-1), k = std::min(m, n);

@@ -22,6 +22,7 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& a);
 // does not report potrf's info; the failing pivot is left there, <= 0 or NaN).
 Tensor cholesky(const Tensor& a, bool upper, std::vector<int>& info);
 std::pair<Tensor, Tensor> eigh(const Tensor& a, bool lower, bool vectors, std::vector<int>& info);
+// info -1: the matrix holds NaN or infinity (not factored); > 0: gesdd did not converge.
 std::vector<Tensor> svd(const Tensor& a, bool full, bool uv, std::vector<int>& info);
 std::pair<Tensor, Tensor> qr(const Tensor& a, bool complete, bool want_q);
 // info: the index of a zero diagonal element (not checked with `unit`).

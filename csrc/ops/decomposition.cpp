@@ -197,7 +197,7 @@ std::pair<Tensor, Tensor> eigh(const Tensor& a, const std::string& uplo, bool ve
 }
 
 std::vector<Tensor> svd(const Tensor& a, bool full_matrices, bool uv) {
-  const char* fn = uv ? "linalg.svd" : "linalg.svdvals";
+  const char* fn = "linalg.svd";  // svdvals's errors too, as PyTorch words them
   check_matrix(fn, a, false);
   int64_t m = dim_at(a, 2), n = dim_at(a, 1), k = std::min(m, n);
   Shape batch = batch_of(a);
@@ -213,6 +213,8 @@ std::vector<Tensor> svd(const Tensor& a, bool full_matrices, bool uv) {
   std::vector<int> info;
   auto out = on_gpu(x) ? gpu::svd(x, full_matrices, uv, info) : cpu::svd(x, full_matrices, uv, info);
   raise_info(fn, info, a.ndim() > 2, [](int i) {
+    if (i < 0)
+      return std::string("The algorithm failed to converge because the input matrix contained non-finite values.");
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
            "singular values (error code: " + std::to_string(i) + ").";
   });
