@@ -60,10 +60,16 @@ Tensor inv(const Tensor& a, std::vector<int>& info) {
 }
 
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info) {
-  const mx::array& x = array_of(a);
-  info = first_bad_diagonal(mx::linalg::lu_factor(x, on_cpu()).first, false);
+  // mx::linalg::solve's own steps (P A = L U, then two triangular solves) on one
+  // factorization, whose U the singular check has already evaluated.
+  auto s = on_cpu();
+  std::vector<mx::array> plu = mx::linalg::lu(array_of(a), s);  // {row permutation, L, U}
+  info = first_bad_diagonal(plu[2], false);
   if (any_nonzero(info)) return Tensor();
-  return wrap(mx::linalg::solve(x, array_of(b), on_cpu()));
+  mx::array rows = mx::expand_dims(mx::argsort(plu[0], -1, s), -1, s);
+  mx::array pb = mx::take_along_axis(array_of(b), rows, -2, s);
+  mx::array y = mx::linalg::solve_triangular(plu[1], pb, /*upper=*/false, s);
+  return wrap(mx::linalg::solve_triangular(plu[2], y, /*upper=*/true, s));
 }
 
 Tensor det(const Tensor& a) { return wrap(mx::linalg::det(array_of(a), on_cpu())); }

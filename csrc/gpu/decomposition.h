@@ -11,9 +11,9 @@
 namespace lucid::gpu {
 
 // info for inv / solve: the 1-based index of the first zero on the diagonal
-// of U from mx::linalg::lu_factor (the singular case, checked before MLX's
-// inv / solve, which would throw from inside evaluation); an undefined
-// result when any is nonzero.
+// of U from mx::linalg::lu_factor / lu (the singular case, checked before
+// MLX's inv / triangular solves, which would throw from inside evaluation); an
+// undefined result when any is nonzero.
 Tensor inv(const Tensor& a, std::vector<int>& info);
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info);
 Tensor det(const Tensor& a);
