@@ -427,3 +427,40 @@ def test_double_cases_cover_every_function():
     names = {n for n, v in vars(decomposition).items()
              if isinstance(v, type) and issubclass(v, lucid.autograd.Function) and v is not lucid.autograd.Function}
     assert names == set(DOUBLE), names ^ set(DOUBLE)
+
+
+# ----- composed: matrix_rank, cond, vecdot, cross, diagonal, matrix_exp, nuclear / spectral norms --------
+def _expm_reference(a):
+    """exp of each matrix by its eigen-decomposition (numpy, complex, then real)."""
+    w, v = np.linalg.eig(a)
+    return np.real(v @ (np.exp(w)[..., None] * np.linalg.inv(v)))
+
+
+@pytest.mark.parametrize("device,dtype", STREAMS)
+def test_composed_extras(device, dtype, rng):
+    a = _round(rng.standard_normal((2, 4, 3)), dtype)
+    t = _t(a, device, dtype)
+    low = _round(a[0] @ a[0].T, dtype)  # rank 3 of 4
+    assert to_np(LA.matrix_rank(t)).tolist() == [3, 3]
+    assert LA.matrix_rank(_t(low, device, dtype)).item() == 3
+    assert LA.matrix_rank(_t(low, device, dtype), hermitian=True).item() == 3
+    _close(LA.cond(t), np.linalg.cond(a), dtype, scale=100.0)
+    sq = _round(_well_conditioned(rng, (2, 3, 3)), dtype)
+    for p in ("fro", "nuc", 1, -1, np.inf, -np.inf, 2, -2):
+        _close(LA.cond(_t(sq, device, dtype), p), np.linalg.cond(sq, p), dtype, scale=100.0)
+    for o in ("nuc", 2, -2):
+        _close(LA.matrix_norm(t, o), np.linalg.norm(a, o, axis=(-2, -1)), dtype)
+        _close(LA.norm(t, o, dim=(0, 2)), np.linalg.norm(a, o, axis=(0, 2)), dtype)
+    _close(LA.vecdot(t, t[0, 0]), (a * a[0, 0]).sum(-1), dtype)
+    u, v = a[..., 0, :], a[..., 1, :]
+    _close(LA.cross(_t(u, device, dtype), _t(v, device, dtype)), np.cross(u, v), dtype)
+    _close(LA.diagonal(t), np.diagonal(a, axis1=-2, axis2=-1), dtype)
+    for scale in (0.1, 1.0, 4.0):
+        m = _round(rng.standard_normal((2, 4, 4)) * scale, dtype)
+        want = _expm_reference(m)
+        # scaling and squaring: relative error ~1e-13 in float64 (1e3 x this file's 1e-10 tolerance)
+        _close(LA.matrix_exp(_t(m, device, dtype)), want, dtype,
+               scale=max(1.0, np.abs(want).max()) * (1e3 if dtype == "float64" else 10.0))
+    theta = 0.7
+    rot = LA.matrix_exp(_t([[0.0, -theta], [theta, 0.0]], device, dtype))
+    _close(rot, [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]], dtype)

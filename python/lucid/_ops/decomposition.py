@@ -596,16 +596,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     fn = "linalg.pinv"
     _tensor(fn, A)
     _bool(fn, hermitian, "hermitian")
-    for name, v in (("atol", atol), ("rtol", rtol)):
-        if v is not None and not isinstance(v, numbers.Real):
-            raise TypeError(f"{fn}: argument '{name}' must be a float or None, got {type(v).__name__}")
     if A.ndim < 2:
         raise ShapeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    m, n = A.shape[-2], A.shape[-1]
-    if rtol is None:
-        eps = 2.220446049250313e-16 if A.dtype.name == "float64" else 1.1920928955078125e-07
-        rtol = eps * max(m, n) if atol is None or atol <= 0 else 0.0
-    atol = 0.0 if atol is None else float(atol)
+    rtol, atol = _tolerances(fn, A, atol, rtol)
     if hermitian:
         w, v = eigh(A)
         mag = w.abs()
@@ -707,4 +700,135 @@ def multi_dot(tensors):
         out = shape.squeeze(out, 0)
     if last_vec:
         out = shape.squeeze(out, -1)
+    return out
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values (|eigenvalues| with ``hermitian``) above
+    max(atol, rtol * s_max), per matrix, as int64; tolerances as in ``pinv``.
+    No gradient (an integer).
+
+    >>> import lucid
+    >>> lucid.linalg.matrix_rank(lucid.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
+    1
+    """
+    fn = "linalg.matrix_rank"
+    _tensor(fn, A)
+    _bool(fn, hermitian, "hermitian")
+    if A.ndim < 2:
+        raise ShapeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    rtol, atol = _tolerances(fn, A, atol, rtol)
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    return (s > _max(atol, rtol * smax)).sum(-1)
+
+
+def _tolerances(fn, A, atol, rtol):
+    for name, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and not isinstance(v, numbers.Real):
+            raise TypeError(f"{fn}: argument '{name}' must be a float or None, got {type(v).__name__}")
+    if rtol is None:
+        eps = 2.220446049250313e-16 if A.dtype.name == "float64" else 1.1920928955078125e-07
+        rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None or atol <= 0 else 0.0
+    return float(rtol), 0.0 if atol is None else float(atol)
+
+
+def cond(A, p=None):
+    """The condition number: with ``p`` None / 2 / -2 the ratio of the largest to the
+    smallest singular value (-2: its inverse); with 'fro', 'nuc', 1, -1, inf, -inf
+    ``norm(A, p) * norm(inv(A), p)`` (square, invertible A).
+
+    >>> import lucid
+    >>> lucid.linalg.cond(lucid.tensor([[2.0, 0.0], [0.0, 0.5]])).item()
+    4.0
+    """
+    from .norms import matrix_norm
+
+    fn = "linalg.cond"
+    _tensor(fn, A)
+    if A.ndim < 2:
+        raise ShapeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if p is None or p == 2 or p == -2:
+        s = svdvals(A)
+        hi, lo = s[..., 0], s[..., -1]
+        return lo / hi if p == -2 else hi / lo
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise ValueError(f"{fn}: unsupported 'p' {p!r}: expected None, 2, -2, 'fro', 'nuc', 1, -1, inf or -inf")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def vecdot(x, y, *, dim=-1):
+    """Dot products of the vectors along ``dim`` (operands broadcast): ``(x * y).sum(dim)``.
+
+    >>> import lucid
+    >>> lucid.linalg.vecdot(lucid.tensor([[1.0, 2.0], [3.0, 4.0]]), lucid.tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    _tensor("linalg.vecdot", x, "x")
+    _tensor("linalg.vecdot", y, "y")
+    return (x * y).sum(dim)
+
+
+def cross(input, other, *, dim=-1):
+    """Cross products of 3-vectors along ``dim`` (default the last axis, unlike
+    ``lucid.cross``); operands of one rank, broadcast.
+
+    >>> import lucid
+    >>> lucid.linalg.cross(lucid.tensor([1.0, 0.0, 0.0]), lucid.tensor([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    from .linalg_extra import cross as _cross
+
+    _tensor("linalg.cross", input, "input")
+    _tensor("linalg.cross", other, "other")
+    if input.ndim != other.ndim:
+        raise ShapeError("linalg.cross: inputs must have the same number of dimensions.")
+    return _cross(input, other, dim=dim)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``torch.linalg.diagonal``: ``lucid.diagonal`` with the last two axes as default."""
+    return diagonal(A, offset, dim1, dim2)
+
+
+# Padé (6, 6) coefficients c_k = (12 - k)! 6! / (12! k! (6 - k)!) of exp.
+_PADE6 = [1.0, 1.0 / 2, 5.0 / 44, 1.0 / 66, 1.0 / 792, 1.0 / 15840, 1.0 / 665280]
+
+
+def matrix_exp(A):
+    """The matrix exponential of square matrices (…, n, n): scaling and squaring
+    with the (6, 6) Padé approximant, so A / 2^s has norm at most 1/2 (error
+    below float64's rounding there), composed from matmul and solve, and
+    differentiable through them.
+
+    >>> import lucid
+    >>> lucid.linalg.matrix_exp(lucid.tensor([[0.0, 1.0], [0.0, 0.0]])).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    fn = "linalg.matrix_exp"
+    _tensor(fn, A)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"{fn}: A must be batches of square matrices, got shape {tuple(A.shape)}")
+    if A.numel() == 0:
+        return A * 1
+    # One scaling for the whole batch, from the largest 1-norm (host read).
+    norm1 = float(A.detach().abs().sum(-2).amax().item())
+    if not math.isfinite(norm1):
+        squarings = 0
+    else:
+        squarings = max(0, int(math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 else 0)
+    x = A * (0.5 ** squarings) if squarings else A
+    eye = _eye(A, A.shape[-1])
+    even, odd = eye * _PADE6[0], None
+    power = eye
+    for k in range(1, 7):
+        power = x if k == 1 else matmul(power, x)
+        term = power * _PADE6[k]
+        if k % 2:
+            odd = term if odd is None else odd + term
+        else:
+            even = even + term
+    out = solve(even - odd, even + odd)  # D(x)^-1 N(x), D(x) = N(-x)
+    for _ in range(squarings):
+        out = matmul(out, out)
     return out
