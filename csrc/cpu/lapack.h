@@ -74,8 +74,13 @@ inline int dim(int64_t v, const char* fn) {
   return static_cast<int>(v);
 }
 
-// A workspace size LAPACK reported in a float (queries with lwork = -1).
-inline int work_size(double w) { return w < 1.0 ? 1 : static_cast<int>(w); }
+// A workspace size LAPACK reported in a float (queries with lwork = -1);
+// ValueError when it does not fit LAPACK's int.
+inline int work_size(double w) {
+  check(w < static_cast<double>(INT_MAX), "LAPACK workspace of " + std::to_string(w) +
+                                              " elements is too large for its 32-bit sizes");
+  return w < 1.0 ? 1 : static_cast<int>(w);
+}
 
 #define LUCID_WRAP(T, p)                                                                                             \
   inline int getrf(int m, int n, T* a, int lda, int* ipiv) {                                                         \

@@ -133,10 +133,12 @@ class _Solve(Function):
         if ctx.vector:  # B was a column (…, n, 1), also with left=False (as PyTorch)
             x, g = shape.unsqueeze(x, -1), shape.unsqueeze(g, -1)
         gb = solve(_mT(a), g, left=ctx.left)
-        ga = -(matmul(gb, _mT(x)) if ctx.left else matmul(_mT(x), gb))
+        ga = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to_shape(-(matmul(gb, _mT(x)) if ctx.left else matmul(_mT(x), gb)), ctx.shapes[0])
         if ctx.vector:
             gb = shape.squeeze(gb, -1)
-        return sum_to_shape(ga, ctx.shapes[0]), sum_to_shape(gb, ctx.shapes[1]), None
+        return ga, sum_to_shape(gb, ctx.shapes[1]) if ctx.needs_input_grad[1] else None, None
 
 
 def solve(A, B, *, left=True):
@@ -553,9 +555,13 @@ class _SolveTriangular(Function):
         a, x = ctx.saved_tensors
         upper, left, unit = ctx.args
         gb = solve_triangular(_mT(a), g, upper=not upper, left=left, unitriangular=unit)
-        ga = -(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb))
-        ga = shape.triu(ga, 1 if unit else 0) if upper else shape.tril(ga, -1 if unit else 0)
-        return sum_to_shape(ga, ctx.shapes[0]), sum_to_shape(gb, ctx.shapes[1]), None, None, None
+        ga = None
+        if ctx.needs_input_grad[0]:
+            ga = -(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb))
+            ga = shape.triu(ga, 1 if unit else 0) if upper else shape.tril(ga, -1 if unit else 0)
+            ga = sum_to_shape(ga, ctx.shapes[0])
+        gb = sum_to_shape(gb, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
+        return ga, gb, None, None, None
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
