@@ -518,7 +518,7 @@ _VERIFIED = {
     "_LayerNorm", "_MathBinary",
     # decompositions: test_gradgradcheck in tests/test_linalg_decompositions.py
     "_Inv", "_Solve", "_Det", "_Slogdet", "_Cholesky", "_Eigh", "_Eigvalsh", "_SVD", "_Svdvals", "_QR",
-    "_SolveTriangular",
+    "_SolveTriangular", "_LUFactor",
 }
 
 

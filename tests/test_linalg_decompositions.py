@@ -407,6 +407,7 @@ DOUBLE = {
              [(4, 3)]),
     "_Svdvals": (lambda a: LA.svdvals(a), [(4, 3)]),
     "_QR": (lambda a: (lambda q, r: (q * q).sum() + (r * r).sum())(*LA.qr(a)), [(4, 3)]),
+    "_LUFactor": (lambda m: LA.lu_factor(_shift(m)).LU + sum(LA.lu(_shift(m))[1:]).sum(), [(3, 3)]),
     "_SolveTriangular": (lambda m, b: LA.solve_triangular(_shift(m), b, upper=True)
                          + LA.solve_triangular(_shift(m), b.T, upper=False, left=False).T, [(3, 3), (3, 2)]),
 }
@@ -464,3 +465,70 @@ def test_composed_extras(device, dtype, rng):
     theta = 0.7
     rot = LA.matrix_exp(_t([[0.0, -theta], [theta, 0.0]], device, dtype))
     _close(rot, [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]], dtype)
+
+
+# ----- LU --------------------------------------------------------------------------------------------------
+def _scipy_style_lu(a):
+    """Doolittle LU with partial pivoting in numpy (float64): packed LU and 1-based pivots."""
+    a = np.array(a, dtype=np.float64)
+    m, n = a.shape
+    piv = []
+    for j in range(min(m, n)):
+        p = j + int(np.argmax(np.abs(a[j:, j])))
+        piv.append(p + 1)
+        a[[j, p]] = a[[p, j]]
+        if a[j, j] != 0:
+            a[j + 1:, j] /= a[j, j]
+            a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
+    return a, np.array(piv)
+
+
+@pytest.mark.parametrize("device,dtype", STREAMS)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5), (2, 5, 3)])
+def test_lu_factor_and_lu(device, dtype, shape, rng):
+    a = _round(rng.standard_normal(shape), dtype)
+    t = _t(a, device, dtype)
+    packed, piv = LA.lu_factor(t)
+    assert piv.dtype == lucid.int32 and tuple(piv.shape) == shape[:-1][:-1] + (min(shape[-2:]),)
+    for i, mat in enumerate(a.reshape(-1, *shape[-2:])):
+        want_lu, want_piv = _scipy_style_lu(mat)
+        got_lu = to_np(packed).reshape(-1, *shape[-2:])[i]
+        assert to_np(piv).reshape(-1, want_piv.size)[i].tolist() == want_piv.tolist()
+        _close(lucid.tensor(got_lu), want_lu, dtype, scale=10.0)
+    p, low, up = LA.lu(t)
+    k = min(shape[-2:])
+    assert tuple(low.shape) == shape[:-1] + (k,) and tuple(up.shape) == shape[:-2] + (k, shape[-1])
+    _close(p @ low @ up, a, dtype)
+
+
+def test_lu_pivots_equal_on_both_streams(rng):
+    a = rng.standard_normal((3, 6, 6)).astype(np.float32)
+    pc = LA.lu_factor(lucid.tensor(a)).pivots
+    pg = LA.lu_factor(lucid.tensor(a, device="gpu")).pivots
+    np.testing.assert_array_equal(to_np(pc), to_np(pg))
+
+
+@pytest.mark.parametrize("device,dtype", STREAMS)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve(device, dtype, left, adjoint, rng):
+    a = _round(_well_conditioned(rng, (2, 4, 4)), dtype)
+    b = _round(rng.standard_normal((2, 4, 3) if left else (2, 3, 4)), dtype)
+    op = np.swapaxes(a, -1, -2) if adjoint else a
+    want = np.linalg.solve(op, b) if left else np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2),
+                                                                           np.swapaxes(b, -1, -2)), -1, -2)
+    factors = LA.lu_factor(_t(a, device, dtype))
+    _close(LA.lu_solve(*factors, _t(b, device, dtype), left=left, adjoint=adjoint), want, dtype)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_lu_errors(device):
+    with pytest.raises(LA.LinAlgError, match=r"linalg.lu_factor: U\[2,2\] is zero"):
+        LA.lu_factor(_t([[1.0, 2.0], [2.0, 4.0]], device, "float32"))
+    with pytest.raises(NotImplementedError, match="without pivoting"):
+        LA.lu(_t(np.eye(2), device, "float32"), pivot=False)
+    packed, piv = LA.lu_factor(_t(np.eye(3), device, "float32"))
+    with pytest.raises(ValueError, match="pivots"):
+        LA.lu_solve(packed, piv.to(lucid.int64), _t(np.ones((3, 1)), device, "float32"))
+    with pytest.raises(lucid.ShapeError, match="Incompatible shapes"):
+        LA.lu_solve(packed, piv, _t(np.ones((2, 1)), device, "float32"))

@@ -5,6 +5,7 @@ namespace lucid::bindings {
 
 void init_decomposition(py::module_& m) {
   m.def("inv", &ops::inv);
+  m.def("lu_factor", &ops::lu_factor);
   m.def("solve", &ops::solve);
   m.def("det", &ops::det);
   m.def("slogdet", &ops::slogdet);

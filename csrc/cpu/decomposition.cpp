@@ -82,6 +82,29 @@ Tensor inv(const Tensor& a, std::vector<int>& info) {
   return out;
 }
 
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, std::vector<int>& info) {
+  Mat d = dims_of(a);
+  int m = lapack::dim(d.m, "linalg.lu_factor"), n = lapack::dim(d.n, "linalg.lu_factor");
+  int k = std::min(m, n);
+  Tensor lu = Tensor::empty_cpu(a.shape(), a.dtype());
+  Shape piv_shape(a.shape().begin(), a.shape().end() - 2);
+  piv_shape.push_back(k);
+  Tensor piv = Tensor::empty_cpu(piv_shape, DType::Int32);
+  info.assign(d.batch, 0);
+  blas::follow_lucid_threads();
+  by_dtype(a, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> col(static_cast<size_t>(d.m * d.n));
+    for (int64_t b = 0; b < d.batch; ++b) {
+      // The LU of A itself (not of the buffer's A^T): a column-major copy.
+      to_col_major(a.data<T>() + b * d.m * d.n, d.m, d.n, col.data());
+      info[b] = lapack::getrf(m, n, col.data(), m, piv.data<int32_t>() + b * k);
+      from_col_major(col.data(), d.m, d.n, lu.data<T>() + b * d.m * d.n);
+    }
+  });
+  return {lu, piv};
+}
+
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info) {
   Mat da = dims_of(a), db = dims_of(b);
   int n = lapack::dim(da.n, "linalg.solve"), k = lapack::dim(db.n, "linalg.solve");

@@ -15,6 +15,10 @@ namespace lucid::cpu {
 // inv(A) through getrf + getri on A (column-major copy); info: getrf's (the
 // 1-based index of the first zero diagonal element of U).
 Tensor inv(const Tensor& a, std::vector<int>& info);
+// P A = L U with partial pivoting (getrf) of a (…, m, n): {LU packed as
+// LAPACK leaves it, pivots (…, min(m, n)) int32, 1-based row swaps}; info:
+// getrf's (the 1-based index of the first zero diagonal element of U).
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, std::vector<int>& info);
 // X with A X = B, a (…, n, n), b (…, n, k); info nonzero for a singular A.
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info);
 // det and (sign, log|det|) from getrf's U and pivots; singular: 0 and (0, -inf).

@@ -59,6 +59,13 @@ Tensor inv(const Tensor& a, std::vector<int>& info) {
   return wrap(mx::linalg::inv(x, on_cpu()));
 }
 
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, std::vector<int>& info) {
+  auto s = on_cpu();
+  auto [lu, piv] = mx::linalg::lu_factor(array_of(a), s);
+  info = first_bad_diagonal(lu, false);
+  return {wrap(lu), wrap(mx::add(mx::astype(piv, mx::int32, s), mx::array(1, mx::int32), s))};
+}
+
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info) {
   // mx::linalg::solve's own steps (P A = L U, then two triangular solves) on one
   // factorization, whose U the singular check has already evaluated.

@@ -16,6 +16,8 @@ namespace lucid::gpu {
 // undefined result when any is nonzero.
 Tensor inv(const Tensor& a, std::vector<int>& info);
 Tensor solve(const Tensor& a, const Tensor& b, std::vector<int>& info);
+// mx::linalg::lu_factor, its 0-based uint32 pivots made LAPACK's 1-based int32.
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, std::vector<int>& info);
 Tensor det(const Tensor& a);
 std::pair<Tensor, Tensor> slogdet(const Tensor& a);
 // info: the first diagonal element of MLX's factor that is not positive (MLX

@@ -119,6 +119,24 @@ Tensor inv(const Tensor& a) {
   return out;
 }
 
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, bool check) {
+  const char* fn = check ? "linalg.lu_factor" : "linalg.lu";
+  check_matrix(fn, a, false);
+  int64_t k = std::min(dim_at(a, 2), dim_at(a, 1));
+  if (a.numel() == 0)
+    return {empty(a.shape(), a.dtype(), a.device()), empty(append(batch_of(a), {k}), DType::Int32, a.device())};
+  Tensor x = dense(a);
+  std::vector<int> info;
+  auto out = on_gpu(x) ? gpu::lu_factor(x, info) : cpu::lu_factor(x, info);
+  if (check)
+    raise_info(fn, info, a.ndim() > 2, [](int i) {
+      return "U[" + std::to_string(i) + "," + std::to_string(i) +
+             "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+             "perform the factorization, consider calling linalg.lu(A).";
+    });
+  return out;
+}
+
 Tensor solve(const Tensor& a, const Tensor& b, bool left) {
   const char* fn = "linalg.solve";
   check_matrix(fn, a, true);

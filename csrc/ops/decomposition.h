@@ -19,6 +19,10 @@
 namespace lucid::ops {
 
 Tensor inv(const Tensor& a);
+// P A = L U (partial pivoting) of A (…, m, n): (LU packed, pivots (…, min(m, n))
+// int32, 1-based as LAPACK's). With `check`, a zero diagonal element of U
+// raises LinAlgError (linalg.lu_factor); without, it is returned (linalg.lu).
+std::pair<Tensor, Tensor> lu_factor(const Tensor& a, bool check);
 // A X = B (left) or X A = B; B is (…, n, k) or a vector (…, n) when B is 1-D
 // or has A's shape without its last axis; batch axes broadcast.
 Tensor solve(const Tensor& a, const Tensor& b, bool left);

@@ -6,9 +6,9 @@ the GPU stream (docs/linalg.md). Failures on a matrix's value (singular, not
 positive-definite) raise ``LinAlgError``, a RuntimeError and a ValueError.
 """
 from ._C import LinAlgError
-from ._ops.decomposition import (cholesky, cond, cross, det, eigh, eigvalsh, inv, matrix_exp, matrix_power,
-                                  matrix_rank, multi_dot, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
-                                  vecdot)
+from ._ops.decomposition import (cholesky, cond, cross, det, eigh, eigvalsh, inv, lu, lu_factor, lu_solve,
+                                  matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet, solve,
+                                  solve_triangular, svd, svdvals, vecdot)
 from ._ops.decomposition import linalg_diagonal as diagonal
 from ._ops.linalg import matmul
 from ._ops.norms import linalg_norm as norm
@@ -16,4 +16,5 @@ from ._ops.norms import matrix_norm, vector_norm
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "inv", "solve", "det", "slogdet", "cholesky", "eigh",
            "eigvalsh", "svd", "svdvals", "qr", "pinv", "matrix_power", "multi_dot", "solve_triangular",
-           "matrix_rank", "cond", "vecdot", "cross", "diagonal", "matrix_exp", "LinAlgError"]
+           "matrix_rank", "cond", "vecdot", "cross", "diagonal", "matrix_exp", "lu_factor", "lu", "lu_solve",
+           "LinAlgError"]

@@ -859,3 +859,8 @@ case("linalg_composed", [((2, 3, 3),), ((2, 4, 3),)], rtol=1e-3)(
                      L.linalg.matrix_exp(m[0] * 2.0), L.linalg.vecdot(a, a[0, 0]), L.linalg.cross(m, m[1:]),
                      L.linalg.diagonal(a), L.linalg.matrix_norm(a, "nuc"), L.linalg.matrix_norm(a, 2),
                      L.linalg.matrix_norm(a, -2, dim=(0, 2))))
+case("linalg_lu", [((2, 3, 3),), ((2, 3, 2),)], rtol=1e-3)(
+    lambda L, m, b: (L.linalg.lu_factor(m + L.const(3.0 * _I3))[0], L.linalg.lu(m[0] - L.const(2.0 * _I3))[1:],
+                     L.linalg.lu_solve(*L.linalg.lu_factor(m + L.const(3.0 * _I3)), b),
+                     L.linalg.lu_solve(*L.linalg.lu_factor(m[1] + L.const(3.0 * _I3)), b.transpose(-1, -2), left=False,
+                                       adjoint=True)))

@@ -838,3 +838,146 @@ def matrix_exp(A):
     for _ in range(squarings):
         out = matmul(out, out)
     return out
+
+
+# ----- LU: lu_factor, lu, lu_solve -------------------------------------------------------------
+LUFactorResult = namedtuple("lu_factor", ["LU", "pivots"])
+LUResult = namedtuple("lu", ["P", "L", "U"])
+
+
+def _permutation(pivots, m, like):
+    """P (…, m, m) with A = P L U from LAPACK's 1-based row swaps (read on the host)."""
+    import numpy as np
+
+    piv = np.asarray(pivots.to("cpu").numpy(), dtype=np.int64) - 1
+    batch = piv.shape[:-1]
+    flat = piv.reshape(-1, piv.shape[-1])
+    p = np.zeros((flat.shape[0], m, m))
+    for b, swaps in enumerate(flat):
+        perm = np.arange(m)
+        for i, j in enumerate(swaps):
+            perm[i], perm[j] = perm[j], perm[i]
+        p[b, perm, np.arange(m)] = 1.0  # (P^T A)[i] = A[perm[i]]
+    return _const(p.reshape(batch + (m, m)), like)
+
+
+def _const(values, like):
+    from .._creation import tensor
+
+    return tensor(values, dtype=like.dtype, device=like.device)
+
+
+def _unpack(lu):
+    """(L unit lower (…, m, k), U upper (…, k, n)) from a packed LU (…, m, n)."""
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
+    low = shape.tril(lu[..., :, :k], -1) + eye(m, k, dtype=lu.dtype, device=lu.device)
+    up = shape.triu(lu[..., :k, :])
+    return low, up
+
+
+class _LUFactor(Function):
+    @staticmethod
+    def forward(ctx, a, check):
+        lu, piv = (wrap(t) for t in _C.lu_factor(a._impl, check))
+        ctx.save_for_backward(lu, piv)
+        ctx.mark_non_differentiable(piv)
+        return lu, piv
+
+    @staticmethod
+    def backward(ctx, g_lu, g_piv):
+        # A = P L U (square): gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T, with
+        # gL, gU the strictly lower / upper parts of the packed gradient.
+        lu, piv = ctx.saved_tensors
+        m, n = lu.shape[-2], lu.shape[-1]
+        if m != n:
+            raise NotImplementedError(
+                f"linalg.lu_factor: the gradient is implemented for square matrices; got {m} x {n}")
+        low, up = _unpack(lu)
+        phi = shape.tril(matmul(_mT(low), shape.tril(g_lu, -1)), -1) + shape.triu(matmul(shape.triu(g_lu), _mT(up)))
+        x = solve_triangular(_mT(low), phi, upper=True, unitriangular=True)
+        x = solve_triangular(_mT(up), x, upper=False, left=False)
+        return matmul(_permutation(piv, m, lu), x), None
+
+
+def lu_factor(A, *, pivot=True):
+    """``(LU, pivots)``: P A = L U with partial pivoting, L (unit lower) and U packed in
+    LU (…, m, n), pivots (…, min(m, n)) int32, 1-based row swaps (LAPACK's). A zero
+    on U's diagonal raises LinAlgError (use ``lu`` to factor singular matrices).
+    Gradient: square A.
+
+    >>> import lucid
+    >>> lu, piv = lucid.linalg.lu_factor(lucid.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> piv.tolist()
+    [2, 2]
+    """
+    fn = "linalg.lu_factor"
+    _tensor(fn, A)
+    _bool(fn, pivot, "pivot")
+    if not pivot:
+        raise NotImplementedError(f"{fn}: LU without pivoting is not implemented (LAPACK and MLX always pivot)")
+    if records(A):
+        return LUFactorResult(*_LUFactor.apply(A, True))
+    return LUFactorResult(*(wrap(t) for t in _C.lu_factor(A._impl, True)))
+
+
+def lu(A, *, pivot=True):
+    """``(P, L, U)`` with A = P L U: P (…, m, m) a permutation, L (…, m, k) unit lower,
+    U (…, k, n) upper, k = min(m, n); singular matrices too. Gradient: square A.
+
+    >>> import lucid
+    >>> p, l, u = lucid.linalg.lu(lucid.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> (p @ l @ u).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    fn = "linalg.lu"
+    _tensor(fn, A)
+    _bool(fn, pivot, "pivot")
+    if not pivot:
+        raise NotImplementedError(f"{fn}: LU without pivoting is not implemented (LAPACK and MLX always pivot)")
+    if records(A):
+        packed, piv = _LUFactor.apply(A, False)
+    else:
+        packed, piv = (wrap(t) for t in _C.lu_factor(A._impl, False))
+    low, up = _unpack(packed)
+    return LUResult(_permutation(piv, A.shape[-2], packed), low, up)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with ``A X = B`` from ``(LU, pivots) = lu_factor(A)`` (``adjoint``: A^T X = B;
+    ``left=False``: X A = B). Composed from triangular solves, so it is
+    differentiable in B and in LU.
+
+    >>> import lucid
+    >>> a = lucid.tensor([[2.0, 0.0], [1.0, 4.0]])
+    >>> lucid.linalg.lu_solve(*lucid.linalg.lu_factor(a), lucid.tensor([[2.0], [9.0]])).tolist()
+    [[1.0], [2.0]]
+    """
+    fn = "linalg.lu_solve"
+    _tensor(fn, LU, "LU")
+    _tensor(fn, pivots, "pivots")
+    _tensor(fn, B, "B")
+    _bool(fn, left, "left")
+    _bool(fn, adjoint, "adjoint")
+    if LU.ndim < 2 or LU.shape[-1] != LU.shape[-2]:
+        dims = tuple(LU.shape[-2:])
+        raise ShapeError(f"{fn}: A must be batches of square matrices, got LU of shape {tuple(LU.shape)}"
+                         if len(dims) < 2 else
+                         f"{fn}: A must be batches of square matrices, but they are {dims[0]} by {dims[1]} matrices")
+    n = LU.shape[-1]
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]) or pivots.dtype.name != "int32":
+        raise ValueError(f"{fn}: expected pivots of shape {tuple(LU.shape[:-1])} and dtype int32 (from lu_factor), "
+                         f"got {tuple(pivots.shape)} {pivots.dtype.name}")
+    if B.ndim < 2 or (B.shape[-2] if left else B.shape[-1]) != n:
+        raise ShapeError(f"{fn}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                         f"({n}x{n} and {'x'.join(str(d) for d in B.shape[-2:])})")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _mT(lu_solve(LU, pivots, _mT(B), left=True, adjoint=not adjoint))
+    low, up = _unpack(LU)
+    p = _permutation(pivots, n, LU)
+    if not adjoint:  # P L U X = B
+        y = solve_triangular(low, matmul(_mT(p), B), upper=False, unitriangular=True)
+        return solve_triangular(up, y, upper=True)
+    # U^T L^T P^T X = B
+    y = solve_triangular(_mT(up), B, upper=False)
+    return matmul(p, solve_triangular(_mT(low), y, upper=True, unitriangular=True))
