@@ -6,10 +6,10 @@ the GPU stream (docs/linalg.md). Failures on a matrix's value (singular, not
 positive-definite) raise ``LinAlgError``, a RuntimeError and a ValueError.
 """
 from ._C import LinAlgError
-from ._ops.decomposition import (cholesky, cond, cross, det, eigh, eigvalsh, inv, lu, lu_factor, lu_solve,
-                                  matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet, solve,
-                                  solve_triangular, svd, svdvals, vecdot)
-from ._ops.decomposition import linalg_diagonal as diagonal
+from ._ops.decomposition import (cholesky, det, eigh, eigvalsh, inv, lu, lu_factor, lu_solve, qr, slogdet, solve,
+                                  solve_triangular, svd, svdvals)
+from ._ops.linalg_composed import cond, cross, matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, vecdot
+from ._ops.linalg_composed import linalg_diagonal as diagonal
 from ._ops.linalg import matmul
 from ._ops.norms import linalg_norm as norm
 from ._ops.norms import matrix_norm, vector_norm

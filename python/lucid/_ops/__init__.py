@@ -8,13 +8,13 @@ from . import copy, elementwise, indexing, linalg, reduction, shape
 from . import advanced_index, einsum as _einsum_module, norms, random, scan, shape_extra, sorting, special
 from . import inplace
 from . import linalg_extra, shape_more, stats
-from . import decomposition
+from . import decomposition, linalg_composed
 from . import nn as _nn  # named apart: `nn` would shadow the public package lucid.nn
 from . import conv3d_compose as _conv3d_module
 
 _FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn, _conv3d_module]
 _FAMILIES += [special, scan, sorting, random, shape_extra, norms, _einsum_module, advanced_index]
-_FAMILIES += [linalg_extra, shape_more, stats, decomposition]
+_FAMILIES += [linalg_extra, shape_more, stats, decomposition, linalg_composed]
 from . import math_extra  # noqa: E402  (tan .. nextafter, bitwise ops, aliases)
 _FAMILIES.append(math_extra)
 _FAMILIES.append(inplace)  # last: its real in-place kernels replace elementwise's add_ ... forms
