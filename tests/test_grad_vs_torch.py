@@ -75,6 +75,7 @@ class LucidLib:
         self.T, self.F, self.Q = _Recorder(lucid, seen), _Recorder(F, seen), _Recorder(Q, seen)
         self.nn = _LucidNN(device, dtype)
         self.rnn = _Recorder(rnn_utils, seen)
+        self.linalg = _Recorder(lucid.linalg, seen)
 
     def leaf(self, v, requires_grad):
         return lucid.tensor(np.asarray(v, dtype=self.dtype), device=self.device, requires_grad=bool(requires_grad))

@@ -517,6 +517,9 @@ _VERIFIED = {
     "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
     "_LayerNorm", "_MathBinary",
     "_Polygamma", "_Ndtri",  # gradgradcheck in tests/test_special.py::test_second_derivatives
+    # decompositions: test_gradgradcheck in tests/test_linalg_decompositions.py
+    "_Inv", "_Solve", "_Det", "_Slogdet", "_Cholesky", "_Eigh", "_Eigvalsh", "_SVD", "_Svdvals", "_QR",
+    "_SolveTriangular", "_LUFactor",
 }
 
 

@@ -20,6 +20,7 @@ void init_elementwise(py::module_& m);
 void init_reduction(py::module_& m);
 void init_shape(py::module_& m);
 void init_linalg(py::module_& m);
+void init_decomposition(py::module_& m);
 void init_nn(py::module_& m);
 void init_quantization(py::module_& m);
 void init_histogram(py::module_& m);

@@ -28,6 +28,10 @@ PYBIND11_MODULE(_C, m) {
       m, "ShapeError", "Shapes that do not fit (broadcast, reshape / view, expand): a ValueError and a RuntimeError.");
   static PyObject* device_error = value_runtime_error(
       m, "DeviceError", "Tensors on different devices in one op: a ValueError and a RuntimeError.");
+  static PyObject* linalg_error = value_runtime_error(
+      m, "LinAlgError",
+      "A matrix a linear-algebra routine cannot take (singular, not positive-definite, no convergence): a "
+      "ValueError and a RuntimeError.");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -35,6 +39,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(shape_error, e.what());
     } catch (const DeviceError& e) {
       PyErr_SetString(device_error, e.what());
+    } catch (const LinAlgError& e) {
+      PyErr_SetString(linalg_error, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const TypeError& e) {
@@ -52,6 +58,7 @@ PYBIND11_MODULE(_C, m) {
   init_reduction(m);
   init_shape(m);
   init_linalg(m);
+  init_decomposition(m);
   init_nn(m);
   init_quantization(m);
   init_histogram(m);

@@ -14,6 +14,11 @@ struct ValueError : std::runtime_error { using std::runtime_error::runtime_error
 // as PyTorch raises these.
 struct ShapeError : ValueError { using ValueError::ValueError; };
 struct DeviceError : ValueError { using ValueError::ValueError; };
+// A matrix whose value a linear-algebra routine cannot take (singular for
+// inv / solve, not positive-definite for cholesky, no convergence): Python's
+// lucid.linalg.LinAlgError, a ValueError and a RuntimeError (PyTorch's
+// torch.linalg.LinAlgError is a RuntimeError).
+struct LinAlgError : ValueError { using ValueError::ValueError; };
 struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 // Environment problems: no GPU, MLX failures.

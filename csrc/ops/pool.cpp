@@ -1,6 +1,8 @@
 #include "ops/pool.h"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 
 #include "core/errors.h"
 #include "core/window2d.h"
@@ -45,8 +47,18 @@ Window2d pool_window(const Tensor& x, const std::vector<int64_t>& kernel, const 
   require_ints(stride, 2, fn, "stride");
   require_ints(padding, 2, fn, "padding", true);
   require_ints(dilation, 2, fn, "dilation");
+  // Sizes past int32 (MLX's shape type) are refused: no input is that large, and
+  // bounded values keep dilation * (kernel - 1) and 2 * padding from overflowing.
+  for (const auto& [values, arg] : {std::pair{&kernel, "kernel_size"}, {&padding, "padding"}, {&dilation, "dilation"}})
+    for (int64_t v : *values)
+      if (v > std::numeric_limits<int32_t>::max())
+        throw ValueError(fn + "(): argument '" + arg + "' must be at most 2147483647, got " + ints_str(*values));
   Window2d win;
-  win.kh = kernel[0], win.kw = kernel[1], win.sh = stride[0], win.sw = stride[1];
+  win.kh = kernel[0], win.kw = kernel[1];
+  // A stride past the padded extent gives one window, as that extent itself does;
+  // clamping keeps pooled_size's arithmetic (and the GPU's int32 slice steps) in range.
+  win.sh = std::min(stride[0], x.size(2) + 2 * padding[0] + 1);
+  win.sw = std::min(stride[1], x.size(3) + 2 * padding[1] + 1);
   win.ph = padding[0], win.pw = padding[1], win.dh = dilation[0], win.dw = dilation[1];
   // Padding beyond half the (dilated) kernel would make windows of padding only.
   for (int a = 0; a < 2; ++a) {
@@ -57,6 +69,8 @@ Window2d pool_window(const Tensor& x, const std::vector<int64_t>& kernel, const 
   }
   win.oh = pooled_size(x.size(2), win.kh, win.sh, win.ph, win.dh, ceil_mode);
   win.ow = pooled_size(x.size(3), win.kw, win.sw, win.pw, win.dw, ceil_mode);
+  if (win.oh == 1) win.sh = 1;  // one window: the stride is never taken
+  if (win.ow == 1) win.sw = 1;
   if (!(win.oh >= 1 && win.ow >= 1))
     throw ValueError(fn + "(): input of shape " + shape_str(x.shape()) + " is too small for kernel_size " +
                      ints_str(kernel) + " with padding " + ints_str(padding) + " (output would be " +

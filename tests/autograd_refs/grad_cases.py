@@ -621,6 +621,7 @@ class TorchLib:
         self.Q = _TorchQ(torch, self.dtype)
         self.nn = _TorchNN(torch, self.dtype)
         self.rnn = torch.nn.utils.rnn
+        self.linalg = torch.linalg
 
     def leaf(self, v, requires_grad):
         return self.torch.tensor(np.asarray(v), dtype=self.dtype, requires_grad=bool(requires_grad))
@@ -655,6 +656,8 @@ class _TorchTop:
             "adaptive_avg_pool2d": F.adaptive_avg_pool2d, "conv1d": F.conv1d, "conv2d": F.conv2d,
             "conv3d": F.conv3d, "conv_transpose1d": F.conv_transpose1d, "conv_transpose2d": F.conv_transpose2d,
             "conv_transpose3d": F.conv_transpose3d, "softmax": F.softmax, "log_softmax": F.log_softmax,
+            # removed from torch's top level (2.x); lucid keeps the alias of linalg.cholesky
+            "cholesky": lambda a, upper=False: linalg.cholesky(a, upper=upper),
         }
 
     def __getattr__(self, name):
@@ -844,3 +847,63 @@ case("inplace_math_extra_", [(A, "unit"), ((4,), "pos")])(lambda L, a, b: tuple(
     + [_inplace(L, "logit_", a * 0.5 + 0.5),
        _inplace(L, "hypot_", a, b), _inplace(L, "xlogy_", a, b), _inplace(L, "copysign_", a, b - 1.0),
        _inplace(L, "clamp_min_", a, -0.2), _inplace(L, "clamp_max_", a, 0.3)]))
+
+
+# ----- decompositions and solvers (lucid/_ops/decomposition.py, lucid.linalg) -------------------
+# Inputs are made well conditioned inside each case (M + 3 I, M M^T + 3 I, M + M^T with distinct
+# eigenvalues), so the leaf is unconstrained and finite differences see the same symmetric map.
+# Eigen / singular vectors are compared only through sign-invariant outputs (v * v, U @ Vh).
+_I3 = np.eye(3)
+
+
+def _spd(L, m):
+    return m @ m.transpose(-1, -2) + L.const(3.0 * _I3)
+
+
+case("linalg_inv", [((2, 3, 3),)])(
+    lambda L, m: (L.linalg.inv(m + L.const(3.0 * _I3)), L.T.inverse(m[0] + L.const(3.0 * _I3)),
+                  (m[1] - L.const(3.0 * _I3)).inverse()))
+case("linalg_solve", [((2, 3, 3),), ((2, 3, 2),), ((3,),)])(
+    lambda L, m, b, v: (L.linalg.solve(m + L.const(3.0 * _I3), b), L.linalg.solve(m + L.const(3.0 * _I3), v),
+                        L.linalg.solve(m[0] + L.const(3.0 * _I3), b.transpose(-1, -2), left=False)))
+case("linalg_det_slogdet", [((2, 3, 3),)])(
+    lambda L, m: (L.linalg.det(m + L.const(3.0 * _I3)), L.T.det(m[0] - L.const(3.0 * _I3)),
+                  (m[1] + L.const(2.0 * _I3)).det(), L.linalg.slogdet(m - L.const(3.0 * _I3))[1],
+                  L.T.slogdet(m[0] + L.const(3.0 * _I3))[1], L.T.logdet(_spd(L, m)), _spd(L, m[1]).logdet()))
+case("linalg_cholesky", [((2, 3, 3),)])(
+    lambda L, m: (L.linalg.cholesky(_spd(L, m)), L.linalg.cholesky(_spd(L, m), upper=True),
+                  L.T.cholesky(_spd(L, m[0])), L.T.cholesky(_spd(L, m[1]), upper=True)))
+case("linalg_eigh", [((2, 3, 3),)], rtol=1e-3)(
+    lambda L, m: (lambda w, v: (w, v * v))(*L.linalg.eigh(m + m.transpose(-1, -2))) + (
+        L.linalg.eigh(m[0] + m[0].transpose(-1, -2), UPLO="U")[1] ** 2,
+        L.linalg.eigvalsh(m + m.transpose(-1, -2)), L.linalg.eigvalsh(m[1] + m[1].T, UPLO="U")))
+case("linalg_svd", [((2, 4, 3),)], rtol=1e-3)(
+    lambda L, a: (lambda u, s, vh: (s, u @ vh, u * u, vh * vh))(*L.linalg.svd(a, full_matrices=False)) + (
+        L.linalg.svdvals(a), L.linalg.svd(a[0].T, full_matrices=False)[0] ** 2,
+        (lambda u, s, vh: (s, u @ vh))(*L.linalg.svd(a[:, :3], full_matrices=True))))
+case("linalg_qr", [((2, 4, 3),)], rtol=1e-3)(
+    lambda L, a: (lambda q, r: (q * q, r * r, q @ q.transpose(-1, -2)))(*L.linalg.qr(a)) + (
+        L.linalg.qr(a[0, :3], mode="complete")[1] ** 2,))
+case("linalg_solve_triangular", [((2, 3, 3),), ((2, 3, 2),)])(
+    lambda L, m, b: (L.linalg.solve_triangular(m + L.const(3.0 * _I3), b, upper=True),
+                     L.linalg.solve_triangular(m[0] + L.const(3.0 * _I3), b, upper=False),
+                     L.linalg.solve_triangular(m, b.transpose(-1, -2), upper=False, left=False, unitriangular=True),
+                     L.linalg.solve_triangular(m[1] - L.const(3.0 * _I3), b.transpose(-1, -2), upper=True,
+                                               left=False)))
+case("linalg_pinv_power_multi_dot", [((4, 3),), ((3, 3),), ((3,),)], rtol=1e-3)(
+    lambda L, a, m, v: (L.linalg.pinv(a), L.linalg.pinv(a.T @ a, hermitian=True),
+                        L.linalg.matrix_power(m, 3), L.T.matrix_power(m + L.const(3.0 * _I3), -2),
+                        L.linalg.matrix_power(m, 1), m.matrix_power(2),
+                        L.linalg.multi_dot([v, m, a.T, a, v]), L.linalg.multi_dot([a, m, m])))
+# (torch 2.14's cond with p='fro' fails in its own backward: an in-place write; the norm forms are
+# checked numerically in tests/test_linalg_decompositions.py)
+case("linalg_composed", [((2, 3, 3),), ((2, 4, 3),)], rtol=1e-3)(
+    lambda L, m, a: (L.linalg.cond(a), L.linalg.cond(m + L.const(3.0 * _I3), -2), L.linalg.matrix_exp(m * 0.5),
+                     L.linalg.matrix_exp(m[0] * 2.0), L.linalg.vecdot(a, a[0, 0]), L.linalg.cross(m, m[1:]),
+                     L.linalg.diagonal(a), L.linalg.matrix_norm(a, "nuc"), L.linalg.matrix_norm(a, 2),
+                     L.linalg.matrix_norm(a, -2, dim=(0, 2))))
+case("linalg_lu", [((2, 3, 3),), ((2, 3, 2),)], rtol=1e-3)(
+    lambda L, m, b: (L.linalg.lu_factor(m + L.const(3.0 * _I3))[0], L.linalg.lu(m[0] - L.const(2.0 * _I3))[1:],
+                     L.linalg.lu_solve(*L.linalg.lu_factor(m + L.const(3.0 * _I3)), b),
+                     L.linalg.lu_solve(*L.linalg.lu_factor(m[1] + L.const(3.0 * _I3)), b.transpose(-1, -2), left=False,
+                                       adjoint=True)))

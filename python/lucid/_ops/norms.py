@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
 from .common import dims_arg, wrap
+from .decomposition import svdvals
 
 __all__ = ["vector_norm", "matrix_norm", "linalg_norm", "norm"]
 TENSOR_METHODS = ["norm"]
@@ -103,8 +104,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
     """Matrix norms over the two axes ``dim``: ``"fro"`` (Frobenius), ``1`` /
-    ``-1`` (max / min absolute column sum), ``inf`` / ``-inf`` (rows).
-    ``"nuc"`` and ``2`` / ``-2`` need singular values: NotImplementedError."""
+    ``-1`` (max / min absolute column sum), ``inf`` / ``-inf`` (rows),
+    ``"nuc"`` (sum of singular values), ``2`` / ``-2`` (largest / smallest
+    singular value; from ``linalg.svdvals``, whose gradient needs distinct
+    singular values)."""
     _check("matrix_norm", x)
     if x.ndim < 2:
         raise ValueError(f"matrix_norm(): expected a tensor with at least 2 dims, got {x.ndim}")
@@ -115,7 +118,14 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
     if ord == "fro":
         return vector_norm(x, 2, (r, c), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"matrix_norm(): ord={ord!r} needs singular values, which lucid does not compute")
+        if dtype is not None:
+            x = x.to(as_dtype(dtype))
+        rest = [i for i in range(x.ndim) if i not in (r, c)]
+        sv = svdvals(x.permute(*rest, r, c))
+        out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        if keepdim:
+            out = out.unsqueeze(min(r, c)).unsqueeze(max(r, c))
+        return out
     if ord in (1, -1, math.inf, -math.inf):
         over, across = (r, c) if ord in (1, -1) else (c, r)
         s = x.abs().sum(dim=over, keepdim=True)
@@ -140,8 +150,8 @@ def linalg_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """``Tensor.norm`` / ``lucid.norm``: ``p="fro"`` or a number: the vector
-    p-norm over ``dim`` (all elements when None); ``"nuc"`` raises
-    NotImplementedError.
+    p-norm over ``dim`` (all elements when None); ``"nuc"``: the nuclear norm
+    of the matrices over ``dim`` (the last two axes when None).
 
     >>> import lucid
     >>> lucid.tensor([[3.0, 4.0]]).norm().item()
@@ -151,5 +161,5 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
-        raise NotImplementedError("norm(): p='nuc' needs singular values, which lucid does not compute")
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
