@@ -643,6 +643,17 @@ def test_mvn_against_scipy(device):
     assert tuple(d.expand((6, 2)).rsample().shape) == (6, 2, 3)
 
 
+def test_mvn_covariance_and_precision_forms(device):
+    cov = MVN_L @ MVN_L.transpose(0, 2, 1)
+    x = T([[0.5, 0.2, -0.1], [1.0, 1.0, 1.0]], device).unsqueeze(1)  # (2, 1, 3): two values per batch entry
+    ref = [stats.multivariate_normal(MVN_MU, cov[i]) for i in range(2)]
+    want = [[ref[i].logpdf(to_np(x)[j, 0]) for i in range(2)] for j in range(2)]
+    for kwargs in ({"covariance_matrix": T(cov, device)}, {"precision_matrix": T(np.linalg.inv(cov), device)}):
+        d = D.MultivariateNormal(T(MVN_MU, device), **kwargs)
+        close(d.scale_tril, MVN_L, rtol=1e-4, atol=1e-5)  # the Cholesky factor is unique
+        close(d.log_prob(x), want, rtol=1e-4)
+
+
 def test_mvn_sampling_and_rsample_gradient(device):
     n = 40000
     lucid.manual_seed(3)
@@ -687,12 +698,10 @@ def q64():
 
 def test_mvn_errors(device):
     loc = T([0.0, 0.0], device)
-    with pytest.raises(NotImplementedError, match="lucid.linalg.cholesky"):
-        D.MultivariateNormal(loc, covariance_matrix=T(np.eye(2), device))
     with pytest.raises(ValueError, match="one device"):
         D.MultivariateNormal(loc, scale_tril=T(np.eye(2), "gpu" if device == "cpu" else "cpu"))
-    with pytest.raises(NotImplementedError, match="lucid.linalg.cholesky"):
-        D.MultivariateNormal(loc, precision_matrix=T(np.eye(2), device))
+    with pytest.raises(ValueError, match="positive-definite"):  # lucid.linalg.cholesky's refusal
+        D.MultivariateNormal(loc, covariance_matrix=T([[1.0, 2.0], [2.0, 1.0]], device))
     with pytest.raises(ValueError, match="exactly one of"):
         D.MultivariateNormal(loc)
     with pytest.raises(ValueError, match="'scale_tril' must be lower triangular with a positive diagonal"):

@@ -1,10 +1,8 @@
-"""MultivariateNormal, parameterized by ``scale_tril`` (the lower Cholesky
-factor L of the covariance, Sigma = L L^T).
-
-lucid has no ``linalg.cholesky`` / ``linalg.solve_triangular`` yet, so the
-``covariance_matrix=`` and ``precision_matrix=`` forms raise
-NotImplementedError; triangular solves here are forward substitution in lucid
-ops (differentiable, either stream).
+"""MultivariateNormal, held as ``scale_tril`` (the lower Cholesky factor L of the
+covariance, Sigma = L L^T): given directly, or from ``covariance_matrix``
+(``lucid.linalg.cholesky``) or ``precision_matrix`` (the Cholesky factor of its
+inverse). Triangular solves are ``lucid.linalg.solve_triangular`` (LAPACK on the
+CPU stream, MLX on the GPU stream; differentiable).
 """
 from __future__ import annotations
 
@@ -19,16 +17,8 @@ __all__ = ["MultivariateNormal"]
 
 
 def solve_lower(L, B):
-    """X with L X = B for lower-triangular L (..., d, d) and B (..., d, k), by
-    forward substitution row by row (batch dims broadcast)."""
-    d = L.shape[-1]
-    rows = []
-    for i in range(d):
-        r = B[..., i:i + 1, :]
-        if i:
-            r = r - lucid.matmul(L[..., i:i + 1, :i], lucid.cat(rows, dim=-2))
-        rows.append(r / L[..., i:i + 1, i:i + 1])
-    return lucid.cat(rows, dim=-2)
+    """X with L X = B for lower-triangular L (..., d, d) and B (..., d, k); batch dims broadcast."""
+    return lucid.linalg.solve_triangular(L, B, upper=False)
 
 
 def _half_log_det(L):
@@ -37,10 +27,10 @@ def _half_log_det(L):
 
 class MultivariateNormal(Distribution):
     """MultivariateNormal(loc, scale_tril=L): mean ``loc`` (..., d), covariance
-    L L^T with L (..., d, d) lower triangular with a positive diagonal. The
-    batch shape is the broadcast of ``loc.shape[:-1]`` and ``L.shape[:-2]``.
-    ``covariance_matrix=`` / ``precision_matrix=`` need a Cholesky
-    factorization lucid does not have yet: NotImplementedError."""
+    L L^T with L (..., d, d) lower triangular with a positive diagonal; or
+    ``covariance_matrix=`` Sigma / ``precision_matrix=`` Sigma^-1 (symmetric
+    positive-definite: ``lucid.linalg.cholesky`` raises otherwise). The batch
+    shape is the broadcast of ``loc.shape[:-1]`` and the matrix's ``shape[:-2]``."""
 
     arg_constraints = {"loc": constraints.real_vector, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
@@ -54,8 +44,12 @@ class MultivariateNormal(Distribution):
             raise ValueError("MultivariateNormal: give exactly one of 'covariance_matrix', 'precision_matrix' or "
                              f"'scale_tril', got {given or 'none'}")
         if scale_tril is None:
-            raise NotImplementedError(f"MultivariateNormal({given[0]}=...) needs lucid.linalg.cholesky, which lucid "
-                                      "does not have yet; pass scale_tril (the lower Cholesky factor)")
+            matrix = covariance_matrix if covariance_matrix is not None else precision_matrix
+            if not isinstance(matrix, lucid.Tensor) or matrix.ndim < 2:
+                raise ValueError(f"MultivariateNormal: argument '{given[0]}' must be a tensor of at least 2 dims")
+            if precision_matrix is not None:
+                matrix = lucid.linalg.inv(matrix)
+            scale_tril = lucid.linalg.cholesky(matrix)
         for name, v, nd in (("loc", loc, 1), ("scale_tril", scale_tril, 2)):
             if not isinstance(v, lucid.Tensor) or v.ndim < nd:
                 raise ValueError(f"MultivariateNormal: argument '{name}' must be a tensor of at least {nd} dim(s)")
