@@ -36,7 +36,19 @@ class _Continuous(Distribution):
         return lucid.full(self._extended_shape(sample_shape), fill, dtype=like.dtype, device=like.device)
 
 
-class Normal(_Continuous):
+class _LocScale(_Continuous):
+    """A family with a real ``loc`` and a positive ``scale`` (broadcast together), reparameterizable."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    has_rsample = True
+    _expand_params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale, fn=type(self).__name__)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+
+class Normal(_LocScale):
     """Normal(loc, scale): density exp(-(x - loc)^2 / (2 scale^2)) / (scale sqrt(2 pi)).
 
     >>> import lucid
@@ -44,14 +56,6 @@ class Normal(_Continuous):
     >>> round(Normal(0.0, 1.0).log_prob(lucid.tensor(0.0)).item(), 6)
     -0.918939
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    has_rsample = True
-    _expand_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale, fn="Normal")
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -90,18 +94,11 @@ class Normal(_Continuous):
         return self.scale ** 2
 
 
-class LogNormal(_Continuous):
+class LogNormal(_LocScale):
     """LogNormal(loc, scale): exp of a Normal(loc, scale) variable (``loc`` and
     ``scale`` are the mean and standard deviation of its log)."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
-    has_rsample = True
-    _expand_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale, fn="LogNormal")
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     @property
     def base_dist(self):
@@ -245,16 +242,8 @@ class Exponential(_Continuous):
         return self.rate ** -2
 
 
-class Laplace(_Continuous):
+class Laplace(_LocScale):
     """Laplace(loc, scale): density exp(-|x - loc| / scale) / (2 scale)."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    has_rsample = True
-    _expand_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale, fn="Laplace")
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -296,17 +285,9 @@ class Laplace(_Continuous):
         return 2 * self.scale ** 2
 
 
-class Cauchy(_Continuous):
+class Cauchy(_LocScale):
     """Cauchy(loc, scale): density 1 / (pi scale (1 + ((x - loc) / scale)^2));
     mean NaN and variance inf (undefined), as PyTorch."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    has_rsample = True
-    _expand_params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale, fn="Cauchy")
-        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -469,26 +469,6 @@ class ReduceLROnPlateau:
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
-    def _chain_lr(self, group_index: int, lr: float, epoch: int) -> float:
-        """PyTorch's recursive form: the lr at ``epoch`` from the group's current ``lr``.
-        Schedules without one set the closed form (chainable subclasses override)."""
-        return self._lr_at(self.base_lrs[group_index], group_index, epoch)
-
-    def _chainable(self) -> bool:
-        return type(self)._chain_lr is not LRScheduler._chain_lr
-
-    def _chain_step(self) -> None:
-        """One step as a ChainedScheduler takes it: recursive where the schedule has a
-        recursive form, otherwise the schedule's own ``step()``."""
-        if not self._chainable():
-            self.step()
-            return
-        self.last_epoch += 1
-        lrs = [self._chain_lr(i, g["lr"], self.last_epoch) for i, g in enumerate(self.optimizer.param_groups)]
-        for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
-        self._last_lr = lrs
-
     def get_last_lr(self) -> list:
         return list(self._last_lr)
 
