@@ -84,6 +84,10 @@ def test_tuple_results(device):
                                                    lucid.empty(0, dtype=lucid.int64, device=device)))
     np.testing.assert_array_equal(to_np(v), -np.sort(-A, 1))
     np.testing.assert_array_equal(to_np(i), np.argsort(-A, 1, kind="stable"))
+    m, e = np.frexp(A)
+    r = lucid.frexp(x, out=(lucid.empty(0, device=device), lucid.empty(0, dtype=lucid.int32, device=device)))
+    np.testing.assert_array_equal(to_np(r.mantissa), m)  # the named result type survives
+    np.testing.assert_array_equal(to_np(r.exponent), e)
 
 
 def _unchanged(out, before):

@@ -91,7 +91,7 @@ def _check_one(fn: str, o: Tensor, r) -> None:
 
 def write_out(fn: str, out, result):
     """Writes ``result`` (a tensor, or a tuple of them) into ``out`` after checking
-    every pair; returns ``out`` (as the result's named tuple type where it has one)."""
+    every pair; returns ``out`` (a tuple out as the result's named type where it has one)."""
     if isinstance(out, (tuple, list)):
         if not isinstance(result, tuple) or len(result) != len(out):
             n = len(result) if isinstance(result, tuple) else 1
@@ -110,7 +110,7 @@ def write_out(fn: str, out, result):
         o._version += 1
     if not isinstance(out, (tuple, list)):
         return out
-    return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    return tuple(out) if type(result) is tuple else type(result)(*out)  # named results keep their type
 
 
 def takes_out(fn, name: str | None = None):
