@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import functools
 
 from .. import _C
 from .._tensor import Tensor
@@ -29,7 +30,20 @@ __all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax"
 TENSOR_METHODS = list(__all__)
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
-values_indices.__doc__ = "The (values, indices) result of max/min with a dim, as PyTorch's return_types."
+values_indices.__doc__ = ("The (values, indices) result of max / min / sort / topk / kthvalue / mode / median / "
+                          "cummax ... with a dim, as PyTorch's return_types.")
+
+
+def returns_values_indices(fn):
+    """``fn`` with a (values, indices) pair returned as ``values_indices`` (``.values``,
+    ``.indices``, as PyTorch's return_types); any other result passes through."""
+
+    @functools.wraps(fn)
+    def named(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        return values_indices(*r) if type(r) is tuple else r
+
+    return named
 min_max = collections.namedtuple("min_max", ["min", "max"])
 min_max.__doc__ = "The (min, max) result of aminmax."
 

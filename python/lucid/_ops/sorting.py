@@ -18,6 +18,7 @@ from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
+from .reduction import returns_values_indices
 from .common import wrap, wrap_dim
 
 __all__ = ["sort", "argsort", "msort", "topk", "median", "unique", "count_nonzero", "bincount", "nonzero",
@@ -62,6 +63,7 @@ def _values_at(x, indices, dim, name, values_impl=None):
     return Tensor(values_impl if values_impl is not None else _C.gather(x._impl, dim, indices._impl))
 
 
+@returns_values_indices
 def sort(input, dim=-1, descending=False, stable=True):
     """Sorts along ``dim``: ``(values, indices)`` with ``values = input.gather(dim, indices)``.
 
@@ -102,6 +104,7 @@ def _narrow_index(indices, dim, k):
     return Tensor(_C.slice(indices._impl, starts, steps, lengths))
 
 
+@returns_values_indices
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim``
     as ``(values, int64 indices)``, in sorted order (also when ``sorted=False``).
@@ -128,6 +131,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     return _values_at(input, indices, d, "topk"), indices
 
 
+@returns_values_indices
 def median(input, dim=None, keepdim=False):
     """The lower median (element ``(n - 1) // 2`` of the sorted values, as
     PyTorch), NaN if the line holds a NaN. Without ``dim``: a 0-d tensor over

@@ -13,11 +13,13 @@ the elements chosen, as in PyTorch.
 from __future__ import annotations
 
 import builtins
+import collections
 import numbers
 
 import numpy as np
 
 from .._tensor import Tensor
+from .reduction import returns_values_indices
 from .common import wrap_dim
 
 __all__ = ["nansum", "nanmean", "nan_to_num", "std_mean", "var_mean", "cummax", "cummin", "logcumsumexp",
@@ -142,12 +144,14 @@ def _cum_extreme(fn, input, dim, is_max):
     return gather(input, d, index), index
 
 
+@returns_values_indices
 def cummax(input, dim):
     """Running maximum along ``dim``: ``(values, indices)``; ties take the later index and a
     NaN propagates, as PyTorch."""
     return _cum_extreme("cummax", input, dim, True)
 
 
+@returns_values_indices
 def cummin(input, dim):
     """Running minimum along ``dim``: ``(values, indices)`` (ties: the later index; NaN propagates)."""
     return _cum_extreme("cummin", input, dim, False)
@@ -188,6 +192,7 @@ def logcumsumexp(input, dim):
     return x
 
 
+@returns_values_indices
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along ``dim``: ``(values, indices)``. Among equal
     values the index is the stable sort's (PyTorch's quickselect may name another of them)."""
@@ -206,6 +211,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return (v.reshape(()), i.reshape(())) if input.ndim == 0 else (v, i)
 
 
+@returns_values_indices
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
     index of its last occurrence: ``(values, indices)``."""
@@ -324,6 +330,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
+@returns_values_indices
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values; with ``dim``, ``(values, indices)``."""
     from .indexing import gather
@@ -455,6 +462,10 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+hist_edges = collections.namedtuple("histogram", ["hist", "bin_edges"])
+hist_edges.__doc__ = "The (hist, bin_edges) result of histogram, as PyTorch's return_types."
+
+
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """``(hist, bin_edges)`` of a floating tensor. ``bins``: a count of equal bins over ``range``
     (default the input's min and max, widened by 0.5 each way when they are equal; [0, 1] when
@@ -508,8 +519,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     if density:
         total = hist.sum()
         hist = hist / (total * np.diff(edges.astype(np.float64)))
-    return (tensor(hist.astype(dt), dtype=input.dtype, device=input.device),
-            tensor(edges, dtype=input.dtype, device=input.device))
+    return hist_edges(tensor(hist.astype(dt), dtype=input.dtype, device=input.device),
+                      tensor(edges, dtype=input.dtype, device=input.device))
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
