@@ -270,7 +270,8 @@ NOT_DIFFERENTIABLE = {
     "creation or random (no input tensor to differentiate)": [
         "arange", "linspace", "eye", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "tensor", "as_tensor", "from_numpy", "rand", "rand_like", "randn", "randn_like", "randint",
-        "randperm", "normal", "meshgrid", "new_empty", "new_full", "new_ones", "new_zeros", "manual_seed"],
+        "randperm", "normal", "meshgrid", "new_empty", "new_full", "new_ones", "new_zeros", "new_tensor",
+        "manual_seed"],
     "random draws parameterized by a tensor (as in torch: no gradient flows through a sample)": [
         "bernoulli", "poisson"],
     "random in-place fill of a tensor (overwrites, as in torch: no gradient to the old value)": [
@@ -342,6 +343,10 @@ TENSOR_ONLY = {
               "so a case shared by both streams cannot call it",
     "gpu": "a move between lucid's streams (_To); torch has no MLX stream to compare with",
     "bool": "bool output", "int": "integer output", "long": "integer output",
+    "byte": "integer output", "char": "integer output", "short": "integer output",
+    "data": "the values without the graph (tests/test_tensor_extra.py)", "data_ptr": "metadata",
+    "element_size": "metadata", "itemsize": "metadata", "nbytes": "metadata", "storage_offset": "metadata",
+    "stride": "metadata",
     "detach_": "cuts the graph in place", "requires_grad_": "flags a leaf", "retain_grad": "flags a tensor",
     "register_hook": "hooks (tests/test_core.py)", "backward": "the engine itself",
     "dim": "metadata", "size": "metadata", "numel": "metadata", "is_contiguous": "metadata",

@@ -179,6 +179,7 @@ void init_tensor(py::module_& m) {
       .def_property("version", &tensor_version, &set_tensor_version)
       .def("is_contiguous", [](const Tensor& t) { return t.device() == Device::GPU || t.is_contiguous(); })
       .def("strides", [](const Tensor& t) { return t.strides(); })
+      .def("storage_offset", [](const Tensor& t) { return t.device() == Device::CPU ? t.offset() : int64_t{0}; })
       // Whether two tensors have one shape and one dtype: then the gradient of a
       // binary op fits both inputs as it is (no reduction, no cast), which
       // lucid._ops.common.binary_meta records in one call instead of four reads.

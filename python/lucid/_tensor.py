@@ -225,6 +225,72 @@ class Tensor:
     def bool(self):
         return self.to(dtype=as_dtype("bool"))
 
+    def byte(self):
+        return self.to(dtype=as_dtype("uint8"))
+
+    def char(self):
+        return self.to(dtype=as_dtype("int8"))
+
+    def short(self):
+        return self.to(dtype=as_dtype("int16"))
+
+    # ----- memory layout, as PyTorch reports it -------------------------------
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements take (``numel() * element_size()``)."""
+        return self.numel() * self.dtype.itemsize
+
+    def stride(self, dim=None):
+        """Elements to step per index along each dim (a tuple), or along ``dim``. The
+        CPU stream reports its views' real strides; GPU-stream tensors (MLX values,
+        views are copies) report contiguous ones."""
+        strides = tuple(self._impl.strides())
+        if not strides and self.ndim:  # GPU stream: contiguous
+            acc, out = 1, []
+            for n in reversed(self.shape):
+                out.append(acc)
+                acc *= builtins.max(n, 1)
+            strides = tuple(reversed(out))
+        if dim is None:
+            return strides
+        from ._ops.common import wrap_dim
+
+        return strides[wrap_dim(dim, self.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        """Where this view starts in its storage, in elements (0 on the GPU stream)."""
+        return self._impl.storage_offset()
+
+    def data_ptr(self) -> int:
+        """The address of the first element on the CPU stream; 0 on the GPU stream
+        (MLX owns that memory)."""
+        return self._impl.data_ptr()
+
+    @property
+    def data(self):
+        """The values without the graph: a tensor on the same memory that requires no
+        grad. Assigning ``x.data = y`` makes ``x`` hold ``y``'s values (any shape) and
+        keeps ``x``'s autograd identity. Unlike PyTorch's, writes through ``.data``
+        move the version counter the memory shares, so a graph that saved ``x``
+        notices them."""
+        return Tensor(self._impl)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data: expected a tensor, got {type(value).__name__}")
+        if self._requires_grad and not value.dtype.is_floating_point:
+            raise TypeError(f"data: a tensor that requires grad must hold floating-point data, got {value.dtype}")
+        self._impl = value._impl
+
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype=dtype)
 

@@ -583,6 +583,20 @@ case("inplace_copy_fill_zero_", [(A,), ((4,),)])(
                      _inplace(L, "fill_", a, 0.7) * a,
                      _inplace(L, "zero_", a) + a, _inplace(L, "index_put_", a, (L.idx([0, 2]), L.idx([1, 3])), b[:2])))
 
+_MASK = [[1, 0, 0, 1], [0, 1, 1, 0], [0, 0, 0, 1]]
+case("inplace_indexing_", [(A,), ((3, 2),)])(
+    lambda L, a, s: (_inplace(L, "masked_fill_", a, L.mask(_MASK), 0.5),
+                     _inplace(L, "index_fill_", a, 1, L.idx([3, 0]), -0.25),
+                     _inplace(L, "scatter_", a, 1, L.idx([[0, 3], [2, 1], [1, 0]]), s),
+                     _inplace(L, "scatter_add_", a, 1, L.idx([[0, 0], [2, 1], [3, 3]]), s),
+                     _inplace(L, "index_add_", a, 1, L.idx([2, 0]), s * 2.0),
+                     _inplace(L, "index_copy_", a, 1, L.idx([1, 3]), s * 3.0)))
+case("index_fill", [(R,)])(lambda L, a: (L.T.index_fill(a, 1, L.idx([2, 0]), 1.5),
+                                         L.T.index_fill(a, 2, L.idx([3]), -1.0)))
+case("inplace_shape_", [(R,)])(
+    lambda L, a: (_inplace(L, "unsqueeze_", a, 1), _inplace(L, "transpose_", a, 0, 2),
+                  _inplace(L, "squeeze_", L.T.unsqueeze(a, 0)), _inplace(L, "t_", a[0])))
+
 
 def _inplace(L, name, a, *args, **kw):
     y = a * 1.0  # a non-leaf: in-place on it is recorded

@@ -7,7 +7,7 @@ them.
 from . import copy, elementwise, indexing, linalg, reduction, shape
 from . import advanced_index, einsum as _einsum_module, norms, random, scan, shape_extra, sorting, special
 from . import inplace
-from . import sampling
+from . import sampling, tensor_extra
 from . import linalg_extra, shape_more, stats
 from . import decomposition, linalg_composed
 from . import nn as _nn  # named apart: `nn` would shadow the public package lucid.nn
@@ -15,7 +15,7 @@ from . import conv3d_compose as _conv3d_module
 
 _FAMILIES = [copy, elementwise, reduction, shape, indexing, linalg, _nn, _conv3d_module]
 _FAMILIES += [special, scan, sorting, random, shape_extra, norms, _einsum_module, advanced_index]
-_FAMILIES += [linalg_extra, shape_more, stats, sampling, decomposition, linalg_composed]
+_FAMILIES += [linalg_extra, shape_more, stats, sampling, tensor_extra, decomposition, linalg_composed]
 from . import math_extra  # noqa: E402  (tan .. nextafter, bitwise ops, aliases)
 _FAMILIES.append(math_extra)
 from . import gamma_fns  # noqa: E402  (polygamma, mvlgamma; digamma's gradient)

@@ -326,6 +326,21 @@ class Module:
             mod = child
         return mod
 
+    def get_parameter(self, target: str):
+        """The parameter at dotted path ``target`` (``"layer.0.weight"``); AttributeError if absent."""
+        return self._get_entry(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str):
+        """The buffer at dotted path ``target``; AttributeError if absent."""
+        return self._get_entry(target, "_buffers", "buffer")
+
+    def _get_entry(self, target, table, kind):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in getattr(mod, table):
+            raise AttributeError(f"get_{kind}(): {type(mod).__name__} has no {kind} {name!r} (looking up {target!r})")
+        return getattr(mod, table)[name]
+
     def apply(self, fn):
         """Calls ``fn(m)`` on every descendant, children first, then on self; returns self."""
         for child in self.children():
