@@ -1,2 +1,3 @@
-"""``lucid.utils``: data loading (``lucid.utils.data``)."""
-from . import data  # noqa: F401
+"""``lucid.utils``: data loading (``lucid.utils.data``) and activation checkpointing
+(``lucid.utils.checkpoint``)."""
+from . import checkpoint, data  # noqa: F401
