@@ -445,6 +445,22 @@ def _rnn_params(prefix, w):
     return dict(zip([f"weight_ih_{prefix}", f"weight_hh_{prefix}", f"bias_ih_{prefix}", f"bias_hh_{prefix}"], w))
 
 
+def _with_backward_hooks(m):
+    """``m`` with a full backward pre-hook (doubling grad_output) and a full backward
+    hook (adding 1 to grad_input): both sides' gradients change accordingly."""
+    m.register_full_backward_pre_hook(lambda mod, go: tuple(g * 2.0 for g in go))
+    m.register_full_backward_hook(lambda mod, gi, go: tuple(None if g is None else g + 1.0 for g in gi))
+    return m
+
+
+case("module_backward_hooks", [((2, 3),), ((4, 3),), ((4,),)],
+     gradcheck="the hooks change the gradients on purpose (grad_output doubled, grad_input + 1): not a derivative")(
+    lambda L, x, w, b: L.call_module(_with_backward_hooks(L.nn.Linear(3, 4)), {"weight": w, "bias": b}, x))
+case("checkpoint", [((2, 3),), ((3, 3),)])(
+    lambda L, x, w: L.T.utils.checkpoint.checkpoint(lambda a, b: L.T.tanh(L.T.matmul(a, b)) * a, x, w,
+                                                    use_reentrant=False))
+
+
 case("lstm", [((4, 2, 2),), ((4 * _H, 2),), ((4 * _H, _H),), ((4 * _H,),), ((4 * _H,),), ((1, 2, _H),), ((1, 2, _H),)])(
     lambda L, x, wi, wh, bi, bh, h0, c0: L.call_module(
         L.nn.LSTM(2, _H), _rnn_params("l0", (wi, wh, bi, bh)), x, (h0, c0)))

@@ -15,7 +15,8 @@ from collections import OrderedDict, namedtuple
 
 from .._dtype import as_dtype
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
+from ._backward_hooks import call_with_backward_hooks
 from .parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -113,6 +114,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
 
     # ----- forward ---------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -123,7 +126,11 @@ class Module:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
+        state = self.__dict__
+        if (state.get("_backward_hooks") or state.get("_backward_pre_hooks")) and is_grad_enabled():
+            args, output = call_with_backward_hooks(self, args, kwargs)  # nn/_backward_hooks.py
+        else:
+            output = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
@@ -144,6 +151,28 @@ class Module:
             raise TypeError(f"register_forward_hook(): 'hook' must be callable, got {type(hook).__name__}")
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
+        return handle
+
+    def register_full_backward_hook(self, hook) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None or new grad_input``, run when
+        the gradients of the module's tensor arguments are computed (nn/_backward_hooks.py)."""
+        if not callable(hook):
+            raise TypeError(f"register_full_backward_hook(): 'hook' must be callable, got {type(hook).__name__}")
+        if "_backward_hooks" not in self.__dict__:  # a module built without Module.__init__
+            object.__setattr__(self, "_backward_hooks", OrderedDict())
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_full_backward_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, grad_output) -> None or new grad_output``, run when the gradients
+        of the module's outputs arrive, before they flow into the module."""
+        if not callable(hook):
+            raise TypeError(f"register_full_backward_pre_hook(): 'hook' must be callable, got {type(hook).__name__}")
+        if "_backward_pre_hooks" not in self.__dict__:  # a module built without Module.__init__
+            object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
         return handle
 
     # ----- registration ----------------------------------------------------
