@@ -272,6 +272,7 @@ NOT_DIFFERENTIABLE = {
         "full_like", "tensor", "as_tensor", "from_numpy", "rand", "rand_like", "randn", "randn_like", "randint",
         "randperm", "normal", "meshgrid", "new_empty", "new_full", "new_ones", "new_zeros", "new_tensor",
         "manual_seed"],
+    "autocast state queries (no tensor)": ["is_autocast_enabled", "get_autocast_dtype"],
     "random draws parameterized by a tensor (as in torch: no gradient flows through a sample)": [
         "bernoulli", "poisson"],
     "random in-place fill of a tensor (overwrites, as in torch: no gradient to the old value)": [

@@ -39,6 +39,8 @@ _ops.out.install(globals())  # out= on the namespace's functions (python/lucid/_
 from .serialization import SerializationError, load, save  # noqa: E402
 from . import nn, optim  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import amp  # noqa: E402,F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401

@@ -20,7 +20,7 @@ memory of a conv2d's input, and the transposed form convolves the inserted zeros
 """
 from __future__ import annotations
 
-
+from ..amp.autocast_mode import _state as _amp, lower as _amp_lower
 from .nn import _conv_geometry, conv2d
 from .shape import pad, squeeze, stack, unsqueeze
 
@@ -94,6 +94,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.nn.functional.conv3d(lucid.ones(1, 1, 3, 3, 3), lucid.ones(1, 1, 2, 2, 2)).shape
     (1, 1, 2, 2, 2)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, False, stride, padding, 0, dilation,
                                                       groups, "conv3d")
     x = unsqueeze(input, 0) if unbatched else input
@@ -134,6 +136,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.nn.functional.conv_transpose3d(lucid.ones(1, 1, 2, 2, 2), lucid.ones(1, 1, 2, 2, 2), stride=2).shape
     (1, 1, 4, 4, 4)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, True, stride, padding, output_padding,
                                                       dilation, groups, "conv_transpose3d")
     x = unsqueeze(input, 0) if unbatched else input

@@ -10,6 +10,7 @@ result dtype) on both streams.
 from __future__ import annotations
 
 from .. import _C
+from ..amp.autocast_mode import _state as _amp, lower as _amp_lower
 from ..autograd import Function, is_grad_enabled
 from . import shape
 from .common import records, sum_to_shape, wrap
@@ -65,6 +66,8 @@ def matmul(input, other):
     >>> lucid.matmul(a, a).tolist()
     [[7.0, 10.0], [15.0, 22.0]]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, other = _amp_lower(input, other)
     if records(input, other):
         return _Matmul.apply(input, other, "matmul")
     return wrap(_C.matmul(input._impl, other._impl))
@@ -77,6 +80,8 @@ def mm(input, mat2):
     >>> lucid.mm(lucid.tensor([[1, 2]]), lucid.tensor([[3], [4]])).tolist()
     [[11]]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, mat2 = _amp_lower(input, mat2)
     if records(input, mat2):
         return _Matmul.apply(input, mat2, "mm")
     return wrap(_C.mm(input._impl, mat2._impl))
@@ -89,6 +94,8 @@ def bmm(input, mat2):
     >>> lucid.bmm(lucid.ones(2, 1, 3), lucid.ones(2, 3, 1)).shape
     (2, 1, 1)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, mat2 = _amp_lower(input, mat2)
     if records(input, mat2):
         return _Matmul.apply(input, mat2, "bmm")
     return wrap(_C.bmm(input._impl, mat2._impl))

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor
+from ..amp.autocast_mode import _state as _amp, lower as _amp_lower
 from .common import wrap_dim
 
 __all__ = ["addmm", "addmv", "addbmm", "baddbmm", "outer", "ger", "dot", "vdot", "mv", "inner", "kron", "tensordot",
@@ -57,6 +58,8 @@ def _add_scaled(fn, input, prod, beta, alpha):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; mat1 (n, m), mat2 (m, p), input broadcastable to (n, p)."""
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, mat1, mat2 = _amp_lower(input, mat1, mat2)
     from .linalg import mm
 
     _ndim("addmm", mat1, 2, "mat1")
@@ -75,6 +78,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``; batches (b, n, m) and (b, m, p)."""
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, batch1, batch2 = _amp_lower(input, batch1, batch2)
     from .linalg import bmm
 
     _ndim("addbmm", batch1, 3, "batch1")
@@ -84,6 +89,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` per batch; input broadcastable to (b, n, p)."""
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, batch1, batch2 = _amp_lower(input, batch1, batch2)
     from .linalg import bmm
 
     _ndim("baddbmm", batch1, 3, "batch1")

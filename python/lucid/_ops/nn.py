@@ -12,6 +12,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _C
+from ..amp.autocast_mode import _state as _amp, lower as _amp_lower, upper as _amp_upper
 from ..autograd import Function, is_grad_enabled
 from .common import quantized_input, records, wrap
 from .shape import squeeze, unsqueeze
@@ -150,6 +151,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.conv2d(x, w).tolist()
     [[[[4.0, 4.0], [4.0, 4.0]]]]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv2d", 2)
 
 
@@ -162,6 +165,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.conv1d(lucid.ones(1, 1, 4), lucid.ones(1, 1, 3)).tolist()
     [[[3.0, 3.0]]]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv1d", 1)
 
 
@@ -405,6 +410,8 @@ def linear(input, weight, bias=None):
     >>> lucid.nn.functional.linear(lucid.ones(2, 3), lucid.ones(4, 3)).shape
     (2, 4)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     if records(input, weight, bias):
         return _Linear.apply(input, weight, bias)
     return wrap(_C.linear(input._impl, weight._impl, _opt(bias)))
@@ -455,6 +462,8 @@ def embedding(input, weight, padding_idx=None):
 
 def softmax(input, dim=None, dtype=None):
     """``lucid.nn.functional.softmax``; also ``Tensor.softmax(dim)``."""
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        (input,) = _amp_upper(input)
     from ..nn import functional
 
     return functional.softmax(input, dim, dtype)
@@ -462,6 +471,8 @@ def softmax(input, dim=None, dtype=None):
 
 def log_softmax(input, dim=None, dtype=None):
     """``lucid.nn.functional.log_softmax``; also ``Tensor.log_softmax(dim)``."""
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        (input,) = _amp_upper(input)
     from ..nn import functional
 
     return functional.log_softmax(input, dim, dtype)
@@ -549,6 +560,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.conv_transpose2d(lucid.ones(1, 1, 2, 2), lucid.ones(1, 1, 2, 2), stride=2).shape
     (1, 1, 4, 4)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                               "conv_transpose2d", 2)
 
@@ -560,6 +573,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.conv_transpose1d(lucid.ones(1, 1, 3), lucid.ones(1, 1, 2)).tolist()
     [[[1.0, 2.0, 2.0, 1.0]]]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
+        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                               "conv_transpose1d", 1)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lucid
 
+from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
 from ._f_activation import softplus
 from .functional import _check_reduction, _reduce
 
@@ -22,6 +23,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     >>> round(lucid.nn.functional.binary_cross_entropy(lucid.tensor([0.5]), lucid.tensor([1.0])).item(), 4)
     0.6931
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, target, weight = _amp_upper(input, target, weight)
     fn = "binary_cross_entropy"
     _check_reduction(reduction, fn)
     _same_shape(input, target, fn)
@@ -41,6 +44,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     >>> round(lucid.nn.functional.binary_cross_entropy_with_logits(lucid.tensor([0.0]), lucid.tensor([1.0])).item(), 4)
     0.6931
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, target, weight, pos_weight = _amp_upper(input, target, weight, pos_weight)
     fn = "binary_cross_entropy_with_logits"
     _check_reduction(reduction, fn)
     _same_shape(input, target, fn)

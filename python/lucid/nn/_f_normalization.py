@@ -12,6 +12,7 @@ import numpy as np
 import lucid
 
 from .. import _C
+from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
 from .._tensor import Tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
@@ -58,6 +59,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     >>> [round(v, 3) for v in y[0].tolist()]
     [-1.0, 1.0]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, weight, bias = _amp_upper(input, weight, bias)
     fn = "layer_norm"
     shape = _shape_arg(normalized_shape, fn)
     _check_trailing(input, shape, fn)
@@ -172,6 +175,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     >>> lucid.nn.functional.group_norm(lucid.randn(2, 4, 3), 2).shape
     (2, 4, 3)
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, weight, bias = _amp_upper(input, weight, bias)
     fn = "group_norm"
     if input.ndim < 2:
         raise ValueError(f"{fn}(): expected an input of at least 2 dimensions (N, C, *), got shape "

@@ -17,6 +17,7 @@ import numbers
 
 import lucid
 
+from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
 from .. import _C
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -121,6 +122,8 @@ def softmax(input, dim=None, dtype=None):
     >>> [round(v, 4) for v in lucid.nn.functional.softmax(lucid.tensor([1000.0, 1000.0, 0.0]), dim=0).tolist()]
     [0.5, 0.5, 0.0]
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        (input,) = _amp_upper(input)
     if dtype is not None:
         input = input.to(dtype)
     dim = _softmax_dim(input, dim, "softmax")
@@ -139,6 +142,8 @@ def log_softmax(input, dim=None, dtype=None):
     >>> round(lucid.nn.functional.log_softmax(lucid.tensor([0.0, 0.0]), dim=0).tolist()[0], 4)
     -0.6931
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        (input,) = _amp_upper(input)
     if dtype is not None:
         input = input.to(dtype)
     dim = _softmax_dim(input, dim, "log_softmax")
@@ -424,6 +429,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     >>> lucid.nn.functional.nll_loss(logp, lucid.tensor([0, 1])).item()
     0.75
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, weight = _amp_upper(input, weight)
     fn = "nll_loss"
     _check_reduction(reduction, fn)
     return _nll_from_log_probs(input, target, weight, ignore_index, reduction, 0.0, fn)
@@ -444,6 +451,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     >>> round(lucid.nn.functional.cross_entropy(logits, lucid.tensor([1])).item(), 4)
     0.6931
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, weight = _amp_upper(input, weight)
     fn = "cross_entropy"
     _check_reduction(reduction, fn)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -487,6 +496,8 @@ def mse_loss(input, target, reduction="mean"):
     >>> lucid.nn.functional.mse_loss(lucid.tensor([1.0, 3.0]), lucid.tensor([0.0, 0.0])).item()
     5.0
     """
+    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
+        input, target = _amp_upper(input, target)
     d = _pointwise_loss(input, target, "mse_loss", reduction)
     return _reduce(d * d, reduction)
 

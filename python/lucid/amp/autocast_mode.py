@@ -1,0 +1,128 @@
+"""``lucid.autocast``: automatic mixed precision, as PyTorch's ``torch.autocast``.
+
+Inside ``with lucid.autocast(device_type):`` the ops of the lower-precision
+list (``matmul``, ``mm``, ``bmm``, ``addmm``, ``addbmm``, ``baddbmm``,
+``linear``, ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``) cast their float32
+tensor arguments on that device to the autocast dtype and compute there; the
+ops of the float32 list (``softmax``, ``log_softmax``, ``cross_entropy``,
+``nll_loss``, ``mse_loss``, ``binary_cross_entropy(_with_logits)``,
+``layer_norm``, ``group_norm``) cast float16 / bfloat16 arguments up to
+float32. Every other op runs on the dtypes it is given. The casts are recorded
+like any ``.to()``, so gradients flow back to float32 parameters in float32.
+
+``device_type`` is ``"cpu"`` (the CPU stream; default dtype bfloat16, as
+PyTorch's CPU autocast) or ``"gpu"`` (the GPU stream; ``"cuda"`` and ``"mps"``
+name it too; default float16). The state is per thread and nests; the
+argument checks of each op see the cast tensors. Each op calls ``lower`` /
+``upper`` below first thing: one thread-local read when autocast is off.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+from .._dtype import as_dtype
+from .._tensor import Tensor
+
+_STREAM = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "mps": "gpu"}
+_DEFAULT = {"cpu": "bfloat16", "gpu": "float16"}
+_LOWER = frozenset({"float16", "bfloat16"})
+class _State(threading.local):
+    on = None  # {stream: dtype name} while some autocast region is enabled in this thread
+
+
+_state = _State()  # ops test `_state.on` (one attribute read) before calling lower / upper
+
+
+def _stream_of(device_type, fn):
+    if not isinstance(device_type, str) or device_type not in _STREAM:
+        raise ValueError(f"{fn}: argument 'device_type' must be one of {sorted(_STREAM)}, got {device_type!r}")
+    return _STREAM[device_type]
+
+
+def is_autocast_enabled(device_type: str = "gpu") -> bool:
+    """Whether autocast is on for ``device_type`` in this thread."""
+    return _stream_of(device_type, "is_autocast_enabled()") in (_state.on or {})
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype autocast casts to on ``device_type`` (its default when autocast is off)."""
+    stream = _stream_of(device_type, "get_autocast_dtype()")
+    return as_dtype((_state.on or {}).get(stream, _DEFAULT[stream]))
+
+
+class autocast:
+    """Context manager (and decorator): mixed precision on ``device_type`` (module doc).
+
+    >>> import lucid
+    >>> with lucid.autocast("cpu"):
+    ...     y = lucid.ones(2, 3) @ lucid.ones(3, 2)
+    >>> y.dtype
+    lucid.bfloat16
+    """
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
+        self._stream = _stream_of(device_type, "autocast()")
+        if dtype is None:
+            dtype = _DEFAULT[self._stream]
+        name = as_dtype(dtype).name
+        if name not in _LOWER:
+            raise ValueError(f"autocast(): argument 'dtype' must be float16 or bfloat16, got {name}")
+        self._dtype, self._enabled = name, bool(enabled)
+        self._saved = []
+
+    def __enter__(self):
+        on = dict(_state.on or {})
+        self._saved.append(_state.on)
+        if self._enabled:
+            on[self._stream] = self._dtype
+        else:
+            on.pop(self._stream, None)
+        _state.on = on or None
+        return self
+
+    def __exit__(self, *exc):
+        _state.on = self._saved.pop()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with autocast(self._stream, self._dtype, self._enabled):
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+def _cast(t, stream_dtypes, want_lower):
+    if not isinstance(t, Tensor):
+        return t
+    name = t._impl.dtype
+    target = stream_dtypes.get(t._impl.device)
+    if target is None:
+        return t
+    if want_lower:
+        return t.to(as_dtype(target)) if name == "float32" else t
+    return t.to(as_dtype("float32")) if name in _LOWER else t
+
+
+def lower(*tensors):
+    """The arguments of a lower-precision-list op: float32 tensors on an autocast
+    device cast to its dtype (others unchanged). A tuple, in order."""
+    on = _state.on
+    if not on:
+        return tensors
+    return tuple(_cast(t, on, True) for t in tensors)
+
+
+def upper(*tensors):
+    """The arguments of a float32-list op: float16 / bfloat16 tensors on an autocast
+    device cast to float32 (others unchanged). A tuple, in order."""
+    on = _state.on
+    if not on:
+        return tensors
+    return tuple(_cast(t, on, False) for t in tensors)
+
+
+def active() -> bool:
+    """Whether any autocast region is on in this thread (the ops' one-read test)."""
+    return bool(_state.on)
