@@ -120,7 +120,8 @@ def test_assert_close_argument_errors():
         assert_close(lucid.ones(1), lucid.ones(1), rtol=0.1, atol=-1.0)
     with pytest.raises(TypeError, match="Tensor and float"):
         assert_close(lucid.ones(()), 1.0)
-    with pytest.raises(NotImplementedError, match="check_stride"):
-        assert_close(lucid.ones(1), lucid.ones(1), check_stride=True)
+    assert_close(lucid.ones(2, 3), lucid.ones(2, 3), check_stride=True)
+    with pytest.raises(AssertionError, match=r"'stride\(\)' do not match: \(1, 2\) != \(3, 1\)"):
+        assert_close(lucid.ones(3, 2).T, lucid.ones(2, 3), check_stride=True)
     with pytest.raises(AssertionError, match="attribute 'device'"):
         assert_close(lucid.ones(1), lucid.ones(1, device="gpu"))

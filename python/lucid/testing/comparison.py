@@ -118,7 +118,7 @@ def _is_number(x):
 
 
 def _compare(actual, expected, path, opts):
-    rtol, atol, equal_nan, check_device, check_dtype, allow_subclasses, msg = opts
+    rtol, atol, equal_nan, check_device, check_dtype, allow_subclasses, msg, check_stride = opts
     if isinstance(actual, Tensor) and isinstance(expected, Tensor) or \
             isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray):
         if not allow_subclasses and type(actual) is not type(expected):
@@ -130,6 +130,8 @@ def _compare(actual, expected, path, opts):
             _attribute("device", actual.device, expected.device, msg, path)
         if check_dtype and actual.dtype != expected.dtype:
             _attribute("dtype", repr(actual.dtype), repr(expected.dtype), msg, path)
+        if check_stride and isinstance(actual, Tensor) and actual.stride() != expected.stride():
+            _attribute("stride()", actual.stride(), expected.stride(), msg, path)
         r, a = _tolerances(actual, expected, rtol, atol)
         _compare_values(actual, expected, r, a, equal_nan, "Tensor-likes", msg, path)
         return
@@ -174,8 +176,7 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     neither. The message counts the mismatched elements and gives the greatest
     absolute and relative differences with their indices; ``msg`` (a string, or a
     function of the generated message) replaces it. ``check_layout`` is accepted
-    (lucid has one layout); ``check_stride=True`` raises NotImplementedError
-    (lucid tensors expose no strides).
+    (lucid has one layout); ``check_stride=True`` also compares ``Tensor.stride()``.
 
     >>> import lucid
     >>> lucid.testing.assert_close(lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 2.0 + 1e-7]))
@@ -188,12 +189,10 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     Greatest absolute difference: 0.5 at index (1,) (up to 1e-05 allowed)
     Greatest relative difference: 0.2 at index (1,) (up to 1.3e-06 allowed)
     """
-    if check_stride:
-        raise NotImplementedError("assert_close(): check_stride=True is not supported: lucid tensors expose no "
-                                  "strides")
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real) or v < 0):
             raise ValueError(f"assert_close(): argument '{name}' must be a non-negative number, got {v!r}")
     if msg is not None and not isinstance(msg, str) and not callable(msg):
         raise TypeError(f"assert_close(): argument 'msg' must be a str or a callable, got {type(msg).__name__}")
-    _compare(actual, expected, (), (rtol, atol, equal_nan, check_device, check_dtype, allow_subclasses, msg))
+    _compare(actual, expected, (), (rtol, atol, equal_nan, check_device, check_dtype, allow_subclasses, msg,
+                                    check_stride))
