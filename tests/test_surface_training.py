@@ -99,8 +99,8 @@ def test_data_loader_batches_shuffle_drop_last_collate(device):
     a, b = random_split(ds, [7, 3], generator=np.random.default_rng(0))
     assert isinstance(a, Subset) and len(a) == 7 and len(b) == 3
     assert sorted([int(a[i][1].item()) for i in range(7)] + [int(b[i][1].item()) for i in range(3)]) == list(range(10))
-    with pytest.raises(NotImplementedError, match="num_workers"):
-        DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="'num_workers' must be a non-negative int"):
+        DataLoader(ds, num_workers=-1)
     with pytest.raises(ValueError, match="TensorDataset"):
         TensorDataset(lucid.ones(3), lucid.ones(4))
 

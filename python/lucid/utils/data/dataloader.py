@@ -1,6 +1,10 @@
-"""A single-process DataLoader and the default collate function."""
+"""The DataLoader (batches in the calling thread, or prefetched by worker
+threads) and the default collate function."""
 from __future__ import annotations
 
+import collections
+import concurrent.futures
+import itertools
 import numbers
 
 import numpy as np
@@ -52,7 +56,15 @@ class DataLoader:
     drop_last), ``drop_last`` (skip a short last batch), ``collate_fn``
     (default: ``default_collate``). An ``IterableDataset`` is read in its own
     order and batched; shuffle, sampler and batch_sampler are refused for it.
-    ``num_workers`` must be 0: worker processes are not implemented.
+    ``num_workers`` > 0 fetches and collates batches in that many worker
+    *threads* (not processes), up to ``prefetch_factor`` batches per worker
+    ahead, and yields them in the sampler's order, so the batches are those of
+    ``num_workers=0``; ``worker_init_fn(worker_id)`` runs once in each worker;
+    ``timeout`` > 0 raises RuntimeError when a batch takes longer. Threads
+    overlap a dataset's I/O and its numpy / GIL-releasing work, not lucid ops
+    (those hold the GIL). An ``IterableDataset`` is read in the calling thread
+    whatever ``num_workers`` is (PyTorch would hand each worker process a copy of
+    it). ``pin_memory`` and ``persistent_workers`` are accepted and change nothing.
 
     As in PyTorch, ``loader.sampler`` and ``loader.batch_sampler`` are built when
     not given (SequentialSampler / RandomSampler inside a BatchSampler).
@@ -65,9 +77,21 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 generator=None, **unused):
-        if num_workers:
-            raise NotImplementedError("DataLoader: worker processes are not implemented; use num_workers=0")
+                 generator=None, *, prefetch_factor=None, persistent_workers=False, **unused):
+        if isinstance(num_workers, bool) or not isinstance(num_workers, numbers.Integral) or num_workers < 0:
+            raise ValueError(f"DataLoader: argument 'num_workers' must be a non-negative int, got {num_workers!r}")
+        if prefetch_factor is not None and num_workers == 0:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in multiprocessing; "
+                             "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None")
+        prefetch_factor = 2 if prefetch_factor is None else prefetch_factor
+        if isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, numbers.Integral) \
+                or prefetch_factor <= 0:
+            raise ValueError(f"DataLoader: argument 'prefetch_factor' must be a positive int, got {prefetch_factor!r}")
+        if not isinstance(timeout, numbers.Real) or timeout < 0:
+            raise ValueError(f"DataLoader: argument 'timeout' must be a non-negative number, got {timeout!r}")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise TypeError(f"DataLoader: argument 'worker_init_fn' must be callable, got "
+                            f"{type(worker_init_fn).__name__}")
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral)
                                        or batch_size <= 0):
             raise ValueError(f"DataLoader: argument 'batch_size' must be a positive int or None, got {batch_size!r}")
@@ -101,7 +125,9 @@ class DataLoader:
                              drop_last=bool(drop_last))
         self.generator = generator
         self.collate_fn = collate_fn if collate_fn is not None else default_collate
-        self.num_workers = 0
+        self.num_workers, self.prefetch_factor = int(num_workers), int(prefetch_factor)
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.pin_memory, self.persistent_workers = bool(pin_memory), bool(persistent_workers)
 
     def __setattr__(self, name, value):
         if name in _FROZEN and name in self.__dict__:
@@ -122,15 +148,51 @@ class DataLoader:
         if batch and not self.drop_last:
             yield self.collate_fn(batch)
 
+    def _tasks(self):
+        """One zero-argument callable per batch (per sample without batching), in order."""
+        dataset, collate = self.dataset, self.collate_fn
+        if self.batch_sampler is not None:
+            for indices in self.batch_sampler:
+                yield lambda idx=list(indices): collate([dataset[i] for i in idx])
+        else:
+            for i in self.sampler:
+                yield lambda i=i: dataset[i]
+
     def __iter__(self):
         if isinstance(self.dataset, IterableDataset):
             yield from self._iterable_batches()
-        elif self.batch_sampler is not None:
-            for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+        elif self.num_workers == 0:
+            for task in self._tasks():
+                yield task()
         else:
-            for i in self.sampler:
-                yield self.dataset[i]
+            yield from self._threaded()
+
+    def _threaded(self):
+        ids = itertools.count()
+        init = self.worker_init_fn
+
+        def start_worker():
+            worker_id = next(ids)  # under the GIL: each thread gets its own id
+            if init is not None:
+                init(worker_id)
+
+        pool = concurrent.futures.ThreadPoolExecutor(self.num_workers, thread_name_prefix="lucid-dataloader",
+                                                     initializer=start_worker)
+        try:
+            tasks = self._tasks()
+            window = collections.deque(pool.submit(t) for t in
+                                       itertools.islice(tasks, self.num_workers * self.prefetch_factor))
+            while window:
+                try:
+                    result = window.popleft().result(timeout=self.timeout or None)
+                except concurrent.futures.TimeoutError:
+                    raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
+                following = next(tasks, None)
+                if following is not None:
+                    window.append(pool.submit(following))
+                yield result
+        finally:  # also when the caller stops early: queued batches are dropped
+            pool.shutdown(wait=False, cancel_futures=True)  # a timed-out batch may still be running
 
     def __len__(self):
         if isinstance(self.dataset, IterableDataset):
