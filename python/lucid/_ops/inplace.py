@@ -99,18 +99,24 @@ def apply_(input, fn):
     return assign_(input, fn(input))
 
 
-def _make_generic(name):
-    fn = getattr(_E, name[:-1])
+def inplace_form(name, fn):
+    """The in-place op ``name`` of the out-of-place ``fn``: recorded (``input`` rebound
+    to the differentiable result) when the graph is on, else computed apart and
+    copied into ``input``'s memory (CPU) or array (GPU)."""
 
     def op(input, *args, **kwargs):
         _check_input(name, input)
         if _records(input, *args, *kwargs.values()):
             return _recorded(input, fn, *args, **kwargs)
-        return assign_(input, fn(input, *args, **kwargs))  # computed apart, copied into input's memory
+        return assign_(input, fn(input, *args, **kwargs))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"In-place :func:`lucid.{name[:-1]}`: writes the result into ``input`` and returns it."
     return op
+
+
+def _make_generic(name):
+    return inplace_form(name, getattr(_E, name[:-1]))
 
 
 # The other in-place forms (clamp_, pow_, floor_ ...): the result is computed

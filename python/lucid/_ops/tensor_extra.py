@@ -19,8 +19,7 @@ from .._tensor import Tensor
 from . import indexing as _I
 from . import shape as _S
 from .common import wrap_dim
-from .copy import assign_
-from .inplace import _alias, _check_input, _records, _recorded
+from .inplace import _alias, _check_input, _records, inplace_form
 
 __all__ = ["index_fill", "masked_fill_", "index_fill_", "scatter_", "scatter_add_", "index_add_", "index_copy_",
            "squeeze_", "unsqueeze_", "t_", "transpose_", "new_tensor"]
@@ -56,24 +55,12 @@ def index_fill(input, dim, index, value):
     return where(mask, filler, input)
 
 
-def _indexing_inplace(name, fn):
-    def op(input, *args, **kwargs):
-        _check_input(name, input)
-        if _records(input, *args, *kwargs.values()):
-            return _recorded(input, fn, *args, **kwargs)
-        return assign_(input, fn(input, *args, **kwargs))  # computed apart, copied into input's memory
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"In-place :func:`lucid.{name[:-1]}`: writes the result into ``input`` and returns it."
-    return op
-
-
-masked_fill_ = _indexing_inplace("masked_fill_", _I.masked_fill)
-index_fill_ = _indexing_inplace("index_fill_", index_fill)
-scatter_ = _indexing_inplace("scatter_", _I.scatter)
-scatter_add_ = _indexing_inplace("scatter_add_", _I.scatter_add)
-index_add_ = _indexing_inplace("index_add_", _I.index_add)
-index_copy_ = _indexing_inplace("index_copy_", _I.index_copy)
+masked_fill_ = inplace_form("masked_fill_", _I.masked_fill)
+index_fill_ = inplace_form("index_fill_", index_fill)
+scatter_ = inplace_form("scatter_", _I.scatter)
+scatter_add_ = inplace_form("scatter_add_", _I.scatter_add)
+index_add_ = inplace_form("index_add_", _I.index_add)
+index_copy_ = inplace_form("index_copy_", _I.index_copy)
 
 
 def _rebind(input, view):

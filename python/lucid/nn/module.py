@@ -156,23 +156,21 @@ class Module:
     def register_full_backward_hook(self, hook) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input``, run when
         the gradients of the module's tensor arguments are computed (nn/_backward_hooks.py)."""
-        if not callable(hook):
-            raise TypeError(f"register_full_backward_hook(): 'hook' must be callable, got {type(hook).__name__}")
-        if "_backward_hooks" not in self.__dict__:  # a module built without Module.__init__
-            object.__setattr__(self, "_backward_hooks", OrderedDict())
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return self._add_backward_hook("_backward_hooks", hook, "register_full_backward_hook()")
 
     def register_full_backward_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, grad_output) -> None or new grad_output``, run when the gradients
         of the module's outputs arrive, before they flow into the module."""
+        return self._add_backward_hook("_backward_pre_hooks", hook, "register_full_backward_pre_hook()")
+
+    def _add_backward_hook(self, table, hook, fn) -> RemovableHandle:
         if not callable(hook):
-            raise TypeError(f"register_full_backward_pre_hook(): 'hook' must be callable, got {type(hook).__name__}")
-        if "_backward_pre_hooks" not in self.__dict__:  # a module built without Module.__init__
-            object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
+            raise TypeError(f"{fn}: 'hook' must be callable, got {type(hook).__name__}")
+        if table not in self.__dict__:  # a module built without Module.__init__
+            object.__setattr__(self, table, OrderedDict())
+        hooks = self.__dict__[table]
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
         return handle
 
     # ----- registration ----------------------------------------------------
