@@ -12,35 +12,11 @@ import lucid.nn as nn
 import lucid.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_refs"))
+from pool_indices_cases import POS, X3, X4, X5, cases, det  # noqa: E402
 from pool_indices_refs import INDEXED, LP  # noqa: E402
 
 
-def det(*shape, k=1.3, s=2.0):
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * k + 0.5) * s).astype(np.float32).reshape(shape)
-
-
-X5 = det(2, 2, 5, 6, 7, k=0.37)
-X4 = det(3, 4, 5, 7, k=0.53)
-X3 = det(2, 3, 11, k=0.71)
-TIES = np.round(det(1, 2, 4, 5, 6, k=0.9), 0)
-POS = np.abs(det(2, 2, 5, 6, 7, k=0.29)) + 0.1
-CASES = {
-    "mp3d": (X5, lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), return_indices=True)),
-    "mp3d_ceil_dil": (X5, lambda x: F.max_pool3d(x, 2, 2, 0, (2, 1, 1), True, return_indices=True)),
-    "mp3d_ties": (TIES, lambda x: F.max_pool3d(x, 2, 1, 1, return_indices=True)),
-    "mp3d_unbatched": (X5[0], lambda x: F.max_pool3d(x, 3, 2, 1, return_indices=True)),
-    "amp3d": (X5, lambda x: F.adaptive_max_pool3d(x, (3, 4, 5), return_indices=True)),
-    "amp3d_ties": (TIES, lambda x: F.adaptive_max_pool3d(x, (3, 2, 4), return_indices=True)),
-    "amp2d": (X4, lambda x: F.adaptive_max_pool2d(x, (3, 4), return_indices=True)),
-    "amp2d_uniform_unbatched": (X4[0], lambda x: F.adaptive_max_pool2d(x, (5, 7), return_indices=True)),
-    "amp1d": (X3, lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True)),
-    "amp1d_unbatched": (X3[1], lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True)),
-}
-LP_CASES = {
-    "lp3d": (POS, lambda x: F.lp_pool3d(x, 2.0, (2, 3, 2), (1, 2, 2))),
-    "lp3d_p3_ceil_unbatched": (POS[0], lambda x: F.lp_pool3d(x, 3.0, 2, ceil_mode=True)),
-}
+CASES, LP_CASES = cases(F)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -48,19 +48,18 @@ class _ProbsOrLogits(Distribution):
         return lucid.full(self._extended_shape(), fill, dtype=like.dtype, device=like.device)
 
 
-class Bernoulli(_ProbsOrLogits):
-    """Bernoulli(probs=p | logits=l): 1 with probability p = sigmoid(l), else 0."""
+class _Binary(_ProbsOrLogits):
+    """One probability per element: ``probs`` p, or ``logits`` the log-odds log(p / (1 - p))."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.boolean
-    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of("Bernoulli", probs, logits)
+        name = type(self).__name__
+        _one_of(name, probs, logits)
         if probs is not None:
-            (self.probs,) = broadcast_all(probs, fn="Bernoulli")
+            (self.probs,) = broadcast_all(probs, fn=name)
         else:
-            (self.logits,) = broadcast_all(logits, fn="Bernoulli")
+            (self.logits,) = broadcast_all(logits, fn=name)
         self._param_name = "probs" if probs is not None else "logits"
         super().__init__(self._param.shape, validate_args=validate_args)
 
@@ -71,6 +70,14 @@ class Bernoulli(_ProbsOrLogits):
     @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
+
+
+class Bernoulli(_Binary):
+    """Bernoulli(probs=p | logits=l): 1 with probability p = sigmoid(l), else 0."""
+
+    support = constraints.boolean
+    has_enumerate_support = True
+
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -261,32 +268,17 @@ class OneHotCategorical(Distribution):
         return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
 
 
-class Geometric(_ProbsOrLogits):
+class Geometric(_Binary):
     """Geometric(probs=p | logits=l): the number of failures before the first
     success of Bernoulli(p) trials, P(k) = (1 - p)^k p, k = 0, 1, ...;
     0 < p <= 1."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of("Geometric", probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs, fn="Geometric")
-        else:
-            (self.logits,) = broadcast_all(logits, fn="Geometric")
-        self._param_name = "probs" if probs is not None else "logits"
-        super().__init__(self._param.shape, validate_args=validate_args)
+        super().__init__(probs, logits, validate_args)
         if self._validate_args and probs is not None:
             self._check(constraints.positive, self.probs, "argument 'probs'")
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
