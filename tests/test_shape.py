@@ -34,22 +34,22 @@ def test_reshape_of_transposed_copies_and_view_raises():
     assert not t.is_contiguous()
     r = t.reshape(6)
     check(r, np.arange(6).reshape(2, 3).T.reshape(6))
-    assert not r._impl.same_storage(x._impl)
+    assert not r._impl._same_storage(x._impl)
     with pytest.raises(ValueError, match="view"):
         t.view(6)
     # Splitting / merging within a contiguous run is still a view.
     v = t.view(3, 2, 1)
-    assert v._impl.same_storage(x._impl)
+    assert v._impl._same_storage(x._impl)
 
 
 def test_view_of_slices_keeps_storage():
     x = lucid.arange(24).reshape(2, 3, 4)
     s = x[:, 1:, ::2]
     v = s.unsqueeze(1).squeeze(1)
-    assert v._impl.same_storage(x._impl)
+    assert v._impl._same_storage(x._impl)
     x2 = lucid.arange(24).reshape(4, 6)[:, :3]  # rows of 3 inside rows of 6
     w = x2.view(2, 2, 3)
-    assert w._impl.same_storage(x2._impl)
+    assert w._impl._same_storage(x2._impl)
     check(w, np.arange(24).reshape(4, 6)[:, :3].reshape(2, 2, 3))
     with pytest.raises(ValueError):
         x2.view(12)
@@ -79,11 +79,11 @@ def test_view_possible_exactly_when_numpy_avoids_a_copy(rng):
                         x.reshape(shape)
                     continue
                 copied = x.reshape(shape)
-                assert not copied._impl.same_storage(x._impl)
+                assert not copied._impl._same_storage(x._impl)
                 check(copied, want)
             else:
                 v = x.view(shape)
-                assert v._impl.same_storage(x._impl)
+                assert v._impl._same_storage(x._impl)
                 check(v, ref)
 
 
@@ -92,7 +92,7 @@ def test_cpu_views_write_through():
     views = [x.view(12), x.reshape(2, 6), x.T, x.permute(1, 0), x.unsqueeze(0), x[1], x[:, 1:3], x.flatten(),
              x.transpose(0, 1)[::2]]
     for k, v in enumerate(views):
-        assert v._impl.same_storage(x._impl)
+        assert v._impl._same_storage(x._impl)
     views[1][1, 0] = 5.0  # element (1, 2)
     views[2][3, 2] = 7.0  # element (2, 3)
     views[5][0] = 9.0  # element (1, 0)
@@ -216,8 +216,8 @@ def test_expand(device, rng, dtype):
 def test_expand_is_a_stride0_view():
     x = lucid.tensor([[1.0], [2.0]])
     e = x.expand(2, 3)
-    assert e._impl.same_storage(x._impl)
-    assert e._impl.strides() == [1, 0]
+    assert e._impl._same_storage(x._impl)
+    assert e._impl._strides() == [1, 0]
 
 
 def test_expand_errors(device):
@@ -338,7 +338,7 @@ def test_repeat_tile(device, rng, dtype):
     check(s.repeat(3), np.tile(b, 3))
     r = x.repeat(1, 1)
     if device == "cpu":
-        assert not r._impl.same_storage(x._impl)  # always a copy, as in PyTorch
+        assert not r._impl._same_storage(x._impl)  # always a copy, as in PyTorch
     with pytest.raises(ValueError, match="fewer"):
         x.repeat(2)
 

@@ -2,6 +2,7 @@
 // walk it replaced (same node order, same order of sums), so every gradient
 // has the bits it had before.
 #include "autograd/engine.h"
+#include "autograd/tensor_object.h"
 
 #include <string>
 #include <unordered_map>
@@ -226,8 +227,8 @@ class Walk {
   // (as in PyTorch's engine), so that backward formulas need not cast.
   py::object fit(py::handle node, py::handle t, const py::object& g) {
     const Names& n = names();
-    const Tensor& gi = py::cast<const Tensor&>(get(g, n.impl));
-    const Tensor& ti = py::cast<const Tensor&>(get(t, n.impl));
+    const Tensor gi = py::cast<Tensor>(get(g, n.impl));
+    const Tensor ti = py::cast<Tensor>(get(t, n.impl));
     if (gi.shape() != ti.shape())
       throw RuntimeError(node_name(node) + ": gradient of shape " + std::string(py::str(get(g, n.shape))) +
                          " for an input of shape " + std::string(py::str(get(t, n.shape))));

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "autograd/tensor_object.h"  // the type_caster for lucid::Tensor
 #include "core/tensor.h"
 
 namespace lucid::bindings {

@@ -80,60 +80,6 @@ py::array to_numpy(const Tensor& t) {
   return py::array(numpy_dtype_of(t.dtype()), shape, strides, t.raw_data(), base);
 }
 
-// "(2, 3)", "(8,)", "()": a shape as Python prints a tuple.
-std::string tuple_str(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
-// Tensor.item(): the one element as a Python bool, int or float (float16 and
-// bfloat16 widen exactly; float32 becomes the double of the same value).
-py::object item(const Tensor& x) {
-  if (x.numel() != 1)
-    throw ValueError("item(): expected a tensor with one element, got shape " + tuple_str(x.shape()));
-  Tensor t = x.device() == Device::CPU ? x : ops::to_device(x, Device::CPU);
-  const void* p = t.raw_data();
-  switch (t.dtype()) {
-    case DType::Bool: return py::bool_(*static_cast<const bool*>(p));
-    case DType::UInt8: return py::int_(*static_cast<const uint8_t*>(p));
-    case DType::Int8: return py::int_(*static_cast<const int8_t*>(p));
-    case DType::Int16: return py::int_(*static_cast<const int16_t*>(p));
-    case DType::Int32: return py::int_(*static_cast<const int32_t*>(p));
-    case DType::Int64: return py::int_(*static_cast<const int64_t*>(p));
-    case DType::Float16: return py::float_(static_cast<float>(*static_cast<const float16*>(p)));
-    case DType::BFloat16: return py::float_(static_cast<float>(*static_cast<const bfloat16*>(p)));
-    case DType::Float32: return py::float_(*static_cast<const float*>(p));
-    case DType::Float64: return py::float_(*static_cast<const double*>(p));
-  }
-  throw TypeError("item(): unsupported dtype");
-}
-
-// lucid.Tensor.item as a C method of the Python class (a method descriptor,
-// bound like a built-in method): no Python frame between `t.item()` and the
-// read. `self` is the lucid.Tensor; its engine tensor is the `_impl` slot.
-PyObject* tensor_item_method(PyObject* self, PyObject* /*unused*/) {
-  static PyObject* impl_name = PyUnicode_InternFromString("_impl");
-  PyObject* impl = PyObject_GetAttr(self, impl_name);
-  if (!impl) return nullptr;
-  py::object keep = py::reinterpret_steal<py::object>(impl);
-  try {
-    return item(keep.cast<const Tensor&>()).release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-  } catch (const std::exception& e) {  // a failed GPU read, a non-engine `_impl`
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
-
-PyMethodDef item_method_def = {"item", tensor_item_method, METH_NOARGS,
-                               "The one element as a Python bool, int or float (ValueError unless the tensor has "
-                               "exactly one element)."};
-
-
 // What kind of Python number `value` is, the same tests, in the same order, as
 // Python's numbers ABCs would make (exact int / float first: the common case
 // costs two pointer compares). Empty when `value` is no real number: lists,
@@ -169,35 +115,7 @@ std::optional<ops::ScalarKind> scalar_kind(py::handle value) {
 }  // namespace
 
 void init_tensor(py::module_& m) {
-  py::class_<Tensor>(m, "Tensor")
-      .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
-      .def_property_readonly("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
-      .def_property_readonly("device", [](const Tensor& t) { return std::string(device_name(t.device())); })
-      .def_property_readonly("ndim", &Tensor::ndim)
-      .def("numel", &Tensor::numel)
-      .def("item", &item)
-      .def_property("version", &tensor_version, &set_tensor_version)
-      .def("is_contiguous", [](const Tensor& t) { return t.device() == Device::GPU || t.is_contiguous(); })
-      .def("strides", [](const Tensor& t) { return t.strides(); })
-      .def("storage_offset", [](const Tensor& t) { return t.device() == Device::CPU ? t.offset() : int64_t{0}; })
-      // Whether two tensors have one shape and one dtype: then the gradient of a
-      // binary op fits both inputs as it is (no reduction, no cast), which
-      // lucid._ops.common.binary_meta records in one call instead of four reads.
-      .def("same_meta", [](const Tensor& a, const Tensor& b) { return a.dtype() == b.dtype() && a.shape() == b.shape(); })
-      .def("same_shape", [](const Tensor& a, const Tensor& b) { return a.shape() == b.shape(); })
-      .def("same_storage", [](const Tensor& a, const Tensor& b) {
-        return a.device() == Device::CPU && b.device() == Device::CPU && a.impl().storage == b.impl().storage;
-      })
-      .def("data_ptr", [](const Tensor& t) {
-        return t.device() == Device::CPU ? reinterpret_cast<uintptr_t>(t.raw_data()) : uintptr_t{0};
-      });
-
-  // The descriptor lucid._tensor installs as Tensor.item.
-  m.def("item_method", [](py::type cls) {
-    PyObject* d = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &item_method_def);
-    if (!d) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(d);
-  });
+  autograd::init_tensor_type(m);  // TensorBase: the tensor object (autograd/tensor_object.h)
   m.def("from_numpy", &from_numpy, py::arg("array"));
   m.def("to_numpy", &to_numpy, py::arg("tensor"));
   m.def("empty", [](const Shape& s, const std::string& dt, const std::string& dev) {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import operator
 
 import numpy as np
 
@@ -17,12 +16,11 @@ from . import _device
 from ._device import device
 from ._dtype import as_dtype, dtype
 
-_CTensor = _C.Tensor
 _DTYPES = dtype._by_name  # engine dtype name -> lucid dtype
 _DEVICES = {"cpu": device("cpu"), "gpu": device("gpu")}  # devices are immutable: one object each
 
 
-class Tensor:
+class Tensor(_C.TensorBase):
     """An n-dimensional array on the ``"cpu"`` or ``"gpu"`` stream.
 
     >>> import lucid
@@ -33,50 +31,17 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    # Plain slots and no __setattr__: every op builds one Tensor, so building
-    # one is six slot stores. Only `requires_grad` validates, through its
-    # property; the op wrappers read the slot `_requires_grad` directly.
-    __slots__ = ("_impl", "_requires_grad", "grad", "grad_fn", "_output_nr", "_retain_grad", "__weakref__")
+    # The object is the C++ tensor (``_C.TensorBase``, csrc/autograd/tensor_object.h):
+    # the engine handle and the autograd state (``requires_grad``, ``grad``, ``grad_fn``,
+    # ``_output_nr``, ``_retain_grad``) are its C fields, and so are ``shape``, ``ndim``,
+    # ``_version`` (the in-place write counter of its memory, core/version.h),
+    # ``dtype``, ``device``, ``numel()``, ``item()``, ``is_contiguous()``,
+    # ``storage_offset()`` and ``data_ptr()``. Every ``_C`` function returns instances
+    # of this class, so an op's result needs no wrapper. ``Tensor(t)`` makes a new
+    # tensor on ``t``'s engine tensor with no autograd history; ``t._impl`` is ``t``.
+    # No fields here: C++ allocates results with the base's layout.
+    __slots__ = ()
     __array_priority__ = 1000  # numpy defers binary operators to us
-
-    def __init__(self, impl, requires_grad: bool = False):
-        if type(impl) is not _CTensor and not isinstance(impl, _CTensor):
-            raise TypeError("lucid.Tensor(...) wraps an engine tensor; create tensors with lucid.tensor(data)")
-        self._impl = impl
-        self._requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._retain_grad = False
-        if requires_grad:
-            self.requires_grad = True  # validates the dtype
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value) -> None:
-        if value and not _DTYPES[self._impl.dtype].is_floating_point:
-            raise TypeError(f"requires_grad: only floating-point tensors can require grad, got {self.dtype}")
-        self._requires_grad = builtins.bool(value)
-
-    @property
-    def _version(self) -> int:
-        """How many in-place writes this tensor's memory has had: the counter lives
-        with the engine tensor's storage (``_C.Tensor.version``), so every view of one
-        buffer shares it, as in PyTorch. In-place ops bump it (``x._version += 1``);
-        graph nodes compare it with the value they saved (``ctx.saved_tensors``)."""
-        return self._impl.version
-
-    @_version.setter
-    def _version(self, value: int) -> None:
-        self._impl.version = value
-
-    # ----- metadata -------------------------------------------------------
-    # shape and ndim are read on every op: properties over C-level getters
-    # (operator.attrgetter), so reading one runs no Python frame.
-    shape = property(operator.attrgetter("_impl.shape"), doc="The sizes of the dimensions, as a tuple of ints.")
 
     def size(self, dim=None):
         if dim is None:
@@ -85,24 +50,8 @@ class Tensor:
 
         return self.shape[wrap_dim(dim, self.ndim, "size")]
 
-    @property
-    def dtype(self) -> dtype:
-        return _DTYPES[self._impl.dtype]
-
-    @property
-    def device(self) -> device:
-        return _DEVICES[self._impl.device]
-
-    ndim = property(operator.attrgetter("_impl.ndim"), doc="The number of dimensions.")
-
     def dim(self) -> int:
-        return self._impl.ndim
-
-    def numel(self) -> int:
-        return self._impl.numel()
-
-    def is_contiguous(self) -> bool:
-        return self._impl.is_contiguous()
+        return self.ndim
 
     @property
     def is_leaf(self) -> bool:
@@ -120,8 +69,8 @@ class Tensor:
     # ----- conversion -----------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A numpy array; shares memory on the CPU stream. bfloat16 widens to float32 (exact)."""
-        t = self._impl if self._impl.device == "cpu" else _C.to_device(self._impl, "cpu")
-        if t.dtype == "bfloat16":
+        t = self if self._device_name == "cpu" else _C.to_device(self, "cpu")
+        if t._dtype_name == "bfloat16":
             t = _C.astype(t, "float32")
         return _C.to_numpy(t)
 
@@ -130,7 +79,7 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def __dlpack__(self, *args, **kwargs):
-        if self._impl.device != "cpu":
+        if self._device_name != "cpu":
             raise RuntimeError("__dlpack__: DLPack export is available on the CPU stream; call .to('cpu') first")
         return self.numpy().__dlpack__(*args, **kwargs)
 
@@ -139,8 +88,6 @@ class Tensor:
 
     def tolist(self):
         return self.numpy().tolist()
-
-    # item: installed after the class as a C method (_C.item_method), one call.
 
     def __float__(self):
         return builtins.float(self.item())
@@ -252,7 +199,7 @@ class Tensor:
         """Elements to step per index along each dim (a tuple), or along ``dim``. The
         CPU stream reports its views' real strides; GPU-stream tensors (MLX values,
         views are copies) report contiguous ones."""
-        strides = tuple(self._impl.strides())
+        strides = tuple(self._strides())
         if not strides and self.ndim:  # GPU stream: contiguous
             acc, out = 1, []
             for n in reversed(self.shape):
@@ -265,15 +212,6 @@ class Tensor:
 
         return strides[wrap_dim(dim, self.ndim, "stride")]
 
-    def storage_offset(self) -> int:
-        """Where this view starts in its storage, in elements (0 on the GPU stream)."""
-        return self._impl.storage_offset()
-
-    def data_ptr(self) -> int:
-        """The address of the first element on the CPU stream; 0 on the GPU stream
-        (MLX owns that memory)."""
-        return self._impl.data_ptr()
-
     @property
     def data(self):
         """The values without the graph: a tensor on the same memory that requires no
@@ -281,7 +219,7 @@ class Tensor:
         keeps ``x``'s autograd identity. Unlike PyTorch's, writes through ``.data``
         move the version counter the memory shares, so a graph that saved ``x``
         notices them."""
-        return Tensor(self._impl)
+        return Tensor(self)
 
     @data.setter
     def data(self, value):
@@ -289,19 +227,19 @@ class Tensor:
             raise TypeError(f"data: expected a tensor, got {type(value).__name__}")
         if self._requires_grad and not value.dtype.is_floating_point:
             raise TypeError(f"data: a tensor that requires grad must hold floating-point data, got {value.dtype}")
-        self._impl = value._impl
+        self._impl = value
 
     def type(self, dtype=None):
         return self.dtype if dtype is None else self.to(dtype=dtype)
 
     def eval(self):
         """Evaluates a lazy GPU tensor now; returns self."""
-        _C.eval(self._impl)
+        _C.eval(self)
         return self
 
     # ----- autograd -------------------------------------------------------
     def detach(self):
-        return Tensor(self._impl)
+        return Tensor(self)
 
     def detach_(self):
         self.grad_fn = None
@@ -330,7 +268,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = type(self).__new__(type(self))
-        Tensor.__init__(new, _C.clone(self._impl), self.requires_grad)
+        Tensor.__init__(new, _C.clone(self), self.requires_grad)
         memo[id(self)] = new
         if self.grad is not None:
             new.grad = copy.deepcopy(self.grad, memo)
@@ -340,7 +278,10 @@ class Tensor:
         return new
 
 
-Tensor.item = _C.item_method(Tensor)  # t.item(): the one element as a Python bool, int or float
+
+
+# Results of `_C` calls are instances of Tensor; t.dtype / t.device return these objects.
+_C._register_tensor_class(Tensor, _DTYPES, _DEVICES)
 
 
 def _default_float():
@@ -445,9 +386,9 @@ def _fast_getitem(general):
 
     def __getitem__(self, idx):
         if not self._requires_grad:
-            out = basic_index(self._impl, idx)
+            out = basic_index(self, idx)
             if out is not None:
-                return Tensor(out)
+                return out
         return general(self, idx)
 
     __getitem__.__doc__ = general.__doc__

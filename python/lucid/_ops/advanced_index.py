@@ -47,7 +47,7 @@ def _parse(x, idx, fn):
     items = list(idx) if isinstance(idx, tuple) else [idx]
     if builtins.sum(1 for it in items if it is Ellipsis) > 1:
         raise IndexError(f"{fn}(): an index can only have a single ellipsis ('...')")
-    dev = x._impl.device
+    dev = x._device_name
     expanded = []  # (kind, value); a bool mask becomes one int tensor per axis it covers
     for it in items:
         if it is None or it is Ellipsis or isinstance(it, slice):
@@ -165,7 +165,7 @@ def _put(region, advanced, values, accumulate, fn, value_in_result_layout):
     else:
         shown, perm_to_front = target, None
     v = as_tensor(values, region, "values")
-    if v._impl.device != region._impl.device:
+    if v._device_name != region._device_name:
         v = v.to(region.device)
     if v.dtype != region.dtype:
         v = v.to(region.dtype)

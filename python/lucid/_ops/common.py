@@ -18,7 +18,7 @@ def binary_meta(a, b):
     so the gradients fit as they are; one C++ call), else
     ``(a.shape, a.dtype, b.shape, b.dtype)``."""
     ai, bi = a._impl, b._impl
-    if ai.same_meta(bi):
+    if ai._same_meta(bi):
         return None
     return (ai.shape, _DTYPES[ai.dtype], bi.shape, _DTYPES[bi.dtype])
 

@@ -15,13 +15,13 @@ TENSOR_METHODS = ["contiguous", "clone", "copy_"]
 class _To(Function):
     @staticmethod
     def forward(ctx, x, dtype, device, copy):
-        ctx.src = (x.dtype, x._impl.device)
+        ctx.src = (x.dtype, x._device_name)
         impl = x._impl
         moved = False
-        if device is not None and device != impl.device:
+        if device is not None and device != impl._device_name:
             impl = _C.to_device(impl, device)
             moved = True
-        if dtype is not None and dtype.name != impl.dtype:
+        if dtype is not None and dtype.name != impl._dtype_name:
             impl = _C.astype(impl, dtype.name)
             moved = True
         if copy and not moved:
@@ -38,7 +38,7 @@ def to(x, dtype=None, device=None, copy=False):
     """Moves / casts ``x``; returns ``x`` itself when nothing changes (unless ``copy``)."""
     dt = None if dtype is None else as_dtype(dtype)
     dev = None if device is None else as_device(device)
-    if (dt is None or dt == x.dtype) and (dev is None or dev == x._impl.device) and not copy:
+    if (dt is None or dt == x.dtype) and (dev is None or dev == x._device_name) and not copy:
         return x
     return _To.apply(x, dt, dev, copy)
 
@@ -97,8 +97,8 @@ def assign_(target, value):
 def copy_(target, src):
     """Copies ``src`` (broadcast and cast) into ``target`` in place."""
     src = as_tensor(src, target, "src")
-    if src._impl.device != target._impl.device:
-        src = to(src, device=target._impl.device)
+    if src._device_name != target._device_name:
+        src = to(src, device=target._device_name)
     if is_grad_enabled() and target._requires_grad and target.grad_fn is None:
         raise RuntimeError("copy_(): a leaf tensor that requires grad cannot be modified in place; "
                            "use lucid.no_grad() or an out-of-place op")  # as PyTorch, and as the other in-place ops

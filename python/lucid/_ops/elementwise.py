@@ -91,7 +91,7 @@ def _grad_for(g, like_shape, like_dtype):
 
 
 def _zeros_like(g):
-    return wrap(_C.full(g.shape, 0.0, g.dtype.name, g._impl.device))
+    return wrap(_C.full(g.shape, 0.0, g.dtype.name, g._device_name))
 
 
 def _masked(mask, g):
@@ -350,7 +350,7 @@ class _FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.meta = (a.shape, a.dtype, a._impl.device, b.shape, b.dtype)
+        ctx.meta = (a.shape, a.dtype, a._device_name, b.shape, b.dtype)
         return wrap(_C.floor_divide(a._impl, b._impl))
 
     @staticmethod

@@ -66,7 +66,7 @@ def _as_index_tensor(item, device):
         t = tensor(arr.astype(np.int64) if arr.dtype.kind in "iu" else arr)
     if t.dtype.is_floating_point:
         raise IndexError(f"getitem(): tensors used as indices must be integer or bool, got {t.dtype}")
-    if t._impl.device != device:
+    if t._device_name != device:
         t = t.to(device)
     return t
 
@@ -118,7 +118,7 @@ def _plan(x, idx, fn: str) -> _Plan:
         elif isinstance(it, (bool, np.bool_)):
             raise IndexError(f"{fn}(): a bool index is not supported; use a boolean tensor mask")
         elif is_tensor(it) or isinstance(it, (list, np.ndarray)):
-            t = _as_index_tensor(it, x._impl.device)
+            t = _as_index_tensor(it, x._device_name)
             parsed.append(t)
             consumed += t.ndim if t.dtype.name == "bool" else 1
         else:
@@ -185,7 +185,7 @@ class _BasicIndex(Function):
     @staticmethod
     def forward(ctx, x, plan):
         ctx.in_shape, ctx.plan = x.shape, plan
-        ctx.dtype, ctx.device = x.dtype, x._impl.device
+        ctx.dtype, ctx.device = x.dtype, x._device_name
         sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
         return wrap(_C.reshape(sliced, plan.shape))
 
@@ -277,7 +277,7 @@ def getitem(x, idx):
 def _value_for(plan, value, x, fn):
     """``value`` as a tensor of x's dtype and device, shaped like the slices."""
     v = as_tensor(value, x, "value")
-    if v._impl.device != x._impl.device:
+    if v._device_name != x._device_name:
         v = v.to(x.device)
     while v.ndim > len(plan.shape) and v.shape[0] == 1:
         v = v.reshape(v.shape[1:])
@@ -310,14 +310,14 @@ class _SetItem(Function):
     def backward(ctx, g):
         p = ctx.plan
         if g._requires_grad and is_grad_enabled():  # create_graph: both gradients recorded (linear in g)
-            zero = wrap(_C.full((), 0.0, g.dtype.name, g._impl.device))
+            zero = wrap(_C.full((), 0.0, g.dtype.name, g._device_name))
             gx = _SetItem.apply(g, zero, p) if ctx.needs_input_grad[0] else None
             gv = _BasicIndex.apply(g, p).reshape(p.lengths) if ctx.needs_input_grad[1] else None
             return gx, gv, None
         gx = gv = None
         if ctx.needs_input_grad[0]:
             gx = wrap(_C.clone(g._impl))
-            zero = _C.full((), 0.0, g.dtype.name, g._impl.device)
+            zero = _C.full((), 0.0, g.dtype.name, g._device_name)
             _C.slice_assign(gx._impl, p.starts, p.steps, p.lengths, zero)
         if ctx.needs_input_grad[1]:
             gv = wrap(_C.slice(g._impl, p.starts, p.steps, p.lengths))
@@ -413,9 +413,9 @@ def _index_arg(index, x, fn: str):
         raise TypeError(f"{fn}(): argument 'index' must be an integer tensor, got {type(index).__name__}")
     if index.dtype.is_floating_point or index.dtype.name == "bool":
         raise TypeError(f"{fn}(): argument 'index' must be an integer tensor, got {index.dtype}")
-    if index._impl.device != x._impl.device:
-        raise ValueError(f"{fn}(): argument 'index' is on '{index._impl.device}', the input on "
-                         f"'{x._impl.device}'; move one with .to()")
+    if index._device_name != x._device_name:
+        raise ValueError(f"{fn}(): argument 'index' is on '{index._device_name}', the input on "
+                         f"'{x._device_name}'; move one with .to()")
     return index
 
 

@@ -435,7 +435,7 @@ class _Embedding(Function):
             g2 = g.reshape(-1, g.shape[-1])
             if ctx.padding_idx is not None:  # the padding row gets no gradient
                 g2 = where((idx != ctx.padding_idx).reshape(-1, 1), g2, 0.0)
-            base = wrap(_C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._impl.device))
+            base = wrap(_C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._device_name))
             return index_add(base, 0, idx, g2), None, None
         return wrap(_C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx)), None, None
 
@@ -492,7 +492,7 @@ class _ConvTranspose2d(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
-        y_like = _C.full(out_shape, 0.0, x._impl.dtype, x._impl.device)
+        y_like = _C.full(out_shape, 0.0, x._dtype_name, x._device_name)
         ctx.save_for_backward(x, weight)
         ctx.args = (stride, padding, dilation, groups)
         gx, _, _ = _C.conv2d_backward(x._impl, y_like, weight._impl, stride, padding, dilation, groups,

@@ -105,7 +105,7 @@ def write_out(fn: str, out, result):
         _check_one(fn, o, r)
     for o, r in pairs:  # all checked: now write
         if o.shape != r.shape:  # an empty out takes the result's shape
-            o._impl = _C.empty(r.shape, o._impl.dtype, o._impl.device)
+            o._impl = _C.empty(r.shape, o._dtype_name, o._device_name)
         _C.copy_(o._impl, r._impl)
         o._version += 1
     if not isinstance(out, (tuple, list)):

@@ -192,7 +192,7 @@ def fill_(self, value):
         value = value.item()
     if not isinstance(value, (numbers.Number, np.bool_)):
         raise TypeError(f"fill_(): argument 'value' must be a number, got {type(value).__name__}")
-    _C.copy_(self._impl, _C.full((), builtins.float(value), self._impl.dtype, self._impl.device))
+    _C.copy_(self._impl, _C.full((), builtins.float(value), self._dtype_name, self._device_name))
     self._version += 1
     return self
 

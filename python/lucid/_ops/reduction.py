@@ -224,7 +224,7 @@ class _ExtremeDim(Function):
 
             if not ctx.keepdim:
                 g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
-            zeros = wrap(_C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._impl.device))
+            zeros = wrap(_C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._device_name))
             return scatter_add(zeros, ctx.dim, indices, g_values), None, None, None
         return wrap(_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim)), None, None, None
 

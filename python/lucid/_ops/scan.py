@@ -52,7 +52,7 @@ class _Cumprod(Function):
         d = ctx.d
         if g.ndim == 0:
             return g, None
-        has_zero = bool(Tensor(_C.any(_C.eq(x._impl, _C.full((), 0.0, x._impl.dtype, x._impl.device)),
+        has_zero = bool(Tensor(_C.any(_C.eq(x._impl, _C.full((), 0.0, x._dtype_name, x._device_name)),
                                       None, False)).item())
         if not has_zero:
             # dy_k/dx_i = y_k / x_i for k >= i.

@@ -49,7 +49,7 @@ class _Select(Function):
     @staticmethod
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
-        zeros = _C.full(tuple(ctx.shape), 0.0, g.dtype.name, g._impl.device)
+        zeros = _C.full(tuple(ctx.shape), 0.0, g.dtype.name, g._device_name)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
             from .indexing import scatter_add
 
@@ -157,9 +157,9 @@ def median(input, dim=None, keepdim=False):
     _, order = _C.sort(x._impl, d, False)
     # NaN sorts last: with m NaNs in a line, the first one sits at n - m.
     nan_count = Tensor(_C.sum(_C.isnan(x._impl), [d], True, None))
-    pos = Tensor(_C.where(_C.gt(nan_count._impl, _C.full((), 0.0, "int64", x._impl.device)),
-                          _C.sub(_C.full((), float(n), "int64", x._impl.device), nan_count._impl),
-                          _C.full(nan_count.shape, float((n - 1) // 2), "int64", x._impl.device)))
+    pos = Tensor(_C.where(_C.gt(nan_count._impl, _C.full((), 0.0, "int64", x._device_name)),
+                          _C.sub(_C.full((), float(n), "int64", x._device_name), nan_count._impl),
+                          _C.full(nan_count.shape, float((n - 1) // 2), "int64", x._device_name)))
     indices = Tensor(_C.gather(order, d, pos._impl))
     values = _values_at(x, indices, d, "median")
     if not keepdim or input.ndim == 0:
@@ -195,7 +195,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             raise IndexError("unique(): argument 'dim' is out of range: a 0-d tensor has no dimensions")
         return _unique_dim(input, wrap_dim(dim, input.ndim, "unique"), return_inverse, return_counts)
     flat = Tensor(_C.reshape(input._impl, [-1]))
-    dev = flat._impl.device
+    dev = flat._device_name
     values, order = _C.sort(flat._impl, 0, False)
     n = flat.shape[0]
     if n == 0:
@@ -231,7 +231,7 @@ def _unique_dim(input, d, return_inverse, return_counts):
     from .._creation import tensor
     from .shape import movedim
 
-    dev = input._impl.device
+    dev = input._device_name
     n = input.shape[d]
     rest = [s for k, s in enumerate(input.shape) if k != d]
     m = 1
@@ -276,7 +276,7 @@ def count_nonzero(input, dim=None):
     _check("count_nonzero", input)
     from .reduction import sum as _sum
 
-    nz = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._impl.dtype, input._impl.device)))
+    nz = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name)))
     return _sum(nz, dim=dim)
 
 
@@ -298,13 +298,13 @@ def bincount(input, weights=None, minlength=0):
         raise TypeError(f"bincount(): argument 'input' must be an integer tensor, got {input.dtype}")
     if not isinstance(minlength, (int, np.integer)) or isinstance(minlength, bool) or minlength < 0:
         raise ValueError(f"bincount(): argument 'minlength' must be a non-negative int, got {minlength!r}")
-    dev = input._impl.device
+    dev = input._device_name
     if weights is not None:
         _check("bincount", weights, "weights")
         if weights.shape != input.shape:
             raise ValueError(f"bincount(): argument 'weights' must have input's shape {input.shape}, "
                              f"got {weights.shape}")
-        if weights._impl.device != dev:
+        if weights._device_name != dev:
             raise TypeError("bincount(): 'input' and 'weights' are on different devices")
     n = input.shape[0]
     if n:
@@ -333,7 +333,7 @@ def nonzero(input, *, as_tuple=False):
     _check("nonzero", input)
     from .._creation import tensor
 
-    mask = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._impl.dtype, input._impl.device))).to("cpu").numpy()
+    mask = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name))).to("cpu").numpy()
     where = np.argwhere(mask.reshape(input.shape)).astype(np.int64)
     dev = input.device
     if as_tuple:

@@ -96,8 +96,8 @@ class autocast:
 def _cast(t, stream_dtypes, want_lower):
     if not isinstance(t, Tensor):
         return t
-    name = t._impl.dtype
-    target = stream_dtypes.get(t._impl.device)
+    name = t._dtype_name
+    target = stream_dtypes.get(t._device_name)
     if target is None:
         return t
     if want_lower:

@@ -26,17 +26,17 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         self._saved = tensors
-        # Each tensor's engine handle and its storage's version now: saved_tensors
+        # Each tensor's engine tensor (an alias, ``_handle()``) and its memory's version now: saved_tensors
         # checks that no in-place op has written to that memory since, through this
         # tensor or any view of it, and that the tensor was not rebound to a new
         # value (the recorded route of an in-place op); either way its values would
         # no longer be the forward's.
         if len(tensors) == 2:  # the common case, without a comprehension's frame
             t0, t1 = tensors
-            self._saved_versions = ((t0._impl, t0._impl.version) if isinstance(t0, Tensor) else None,
-                                    (t1._impl, t1._impl.version) if isinstance(t1, Tensor) else None)
+            self._saved_versions = ((t0._handle(), t0._version) if isinstance(t0, Tensor) else None,
+                                    (t1._handle(), t1._version) if isinstance(t1, Tensor) else None)
         else:
-            self._saved_versions = tuple([(t._impl, t._impl.version) if isinstance(t, Tensor) else None
+            self._saved_versions = tuple([(t._handle(), t._version) if isinstance(t, Tensor) else None
                                           for t in tensors])
 
     @property
@@ -49,10 +49,10 @@ class FunctionCtx:
         for i, (t, saved) in enumerate(zip(self._saved, self._saved_versions)):
             if saved is None:
                 continue
-            impl, v = saved
-            if t._impl is not impl or impl.version != v:
-                now = (f"is at version {impl.version}" if t._impl is impl
-                       else "was replaced by the result of an in-place op")
+            handle, v = saved  # a tensor on the engine tensor `t` held when it was saved
+            same = t._same_handle(handle)
+            if not same or handle._version != v:
+                now = f"is at version {handle._version}" if same else "was replaced by the result of an in-place op"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: saved tensor {i} of shape {tuple(t.shape)} {now}; expected version {v} instead")
@@ -200,14 +200,14 @@ class Function:
         if type(out) is not tuple:  # one output, the common case
             node = Node(cls, ctx, args, needs, 1)
             if (isinstance(out, Tensor) and (not skip or id(out) not in skip)
-                    and out._impl.dtype in _FLOATING):
+                    and out._dtype_name in _FLOATING):
                 out._requires_grad = True
                 out.grad_fn = node
                 out._output_nr = 0
             return out
         node = Node(cls, ctx, args, needs, len(out))
         for i, o in enumerate(out):
-            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and o._impl.dtype in _FLOATING:
+            if isinstance(o, Tensor) and (not skip or id(o) not in skip) and o._dtype_name in _FLOATING:
                 o._requires_grad = True
                 o.grad_fn = node
                 o._output_nr = i

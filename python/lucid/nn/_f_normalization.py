@@ -111,15 +111,15 @@ class _LayerNorm(Function):
         centered = C.sub(input._impl, mean)
         var = Tensor(C.mean(C.mul(centered, centered), dl, True))
         rstd = lucid.rsqrt(var + eps)
-        xhat = Tensor(C.mul(centered, rstd._impl))
-        y = xhat._impl
+        xhat = C.mul(centered, rstd._impl)
+        y = xhat
         if weight is not None:
             y = C.mul(y, weight._impl)
         if bias is not None:
             y = C.add(y, bias._impl)
         ctx.save_for_backward(input, xhat, rstd, weight)
         ctx.dims, ctx.eps = dims, eps
-        return xhat if y is xhat._impl else Tensor(y)
+        return y  # xhat itself without weight and bias
 
     @staticmethod
     def backward(ctx, g):

@@ -240,10 +240,9 @@ class _BatchNormTrain(Function):
             y = C.mul(y, C.reshape(weight._impl, shp))
         if bias is not None:
             y = C.add(y, C.reshape(bias._impl, shp))
-        xhat = Tensor(xhat)
         ctx.save_for_backward(input, xhat, rstd, weight)
         ctx.dims, ctx.shape, ctx.eps = dims, shape, eps
-        return xhat if y is xhat._impl else Tensor(y)
+        return y  # xhat itself without weight and bias
 
     @staticmethod
     def backward(ctx, g):

@@ -135,10 +135,10 @@ class Adam(Optimizer):
             s["step"] = t
             self.state[p] = s
             impl = p._impl  # bump the version counters (Tensor._version, without its property frames)
-            impl.version = impl.version + 1
+            impl._version = impl._version + 1
             for k in keys:
                 impl = s[k]._impl
-                impl.version = impl.version + 1
+                impl._version = impl._version + 1
         return rest
 
 

@@ -83,7 +83,7 @@ class LBFGS(Optimizer):
 
     # ----- the parameters as one flat vector --------------------------------
     def _check_devices(self):
-        devices = {p._impl.device for p in self._params}
+        devices = {p._device_name for p in self._params}
         if len(devices) > 1:
             raise ValueError(f"LBFGS.step(): all parameters must be on one device, got {sorted(devices)}")
 

@@ -31,14 +31,15 @@ def fused_ok(p) -> bool:
     (``_C.sgd_step_`` / ``_C.adam_step_``): contiguous float32 on the CPU stream.
     Other parameters (GPU stream, half precision, strided) take the per-op path."""
     impl, g = p._impl, p.grad._impl
-    return (FUSED and impl.device == "cpu" and impl.dtype == "float32" and g.dtype == "float32" and g.device == "cpu"
+    return (FUSED and impl._device_name == "cpu" and impl._dtype_name == "float32" and g._dtype_name == "float32"
+            and g._device_name == "cpu"
             and impl.is_contiguous() and g.is_contiguous())
 
 
 def fused_state_ok(t, p) -> bool:
     """Whether a state tensor can be written by the fused step next to ``p``."""
     impl = t._impl
-    return impl.device == "cpu" and impl.dtype == "float32" and impl.is_contiguous() and t.shape == p.shape
+    return impl._device_name == "cpu" and impl._dtype_name == "float32" and impl.is_contiguous() and t.shape == p.shape
 
 
 class _Required:
@@ -159,7 +160,7 @@ class Optimizer:
                 if g is None:
                     continue
                 # The common case in a few attribute reads; the message only when something is wrong.
-                if (isinstance(g, Tensor) and g.shape == p.shape and g._impl.device == p._impl.device
+                if (isinstance(g, Tensor) and g.shape == p.shape and g._device_name == p._device_name
                         and g.dtype.is_floating_point):
                     continue
                 name = self._name()
@@ -209,9 +210,9 @@ class Optimizer:
         """``self.state[p]``, with its tensors moved to ``p``'s device first: a module
         moved with ``Module.to`` after some steps keeps training with the same optimizer."""
         state = self.state[p]
-        device = p._impl.device  # the engine's device name: Tensor.device is looked up from it
+        device = p._device_name  # the engine's device name: Tensor.device is looked up from it
         for key, value in state.items():
-            if isinstance(value, Tensor) and value._impl.device != device:
+            if isinstance(value, Tensor) and value._device_name != device:
                 state[key] = value.to(device=p.device)
         return state
 

@@ -62,9 +62,9 @@ def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
     t = type(value)
     # (A float zero point goes through _param, which takes an integral one as that integer exactly.)
     if (t is float and not integer) or (t is int and not integer and abs(value) < 2**53):
-        return _C.full((), float(value), "float32", like._impl.device)
+        return _C.full((), float(value), "float32", like._device_name)
     if t is int and abs(value) < 2**53:
-        return _C.full((), float(value), "int64", like._impl.device)
+        return _C.full((), float(value), "int64", like._device_name)
     return _param(value, like, fn, argument, integer)._impl
 
 
@@ -85,7 +85,7 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     Tensor = _tensor_type()
     if isinstance(value, Tensor):
         return value
-    dev = like._impl.device
+    dev = like._device_name
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")
     if integer and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
