@@ -2,6 +2,7 @@
 // walk it replaced (same node order, same order of sums), so every gradient
 // has the bits it had before.
 #include "autograd/engine.h"
+#include "autograd/arithmetic.h"
 #include "autograd/tensor_object.h"
 
 #include <string>
@@ -186,12 +187,16 @@ class Walk {
       }
       grad_args[i] = g;
     }
-    py::object ctx = get(node, n.ctx), function = get(node, n.function);
     py::object returned;
-    if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))
-      returned = call(a_.engine, n.backward_refusing, node, grad_args);
-    else
-      returned = get(function, n.backward)(ctx, *grad_args);
+    if (!a_.create_graph && is_arith_node(node.ptr())) {
+      returned = arith_backward(node.ptr(), grad_args[0]);  // add / sub / mul / div: ops:: in C++
+    } else {
+      py::object ctx = get(node, n.ctx), function = get(node, n.function);
+      if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))
+        returned = call(a_.engine, n.backward_refusing, node, grad_args);
+      else
+        returned = get(function, n.backward)(ctx, *grad_args);
+    }
     py::tuple in_grads = py::isinstance<py::tuple>(returned) ? py::reinterpret_borrow<py::tuple>(returned)
                                                              : py::make_tuple(returned);
     if (a_.anomaly) call(get(a_.engine, n.hooks), n.check_grads, node, in_grads);
@@ -218,6 +223,7 @@ class Walk {
       if (!fn.is_none()) accumulate(fn, py::cast<size_t>(edge[1]), g);
     }
     if (!a_.retain_graph) {
+      py::object ctx = get(node, n.ctx);
       set(ctx, n.released, py::bool_(true));
       set(ctx, n.saved, py::tuple());
     }

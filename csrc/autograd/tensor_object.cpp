@@ -1,6 +1,8 @@
 // lucid._C.TensorBase; see tensor_object.h.
 #include "autograd/tensor_object.h"
 
+#include "autograd/arithmetic.h"
+
 #include <structmember.h>
 
 #include <cstddef>
@@ -158,13 +160,9 @@ PyObject* get_device_name(PyObject* self, void*) {
   return h ? PyUnicode_InternFromString(device_name(h->device())) : nullptr;
 }
 
-PyObject* get_dtype(PyObject* self, void* closure) {
+PyObject* get_dtype(PyObject* self, void*) {
   const Tensor* h = handle_or_error(self);
-  if (!h) return nullptr;
-  PyObject* o = dtype_objects[static_cast<int>(h->dtype())];
-  if (!o) return get_dtype_name(self, closure);
-  Py_INCREF(o);
-  return o;
+  return h ? dtype_object(h->dtype()) : nullptr;
 }
 
 PyObject* get_device(PyObject* self, void* closure) {
@@ -250,13 +248,6 @@ PyMemberDef members[] = {
 
 // ----- methods -----------------------------------------------------------------
 
-// "(2, 3)", "(8,)", "()": a shape as Python prints a tuple.
-std::string tuple_str(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
 // t.item(): the one element as a Python bool, int or float (float16 and
 // bfloat16 widen exactly; float32 becomes the double of the same value).
 PyObject* item(PyObject* self, PyObject*) {
@@ -264,7 +255,7 @@ PyObject* item(PyObject* self, PyObject*) {
   if (!h) return nullptr;
   try {
     if (h->numel() != 1)
-      throw ValueError("item(): expected a tensor with one element, got shape " + tuple_str(h->shape()));
+      throw ValueError("item(): expected a tensor with one element, got shape " + shape_str(h->shape()));
     Tensor t = h->device() == Device::CPU ? *h : ops::to_device(*h, Device::CPU);
     const void* p = t.raw_data();
     switch (t.dtype()) {
@@ -392,6 +383,59 @@ PyMethodDef methods[] = {
 
 }  // namespace
 
+namespace {
+PyObject* leak(py::object o) { return o.release().ptr(); }
+}  // namespace
+
+std::optional<ops::ScalarKind> scalar_kind(PyObject* value) {
+  if (PyFloat_CheckExact(value)) return ops::ScalarKind::Real;
+  if (PyLong_CheckExact(value)) return ops::ScalarKind::Integer;
+  if (PyBool_Check(value)) return ops::ScalarKind::Bool;
+  if (is_tensor(value)) return std::nullopt;
+  // Looked up once; never released (they live as long as the interpreter).
+  static PyObject* np_bool = leak(py::module_::import("numpy").attr("bool_"));
+  static PyObject* np_number = leak(py::module_::import("numpy").attr("number"));
+  static PyObject* np_ndarray = leak(py::module_::import("numpy").attr("ndarray"));
+  static PyObject* integral = leak(py::module_::import("numbers").attr("Integral"));
+  static PyObject* real = leak(py::module_::import("numbers").attr("Real"));
+  auto is = [&](PyObject* cls) {
+    int r = PyObject_IsInstance(value, cls);
+    if (r < 0) throw py::error_already_set();
+    return r == 1;
+  };
+  if (is(np_ndarray)) return std::nullopt;
+  if (is(np_bool)) return ops::ScalarKind::Bool;
+  if (is(integral)) return ops::ScalarKind::Integer;
+  if (is(real)) return ops::ScalarKind::Real;
+  if (is(np_number))
+    throw TypeError("expected a tensor or a real number, got " +
+                    py::type::handle_of(value).attr("__name__").cast<std::string>());
+  return std::nullopt;
+}
+
+std::optional<Tensor> number_as_tensor(PyObject* value, const Tensor& like) {
+  std::optional<ops::ScalarKind> kind = scalar_kind(value);
+  if (!kind) return std::nullopt;
+  PyObject* f = PyNumber_Float(value);
+  if (!f) throw py::error_already_set();
+  double v = PyFloat_AS_DOUBLE(f);
+  Py_DECREF(f);
+  return ops::scalar_tensor(v, *kind, like);
+}
+
+PyObject* dtype_object(DType dtype) {
+  PyObject* o = dtype_objects[static_cast<int>(dtype)];
+  if (!o) return PyUnicode_InternFromString(dtype_name(dtype));
+  Py_INCREF(o);
+  return o;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
 bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, &TensorBaseType); }
 
 const Tensor& handle_of(PyObject* o) {
@@ -422,6 +466,7 @@ void init_tensor_type(py::module_& m) {
   t.tp_getset = getsets;
   t.tp_members = members;
   t.tp_methods = methods;
+  t.tp_as_number = arith_number_methods();  // a + b, 2.0 * x ...: one C call (autograd/arithmetic.h)
   if (PyType_Ready(&t) < 0) throw py::error_already_set();
   Py_INCREF(&t);
   m.attr("TensorBase") = py::handle(reinterpret_cast<PyObject*>(&t));

@@ -17,7 +17,11 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <optional>
+#include <string>
+
 #include "core/tensor.h"
+#include "ops/scalar.h"
 
 namespace lucid::autograd {
 
@@ -36,6 +40,13 @@ struct TensorObject {
   char retain_grad;
 };
 
+inline TensorObject* tensor_object(PyObject* o) { return reinterpret_cast<TensorObject*>(o); }
+// The object `t.dtype` returns for `dtype` (a new reference): the lucid.dtype,
+// or its name before lucid/_tensor.py registered them.
+PyObject* dtype_object(DType dtype);
+// "(2, 3)", "(8,)", "()": a shape as Python prints a tuple.
+std::string shape_str(const Shape& shape);
+
 // Whether `o` is a tensor (an instance of TensorBase or a subclass).
 bool is_tensor(PyObject* o);
 // The engine tensor of a tensor object; ValueError when it holds none.
@@ -43,6 +54,17 @@ const Tensor& handle_of(PyObject* o);
 // A new reference: a fresh tensor object of the registered Python class
 // (`lucid.Tensor`), holding `t`, requiring no grad.
 PyObject* wrap(Tensor t);
+
+// What kind of Python number `value` is, by the tests (and in the order) of
+// Python's numbers ABCs: exact int / float first, so the common case costs two
+// pointer compares; then numpy's bool, numbers.Integral, numbers.Real. Empty
+// when `value` is no real number (lists, arrays, a 0-d numpy array, tensors:
+// the caller's). A numpy number that is not real (complex) raises TypeError.
+std::optional<ops::ScalarKind> scalar_kind(PyObject* value);
+// `value` as a 0-d tensor next to `like` (ops::scalar_tensor: PyTorch's weak
+// scalar dtype), or empty when it is no real number. float(value) raises
+// OverflowError for a huge int, as Python does.
+std::optional<Tensor> number_as_tensor(PyObject* value, const Tensor& like);
 
 // Readies TensorBase and adds it, and `_register_tensor_class`, to `m`.
 void init_tensor_type(py::module_& m);

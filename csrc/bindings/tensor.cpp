@@ -80,38 +80,6 @@ py::array to_numpy(const Tensor& t) {
   return py::array(numpy_dtype_of(t.dtype()), shape, strides, t.raw_data(), base);
 }
 
-// What kind of Python number `value` is, the same tests, in the same order, as
-// Python's numbers ABCs would make (exact int / float first: the common case
-// costs two pointer compares). Empty when `value` is no real number: lists,
-// arrays (a 0-d numpy array is not a scalar here) and tensors are the caller's.
-// A numpy number that is not real (complex) raises TypeError.
-PyObject* leak(py::object o) { return o.release().ptr(); }
-
-std::optional<ops::ScalarKind> scalar_kind(py::handle value) {
-  if (PyFloat_CheckExact(value.ptr())) return ops::ScalarKind::Real;
-  if (PyLong_CheckExact(value.ptr())) return ops::ScalarKind::Integer;
-  if (PyBool_Check(value.ptr())) return ops::ScalarKind::Bool;
-  // Looked up once; never released (they live as long as the interpreter).
-  static PyObject* np_bool = leak(py::module_::import("numpy").attr("bool_"));
-  static PyObject* np_number = leak(py::module_::import("numpy").attr("number"));
-  static PyObject* np_ndarray = leak(py::module_::import("numpy").attr("ndarray"));
-  static PyObject* integral = leak(py::module_::import("numbers").attr("Integral"));
-  static PyObject* real = leak(py::module_::import("numbers").attr("Real"));
-  auto is = [&](PyObject* cls) {
-    int r = PyObject_IsInstance(value.ptr(), cls);
-    if (r < 0) throw py::error_already_set();
-    return r == 1;
-  };
-  if (is(np_ndarray)) return std::nullopt;
-  if (is(np_bool)) return ops::ScalarKind::Bool;
-  if (is(integral)) return ops::ScalarKind::Integer;
-  if (is(real)) return ops::ScalarKind::Real;
-  if (is(np_number))
-    throw TypeError("expected a tensor or a real number, got " +
-                    py::type::handle_of(value).attr("__name__").cast<std::string>());
-  return std::nullopt;
-}
-
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -127,13 +95,8 @@ void init_tensor(py::module_& m) {
   // A Python number next to tensor `like` as a 0-d tensor (ops/scalar.h), or
   // None when `value` is not a real number (lucid/_ops/common.py: as_tensor).
   m.def("scalar_tensor", [](py::handle value, const Tensor& like) -> py::object {
-    std::optional<ops::ScalarKind> kind = scalar_kind(value);
-    if (!kind) return py::none();
-    PyObject* f = PyNumber_Float(value.ptr());  // float(value): OverflowError for huge ints, as before
-    if (!f) throw py::error_already_set();
-    double v = PyFloat_AS_DOUBLE(f);
-    Py_DECREF(f);
-    return py::cast(ops::scalar_tensor(v, *kind, like));
+    std::optional<Tensor> t = autograd::number_as_tensor(value.ptr(), like);
+    return t ? py::cast(*t) : py::none();
   });
   m.def("contiguous", &ops::contiguous);
   m.def("astype", [](const Tensor& t, const std::string& dt) { return ops::astype(t, dtype_arg(dt)); });

@@ -354,7 +354,12 @@ def _install_methods():
 
         return op
 
-    ops = {"add": F.add, "sub": F.sub, "mul": F.mul, "truediv": F.div}
+    # + - * / (both orders) are TensorBase's own number slots: one C++ call that
+    # records when needed (csrc/autograd/arithmetic.h); only their in-place forms
+    # are set here.
+    for name, fn in {"add": F.add, "sub": F.sub, "mul": F.mul, "truediv": F.div}.items():
+        setattr(Tensor, f"__i{name}__", inplace(name, fn))
+    ops = {}
     ops.update({k: getattr(F, v) for k, v in
                 {"pow": "pow", "matmul": "matmul", "and": "logical_and", "or": "logical_or",
                  "xor": "logical_xor", "floordiv": "floor_divide", "mod": "remainder"}.items() if hasattr(F, v)})

@@ -376,7 +376,8 @@ def test_unsupported_constructs_raise_naming_them():
     with pytest.raises(NotImplementedError, match="no submodules"):
         Q.prepare_fx(nn.Linear(3, 3).eval(), QCONFIG_MAPPING, example_inputs=(x,))
     # the tracing leaves every patched function as it was
-    assert lucid.Tensor.__add__ is lucid._ops.add and nn.Module.__call__.__qualname__ == "Module.__call__"
+    assert "__add__" not in lucid.Tensor.__dict__ and lucid.Tensor.__add__ is lucid._C.TensorBase.__add__
+    assert lucid.Tensor.__iadd__ is lucid._ops.add_ and nn.Module.__call__.__qualname__ == "Module.__call__"
 
 
 class SharedLinear(nn.Module):

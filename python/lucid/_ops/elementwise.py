@@ -21,7 +21,7 @@ import math
 from .. import _C
 from ..autograd import Function
 from .._tensor import Tensor
-from ..autograd.grad_mode import _state as _grad_state, is_grad_enabled  # _state: read inline by add/sub/mul/div
+from ..autograd.grad_mode import is_grad_enabled
 from .out import check_out, write_out
 from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
 
@@ -110,8 +110,11 @@ def _fit(meta, ga, gb):
     return (None if ga is None else _grad_for(ga, sa, da)), (None if gb is None else _grad_for(gb, sb, db))
 
 
-# add, sub, mul and div record through Function.apply_binary: their forwards
-# only call _C (nothing to switch grad mode off for) and return one floating tensor.
+# add, sub, mul and div run and record in C++ (csrc/autograd/arithmetic.h:
+# `_C.autograd_add` ..., also TensorBase's operators). These Functions are their
+# nodes' `function`: the formulas, in recorded lucid ops, that serve
+# create_graph (the first-order backward is the same formula against ops::
+# in C++), and their forwards are what a direct `_Add.apply(a, b)` runs.
 
 class _Add(Function):
     @staticmethod
@@ -166,6 +169,11 @@ class _Div(Function):
         a, b = ctx.saved_tensors
         n0, n1 = ctx.needs_input_grad
         return _fit(ctx.meta, div(g, b) if n0 else None, neg(div(mul(g, a), mul(b, b))) if n1 else None)
+
+
+_C._register_arithmetic(_binary_args, _Add, _Sub, _Mul, _Div)
+_autograd_add, _autograd_sub, _autograd_mul, _autograd_div = (
+    _C.autograd_add, _C.autograd_sub, _C.autograd_mul, _C.autograd_div)
 
 
 def _check_integer_pow(a, b):
@@ -233,12 +241,10 @@ def add(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("add", out, input, other, alpha=alpha)
-    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
-        b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
-        return _Add.apply_binary(a, b)
-    return Tensor(_C.add(a._impl, b._impl))  # nothing to record: straight to the kernel
+        a, b = _binary_args(input, other)
+        return _autograd_add(a, mul(b, alpha))
+    return _autograd_add(input, other)  # coercion, kernel and (when needed) the graph node: one C++ call
 
 
 def sub(input, other, alpha=1, *, out=None):
@@ -250,12 +256,10 @@ def sub(input, other, alpha=1, *, out=None):
     """
     if out is not None:
         return _write_out("sub", out, input, other, alpha=alpha)
-    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
     if alpha != 1:
-        b = mul(b, alpha)
-    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
-        return _Sub.apply_binary(a, b)
-    return Tensor(_C.sub(a._impl, b._impl))
+        a, b = _binary_args(input, other)
+        return _autograd_sub(a, mul(b, alpha))
+    return _autograd_sub(input, other)  # coercion, kernel and (when needed) the graph node: one C++ call
 
 
 def mul(input, other, *, out=None):
@@ -267,10 +271,7 @@ def mul(input, other, *, out=None):
     """
     if out is not None:
         return _write_out("mul", out, input, other)
-    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
-        return _Mul.apply_binary(a, b)
-    return Tensor(_C.mul(a._impl, b._impl))
+    return _autograd_mul(input, other)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -288,10 +289,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         return _write_out("div", out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is not None:
         return _div_rounded(input, other, rounding_mode)
-    a, b = (input, other) if type(input) is Tensor and type(other) is Tensor else _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and getattr(_grad_state, "enabled", True):
-        return _Div.apply_binary(a, b)
-    return Tensor(_C.div(a._impl, b._impl))
+    return _autograd_div(input, other)
 
 
 true_divide = div

@@ -17,7 +17,7 @@ import sys
 from .._tensor import Tensor
 from . import hooks as _hooks
 from .function import FunctionCtx, Node
-from .grad_mode import _state
+from .._C import set_grad_enabled as _set_grad_enabled
 from .._C import backward_walk as _backward_walk
 
 
@@ -62,26 +62,25 @@ def run_backward(outputs, grad_outputs, retain_graph=False, inputs=None, create_
     wanted = None if inputs is None else {id(t): t for t in inputs}
     results: dict[int, Tensor] = {}
     held: dict[int, list] = {}  # leaves with hooks: their total gradient, delivered at the end
-    prev_mode = getattr(_state, "enabled", True)
-    _state.enabled = bool(create_graph)  # `with no_grad()` (or enable_grad), inlined
+    prev_mode = _set_grad_enabled(create_graph)  # `with no_grad()` (or enable_grad), inlined
     try:
         _backward_walk(outputs, grad_outputs, retain_graph, create_graph, wanted, results, _hooks.any_hooks(),
                        _hooks.is_anomaly_enabled(), held, _this_module)
         for t, g in held.values():
             _deliver(t, _hooks.run_hooks(_hooks.leaf_hooks(t), g), wanted, results, True, create_graph)
     finally:
-        _state.enabled = prev_mode
+        _set_grad_enabled(prev_mode)
     return results
 
 
 def _backward_refusing(node, grads):
     """A ``once_differentiable`` node's backward under create_graph: run without
     recording, its gradients handed on attached to ``_Refused``."""
-    _state.enabled = False
+    _set_grad_enabled(False)
     try:
         in_grads = node.function.backward(node.ctx, *grads)
     finally:
-        _state.enabled = True
+        _set_grad_enabled(True)
     name = node.name()
     return tuple([_refuse(g, name) for g in (in_grads if isinstance(in_grads, tuple) else (in_grads,))])
 

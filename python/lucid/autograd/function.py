@@ -8,7 +8,7 @@ requires grad, attaches one graph ``Node`` to the outputs.
 from __future__ import annotations
 
 from .._tensor import _DTYPES, Tensor
-from .grad_mode import _state
+from .._C import set_grad_enabled as _set_grad_enabled
 
 _FLOATING = frozenset(name for name, d in _DTYPES.items() if d.is_floating_point)  # engine dtype names
 
@@ -188,12 +188,11 @@ class Function:
             needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         ctx.needs_input_grad = needs
         # `with no_grad()` inlined: this runs once per recorded op.
-        enabled = getattr(_state, "enabled", True)
-        _state.enabled = False
+        enabled = _set_grad_enabled(False)
         try:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
-            _state.enabled = enabled
+            _set_grad_enabled(enabled)
         if not (enabled and True in needs):
             return out
         skip = ctx._non_differentiable

@@ -2,25 +2,13 @@
 from __future__ import annotations
 
 import functools
-import threading
 
-class _GradState(threading.local):
-    """Per-thread grad mode. The class attribute is every thread's default, so
-    reading ``_state.enabled`` (the hot wrappers do, inline) never falls back to
-    an AttributeError in a thread that has not switched the mode yet."""
+from .. import _C
 
-    enabled = True
-
-
-_state = _GradState()
-
-
-def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
-
-
-def _set_enabled(mode: bool) -> None:
-    _state.enabled = bool(mode)
+# The mode itself is C++ (csrc/autograd/grad_mode.h: one flag per thread, on by
+# default), so ops recording in C++ read it without calling back into Python.
+is_grad_enabled = _C.is_grad_enabled  # () -> bool
+_set_enabled = _C.set_grad_enabled  # (mode) -> the previous mode
 
 
 class _GradMode:

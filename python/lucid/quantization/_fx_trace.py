@@ -211,6 +211,12 @@ def _canonical_functions():
             "adaptive_avg_pool2d": _ops.adaptive_avg_pool2d}
 
 
+# + - * / in both orders are number slots of the C base class (_C.TensorBase), not
+# entries of Tensor's own dict: patched on Tensor while tracing, then deleted again.
+_BASE_OPERATORS = frozenset({"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+                             "__rtruediv__"})
+
+
 def _patch_table():
     """(owner, attribute, canonical op name or None) for everything the recorder wraps: the
     supported functions under their public names, and every other public lucid function and
@@ -235,7 +241,7 @@ def _patch_table():
                     "__dlpack_device__", "__deepcopy__", "__copy__", "__getstate__", "__setstate__",
                     "__array_priority__"):
             continue
-        fn = Tensor.__dict__.get(attr)
+        fn = Tensor.__dict__.get(attr, getattr(Tensor, attr) if attr in _BASE_OPERATORS else None)
         if fn is None or not callable(fn) or attr in _PASSTHROUGH:
             continue
         if attr in _ALIASES:
@@ -325,15 +331,19 @@ def trace(model: Module, example_inputs) -> GraphModule:
     try:
         Module.__call__ = module_call
         for owner, attr, op in _patch_table():
-            fn = owner.__dict__[attr] if owner is Tensor else getattr(owner, attr)
-            saved.append((owner, attr, fn))
+            own = owner is not Tensor or attr in Tensor.__dict__
+            fn = (owner.__dict__[attr] if owner is Tensor else getattr(owner, attr)) if own else getattr(Tensor, attr)
+            saved.append((owner, attr, fn if own else None))
             setattr(owner, attr, wrap(fn, owner, attr, op))
         with no_grad():
             out = model(*inputs)
     finally:
         Module.__call__ = original_call
         for owner, attr, fn in reversed(saved):
-            setattr(owner, attr, fn)
+            if fn is None:
+                delattr(owner, attr)  # inherited from _C.TensorBase again
+            else:
+                setattr(owner, attr, fn)
     results = out if isinstance(out, (tuple, list)) else (out,)
     for r in results:
         if not isinstance(r, Tensor) or rec.lookup(r) is None:

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _C
 from .._dtype import as_dtype, dtype as _dtype_cls, float32
 from ..autograd import Function
-from ..autograd.grad_mode import _state as _grad_state
+from .._C import is_grad_enabled as _grad_enabled
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
@@ -206,7 +206,7 @@ class _FakeQuantize(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad._requires_grad and _grad_state.enabled and ctx.needs_input_grad[0]:  # create_graph
+        if grad._requires_grad and _grad_enabled() and ctx.needs_input_grad[0]:  # create_graph
             import lucid
 
             return (lucid.where(_wrap(ctx.mask), grad, 0.0),) + (None,) * 7
@@ -234,7 +234,7 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     T = _TENSOR
     if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
             and type(quant_max) is int and isinstance(x, T)
-            and not (x._requires_grad and getattr(_grad_state, "enabled", True)) and _scalar_pair(scale, zero_point)):
+            and not (x._requires_grad and _grad_enabled()) and _scalar_pair(scale, zero_point)):
         # No gradient to record: one C++ call, no Function.apply, no mask kept.
         return T(_fake_quantize_scalar(x._impl, scale, zero_point, quant_min, quant_max))
     fn = "fake_quantize"
