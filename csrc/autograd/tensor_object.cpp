@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/half.h"
@@ -476,16 +477,18 @@ void init_tensor_type(py::module_& m) {
   // the objects `t.dtype` / `t.device` return.
   m.def("_register_tensor_class", [](py::type cls, py::dict dtypes, py::dict devices) {
     auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-    if (!PyType_IsSubtype(type, &TensorBaseType) || type->tp_basicsize != TensorBaseType.tp_basicsize)
+    bool has_dict = type->tp_dictoffset != 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+    has_dict = has_dict || (type->tp_flags & Py_TPFLAGS_MANAGED_DICT);
+#endif
+    if (!PyType_IsSubtype(type, &TensorBaseType) || type->tp_basicsize != TensorBaseType.tp_basicsize || has_dict)
       throw TypeError("_register_tensor_class: expected a subclass of TensorBase with __slots__ = ()");
-    for (int i = 0; i < kNumDTypes; ++i) {
-      py::object o = dtypes[py::str(dtype_name(static_cast<DType>(i)))];
-      dtype_objects[i] = o.release().ptr();
-    }
-    for (int i = 0; i < 2; ++i) {
-      py::object o = devices[py::str(device_name(static_cast<Device>(i)))];
-      device_objects[i] = o.release().ptr();
-    }
+    // Every lookup before any store: a missing name leaves the registration as it was.
+    std::vector<py::object> found;
+    for (int i = 0; i < kNumDTypes; ++i) found.push_back(dtypes[py::str(dtype_name(static_cast<DType>(i)))]);
+    for (int i = 0; i < 2; ++i) found.push_back(devices[py::str(device_name(static_cast<Device>(i)))]);
+    for (int i = 0; i < kNumDTypes; ++i) dtype_objects[i] = found[i].release().ptr();
+    for (int i = 0; i < 2; ++i) device_objects[i] = found[kNumDTypes + i].release().ptr();
     result_class = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
   });
 }

@@ -91,31 +91,6 @@ class Node:
         return f"<{self.name()}>"
 
 
-class _BinaryNode(Node):
-    """The node of a built-in binary op (``Function.apply_binary``), which is also
-    the ctx its ``forward`` and ``backward`` get: one object per recorded op
-    instead of two, its fields in slots. It offers what those four forwards use
-    (``needs_input_grad``, ``save_for_backward``, ``saved_tensors``, ``meta``)."""
-
-    __slots__ = ("needs_input_grad", "_saved", "_saved_versions", "meta", "_released")
-    save_for_backward = FunctionCtx.save_for_backward
-    saved_tensors = FunctionCtx.saved_tensors
-
-    def __init__(self, function, a, b, n0, n1):
-        self.function = function
-        self.needs_input_grad = (n0, n1)
-        self.inputs = (a if n0 else None, b if n1 else None)
-        self.edges = ((a.grad_fn, a._output_nr) if n0 else None, (b.grad_fn, b._output_nr) if n1 else None)
-        self.num_outputs = 1
-        self._saved = self._saved_versions = ()
-        self.meta = None
-        self._released = False
-
-    @property
-    def ctx(self):
-        return self
-
-
 class Function:
     """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``.
 
@@ -159,18 +134,6 @@ class Function:
         A Function that serves several ops (one class for all unary ops) overrides
         this to name the op that ``ctx`` recorded, e.g. ``ExpBackward``."""
         return cls.__name__.lstrip("_") + "Backward"
-
-    @classmethod
-    def apply_binary(cls, a, b):
-        """``apply(a, b)`` for a built-in op of two tensors whose ``forward`` only
-        calls ``_C`` (so grad mode need not be switched off around it) and returns
-        one new floating tensor; the caller has checked that grad mode is on and
-        that ``a`` or ``b`` requires grad. The recorded path of add, sub, mul, div."""
-        node = _BinaryNode(cls, a, b, a._requires_grad, b._requires_grad)
-        out = cls.forward(node, a, b)
-        out._requires_grad = True
-        out.grad_fn = node
-        return out
 
     @classmethod
     def apply(cls, *args, **kwargs):

@@ -1,0 +1,246 @@
+"""The tensor object (csrc/autograd/tensor_object.h) and the ops recorded in C++
+(csrc/autograd/arithmetic.h): lucid.Tensor is the C type's Python subclass, the
+autograd state lives in its C fields, grad mode is a C++ per-thread flag, and
++ - * / record ArithNodes whose first-order backward runs in C++. Checked on
+both streams against numpy written here and values worked out by hand."""
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid import _C
+
+DEVICES = ["cpu", "gpu"]
+
+
+def leaf(values, device, dtype=lucid.float32):
+    return lucid.tensor(values, dtype=dtype, device=device, requires_grad=True)
+
+
+# ----- the object ------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_results_of_C_are_lucid_tensors_with_fresh_autograd_state(device):
+    x = lucid.tensor([1.0, 2.0], device=device)
+    y = _C.add(x, x)  # a raw kernel call
+    assert type(y) is lucid.Tensor and isinstance(y, _C.TensorBase)
+    assert (y.requires_grad, y.grad, y.grad_fn, y.is_leaf) == (False, None, None, True)
+    assert y.tolist() == [2.0, 4.0] and y.dtype is lucid.float32 and y.device == device
+    assert x._impl is x  # kept for the code that passes x._impl to _C
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensor_of_a_tensor_aliases_memory_without_history(device):
+    x = leaf([1.0, 2.0], device)
+    y = x * 2
+    alias = lucid.Tensor(y)
+    assert alias is not y and alias.grad_fn is None and not alias.requires_grad
+    assert alias._same_handle(y)
+    if device == "cpu":
+        assert alias.data_ptr() == y.data_ptr()
+    with pytest.raises(TypeError, match="wraps an engine tensor"):
+        lucid.Tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="only floating-point tensors can require grad, got lucid.int64"):
+        lucid.Tensor(lucid.tensor([1, 2], device=device), requires_grad=True)
+
+
+def test_rebinding_impl_keeps_the_autograd_identity():
+    x = leaf([1.0, 2.0], "cpu")
+    x.grad = lucid.tensor([5.0, 5.0])
+    x.data = lucid.tensor([7.0, 8.0, 9.0])  # x._impl = ...: another engine tensor, any shape
+    assert x.tolist() == [7.0, 8.0, 9.0] and x.requires_grad and x.grad.tolist() == [5.0, 5.0]
+    with pytest.raises(TypeError, match="_impl: expected a tensor"):
+        x._impl = [1.0]
+
+
+def test_flags_fields_and_weak_references():
+    x = lucid.ones(3)
+    x._requires_grad = 1  # the plain flag stores truthiness
+    assert x.requires_grad is True
+    x.requires_grad = False
+    x._retain_grad = True
+    assert x._retain_grad is True and x._output_nr == 0
+    r = weakref.ref(x)
+    assert r() is x
+    del x
+    gc.collect()
+    assert r() is None
+
+
+def test_a_cycle_through_grad_fn_is_collected():
+    # y's node saves y's inputs; y.grad_fn -> node -> saved x; x.grad -> y: a cycle
+    x = leaf([1.0, 2.0], "cpu")
+    y = x * x
+    x.grad = y
+    r = weakref.ref(y.grad_fn)
+    del x, y
+    gc.collect()
+    assert r() is None
+
+
+def test_subclasses_keep_a_dict_and_the_base_layout():
+    p = lucid.nn.Parameter(lucid.ones(2))
+    p.note = "kept"  # Parameter adds a __dict__
+    assert p.note == "kept" and p.requires_grad and type(p * 1) is lucid.Tensor
+    with pytest.raises(AttributeError):
+        lucid.ones(2).note = 1  # plain tensors have no __dict__ (__slots__ = ())
+    with pytest.raises(TypeError, match="subclass of TensorBase"):
+        _C._register_tensor_class(lucid.nn.Parameter, {}, {})
+
+
+def test_item_numel_and_layout_methods_are_C_methods():
+    x = lucid.arange(6, dtype=lucid.float32).reshape(2, 3)
+    assert x.numel() == 6 and x[1, 2].item() == 5.0 and x.is_contiguous()
+    t = x.t()
+    assert not t.is_contiguous() and t.stride() == (1, 3) and t.storage_offset() == 0
+    with pytest.raises(ValueError, match=r"item\(\): expected a tensor with one element, got shape \(2, 3\)"):
+        x.item()
+
+
+# ----- grad mode is a C++ flag per thread ---------------------------------------------
+
+def test_grad_mode_is_per_thread_and_on_by_default():
+    seen = []
+    with lucid.no_grad():
+        assert not lucid.is_grad_enabled()
+        t = threading.Thread(target=lambda: seen.append(_C.is_grad_enabled()))
+        t.start()
+        t.join()
+    assert seen == [True] and lucid.is_grad_enabled()
+    assert _C.set_grad_enabled(False) is True  # returns the previous mode
+    assert _C.set_grad_enabled(True) is False
+
+
+# ----- + - * / recorded in C++ ---------------------------------------------------------
+
+def _np(t):
+    return t.detach().to("cpu").numpy().astype(np.float64)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_arithmetic_gradients_with_broadcasting_match_hand_formulas(device):
+    a0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b0 = np.array([0.5, -2.0, 4.0])
+    a, b = leaf(a0, device), leaf(b0, device)
+    y = (a * b + a / b - b) / 2.0 - 3.0 * a
+    assert y.grad_fn.name() == "SubBackward"
+    y.sum().backward()
+    # dy/da = (b + 1/b)/2 - 3 ; dy/db = sum over rows of (a - a/b^2 - 1)/2
+    np.testing.assert_allclose(_np(a.grad), np.broadcast_to((b0 + 1 / b0) / 2 - 3, a0.shape), rtol=1e-6)
+    np.testing.assert_allclose(_np(b.grad), ((a0 - a0 / b0 ** 2 - 1) / 2).sum(0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scalars_on_either_side_and_integer_tensors(device):
+    x = leaf([1.0, 4.0], device)
+    y = 1.0 - x + 2 * x - x / 4 + 8 / x
+    y.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [-1 + 2 - 0.25 - 8 / 1.0, -1 + 2 - 0.25 - 8 / 16.0], rtol=1e-6)
+    i = lucid.tensor([3, 4], device=device)
+    assert (i + 1).dtype is lucid.int64 and (i / 2).tolist() == [1.5, 2.0] and (i * 0.5).dtype is lucid.float32
+    z = x * i  # int64 operand: float result, gradient only to x
+    assert z.grad_fn.name() == "MulBackward" and z.grad_fn.inputs[1] is None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mixed_dtypes_cast_each_gradient_to_its_input(device):
+    h = leaf([1.0, 2.0], device, lucid.float16)
+    f = leaf([3.0, 4.0], device)
+    (h * f).sum().backward()
+    assert h.grad.dtype is lucid.float16 and f.grad.dtype is lucid.float32
+    assert h.grad.tolist() == [3.0, 4.0] and f.grad.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_node_is_its_own_ctx_and_reports_what_python_formulas_read(device):
+    a, b = leaf([1.0, 2.0], device), leaf([[3.0], [4.0]], device)
+    y = a * b
+    node = y.grad_fn
+    assert type(node) is _C.ArithNode and repr(node) == "<MulBackward>" and node.ctx is node
+    assert node.function.__name__ == "_Mul" and node.num_outputs == 1 and node.needs_input_grad == (True, True)
+    assert node.inputs == (a, b) and node.edges == ((None, 0), (None, 0))
+    assert node.meta == ((2,), lucid.float32, (2, 1), lucid.float32)
+    assert node.saved_tensors == (a, b)
+    assert (a + a).grad_fn.meta is None and (a + a).grad_fn.saved_tensors == ()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_writes_to_saved_operands_raise(device):
+    a, b = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    c = b * 1  # a non-leaf that we may write in place
+    y = a * c
+    with lucid.no_grad():
+        c.add_(1.0)
+    with pytest.raises(RuntimeError, match="saved tensor 1 of shape \\(2,\\) is at version 1; expected version 0"):
+        y.sum().backward()
+    # mul saves only what the other gradient reads: y2 = c * 2.0 needs nothing of c
+    y2 = c * 2.0
+    with lucid.no_grad():
+        c.mul_(3.0)
+    y2.sum().backward()
+    assert b.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_freed_graph_raises_on_a_second_pass(device):
+    a = leaf([1.0, 2.0], device)
+    y = (a * a).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert a.grad.tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="graph was already freed"):
+        y.backward()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_create_graph_runs_the_recorded_formulas(device):
+    x = leaf([1.0, 3.0], device)
+    y = (x * x * x) / (x + 1.0)  # x^3 / (x + 1)
+    (g,) = lucid.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = lucid.autograd.grad(g.sum(), x)
+    x0 = np.array([1.0, 3.0])
+    # y' = (2x^3 + 3x^2)/(x+1)^2 ; y'' = (2x^3 + 6x^2 + 6x)/(x+1)^3
+    np.testing.assert_allclose(_np(g), (2 * x0 ** 3 + 3 * x0 ** 2) / (x0 + 1) ** 2, rtol=1e-5)
+    np.testing.assert_allclose(_np(h), (2 * x0 ** 3 + 6 * x0 ** 2 + 6 * x0) / (x0 + 1) ** 3, rtol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hooks_and_retain_grad_on_arith_outputs(device):
+    x = leaf([1.0, 2.0], device)
+    y = x * 3.0
+    y.retain_grad()
+    y.register_hook(lambda g: g * 10)
+    (y + y).sum().backward()
+    assert y.grad.tolist() == [2.0, 2.0] and x.grad.tolist() == [60.0, 60.0]
+
+
+def test_no_grad_and_requires_grad_false_record_nothing():
+    x = leaf([1.0], "cpu")
+    with lucid.no_grad():
+        assert (x * 2).grad_fn is None and not (x + x).requires_grad
+    assert (lucid.ones(1) - lucid.ones(1)).grad_fn is None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_operands_raise_the_same_errors_on_both_streams(device):
+    x = lucid.ones(2, device=device)
+    with pytest.raises(TypeError, match="argument 'other' must be a tensor or a number, got str"):
+        x + "a"
+    with pytest.raises(ValueError, match="broadcast"):
+        x * lucid.ones(3, device=device)
+    with pytest.raises(TypeError, match="expected 2 arguments"):
+        _C.autograd_add(x)
+    with pytest.raises(TypeError, match="expected at least one tensor argument"):
+        lucid.add(1.0, 2.0)
+    assert ([1.0, 2.0] + x).tolist() == [2.0, 3.0] and (np.float32(2) * x).tolist() == [2.0, 2.0]
+
+
+def test_lazy_placeholders_raise_instead_of_crashing():
+    m = lucid.nn.LazyLinear(2)
+    for fn in (lambda: m.weight + 1, lambda: 2.0 * m.weight, lambda: m.weight.numel(), lambda: _C.add(m.weight, m.weight),
+               lambda: lucid.Tensor(m.weight).shape):
+        with pytest.raises(ValueError, match="UninitializedParameter|no shape or values yet"):
+            fn()
