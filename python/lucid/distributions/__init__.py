@@ -15,7 +15,14 @@ from .gamma_family import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
+from . import transforms
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
+                         SigmoidTransform, SoftmaxTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "Bernoulli",
            "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Gamma", "Chi2", "Beta", "Dirichlet",
-           "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints"]
+           "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints",
+           "TransformedDistribution", "transforms", "Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
+           "SigmoidTransform", "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform",
+           "identity_transform"]
