@@ -8,6 +8,7 @@ in docs/guide.md for what exists and how it differs from PyTorch).
 0.5
 """
 from . import constraints
+from .binomial import Binomial, Multinomial
 from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
@@ -15,6 +16,7 @@ from .gamma_family import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
+from .student_t import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
@@ -25,4 +27,4 @@ __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Lap
            "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints",
            "TransformedDistribution", "transforms", "Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
            "SigmoidTransform", "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform",
-           "identity_transform"]
+           "identity_transform", "StudentT", "Binomial", "Multinomial"]
