@@ -95,6 +95,11 @@ def test_lognormal_is_exp_of_normal(device):
     b = to_np(td.sample((5,)))
     np.testing.assert_array_equal(a, b)
     assert td.support is T.ExpTransform.codomain and td.has_rsample
+    # as PyTorch, LogNormal is itself the TransformedDistribution of its Normal by exp
+    assert isinstance(ln, D.TransformedDistribution) and ln.transforms == [T.ExpTransform()]
+    assert isinstance(ln.base_dist, D.Normal)
+    other = D.TransformedDistribution(D.Normal(T32([0.0, 1.0], device), T32([1.0, 0.5], device)), T.ExpTransform())
+    close(D.kl_divergence(ln, other), to_np(D.kl_divergence(D.Normal(loc, scale), other.base_dist)), rtol=1e-6)
 
 
 def test_rsample_gradient_from_the_same_draws(device):
