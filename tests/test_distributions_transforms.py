@@ -216,3 +216,17 @@ def test_validation_and_bad_arguments(device):
         T.ExpTransform()([1.0, 2.0])
     with pytest.raises(TypeError, match="'y'"):
         T.ExpTransform().inv(2.0)
+
+
+def test_elementwise_transform_of_a_vector_distribution(device):
+    # exp of a diagonal MultivariateNormal is a vector of independent LogNormals
+    mvn = D.MultivariateNormal(T32([0.0, 1.0], device), scale_tril=T32([[1.0, 0.0], [0.0, 2.0]], device))
+    td = D.TransformedDistribution(mvn, T.ExpTransform())
+    assert tuple(td.batch_shape) == () and tuple(td.event_shape) == (2,)
+    v = T32([[0.5, 2.0], [1.5, 0.3]], device)
+    want = D.Independent(D.LogNormal(T32([0.0, 1.0], device), T32([1.0, 2.0], device)), 1).log_prob(v)
+    close(td.log_prob(v), to_np(want), rtol=1e-6, atol=1e-6)
+    assert td.support.event_dim == 1
+    with pytest.raises(ValueError, match="'value'"):
+        td.log_prob(T32([0.5, -2.0], device))
+    assert tuple(td.expand((3,)).sample((2,)).shape) == (2, 3, 2)
