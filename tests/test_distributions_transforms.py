@@ -230,3 +230,76 @@ def test_elementwise_transform_of_a_vector_distribution(device):
     with pytest.raises(ValueError, match="'value'"):
         td.log_prob(T32([0.5, -2.0], device))
     assert tuple(td.expand((3,)).sample((2,)).shape) == (2, 3, 2)
+
+
+def test_biject_to_and_transform_to(device):
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal((4, 3)) * 3
+    c = D.constraints
+    cases = [c.real, c.positive, c.nonnegative, c.greater_than(2.0), c.unit_interval, c.interval(-1.0, 3.0),
+             c.half_open_interval(0.5, 1.5), c.real_vector, c.independent(c.positive, 1)]
+    for con in cases:
+        for registry in (D.biject_to, D.transform_to):
+            t = registry(con)
+            y = t(T32(u, device))
+            assert bool(lucid.all(con.check(y)).item()), (con, registry)
+            close(t.inv(y), u, rtol=1e-4, atol=1e-4)
+    for con, inner in ((c.simplex, u[:, :2]),):
+        y = D.biject_to(con)(T32(inner, device))
+        assert tuple(y.shape) == (4, 3) and bool(lucid.all(con.check(y)).item())
+        close(D.biject_to(con).inv(y), inner, rtol=1e-4, atol=1e-4)
+        assert bool(lucid.all(con.check(D.transform_to(con)(T32(u, device)))).item())
+    m = D.transform_to(c.lower_cholesky)(T32(rng.standard_normal((2, 3, 3)), device))
+    assert bool(lucid.all(c.lower_cholesky.check(m)).item())
+    # y = -1 + 4 sigmoid(u): dy/du = 4 s (1 - s)
+    ug = T32([0.3, -1.5], device, grad=True)
+    D.biject_to(c.interval(-1.0, 3.0))(ug).sum().backward()
+    s = 1 / (1 + np.exp(-np.array([0.3, -1.5])))
+    close(ug.grad, 4 * s * (1 - s), rtol=1e-5, atol=1e-7)
+
+
+def test_constraint_registry_errors_and_register():
+    c = D.constraints
+    with pytest.raises(NotImplementedError, match="discrete"):
+        D.biject_to(c.boolean)
+    with pytest.raises(NotImplementedError, match="no transform"):
+        D.biject_to(c.lower_cholesky)  # no bijection onto it (as PyTorch); transform_to has one
+    with pytest.raises(TypeError, match="'constraint'"):
+        D.biject_to("positive")
+    with pytest.raises(TypeError, match="'constraint'"):
+        D.transform_to.register(int)
+    from lucid.distributions.constraint_registry import ConstraintRegistry
+
+    class _Odd(c.Constraint):
+        pass
+
+    reg = ConstraintRegistry("mine")
+
+    @reg.register(_Odd)
+    def _factory(con):
+        return T.ExpTransform()
+
+    assert reg(_Odd()) == T.ExpTransform()
+
+
+def test_structured_transform_bad_arguments(device):
+    with pytest.raises(TypeError, match="'base_transform'"):
+        T.IndependentTransform("exp", 1)
+    with pytest.raises(ValueError, match="'reinterpreted_batch_ndims'"):
+        T.IndependentTransform(T.ExpTransform(), -1)
+    with pytest.raises(ValueError, match="'x'"):
+        T.IndependentTransform(T.ExpTransform(), 2)(T32([1.0], device))
+    with pytest.raises(ValueError, match="'x'"):
+        T.LowerCholeskyTransform()(T32([[1.0, 2.0, 3.0]], device))
+    with pytest.raises(ValueError, match="'x'"):
+        T.StickBreakingTransform()(T32(1.0, device))
+    with pytest.raises(NotImplementedError, match="sign"):
+        T.StickBreakingTransform().sign
+    assert T.StickBreakingTransform().forward_shape((5, 2)) == (5, 3)
+    assert T.StickBreakingTransform().inv.forward_shape((5, 3)) == (5, 2)
+    # a Dirichlet-like distribution on the simplex from a Normal on R^(K-1): shapes follow forward_shape
+    d = D.TransformedDistribution(D.Normal(T32([0.0, 0.0], device), T32([1.0, 1.0], device)),
+                                  T.StickBreakingTransform())
+    assert tuple(d.event_shape) == (3,) and tuple(d.batch_shape) == ()
+    s = d.sample((4,))
+    assert tuple(s.shape) == (4, 3) and tuple(d.log_prob(s).shape) == (4,)

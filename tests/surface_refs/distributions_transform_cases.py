@@ -27,13 +27,23 @@ def transforms(D, tensor):
         "compose_event1": (T.ComposeTransform([T.AffineTransform(tensor(LOC3), tensor(SCALE23), event_dim=1),
                                                T.ExpTransform()]), X2),
         "compose_sigmoid_affine": (T.ComposeTransform([T.SigmoidTransform(), T.AffineTransform(-1.0, 2.0)]), X),
+        "softplus": (T.SoftplusTransform(), X),
+        "stick_breaking": (T.StickBreakingTransform(), X2),
+        "independent_exp": (T.IndependentTransform(T.ExpTransform(), 1), X2),
+        "biject_interval": (D.biject_to(D.constraints.interval(-1.0, 3.0)), X),
+        "biject_greater_than": (D.biject_to(D.constraints.greater_than(2.0)), X),
+        "biject_unit_interval": (D.biject_to(D.constraints.unit_interval), X),
+        "biject_simplex": (D.biject_to(D.constraints.simplex), X2),
+        "biject_positive_vector": (D.biject_to(D.constraints.independent(D.constraints.positive, 1)), X2),
     }
 
 
 def maps_only(D, tensor):
     """name -> (transform, x): no log-det (not injective); y and t.inv(y) are checked."""
     T = D.transforms
-    return {"abs": (T.AbsTransform(), X), "softmax": (T.SoftmaxTransform(), X2)}
+    return {"abs": (T.AbsTransform(), X), "softmax": (T.SoftmaxTransform(), X2),
+            "lower_cholesky": (T.LowerCholeskyTransform(), [[[0.5, 9.0], [2.0, -1.0]], [[-0.3, 0.0], [1.5, 0.2]]]),
+            "transform_to_simplex": (D.transform_to(D.constraints.simplex), X2)}
 
 
 def transformed(D, tensor):
@@ -54,6 +64,10 @@ def transformed(D, tensor):
                                                   [T.AffineTransform(0.0, tensor([2.0, -1.0, 0.5]), event_dim=1),
                                                    T.ExpTransform()]),
                         [[0.5, 3.0, 1.2], [2.0, 0.1, 0.9]], False),
+        "stick_breaking": (D.TransformedDistribution(normal(), T.StickBreakingTransform()),
+                           [[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], False),
+        "softplus_power": (D.TransformedDistribution(normal(), [T.SoftplusTransform(), T.PowerTransform(1.5)]),
+                           [[0.5, 3.0], [2.0, 0.1]], True),
     }
 
 

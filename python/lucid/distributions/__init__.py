@@ -19,12 +19,15 @@ from .multivariate_normal import MultivariateNormal
 from .student_t import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
-                         SigmoidTransform, SoftmaxTransform, TanhTransform, Transform, identity_transform)
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+                         LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from .constraint_registry import biject_to, transform_to
 
 __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "Bernoulli",
            "Categorical", "OneHotCategorical", "Geometric", "Poisson", "Gamma", "Chi2", "Beta", "Dirichlet",
            "Independent", "MultivariateNormal", "kl_divergence", "register_kl", "constraints",
            "TransformedDistribution", "transforms", "Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
            "SigmoidTransform", "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform",
-           "identity_transform", "StudentT", "Binomial", "Multinomial"]
+           "SoftplusTransform", "IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform",
+           "identity_transform", "biject_to", "transform_to", "StudentT", "Binomial", "Multinomial"]

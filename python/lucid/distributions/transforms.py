@@ -31,7 +31,8 @@ from . import constraints
 from .utils import sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform",
-           "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform", "identity_transform"]
+           "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform", "SoftplusTransform",
+           "IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform", "identity_transform"]
 
 
 def _cache_size(cache_size, name):
@@ -518,6 +519,30 @@ class PowerTransform(Transform):
         return f"PowerTransform(exponent={self.exponent!r})"
 
 
+class SoftplusTransform(Transform):
+    """y = softplus(x) = log(1 + exp(x)); inverse y + log(-expm1(-y));
+    log |dy/dx| = log sigmoid(x) = -softplus(-x)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return y + lucid.log(-lucid.expm1(-y))
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
 class AbsTransform(Transform):
     """y = |x|. Not injective: ``inv(y)`` returns y (the non-negative
     preimage) and there is no log-det, as PyTorch."""
@@ -535,3 +560,7 @@ class AbsTransform(Transform):
 
     def _inverse(self, y):
         return y
+
+
+# the transforms over vectors and matrices live in their own file; imported last, as they subclass Transform
+from .transforms_structured import IndependentTransform, LowerCholeskyTransform, StickBreakingTransform  # noqa: E402
