@@ -19,6 +19,7 @@ from .multivariate_normal import MultivariateNormal
 from .student_t import StudentT
 from . import transforms
 from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, HalfCauchy, HalfNormal
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
                          LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
                          StickBreakingTransform, TanhTransform, Transform, identity_transform)
@@ -30,4 +31,5 @@ __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Lap
            "TransformedDistribution", "transforms", "Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
            "SigmoidTransform", "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform",
            "SoftplusTransform", "IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform",
-           "identity_transform", "biject_to", "transform_to", "StudentT", "Binomial", "Multinomial"]
+           "identity_transform", "biject_to", "transform_to", "StudentT", "Binomial", "Multinomial",
+           "Gumbel", "HalfNormal", "HalfCauchy"]

@@ -20,6 +20,7 @@ from .gamma_family import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, kl_mvn_mvn
 from .transformed_distribution import TransformedDistribution
+from .transformed_families import _EULER, Gumbel, HalfNormal
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -210,11 +211,28 @@ def _kl_binomial_binomial(p, q):
 
 @register_kl(TransformedDistribution, TransformedDistribution)
 def _kl_transformed_transformed(p, q):
-    # KL is invariant under a shared bijection, so equal transforms reduce it to the bases'
+    # KL is invariant under a shared bijection, so equal transforms reduce it to the bases'; not under a
+    # map that merges points (|x| of Normal(1, 1) and of Normal(-1, 1) are one law), so those are refused
     if p.transforms != q.transforms:
         raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): the two have "
                                   "different transforms")
+    if not all(t.bijective for t in p.transforms):
+        raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): a transform is "
+                                  "not bijective, so the KL of the bases does not carry over")
     if p._event_shape != q._event_shape:
         raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): the two have "
                                   f"different event shapes ({p._event_shape} and {q._event_shape})")
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)  # both folded at their common centre 0
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    # x = loc_p + scale_p G, G standard Gumbel: E[G] = euler, E[exp(-a G)] = Gamma(1 + a)
+    r = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return lucid.log(q.scale / p.scale) + shift + r * _EULER + lucid.exp(-shift + lucid.lgamma(1 + r)) - (1 + _EULER)
