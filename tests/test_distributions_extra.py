@@ -348,3 +348,89 @@ def test_transformed_families_kl_and_bad_arguments(device):
             cls(T32([1.0], device)).log_prob(T32([-0.5], device))
         lp = cls(T32([1.0], device), validate_args=False).log_prob(T32([-0.5], device))
         assert np.isneginf(to_np(lp)).all()
+
+
+# ----- MixtureSameFamily ------------------------------------------------------------------
+
+W = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+M = np.array([[-1.0, 0.0, 2.0], [1.0, 3.0, -2.0]])
+S = np.array([[0.5, 1.0, 2.0], [1.0, 0.3, 0.8]])
+
+
+def _gmm(device):
+    return D.MixtureSameFamily(D.Categorical(probs=T32(W, device)), D.Normal(T32(M, device), T32(S, device)))
+
+
+def test_mixture_against_scipy(device):
+    d = _gmm(device)
+    assert tuple(d.batch_shape) == (2,) and tuple(d.event_shape) == ()
+    x = np.array([[0.3], [1.7], [-2.0]])
+    comp = stats.norm(M, S)
+    close(d.log_prob(T32(x, device)), np.log((W * comp.pdf(x[..., None])).sum(-1)), rtol=1e-5, atol=1e-5)
+    close(d.cdf(T32(x, device)), (W * comp.cdf(x[..., None])).sum(-1), rtol=1e-5, atol=1e-6)
+    mean = (W * M).sum(-1)
+    close(d.mean, mean, rtol=1e-6, atol=1e-6)
+    close(d.variance, (W * (S ** 2 + M ** 2)).sum(-1) - mean ** 2, rtol=1e-5)
+    # vector components: Independent Normals over 2 dims
+    mv = D.MixtureSameFamily(D.Categorical(probs=T32([0.3, 0.7], device)),
+                             D.Independent(D.Normal(T32([[0.0, 1.0], [2.0, -1.0]], device),
+                                                    T32([[1.0, 1.0], [0.5, 2.0]], device)), 1))
+    assert tuple(mv.batch_shape) == () and tuple(mv.event_shape) == (2,)
+    v = np.array([[0.5, 0.5], [2.0, -3.0]])
+    dens = 0.3 * stats.norm([0.0, 1.0], 1.0).pdf(v).prod(-1) + 0.7 * stats.norm([2.0, -1.0], [0.5, 2.0]).pdf(v).prod(-1)
+    close(mv.log_prob(T32(v, device)), np.log(dens), rtol=1e-5, atol=1e-5)
+    close(mv.mean, [1.4, -0.4], rtol=1e-6)
+    close(mv.variance, [0.3 * 1 + 0.7 * 0.25 + 0.3 * 1.4 ** 2 + 0.7 * 0.6 ** 2,
+                        0.3 * 1 + 0.7 * 4 + 0.3 * 1.4 ** 2 + 0.7 * 0.6 ** 2], rtol=1e-5)
+    assert tuple(mv.expand((4,)).sample((2,)).shape) == (2, 4, 2)
+
+
+def test_mixture_sample_moments(device):
+    lucid.manual_seed(31)
+    x = to_np(_gmm(device).sample((N,))).astype(np.float64)
+    mean = (W * M).sum(-1)
+    var = (W * (S ** 2 + M ** 2)).sum(-1) - mean ** 2
+    assert x.shape == (N, 2)
+    assert np.all(np.abs(x.mean(0) - mean) < 5 * np.sqrt(var / N))
+    m4 = ((x - x.mean(0)) ** 4).mean(0)
+    assert np.all(np.abs(x.var(0) - var) < 5 * np.sqrt((m4 - var ** 2) / N))
+    out = []
+    for dev in ("cpu", "gpu"):
+        lucid.manual_seed(3)
+        out.append(to_np(_gmm(dev).sample((5,))))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-6, atol=1e-7)
+
+
+def test_mixture_gradients(device):
+    # log p(x) = logsumexp_k(log w_k + log N(x; m_k, s_k)); responsibilities r_k = w_k N_k / p:
+    # d/dm_k = r_k (x - m_k) / s_k^2; d/dlogit_k = r_k - w_k
+    l0 = np.array([0.3, -0.5, 1.0])
+    m0, s0, x0 = np.array([-1.0, 0.0, 2.0]), np.array([0.5, 1.0, 2.0]), 0.7
+    lg, mg = T32(l0, device, True), T32(m0, device, True)
+    d = D.MixtureSameFamily(D.Categorical(logits=lg), D.Normal(mg, T32(s0, device)))
+    d.log_prob(T32(x0, device)).backward()
+    w = np.exp(l0) / np.exp(l0).sum()
+    r = w * stats.norm(m0, s0).pdf(x0)
+    r = r / r.sum()
+    close(mg.grad, r * (x0 - m0) / s0 ** 2, rtol=1e-5, atol=1e-6)
+    close(lg.grad, r - w, rtol=1e-5, atol=1e-6)
+
+
+def test_mixture_bad_arguments(device):
+    comp = D.Normal(T32([0.0, 1.0], device), T32([1.0, 1.0], device))
+    with pytest.raises(TypeError, match="'mixture_distribution'"):
+        D.MixtureSameFamily(D.Bernoulli(probs=T32([0.5], device)), comp)
+    with pytest.raises(TypeError, match="'component_distribution'"):
+        D.MixtureSameFamily(D.Categorical(probs=T32([0.5, 0.5], device)), "normal")
+    with pytest.raises(ValueError, match="'component_distribution'"):
+        D.MixtureSameFamily(D.Categorical(probs=T32([0.2, 0.3, 0.5], device)), comp)
+    with pytest.raises(ValueError, match="'component_distribution'"):
+        D.MixtureSameFamily(D.Categorical(probs=T32([1.0], device)), D.Normal(0.0, 1.0))
+    with pytest.raises(ValueError, match="broadcast"):
+        D.MixtureSameFamily(D.Categorical(probs=T32(np.full((3, 2), 0.5), device)), comp)
+    d = D.MixtureSameFamily(D.Categorical(probs=T32([0.5, 0.5], device)), D.Exponential(T32([1.0, 2.0], device)))
+    with pytest.raises(ValueError, match="'value'"):
+        d.log_prob(T32([-1.0], device))
+    assert not d.has_rsample
+    with pytest.raises(NotImplementedError, match="MixtureSameFamily"):
+        d.rsample()

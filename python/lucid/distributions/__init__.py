@@ -15,6 +15,7 @@ from .distribution import Distribution
 from .gamma_family import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .student_t import StudentT
 from . import transforms
@@ -32,4 +33,4 @@ __all__ = ["Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Lap
            "SigmoidTransform", "TanhTransform", "SoftmaxTransform", "PowerTransform", "AbsTransform",
            "SoftplusTransform", "IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform",
            "identity_transform", "biject_to", "transform_to", "StudentT", "Binomial", "Multinomial",
-           "Gumbel", "HalfNormal", "HalfCauchy"]
+           "Gumbel", "HalfNormal", "HalfCauchy", "MixtureSameFamily"]
