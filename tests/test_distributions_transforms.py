@@ -169,6 +169,8 @@ def test_sign_and_event_dim(device):
             t.sign
     assert T.SoftmaxTransform().event_dim == 1 and T.ExpTransform().event_dim == 0
     assert T.AffineTransform(0.0, 1.0, event_dim=2).event_dim == 2
+    x = T32([1.0, 2.0], device)
+    assert np.isneginf(to_np(T.AffineTransform(1.0, 0.0).log_abs_det_jacobian(x, x))).all()  # a collapse
     d = D.TransformedDistribution(D.Normal(T32([0.0], device), T32([1.0], device)), T.AbsTransform())
     with pytest.raises(NotImplementedError, match="AbsTransform"):
         d.cdf(T32([0.5], device))

@@ -368,7 +368,8 @@ class AffineTransform(Transform):
         # log |scale| for every element of x (scale broadcast against it), then summed over the event dims:
         # each coordinate of a point contributes its own factor to the determinant
         if isinstance(self.scale, float):
-            value = lucid.full(tuple(x.shape), math.log(abs(self.scale)), dtype=x.dtype, device=x.device)
+            log_scale = math.log(abs(self.scale)) if self.scale != 0 else float("-inf")
+            value = lucid.full(tuple(x.shape), log_scale, dtype=x.dtype, device=x.device)
         else:
             value = lucid.log(self.scale.abs())
             shape = lucid.broadcast_shapes(tuple(value.shape), tuple(x.shape))
