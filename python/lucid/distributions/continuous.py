@@ -12,6 +12,8 @@ import math
 import lucid
 from . import constraints
 from .distribution import Distribution
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
 from .utils import broadcast_all, host_draw
 
 __all__ = ["Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy"]
@@ -94,30 +96,28 @@ class Normal(_LocScale):
         return self.scale ** 2
 
 
-class LogNormal(_LocScale):
+class LogNormal(TransformedDistribution):
     """LogNormal(loc, scale): exp of a Normal(loc, scale) variable (``loc`` and
-    ``scale`` are the mean and standard deviation of its log)."""
+    ``scale`` are the mean and standard deviation of its log); as PyTorch, a
+    TransformedDistribution of ``base_dist`` (that Normal) by ``ExpTransform``.
+    Entropy and moments are closed forms."""
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        loc, scale = broadcast_all(loc, scale, fn="LogNormal")
+        # the parameters are checked here, under this class's name, so the base skips it
+        super().__init__(Normal(loc, scale, validate_args=False), ExpTransform(), validate_args=validate_args)
 
     @property
-    def base_dist(self):
-        return Normal(self.loc, self.scale, validate_args=False)
+    def loc(self):
+        return self.base_dist.loc
 
-    def rsample(self, sample_shape=()):
-        return lucid.exp(self.base_dist.rsample(sample_shape))
-
-    def log_prob(self, value):
-        value = self._as_value(value, "log_prob")
-        log_v = lucid.log(value)
-        return self.base_dist.log_prob(log_v) - log_v
-
-    def cdf(self, value):
-        value = self._as_value(value, "cdf")
-        return self.base_dist.cdf(lucid.log(value))
-
-    def icdf(self, value):
-        return lucid.exp(self.base_dist.icdf(self._prob(value, "icdf")))
+    @property
+    def scale(self):
+        return self.base_dist.scale
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
@@ -134,6 +134,11 @@ class LogNormal(_LocScale):
     def variance(self):
         s2 = self.scale ** 2
         return lucid.expm1(s2) * lucid.exp(2 * self.loc + s2)
+
+    def __repr__(self):
+        parts = [f"{n}: {v.item() if v.numel() == 1 else 'Size(' + str(list(v.shape)) + ')'}"
+                 for n, v in (("loc", self.loc), ("scale", self.scale))]
+        return f"LogNormal({', '.join(parts)})"
 
 
 class Uniform(_Continuous):

@@ -12,12 +12,15 @@ from __future__ import annotations
 import warnings
 
 import lucid
+from .binomial import Binomial
 from .continuous import Exponential, Laplace, LogNormal, Normal, Uniform
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, kl_mvn_mvn
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import _EULER, Gumbel, HalfNormal
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -188,3 +191,48 @@ def _kl_independent_independent(p, q):
 
 
 register_kl(MultivariateNormal, MultivariateNormal)(kl_mvn_mvn)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # equal counts: n (p log(p / q) + (1 - p) log((1 - p) / (1 - q))), with 0 log 0 = 0 (xlogy), so p = 0 or 1
+    # is finite and a q of 0 or 1 under mass of p is inf; a p with more trials than q puts mass where q has
+    # none (inf); fewer trials has no closed form (as PyTorch)
+    with lucid.no_grad():
+        fewer = bool(lucid.any(p.total_count < q.total_count).item())
+    if fewer:
+        raise NotImplementedError("kl_divergence(Binomial, Binomial): no closed form where p.total_count < "
+                                  "q.total_count")
+    pp, qq = p.probs, q.probs
+    kl = p.total_count * (lucid.xlogy(pp, pp) - lucid.xlogy(pp, qq) + lucid.xlogy(1 - pp, 1 - pp)
+                          - lucid.xlogy(1 - pp, 1 - qq))
+    return _inf_where(p.total_count > q.total_count, kl)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # KL is invariant under a shared bijection, so equal transforms reduce it to the bases'; not under a
+    # map that merges points (|x| of Normal(1, 1) and of Normal(-1, 1) are one law), so those are refused
+    if p.transforms != q.transforms:
+        raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): the two have "
+                                  "different transforms")
+    if not all(t.bijective for t in p.transforms):
+        raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): a transform is "
+                                  "not bijective, so the KL of the bases does not carry over")
+    if p._event_shape != q._event_shape:
+        raise NotImplementedError("kl_divergence(TransformedDistribution, TransformedDistribution): the two have "
+                                  f"different event shapes ({p._event_shape} and {q._event_shape})")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)  # both folded at their common centre 0
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    # x = loc_p + scale_p G, G standard Gumbel: E[G] = euler, E[exp(-a G)] = Gamma(1 + a)
+    r = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return lucid.log(q.scale / p.scale) + shift + r * _EULER + lucid.exp(-shift + lucid.lgamma(1 + r)) - (1 + _EULER)
