@@ -135,7 +135,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy(): argument 'array' must be a numpy.ndarray, got {type(array).__name__}")
-    return Tensor(_C.from_numpy(array))
+    return _C.from_numpy(array)
 
 
 def _filled(size, value, dtype, device, requires_grad, fn):

@@ -97,7 +97,7 @@ def _parse(x, idx, fn):
 
             t = tensor(v % size, device=x.device)
         else:
-            t = wrap(_C.wrap_index(v._impl, size, axis, fn))
+            t = _C.wrap_index(v._impl, size, axis, fn)
         basic.append(slice(None))
         advanced.append((out_axis, t))
         positions.append(k)

@@ -92,7 +92,7 @@ def sum_to_shape(grad, shape: tuple):
     if not (grad._requires_grad and is_grad_enabled()):
         # Backward formulas run here with nothing to record: the two kernels directly.
         impl = _C.sum(grad._impl, dims, True, None) if dims else grad._impl
-        return Tensor(_C.reshape(impl, shape))
+        return _C.reshape(impl, shape)
     from . import reduction, shape as shape_ops
 
     if dims:

@@ -46,7 +46,7 @@ def to(x, dtype=None, device=None, copy=False):
 class _Clone(Function):
     @staticmethod
     def forward(ctx, x):
-        return wrap(_C.clone(x._impl))
+        return _C.clone(x._impl)
 
     @staticmethod
     def backward(ctx, g):

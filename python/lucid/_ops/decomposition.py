@@ -76,7 +76,7 @@ def _scale_matrices(c, m):
 class _Inv(Function):
     @staticmethod
     def forward(ctx, a):
-        out = wrap(_C.inv(a._impl))
+        out = _C.inv(a._impl)
         ctx.save_for_backward(out)
         return out
 
@@ -102,7 +102,7 @@ def inv(A):
     _tensor("linalg.inv", A)
     if records(A):
         return _Inv.apply(A)
-    return wrap(_C.inv(A._impl))
+    return _C.inv(A._impl)
 
 
 def inverse(input):
@@ -118,7 +118,7 @@ def _vector_case(a, b):
 class _Solve(Function):
     @staticmethod
     def forward(ctx, a, b, left):
-        x = wrap(_C.solve(a._impl, b._impl, left))
+        x = _C.solve(a._impl, b._impl, left)
         ctx.save_for_backward(a, x)
         ctx.left, ctx.vector, ctx.shapes = left, _vector_case(a, b), (tuple(a.shape), tuple(b.shape))
         return x
@@ -156,14 +156,14 @@ def solve(A, B, *, left=True):
     _bool("linalg.solve", left, "left")
     if records(A, B):
         return _Solve.apply(A, B, left)
-    return wrap(_C.solve(A._impl, B._impl, left))
+    return _C.solve(A._impl, B._impl, left)
 
 
 # ----- det / slogdet / logdet ------------------------------------------------------------------
 class _Det(Function):
     @staticmethod
     def forward(ctx, a):
-        d = wrap(_C.det(a._impl))
+        d = _C.det(a._impl)
         ctx.save_for_backward(a, d)
         return d
 
@@ -200,7 +200,7 @@ def det(A):
     _tensor("linalg.det", A)
     if records(A):
         return _Det.apply(A)
-    return wrap(_C.det(A._impl))
+    return _C.det(A._impl)
 
 
 class _Slogdet(Function):
@@ -257,7 +257,7 @@ def _phi(x):
 class _Cholesky(Function):
     @staticmethod
     def forward(ctx, a, upper):
-        out = wrap(_C.cholesky(a._impl, upper))
+        out = _C.cholesky(a._impl, upper)
         ctx.save_for_backward(out)
         ctx.upper = upper
         return out
@@ -289,7 +289,7 @@ def cholesky(A, upper=False):
     _bool("linalg.cholesky", upper, "upper")
     if records(A):
         return _Cholesky.apply(A, upper)
-    return wrap(_C.cholesky(A._impl, upper))
+    return _C.cholesky(A._impl, upper)
 
 
 # ----- eigh / eigvalsh -------------------------------------------------------------------------
@@ -370,7 +370,7 @@ def eigvalsh(A, UPLO="L"):
     _str("linalg.eigvalsh", UPLO, "UPLO")
     if records(A):
         return _Eigvalsh.apply(A, UPLO)
-    return wrap(_C.eigh(A._impl, UPLO, False))
+    return _C.eigh(A._impl, UPLO, False)
 
 
 # ----- svd / svdvals ---------------------------------------------------------------------------
@@ -541,7 +541,7 @@ def qr(A, mode="reduced"):
 class _SolveTriangular(Function):
     @staticmethod
     def forward(ctx, a, b, upper, left, unit):
-        x = wrap(_C.solve_triangular(a._impl, b._impl, upper, left, unit))
+        x = _C.solve_triangular(a._impl, b._impl, upper, left, unit)
         ctx.save_for_backward(a, x)
         ctx.args, ctx.shapes = (upper, left, unit), (tuple(a.shape), tuple(b.shape))
         return x
@@ -583,7 +583,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _bool(fn, unitriangular, "unitriangular")
     if records(A, B):
         return _SolveTriangular.apply(A, B, upper, left, unitriangular)
-    return wrap(_C.solve_triangular(A._impl, B._impl, upper, left, unitriangular))
+    return _C.solve_triangular(A._impl, B._impl, upper, left, unitriangular)
 
 
 # ----- LU: lu_factor, lu, lu_solve -------------------------------------------------------------

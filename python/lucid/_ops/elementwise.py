@@ -91,7 +91,7 @@ def _grad_for(g, like_shape, like_dtype):
 
 
 def _zeros_like(g):
-    return wrap(_C.full(g.shape, 0.0, g.dtype.name, g._device_name))
+    return _C.full(g.shape, 0.0, g.dtype.name, g._device_name)
 
 
 def _masked(mask, g):
@@ -120,7 +120,7 @@ class _Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.meta = binary_meta(a, b)
-        return Tensor(_C.add(a._impl, b._impl))
+        return _C.add(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -132,7 +132,7 @@ class _Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.meta = binary_meta(a, b)
-        return Tensor(_C.sub(a._impl, b._impl))
+        return _C.sub(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -148,7 +148,7 @@ class _Mul(Function):
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
         ctx.meta = binary_meta(a, b)
-        return Tensor(_C.mul(a._impl, b._impl))
+        return _C.mul(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -162,7 +162,7 @@ class _Div(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # a only for b's gradient
         ctx.meta = binary_meta(a, b)
-        return Tensor(_C.div(a._impl, b._impl))
+        return _C.div(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -188,7 +188,7 @@ class _Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         _check_integer_pow(a, b)
-        y = wrap(_C.pow(a._impl, b._impl))
+        y = _C.pow(a._impl, b._impl)
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -312,7 +312,7 @@ def pow(input, exponent):  # noqa: A001
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Pow.apply(a, b)
     _check_integer_pow(a, b)
-    return Tensor(_C.pow(a._impl, b._impl))
+    return _C.pow(a._impl, b._impl)
 
 
 def maximum(input, other):
@@ -325,7 +325,7 @@ def maximum(input, other):
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _MaxMin.apply(a, b, True)
-    return Tensor(_C.maximum(a._impl, b._impl))
+    return _C.maximum(a._impl, b._impl)
 
 
 def minimum(input, other):
@@ -338,7 +338,7 @@ def minimum(input, other):
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _MaxMin.apply(a, b, False)
-    return Tensor(_C.minimum(a._impl, b._impl))
+    return _C.minimum(a._impl, b._impl)
 
 
 # ----- division with rounding: //, %, fmod ----------------------------------------------
@@ -349,13 +349,13 @@ class _FloorDivide(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.meta = (a.shape, a.dtype, a._device_name, b.shape, b.dtype)
-        return wrap(_C.floor_divide(a._impl, b._impl))
+        return _C.floor_divide(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
         sa, da, dev, sb, db = ctx.meta
-        ga = wrap(_C.full(sa, 0.0, da.name, dev)) if ctx.needs_input_grad[0] else None
-        gb = wrap(_C.full(sb, 0.0, db.name, dev)) if ctx.needs_input_grad[1] else None
+        ga = _C.full(sa, 0.0, da.name, dev) if ctx.needs_input_grad[0] else None
+        gb = _C.full(sb, 0.0, db.name, dev) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -405,7 +405,7 @@ def floor_divide(input, other):
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _FloorDivide.apply(a, b)
-    return Tensor(_C.floor_divide(a._impl, b._impl))
+    return _C.floor_divide(a._impl, b._impl)
 
 
 def remainder(input, other):
@@ -424,7 +424,7 @@ def remainder(input, other):
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Remainder.apply(a, b, False)
-    return Tensor(_C.remainder(a._impl, b._impl))
+    return _C.remainder(a._impl, b._impl)
 
 
 def fmod(input, other):
@@ -440,7 +440,7 @@ def fmod(input, other):
     a, b = _binary_args(input, other)
     if (a._requires_grad or b._requires_grad) and is_grad_enabled():
         return _Remainder.apply(a, b, True)
-    return Tensor(_C.fmod(a._impl, b._impl))
+    return _C.fmod(a._impl, b._impl)
 
 
 # ----- unary ----------------------------------------------------------------------
@@ -652,7 +652,7 @@ class _Gelu(Function):
     def forward(ctx, x, approximate):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
-        return wrap(_C.gelu(x._impl, approximate))
+        return _C.gelu(x._impl, approximate)
 
     @staticmethod
     def backward(ctx, g):
@@ -732,7 +732,7 @@ def isnan(input):
     >>> lucid.isnan(lucid.tensor([1.0, float("nan")])).tolist()
     [False, True]
     """
-    return wrap(_C.isnan(_check_tensor("isnan", input)._impl))
+    return _C.isnan(_check_tensor("isnan", input)._impl)
 
 
 def isinf(input):
@@ -742,7 +742,7 @@ def isinf(input):
     >>> lucid.isinf(lucid.tensor([1.0, float("-inf")])).tolist()
     [False, True]
     """
-    return wrap(_C.isinf(_check_tensor("isinf", input)._impl))
+    return _C.isinf(_check_tensor("isinf", input)._impl)
 
 
 def isfinite(input):
@@ -752,7 +752,7 @@ def isfinite(input):
     >>> lucid.isfinite(lucid.tensor([1.0, float("inf")])).tolist()
     [True, False]
     """
-    return wrap(_C.isfinite(_check_tensor("isfinite", input)._impl))
+    return _C.isfinite(_check_tensor("isfinite", input)._impl)
 
 
 def logical_not(input):
@@ -762,7 +762,7 @@ def logical_not(input):
     >>> lucid.logical_not(lucid.tensor([0, 3])).tolist()
     [True, False]
     """
-    return wrap(_C.logical_not(_check_tensor("logical_not", input)._impl))
+    return _C.logical_not(_check_tensor("logical_not", input)._impl)
 
 
 def _comparison(name, doc):
@@ -840,7 +840,7 @@ class _Where(Function):
     def forward(ctx, cond, a, b):
         ctx.save_for_backward(cond)
         ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
-        return wrap(_C.where(cond._impl, a._impl, b._impl))
+        return _C.where(cond._impl, a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):

@@ -187,7 +187,7 @@ class _BasicIndex(Function):
         ctx.in_shape, ctx.plan = x.shape, plan
         ctx.dtype, ctx.device = x.dtype, x._device_name
         sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
-        return wrap(_C.reshape(sliced, plan.shape))
+        return _C.reshape(sliced, plan.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -310,17 +310,17 @@ class _SetItem(Function):
     def backward(ctx, g):
         p = ctx.plan
         if g._requires_grad and is_grad_enabled():  # create_graph: both gradients recorded (linear in g)
-            zero = wrap(_C.full((), 0.0, g.dtype.name, g._device_name))
+            zero = _C.full((), 0.0, g.dtype.name, g._device_name)
             gx = _SetItem.apply(g, zero, p) if ctx.needs_input_grad[0] else None
             gv = _BasicIndex.apply(g, p).reshape(p.lengths) if ctx.needs_input_grad[1] else None
             return gx, gv, None
         gx = gv = None
         if ctx.needs_input_grad[0]:
-            gx = wrap(_C.clone(g._impl))
+            gx = _C.clone(g._impl)
             zero = _C.full((), 0.0, g.dtype.name, g._device_name)
             _C.slice_assign(gx._impl, p.starts, p.steps, p.lengths, zero)
         if ctx.needs_input_grad[1]:
-            gv = wrap(_C.slice(g._impl, p.starts, p.steps, p.lengths))
+            gv = _C.slice(g._impl, p.starts, p.steps, p.lengths)
         return gx, gv, None
 
 
@@ -370,7 +370,7 @@ def _merge_advanced(x, plan, value):
         picked_shape = list(region.shape[:pos]) + [where.shape[0]] + list(region.shape[pos + k:])
         n = 1
     else:
-        where = wrap(_C.wrap_index(t.reshape(-1)._impl, region.shape[pos], pos, "setitem"))
+        where = _C.wrap_index(t.reshape(-1)._impl, region.shape[pos], pos, "setitem")
         picked_shape = list(region.shape[:pos]) + list(t.shape) + list(region.shape[pos + 1:])
         n = t.ndim
     # The value is shaped like x[idx]; undo numpy's move of the index axes to the front.
@@ -428,7 +428,7 @@ class _Gather(Function):
     def forward(ctx, x, dim, index):
         ctx.in_shape, ctx.dim = x.shape, dim
         ctx.save_for_backward(index)
-        return wrap(_C.gather(x._impl, dim, index._impl))
+        return _C.gather(x._impl, dim, index._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -438,7 +438,7 @@ class _Gather(Function):
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
             return scatter_add(base, ctx.dim, index, g), None, None
-        return wrap(_C.scatter_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
+        return _C.scatter_add(base._impl, ctx.dim, index._impl, g._impl), None, None
 
 
 def gather(input, dim, index):
@@ -502,7 +502,7 @@ class _ScatterAdd(Function):
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
         ctx.save_for_backward(index)
-        return wrap(_C.scatter_add(x._impl, dim, index._impl, src._impl))
+        return _C.scatter_add(x._impl, dim, index._impl, src._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -540,7 +540,7 @@ class _IndexSelect(Function):
     def forward(ctx, x, dim, index):
         ctx.in_shape, ctx.dim = x.shape, dim
         ctx.save_for_backward(index)
-        return wrap(_C.index_select(x._impl, dim, index._impl))
+        return _C.index_select(x._impl, dim, index._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -550,7 +550,7 @@ class _IndexSelect(Function):
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded index_add
             return index_add(base, ctx.dim, index, g), None, None
-        return wrap(_C.index_add(base._impl, ctx.dim, index._impl, g._impl)), None, None
+        return _C.index_add(base._impl, ctx.dim, index._impl, g._impl), None, None
 
 
 def index_select(input, dim, index):
@@ -568,7 +568,7 @@ def index_select(input, dim, index):
 
 def _index_select(x, dim, index, wrap_negative=False):
     if wrap_negative:
-        index = wrap(_C.wrap_index(index._impl, x.shape[dim], dim, "getitem"))
+        index = _C.wrap_index(index._impl, x.shape[dim], dim, "getitem")
     return _IndexSelect.apply(x, dim, index)
 
 
@@ -577,7 +577,7 @@ class _IndexAdd(Function):
     def forward(ctx, x, dim, index, src):
         ctx.dim = dim
         ctx.save_for_backward(index)
-        return wrap(_C.index_add(x._impl, dim, index._impl, src._impl))
+        return _C.index_add(x._impl, dim, index._impl, src._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -609,7 +609,7 @@ class _Scatter(Function):
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
         ctx.save_for_backward(index)
-        return wrap(_C.scatter(x._impl, dim, index._impl, src._impl))
+        return _C.scatter(x._impl, dim, index._impl, src._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -625,7 +625,7 @@ class _Scatter(Function):
             return gx, None, None, gsrc
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
             blank = zeros(index.shape, dtype=g.dtype, device=g.device)
-            gx = wrap(_C.scatter(g._impl, ctx.dim, index._impl, blank._impl))
+            gx = _C.scatter(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
             picked = gather(g, ctx.dim, index)
             gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
@@ -655,7 +655,7 @@ class _IndexCopy(Function):
     def forward(ctx, x, dim, index, src):
         ctx.dim, ctx.src_shape = dim, src.shape
         ctx.save_for_backward(index)
-        return wrap(_C.index_copy(x._impl, dim, index._impl, src._impl))
+        return _C.index_copy(x._impl, dim, index._impl, src._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -666,7 +666,7 @@ class _IndexCopy(Function):
         if ctx.needs_input_grad[0]:
             blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
             gx = index_copy(g, ctx.dim, index, blank) if _recording(g) else \
-                wrap(_C.index_copy(g._impl, ctx.dim, index._impl, blank._impl))
+                _C.index_copy(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
             gsrc = index_select(g, ctx.dim, index)
         return gx, None, None, gsrc

@@ -44,7 +44,7 @@ class _Matmul(Function):
             g2 = shape.unsqueeze(g2, -1)
         ga = gb = None
         # Under create_graph the products are recorded (matmul), else the kernel directly.
-        mm_ = matmul if is_grad_enabled() else (lambda p, q: wrap(_C.matmul(p._impl, q._impl)))
+        mm_ = matmul if is_grad_enabled() else (lambda p, q: _C.matmul(p._impl, q._impl))
         if ctx.needs_input_grad[0]:
             ga = sum_to_shape(mm_(g2, _mT(b2)), a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
@@ -70,7 +70,7 @@ def matmul(input, other):
         input, other = _amp_lower(input, other)
     if records(input, other):
         return _Matmul.apply(input, other, "matmul")
-    return wrap(_C.matmul(input._impl, other._impl))
+    return _C.matmul(input._impl, other._impl)
 
 
 def mm(input, mat2):
@@ -84,7 +84,7 @@ def mm(input, mat2):
         input, mat2 = _amp_lower(input, mat2)
     if records(input, mat2):
         return _Matmul.apply(input, mat2, "mm")
-    return wrap(_C.mm(input._impl, mat2._impl))
+    return _C.mm(input._impl, mat2._impl)
 
 
 def bmm(input, mat2):
@@ -98,4 +98,4 @@ def bmm(input, mat2):
         input, mat2 = _amp_lower(input, mat2)
     if records(input, mat2):
         return _Matmul.apply(input, mat2, "bmm")
-    return wrap(_C.bmm(input._impl, mat2._impl))
+    return _C.bmm(input._impl, mat2._impl)

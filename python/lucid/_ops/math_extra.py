@@ -306,7 +306,7 @@ def nextafter(input, other):
     """The next representable value after ``input`` toward ``other`` (exact, in the
     floating dtype both promote to; TypeError for integers). Not differentiable."""
     a, b = _binary_args(input, other)
-    return Tensor(_C.nextafter(a._impl, b._impl))
+    return _C.nextafter(a._impl, b._impl)
 
 
 def heaviside(input, values):
@@ -381,7 +381,7 @@ def bitwise_right_shift(input, other):
 def bitwise_not(input):
     """``~input`` on integers, logical NOT on bool; TypeError for floats."""
     E._check_tensor("bitwise_not", input)
-    return Tensor(_C.bitwise_not(input._impl))
+    return _C.bitwise_not(input._impl)
 
 
 # ----- aliases -----------------------------------------------------------------------------

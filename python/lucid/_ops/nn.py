@@ -72,7 +72,7 @@ class _Conv2d(Function):
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, fn):
         ctx.save_for_backward(x, weight)
         ctx.args = (stride, padding, dilation, groups)
-        return wrap(_C.conv2d(x._impl, weight._impl, _opt(bias), stride, padding, dilation, groups, fn))
+        return _C.conv2d(x._impl, weight._impl, _opt(bias), stride, padding, dilation, groups, fn)
 
     @staticmethod
     def backward(ctx, g):
@@ -183,7 +183,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
     if records(x, weight, bias):
         y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
     else:
-        y = wrap(_C.conv2d(x._impl, weight._impl, _opt(bias), s, pad, d, int(groups), fn))
+        y = _C.conv2d(x._impl, weight._impl, _opt(bias), s, pad, d, int(groups), fn)
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -241,7 +241,7 @@ class _MaxPool2d(Function):
     @staticmethod
     def backward(ctx, g, _g_idx):
         x, idx = ctx.saved_tensors
-        gx = _pool_grad(g, lambda t: wrap(_C.max_pool2d_backward(t._impl, idx._impl, x._impl)),
+        gx = _pool_grad(g, lambda t: _C.max_pool2d_backward(t._impl, idx._impl, x._impl),
                         lambda gg: _gather_planes(gg, idx), "MaxPool2dBackward")
         return (gx,) + (None,) * 5
 
@@ -251,13 +251,13 @@ class _AvgPool2d(Function):
     def forward(ctx, x, *args):
         ctx.save_for_backward(x)
         ctx.args = args
-        return wrap(_C.avg_pool2d(x._impl, *args))
+        return _C.avg_pool2d(x._impl, *args)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         args = ctx.args
-        gx = _pool_grad(g, lambda t: wrap(_C.avg_pool2d_backward(t._impl, x._impl, *args)),
+        gx = _pool_grad(g, lambda t: _C.avg_pool2d_backward(t._impl, x._impl, *args),
                         lambda gg: _AvgPool2d.apply(gg, *args), "AvgPool2dBackward")
         return (gx,) + (None,) * len(args)
 
@@ -267,13 +267,13 @@ class _AdaptiveAvgPool2d(Function):
     def forward(ctx, x, output_size):
         ctx.save_for_backward(x)
         ctx.output_size = output_size
-        return wrap(_C.adaptive_avg_pool2d(x._impl, output_size))
+        return _C.adaptive_avg_pool2d(x._impl, output_size)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         size = ctx.output_size
-        gx = _pool_grad(g, lambda t: wrap(_C.adaptive_avg_pool2d_backward(t._impl, x._impl)),
+        gx = _pool_grad(g, lambda t: _C.adaptive_avg_pool2d_backward(t._impl, x._impl),
                         lambda gg: _AdaptiveAvgPool2d.apply(gg, size), "AdaptiveAvgPool2dBackward")
         return gx, None
 
@@ -369,7 +369,7 @@ class _Linear(Function):
     @staticmethod
     def forward(ctx, x, weight, bias):
         ctx.save_for_backward(x, weight)
-        return wrap(_C.linear(x._impl, weight._impl, _opt(bias)))
+        return _C.linear(x._impl, weight._impl, _opt(bias))
 
     @staticmethod
     def backward(ctx, g):
@@ -414,7 +414,7 @@ def linear(input, weight, bias=None):
         input, weight, bias = _amp_lower(input, weight, bias)
     if records(input, weight, bias):
         return _Linear.apply(input, weight, bias)
-    return wrap(_C.linear(input._impl, weight._impl, _opt(bias)))
+    return _C.linear(input._impl, weight._impl, _opt(bias))
 
 
 class _Embedding(Function):
@@ -422,7 +422,7 @@ class _Embedding(Function):
     def forward(ctx, weight, indices, padding_idx):
         ctx.save_for_backward(indices)
         ctx.rows, ctx.padding_idx = weight.shape[0], padding_idx
-        return wrap(_C.embedding(weight._impl, indices._impl))
+        return _C.embedding(weight._impl, indices._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -435,9 +435,9 @@ class _Embedding(Function):
             g2 = g.reshape(-1, g.shape[-1])
             if ctx.padding_idx is not None:  # the padding row gets no gradient
                 g2 = where((idx != ctx.padding_idx).reshape(-1, 1), g2, 0.0)
-            base = wrap(_C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._device_name))
+            base = _C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._device_name)
             return index_add(base, 0, idx, g2), None, None
-        return wrap(_C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx)), None, None
+        return _C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx), None, None
 
 
 def embedding(input, weight, padding_idx=None):
@@ -513,8 +513,8 @@ class _ConvTranspose2d(Function):
             gw = _conv2d_grads_recorded(x, g, weight, ctx.args, False, True, False)[1] if need_w else None
             gb = g.sum(dim=(0, 2, 3)) if need_b else None
             return gx, gw, gb, None, None, None, None, None
-        gx = wrap(_C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
-                            "conv_transpose2d")) if need_x else None
+        gx = _C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
+                       "conv_transpose2d") if need_x else None
         gw = None
         if need_w:
             _, w_impl, _ = _C.conv2d_backward(x._impl, g._impl, weight._impl, stride, padding, dilation, groups,

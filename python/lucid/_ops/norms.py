@@ -27,9 +27,9 @@ def _check(fn, x):
 
 
 def _pnorm(x, p, dims, keepdim):
-    a = Tensor(_C.abs(x._impl))
+    a = _C.abs(x._impl)
     if p == 2.0:
-        return Tensor(_C.sqrt(_C.sum(_C.mul(a._impl, a._impl), dims, keepdim, None)))
+        return _C.sqrt(_C.sum(_C.mul(a._impl, a._impl), dims, keepdim, None))
     return (a ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
 
 
@@ -58,8 +58,8 @@ class _PNorm(Function):
                 keep = tuple(1 if i in axes else s for i, s in enumerate(ctx.shape))
                 g, n = g.reshape(keep), n.reshape(keep)
             else:
-                g = wrap(_C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims))
-                n = wrap(_C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims))
+                g = _C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims)
+                n = _C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims)
         p = ctx.p
         if p == 2.0:
             d = x / n

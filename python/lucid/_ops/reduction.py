@@ -77,14 +77,14 @@ def _unreduce(g, shape, dims):
         from .shape import expand
 
         return expand(g.reshape(_keep_shape(shape, dims)), *shape)
-    return wrap(_C.broadcast_reduced(g._impl, tuple(shape), dims))
+    return _C.broadcast_reduced(g._impl, tuple(shape), dims)
 
 
 class _Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.shape, ctx.dims, ctx.in_dtype = x.shape, dims, x.dtype
-        return wrap(_C.sum(x._impl, dims, keepdim, dtype))
+        return _C.sum(x._impl, dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -96,7 +96,7 @@ class _Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         ctx.shape, ctx.dims = x.shape, dims
-        return wrap(_C.mean(x._impl, dims, keepdim))
+        return _C.mean(x._impl, dims, keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -109,7 +109,7 @@ class _Var(Function):
     def forward(ctx, x, dims, correction, keepdim):
         ctx.save_for_backward(x)
         ctx.dims, ctx.correction = dims, correction
-        return wrap(_C.var(x._impl, dims, correction, keepdim))
+        return _C.var(x._impl, dims, correction, keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -120,7 +120,7 @@ class _Var(Function):
         if is_grad_enabled():  # create_graph: the mean's dependence on x is recorded too
             centered = x - mean(x, dim=ctx.dims, keepdim=True)
         else:
-            centered = x - wrap(_C.mean(x._impl, ctx.dims, True))
+            centered = x - _C.mean(x._impl, ctx.dims, True)
         return _unreduce(g, x.shape, ctx.dims) * centered * scale, None, None, None
 
 
@@ -158,7 +158,7 @@ class _Prod(Function):
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.save_for_backward(x)
         ctx.dims = dims
-        return wrap(_C.prod(x._impl, dims, keepdim, dtype))
+        return _C.prod(x._impl, dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -166,7 +166,7 @@ class _Prod(Function):
         if is_grad_enabled():  # create_graph: recorded, so others' dependence on x is kept
             others = _prod_of_others_recorded(x, ctx.dims)
         else:
-            others = wrap(_C.prod_of_others(x._impl, ctx.dims))
+            others = _C.prod_of_others(x._impl, ctx.dims)
         gx = _unreduce(g, x.shape, ctx.dims)
         if gx.dtype != x.dtype:
             gx = gx.to(x.dtype)
@@ -190,8 +190,8 @@ class _Extreme(Function):
     @staticmethod
     def backward(ctx, g):
         x, out = ctx.saved_tensors
-        mask = wrap(_C.equal_mask(x._impl, out._impl, ctx.dims))
-        count = wrap(_C.sum(mask._impl, ctx.dims, True, None))
+        mask = _C.equal_mask(x._impl, out._impl, ctx.dims)
+        count = _C.sum(mask._impl, ctx.dims, True, None)
         return _unreduce(g, x.shape, ctx.dims) * mask / count, None, None, None
 
 
@@ -224,9 +224,9 @@ class _ExtremeDim(Function):
 
             if not ctx.keepdim:
                 g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
-            zeros = wrap(_C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._device_name))
+            zeros = _C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._device_name)
             return scatter_add(zeros, ctx.dim, indices, g_values), None, None, None
-        return wrap(_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim)), None, None, None
+        return _C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim), None, None, None
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
@@ -244,7 +244,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     dims = None if dim is None and axis is None else dims_arg(dim, axis, input.ndim, "sum")
     if input._requires_grad and is_grad_enabled():
         return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
-    return Tensor(_C.sum(input._impl, dims, bool(keepdim), _dtype_name(dtype)))
+    return _C.sum(input._impl, dims, bool(keepdim), _dtype_name(dtype))
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -259,7 +259,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
         input = input.to(dtype)
     if input._requires_grad and is_grad_enabled():
         return _Mean.apply(input, dims, bool(keepdim))
-    return Tensor(_C.mean(input._impl, dims, bool(keepdim)))
+    return _C.mean(input._impl, dims, bool(keepdim))
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
@@ -411,7 +411,7 @@ def all(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
     >>> lucid.all(lucid.tensor([[1, 0], [2, 3]]), dim=1).tolist()
     [False, True]
     """
-    return wrap(_C.all(input._impl, dims_arg(dim, axis, input.ndim, "all"), bool(keepdim)))
+    return _C.all(input._impl, dims_arg(dim, axis, input.ndim, "all"), bool(keepdim))
 
 
 def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
@@ -421,7 +421,7 @@ def any(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001
     >>> lucid.any(lucid.tensor([[0.0, 0.0], [0.0, 1.0]]), dim=1).tolist()
     [False, True]
     """
-    return wrap(_C.any(input._impl, dims_arg(dim, axis, input.ndim, "any"), bool(keepdim)))
+    return _C.any(input._impl, dims_arg(dim, axis, input.ndim, "any"), bool(keepdim))
 
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002
@@ -452,7 +452,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
         lo, hi = np.float32(lo - np.float32(1)), np.float32(hi + np.float32(1))
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
         raise ValueError(f"histc(): argument 'bins' must be a positive int, got {bins!r}")
-    counts = wrap(_C.histc(input._impl, bins, float(lo), float(hi)))
+    counts = _C.histc(input._impl, bins, float(lo), float(hi))
     return counts.to(input.dtype)
 
 

@@ -29,7 +29,7 @@ class _Cumsum(Function):
     @staticmethod
     def forward(ctx, x, d):
         ctx.d, ctx.dtype = d, x.dtype
-        return wrap(_C.cumsum(x._impl, d))
+        return _C.cumsum(x._impl, d)
 
     @staticmethod
     def backward(ctx, g):
@@ -41,7 +41,7 @@ class _Cumsum(Function):
 class _Cumprod(Function):
     @staticmethod
     def forward(ctx, x, d):
-        y = wrap(_C.cumprod(x._impl, d))
+        y = _C.cumprod(x._impl, d)
         ctx.d = d
         ctx.save_for_backward(x, y)
         return y
@@ -52,8 +52,8 @@ class _Cumprod(Function):
         d = ctx.d
         if g.ndim == 0:
             return g, None
-        has_zero = bool(Tensor(_C.any(_C.eq(x._impl, _C.full((), 0.0, x._dtype_name, x._device_name)),
-                                      None, False)).item())
+        has_zero = bool(_C.any(_C.eq(x._impl, _C.full((), 0.0, x._dtype_name, x._device_name)),
+                               None, False).item())
         if not has_zero:
             # dy_k/dx_i = y_k / x_i for k >= i.
             return _reverse_cumsum(g * y, d) / x, None
@@ -96,7 +96,7 @@ def cumsum(input, dim, *, dtype=None):
     x, d = _prepare("cumsum", input, dim, dtype)
     if x._requires_grad and is_grad_enabled():
         return _Cumsum.apply(x, d)
-    return Tensor(_C.cumsum(x._impl, d))
+    return _C.cumsum(x._impl, d)
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -109,4 +109,4 @@ def cumprod(input, dim, *, dtype=None):
     x, d = _prepare("cumprod", input, dim, dtype)
     if x._requires_grad and is_grad_enabled():
         return _Cumprod.apply(x, d)
-    return Tensor(_C.cumprod(x._impl, d))
+    return _C.cumprod(x._impl, d)

@@ -94,7 +94,7 @@ def reshape(input, *shape):
     if tuple(sizes) == input.shape:
         return input
     if not _recording(input):
-        return wrap(_C.reshape(input._impl, sizes))
+        return _C.reshape(input._impl, sizes)
     return _Reshape.apply(input, sizes, False)
 
 
@@ -202,7 +202,7 @@ class _Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return wrap(_C.permute(x._impl, dims))
+        return _C.permute(x._impl, dims)
 
     @staticmethod
     def backward(ctx, g):
@@ -231,7 +231,7 @@ def permute(input, *dims):
     if ds == list(range(input.ndim)):
         return input
     if not _recording(input):
-        return wrap(_C.permute(input._impl, ds))
+        return _C.permute(input._impl, ds)
     return _Permute.apply(input, ds)
 
 
@@ -294,7 +294,7 @@ class _Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return wrap(_C.expand(x._impl, shape))
+        return _C.expand(x._impl, shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -316,7 +316,7 @@ def expand(input, *sizes):
     if tuple(s) == input.shape:
         return input
     if not _recording(input):
-        return wrap(_C.expand(input._impl, s))
+        return _C.expand(input._impl, s)
     return _Expand.apply(input, s)
 
 
@@ -337,7 +337,7 @@ class _Cat(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
         ctx.sizes = [t.shape[dim] for t in tensors]
-        return wrap(_C.cat([t._impl for t in tensors], dim))
+        return _C.cat([t._impl for t in tensors], dim)
 
     @staticmethod
     def backward(ctx, g):

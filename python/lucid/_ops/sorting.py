@@ -44,7 +44,7 @@ class _Select(Function):
     def forward(ctx, x, indices, dim, name):
         ctx.name, ctx.dim, ctx.shape = name, dim, x.shape
         ctx.save_for_backward(indices)
-        return wrap(_C.gather(x._impl, dim, indices._impl))
+        return _C.gather(x._impl, dim, indices._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -54,7 +54,7 @@ class _Select(Function):
             from .indexing import scatter_add
 
             return scatter_add(wrap(zeros), ctx.dim, indices, g), None, None, None
-        return wrap(_C.scatter_add(zeros, ctx.dim, indices._impl, g._impl)), None, None, None
+        return _C.scatter_add(zeros, ctx.dim, indices._impl, g._impl), None, None, None
 
 
 def _values_at(x, indices, dim, name, values_impl=None):
@@ -101,7 +101,7 @@ def _narrow_index(indices, dim, k):
     steps = [1] * indices.ndim
     lengths = list(indices.shape)
     lengths[dim] = k
-    return Tensor(_C.slice(indices._impl, starts, steps, lengths))
+    return _C.slice(indices._impl, starts, steps, lengths)
 
 
 @returns_values_indices
@@ -156,11 +156,11 @@ def median(input, dim=None, keepdim=False):
         raise ValueError(f"median(): cannot take the median over dimension {d} of size 0")
     _, order = _C.sort(x._impl, d, False)
     # NaN sorts last: with m NaNs in a line, the first one sits at n - m.
-    nan_count = Tensor(_C.sum(_C.isnan(x._impl), [d], True, None))
-    pos = Tensor(_C.where(_C.gt(nan_count._impl, _C.full((), 0.0, "int64", x._device_name)),
-                          _C.sub(_C.full((), float(n), "int64", x._device_name), nan_count._impl),
-                          _C.full(nan_count.shape, float((n - 1) // 2), "int64", x._device_name)))
-    indices = Tensor(_C.gather(order, d, pos._impl))
+    nan_count = _C.sum(_C.isnan(x._impl), [d], True, None)
+    pos = _C.where(_C.gt(nan_count._impl, _C.full((), 0.0, "int64", x._device_name)),
+                   _C.sub(_C.full((), float(n), "int64", x._device_name), nan_count._impl),
+                   _C.full(nan_count.shape, float((n - 1) // 2), "int64", x._device_name))
+    indices = _C.gather(order, d, pos._impl)
     values = _values_at(x, indices, d, "median")
     if not keepdim or input.ndim == 0:
         shape = list(x.shape)
@@ -194,13 +194,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         if input.ndim == 0:
             raise IndexError("unique(): argument 'dim' is out of range: a 0-d tensor has no dimensions")
         return _unique_dim(input, wrap_dim(dim, input.ndim, "unique"), return_inverse, return_counts)
-    flat = Tensor(_C.reshape(input._impl, [-1]))
+    flat = _C.reshape(input._impl, [-1])
     dev = flat._device_name
     values, order = _C.sort(flat._impl, 0, False)
     n = flat.shape[0]
     if n == 0:
-        empty = Tensor(_C.full((0,), 0.0, "int64", dev))
-        out = [Tensor(values)] + ([Tensor(_C.full(tuple(input.shape), 0.0, "int64", dev))] if return_inverse else []) \
+        empty = _C.full((0,), 0.0, "int64", dev)
+        out = [Tensor(values)] + ([_C.full(tuple(input.shape), 0.0, "int64", dev)] if return_inverse else []) \
             + ([empty] if return_counts else [])
         return out[0] if len(out) == 1 else tuple(out)
     # new[k]: sorted element k starts a run (differs from its predecessor).
@@ -211,11 +211,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     from .._creation import tensor
 
     starts_t = tensor(starts, device=dev)
-    out = [Tensor(_C.index_select(values, 0, starts_t._impl))]
+    out = [_C.index_select(values, 0, starts_t._impl)]
     if return_inverse:
         run = _C.sub(_C.cumsum(new, 0), _C.full((), 1.0, "int64", dev))  # run number of each sorted element
         inverse = _C.scatter(_C.full((n,), 0.0, "int64", dev), 0, order, run)
-        out.append(Tensor(_C.reshape(inverse, list(input.shape))))
+        out.append(_C.reshape(inverse, list(input.shape)))
     if return_counts:
         counts = np.diff(np.append(starts, n)).astype(np.int64)
         out.append(tensor(counts, device=dev))
@@ -240,11 +240,11 @@ def _unique_dim(input, d, return_inverse, return_counts):
     if n > 0 and m == 0:
         raise ValueError(f"unique(): input of shape {input.shape} has a size-0 dimension other than dim {d}; "
                          "there are no slices to compare")
-    empty = Tensor(_C.full((0,), 0.0, "int64", dev))
+    empty = _C.full((0,), 0.0, "int64", dev)
     if n == 0:
         out = [input.detach().clone()] + ([empty] if return_inverse else []) + ([empty] if return_counts else [])
         return out[0] if len(out) == 1 else tuple(out)
-    rows = Tensor(_C.contiguous(movedim(input.detach(), d, 0)._impl)) if d else input.detach()
+    rows = _C.contiguous(movedim(input.detach(), d, 0)._impl) if d else input.detach()
     rows = _C.reshape(rows._impl, [n, m])
     order = tensor(np.arange(n, dtype=np.int64), device=dev)._impl
     for j in range(m - 1, -1, -1):
@@ -261,11 +261,11 @@ def _unique_dim(input, d, return_inverse, return_counts):
         new = first
     starts = np.flatnonzero(Tensor(_C.to_device(new, "cpu") if dev != "cpu" else new).numpy()).astype(np.int64)
     picked = _C.index_select(ranked, 0, tensor(starts, device=dev)._impl)
-    values = Tensor(_C.reshape(picked, [len(starts)] + rest))
+    values = _C.reshape(picked, [len(starts)] + rest)
     out = [movedim(values, 0, d) if d else values]
     if return_inverse:
         run = _C.sub(_C.cumsum(new, 0), _C.full((), 1.0, "int64", dev))
-        out.append(Tensor(_C.scatter(_C.full((n,), 0.0, "int64", dev), 0, order, run)))
+        out.append(_C.scatter(_C.full((n,), 0.0, "int64", dev), 0, order, run))
     if return_counts:
         out.append(tensor(np.diff(np.append(starts, n)).astype(np.int64), device=dev))
     return out[0] if len(out) == 1 else tuple(out)
@@ -276,7 +276,7 @@ def count_nonzero(input, dim=None):
     _check("count_nonzero", input)
     from .reduction import sum as _sum
 
-    nz = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name)))
+    nz = _C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name))
     return _sum(nz, dim=dim)
 
 
@@ -308,10 +308,10 @@ def bincount(input, weights=None, minlength=0):
             raise TypeError("bincount(): 'input' and 'weights' are on different devices")
     n = input.shape[0]
     if n:
-        lo = builtins.int(Tensor(_C.amin(input._impl, None, False)).item())
+        lo = builtins.int(_C.amin(input._impl, None, False).item())
         if lo < 0:
             raise ValueError(f"bincount(): argument 'input' must hold non-negative values, got {lo}")
-        hi = builtins.int(Tensor(_C.amax(input._impl, None, False)).item())
+        hi = builtins.int(_C.amax(input._impl, None, False).item())
     else:
         hi = -1
     length = builtins.max(hi + 1, builtins.int(minlength))
@@ -323,7 +323,7 @@ def bincount(input, weights=None, minlength=0):
     zeros = _C.full((length,), 0.0, dtype, dev)
     if n == 0:
         return Tensor(zeros)
-    return Tensor(_C.scatter_add(zeros, 0, input._impl, src))
+    return _C.scatter_add(zeros, 0, input._impl, src)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -333,7 +333,7 @@ def nonzero(input, *, as_tuple=False):
     _check("nonzero", input)
     from .._creation import tensor
 
-    mask = Tensor(_C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name))).to("cpu").numpy()
+    mask = _C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name)).to("cpu").numpy()
     where = np.argwhere(mask.reshape(input.shape)).astype(np.int64)
     dev = input.device
     if as_tuple:

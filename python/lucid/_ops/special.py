@@ -59,7 +59,7 @@ class _Atan2(Function):
     @staticmethod
     def forward(ctx, y, x):
         ctx.save_for_backward(y, x)
-        return wrap(_C.atan2(y._impl, x._impl))
+        return _C.atan2(y._impl, x._impl)
 
     @staticmethod
     def backward(ctx, g):
@@ -86,7 +86,7 @@ def atan2(input, other):
     other = as_tensor(other, input, "other")
     if (input._requires_grad or other._requires_grad) and is_grad_enabled():
         return _Atan2.apply(input, other)
-    return Tensor(_C.atan2(input._impl, other._impl))
+    return _C.atan2(input._impl, other._impl)
 
 
 arctan2 = atan2

@@ -30,7 +30,7 @@ def _default_grads(outputs, grad_outputs):
                     "pass 'gradient'"
                 )
             impl = o._impl
-            g = Tensor(_C.full(impl.shape, 1.0, impl._dtype_name, impl._device_name))  # ones_like(o)
+            g = _C.full(impl.shape, 1.0, impl._dtype_name, impl._device_name)  # ones_like(o)
         elif g.shape != o.shape:
             raise ValueError(f"argument 'gradient' must have shape {o.shape}, got {g.shape}")
         elif g._dtype_name != o._dtype_name:

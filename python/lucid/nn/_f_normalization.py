@@ -109,7 +109,7 @@ class _LayerNorm(Function):
         C, dl = _C, list(dims)
         mean = C.mean(input._impl, dl, True)
         centered = C.sub(input._impl, mean)
-        var = Tensor(C.mean(C.mul(centered, centered), dl, True))
+        var = C.mean(C.mul(centered, centered), dl, True)
         rstd = lucid.rsqrt(var + eps)
         xhat = C.mul(centered, rstd._impl)
         y = xhat

@@ -227,11 +227,11 @@ class _BatchNormTrain(Function):
         c, C, shp = shape[1], _C, list(shape)
         mean = C.mean(input._impl, dims, True)
         centered = C.sub(input._impl, mean)
-        var = Tensor(C.mean(C.mul(centered, centered), dims, True))
+        var = C.mean(C.mul(centered, centered), dims, True)
         if running_mean is not None:
-            running_mean.copy_(running_mean * (1.0 - momentum) + Tensor(C.reshape(mean, [c])) * momentum)
+            running_mean.copy_(running_mean * (1.0 - momentum) + C.reshape(mean, [c]) * momentum)
         if running_var is not None:
-            unbiased = Tensor(C.reshape(var._impl, [c])) * (count / (count - 1))
+            unbiased = C.reshape(var._impl, [c]) * (count / (count - 1))
             running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
         rstd = lucid.rsqrt(var + eps)
         xhat = C.mul(centered, rstd._impl)
@@ -256,14 +256,14 @@ class _BatchNormTrain(Function):
         if not lucid.is_grad_enabled():  # the usual backward: full-size ops straight to _C
             C = _C
             G, XH = g._impl, xhat._impl
-            gb = Tensor(C.sum(G, dims, False, None))
-            gw = Tensor(C.sum(C.mul(G, XH), dims, False, None))
+            gb = C.sum(G, dims, False, None)
+            gw = C.sum(C.mul(G, XH), dims, False, None)
             gx = None
             if needs[0]:
                 scale = rstd if weight is None else rstd * weight.reshape(shape)
                 a = (gw.reshape(shape) * inv)._impl
                 b = (gb.reshape(shape) * inv)._impl
-                gx = Tensor(C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl))
+                gx = C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl)
             return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
         # A backward that is itself recorded (create_graph): xhat and rstd as functions of input.
         centered = input - lucid.mean(input, dim=dims, keepdim=True)

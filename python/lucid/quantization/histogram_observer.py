@@ -23,7 +23,7 @@ def _histc_counts(x: Tensor, bins: int, lo, hi) -> np.ndarray:
     from .. import _C
 
     lo, hi = _hist.widen_if_flat(lo, hi)
-    counts = np.asarray(Tensor(_C.histc(x._impl, int(bins), float(lo), float(hi))).to("cpu").numpy())
+    counts = np.asarray(_C.histc(x._impl, int(bins), float(lo), float(hi)).to("cpu").numpy())
     return counts.astype(_F32)
 
 

@@ -123,6 +123,6 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
     zp = np.asarray(zp, dtype=np.int32)
     from .._tensor import Tensor
 
-    s_t = Tensor(_C.to_device(_C.from_numpy(np.array(scale, dtype=np.float32, copy=True)), device))
-    z_t = Tensor(_C.to_device(_C.from_numpy(np.array(zp, dtype=np.int32, copy=True)), device))
+    s_t = _C.to_device(_C.from_numpy(np.array(scale, dtype=np.float32, copy=True)), device)
+    z_t = _C.to_device(_C.from_numpy(np.array(zp, dtype=np.int32, copy=True)), device)
     return QParams(s_t, z_t, qd, qs, ch_axis)
