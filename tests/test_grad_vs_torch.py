@@ -212,7 +212,7 @@ def _graph_nodes(outs):
         visited.add(id(node))
         fn = getattr(node, "function", None)
         if fn is not None:
-            found.add((fn, getattr(node.ctx, "name", None) if fn.__name__ == "_Unary" else None))
+            found.add((fn, getattr(node.ctx, "op", None) if fn.__name__ == "_Unary" else None))
         for e in getattr(node, "edges", ()) or ():
             if e is not None and e[0] is not None:
                 stack.append(e[0])

@@ -1,7 +1,8 @@
 """The tensor object (csrc/autograd/tensor_object.h) and the ops recorded in C++
-(csrc/autograd/arithmetic.h): lucid.Tensor is the C type's Python subclass, the
-autograd state lives in its C fields, grad mode is a C++ per-thread flag, and
-+ - * / record ArithNodes whose first-order backward runs in C++. Checked on
+(csrc/autograd/node.h, arithmetic.h, unary.h): lucid.Tensor is the C type's
+Python subclass, the autograd state lives in its C fields, grad mode is a C++
+per-thread flag, and + - * / and the unary ops record CppNodes whose
+first-order backward runs in C++. Checked on
 both streams against numpy written here and values worked out by hand."""
 import gc
 import threading
@@ -159,7 +160,7 @@ def test_the_node_is_its_own_ctx_and_reports_what_python_formulas_read(device):
     a, b = leaf([1.0, 2.0], device), leaf([[3.0], [4.0]], device)
     y = a * b
     node = y.grad_fn
-    assert type(node) is _C.ArithNode and repr(node) == "<MulBackward>" and node.ctx is node
+    assert type(node) is _C.CppNode and repr(node) == "<MulBackward>" and node.ctx is node and node.op == "mul"
     assert node.function.__name__ == "_Mul" and node.num_outputs == 1 and node.needs_input_grad == (True, True)
     assert node.inputs == (a, b) and node.edges == ((None, 0), (None, 0))
     assert node.meta == ((2,), lucid.float32, (2, 1), lucid.float32)
@@ -244,3 +245,65 @@ def test_lazy_placeholders_raise_instead_of_crashing():
                lambda: lucid.Tensor(m.weight).shape):
         with pytest.raises(ValueError, match="UninitializedParameter|no shape or values yet"):
             fn()
+
+
+# ----- the unary ops recorded in C++ ------------------------------------------------------
+
+_X = np.array([0.25, 0.75, 1.5, 3.0])
+_S = 1 / (1 + np.exp(-_X))
+_UNARY_DERIVATIVES = {  # d/dx, by hand, at positive x
+    "neg": -np.ones_like(_X), "abs": np.ones_like(_X), "sign": 0 * _X, "relu": np.ones_like(_X),
+    "exp": np.exp(_X), "log": 1 / _X, "sqrt": 0.5 / np.sqrt(_X), "rsqrt": -0.5 * _X ** -1.5,
+    "sin": np.cos(_X), "cos": -np.sin(_X), "tanh": 1 - np.tanh(_X) ** 2, "sigmoid": _S * (1 - _S),
+    "erf": 2 / np.sqrt(np.pi) * np.exp(-_X ** 2), "floor": 0 * _X, "ceil": 0 * _X, "round": 0 * _X,
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(_UNARY_DERIVATIVES))
+def test_unary_gradients_match_hand_derivatives(device, name):
+    x = leaf(_X, device)
+    y = getattr(lucid, name)(x)
+    node = y.grad_fn
+    assert type(node) is _C.CppNode and node.op == name and node.name() == name.capitalize() + "Backward"
+    assert node.function.__name__ == "_Unary" and node.saved_tensors == (x, y)
+    (y * lucid.tensor([1.0, 2.0, 3.0, 4.0], device=device)).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), _UNARY_DERIVATIVES[name] * [1, 2, 3, 4], rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_relu_gradient_is_zero_at_zero_and_below(device):
+    x = leaf([-1.0, 0.0, 2.0], device)
+    x.relu().sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_writing_a_unary_output_in_place_breaks_its_backward(device):
+    x = leaf([1.0, 2.0], device)
+    y = x.exp()  # its backward reads y
+    with lucid.no_grad():
+        y.mul_(2.0)
+    with pytest.raises(RuntimeError, match="saved tensor 1 of shape \\(2,\\) is at version 1"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unary_second_derivatives_run_the_recorded_formula(device):
+    x = leaf([0.5, 1.0], device)
+    y = x.tanh() + x.exp() * x.sin()
+    (g,) = lucid.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = lucid.autograd.grad(g.sum(), x)
+    x0 = np.array([0.5, 1.0])
+    t = np.tanh(x0)
+    # (tanh)'' = -2 t (1 - t^2); (e^x sin x)'' = 2 e^x cos x
+    np.testing.assert_allclose(_np(h), -2 * t * (1 - t ** 2) + 2 * np.exp(x0) * np.cos(x0), rtol=1e-5)
+
+
+def test_autograd_unary_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="no unary op named 'gelu'"):
+        _C.autograd_unary(lucid.ones(1), "gelu")
+    with pytest.raises(TypeError, match="expected a tensor and an op name"):
+        _C.autograd_unary([1.0], "exp")
+    with pytest.raises(TypeError, match="bool"):
+        lucid.neg(lucid.tensor([True]))

@@ -3,18 +3,16 @@
 //
 // `arith(op, x, y)` is the whole op: it coerces a Python number next to a
 // tensor (ops::scalar_tensor, PyTorch's weak scalars), runs the `ops::`
-// kernel, and, when grad mode is on and an input requires grad, attaches an
-// ArithNode as the result's grad_fn. It serves the operators (TensorBase's
+// kernel, and, when grad mode is on and an input requires grad, attaches a
+// node as the result's grad_fn. It serves the operators (TensorBase's
 // number slots: `a + b`, `2.0 * x`, `x / y`) and lucid.add / sub / mul / div
 // (`_C.autograd_add` ...).
 //
-// An ArithNode is a graph node like lucid.autograd.Function's, with the same
-// attributes (`function`, `ctx`, `inputs`, `edges`, `num_outputs`, `name()`),
-// and it is also its own ctx (`needs_input_grad`, `saved_tensors`, `meta`).
-// The backward walk (engine.cpp) runs its first-order backward here, against
-// `ops::` (arith_backward); under create_graph it calls the op's Python
-// Function (`_Add.backward` ... in lucid/_ops/elementwise.py), whose formula
-// is recorded lucid ops. Both compute the same operations in the same order.
+// The node is a CppNode (node.h: AddBackward ...) whose first-order backward
+// is here, against `ops::`; under create_graph it calls
+// the op's Python Function (`_Add.backward` ... in lucid/_ops/elementwise.py),
+// whose formula is recorded lucid ops. Both compute the same operations in the
+// same order.
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -29,16 +27,11 @@ enum class Arith { Add, Sub, Mul, Div };
 // by lucid/_ops/elementwise.py (lists, arrays), as lucid.add does.
 PyObject* arith(Arith op, PyObject* x, PyObject* y);
 
-bool is_arith_node(PyObject* node);
-// An ArithNode's input gradients for the gradient `grad` of its output, with
-// nothing recorded: a tuple of two tensors or None.
-py::object arith_backward(PyObject* node, py::handle grad);
-
 // The number slots TensorBase gets (nb_add, nb_subtract, nb_multiply,
 // nb_true_divide).
 PyNumberMethods* arith_number_methods();
 
-// Readies ArithNode; adds `autograd_add` / `_sub` / `_mul` / `_div` and
+// Adds `autograd_add` / `_sub` / `_mul` / `_div` and
 // `_register_arithmetic` to `m`.
 void init_arithmetic(py::module_& m);
 

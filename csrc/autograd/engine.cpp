@@ -2,7 +2,7 @@
 // walk it replaced (same node order, same order of sums), so every gradient
 // has the bits it had before.
 #include "autograd/engine.h"
-#include "autograd/arithmetic.h"
+#include "autograd/node.h"
 #include "autograd/tensor_object.h"
 
 #include <string>
@@ -188,8 +188,8 @@ class Walk {
       grad_args[i] = g;
     }
     py::object returned;
-    if (!a_.create_graph && is_arith_node(node.ptr())) {
-      returned = arith_backward(node.ptr(), grad_args[0]);  // add / sub / mul / div: ops:: in C++
+    if (!a_.create_graph && is_cpp_node(node.ptr())) {
+      returned = cpp_backward(node.ptr(), grad_args[0]);  // recorded in C++: the formula against ops::
     } else {
       py::object ctx = get(node, n.ctx), function = get(node, n.function);
       if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))

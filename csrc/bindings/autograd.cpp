@@ -1,16 +1,20 @@
 // lucid._C.backward_walk: the C++ backward walk (autograd/engine.h), called by
 // lucid.autograd.engine.run_backward with grad mode already set; grad mode
-// (autograd/grad_mode.h) and the ops recorded in C++ (autograd/arithmetic.h).
+// (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/unary.h"
 #include "bindings/common.h"
 
 namespace lucid::bindings {
 
 void init_autograd(py::module_& m) {
   autograd::init_grad_mode(m);
+  autograd::init_node(m);
   autograd::init_arithmetic(m);
+  autograd::init_unary(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

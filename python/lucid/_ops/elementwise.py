@@ -448,29 +448,34 @@ def fmod(input, other):
 class _Unary(Function):
     """A unary op given by its _C name; ``_DERIVATIVE[name](x, y)`` is dy/dx, or
     ``_GRADIENT[name](g, x, y)`` the whole input gradient where dividing ``g`` rounds
-    better than multiplying by a reciprocal (log1p, log2: ``_ops/special.py``)."""
+    better than multiplying by a reciprocal (log1p, log2: ``_ops/special.py``).
+
+    The ops of ``_unary`` (neg ... round) run and record in C++ (``_C.autograd_unary``,
+    csrc/autograd/unary.h: the node's first-order backward is this formula against
+    ops::); this class is their nodes' ``function``, whose recorded formula serves
+    create_graph, and the recorded path of the other unary ops (special, math_extra)."""
 
     @classmethod
     def node_name(cls, ctx):  # ExpBackward, not UnaryBackward
-        return ctx.name.capitalize() + "Backward"
+        return ctx.op.capitalize() + "Backward"
 
     @staticmethod
     def forward(ctx, x, name):
         y = wrap(getattr(_C, name)(x._impl))
-        ctx.name = name
+        ctx.op = name
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, y = ctx.saved_tensors
-        if ctx.name == "neg":
+        if ctx.op == "neg":
             return neg(g), None
-        if ctx.name == "relu":  # relu'(0) = 0
+        if ctx.op == "relu":  # relu'(0) = 0
             return _masked(gt(x, 0), g), None
-        if ctx.name in _GRADIENT:
-            return _GRADIENT[ctx.name](g, x, y), None
-        d = _DERIVATIVE[ctx.name]
+        if ctx.op in _GRADIENT:
+            return _GRADIENT[ctx.op](g, x, y), None
+        d = _DERIVATIVE[ctx.op]
         if d is None:  # piecewise constant: the gradient is 0 wherever it exists
             return _zeros_like(g), None
         return mul(g, d(x, y)), None
@@ -496,9 +501,8 @@ _DERIVATIVE = {
 }
 
 
-_UNARY_KERNEL = {name: getattr(_C, name) for name in (
-    "neg", "abs", "sign", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf",
-    "floor", "ceil", "round")}
+_C._register_unary(_Unary)
+_autograd_unary = _C.autograd_unary
 
 
 def _unary(name, x, out=None):
@@ -506,9 +510,7 @@ def _unary(name, x, out=None):
         _check_tensor(name, x)
     if out is not None:
         return _unary_out(name, x, out)
-    if x._requires_grad and is_grad_enabled():
-        return _Unary.apply(x, name)
-    return Tensor(_UNARY_KERNEL[name](x._impl))
+    return _autograd_unary(x, name)  # the kernel and (when x requires grad) the node: one C++ call
 
 
 def neg(input, *, out=None):

@@ -1,0 +1,293 @@
+// CppNode; see node.h.
+#include "autograd/node.h"
+
+#include <pybind11/stl.h>
+#include <structmember.h>
+
+#include <new>
+#include <string>
+#include <vector>
+
+#include "autograd/tensor_object.h"
+#include "core/errors.h"
+#include "core/version.h"
+#include "ops/copy.h"
+#include "ops/reduction.h"
+#include "ops/shape.h"
+
+namespace lucid::autograd {
+
+namespace {
+
+PyTypeObject CppNodeType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+CppNode* node_of(PyObject* o) { return reinterpret_cast<CppNode*>(o); }
+
+py::object steal(PyObject* p) {
+  if (!p) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(p);
+}
+
+int node_traverse(PyObject* self, visitproc visit, void* arg) {
+  CppNode* n = node_of(self);
+  Py_VISIT(n->inputs);
+  Py_VISIT(n->edges);
+  Py_VISIT(n->needs);
+  Py_VISIT(n->saved);
+  return 0;
+}
+
+int node_clear(PyObject* self) {
+  CppNode* n = node_of(self);
+  Py_CLEAR(n->inputs);
+  Py_CLEAR(n->edges);
+  Py_CLEAR(n->needs);
+  Py_CLEAR(n->saved);
+  return 0;
+}
+
+void node_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  CppNode* n = node_of(self);
+  if (n->weakrefs) PyObject_ClearWeakRefs(self);
+  node_clear(self);
+  for (Shape& s : n->shapes) s.~Shape();
+  for (Tensor& t : n->saved_handles) t.~Tensor();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* node_name(PyObject* self, PyObject*) { return PyUnicode_FromString(node_of(self)->kind->name); }
+
+PyObject* node_repr(PyObject* self) { return PyUnicode_FromFormat("<%s>", node_of(self)->kind->name); }
+
+PyObject* get_saved_tensors(PyObject* self, void*) {
+  try {
+    check_saved(*node_of(self));
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+  Py_INCREF(node_of(self)->saved);
+  return node_of(self)->saved;
+}
+
+PyObject* get_function(PyObject* self, void*) {
+  PyObject* f = node_of(self)->kind->function;
+  if (!f) f = Py_None;
+  Py_INCREF(f);
+  return f;
+}
+
+PyObject* get_self(PyObject* self, void*) {
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* get_op(PyObject* self, void*) { return PyUnicode_InternFromString(node_of(self)->kind->op); }
+
+PyObject* get_num_outputs(PyObject*, void*) { return PyLong_FromLong(1); }
+
+// What lucid._ops.common.binary_meta gives a two-input op's formula: None when
+// the gradients fit as they are, else (a.shape, a.dtype, b.shape, b.dtype).
+PyObject* get_meta(PyObject* self, void*) {
+  CppNode* n = node_of(self);
+  if (n->same_meta || n->num_inputs != 2) Py_RETURN_NONE;
+  try {
+    py::tuple meta(4);
+    for (int i = 0; i < 2; ++i) {
+      meta[2 * i] = py::tuple(py::cast(n->shapes[i]));
+      meta[2 * i + 1] = steal(dtype_object(n->dtypes[i]));
+    }
+    return meta.release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* get_released(PyObject* self, void*) { return PyBool_FromLong(node_of(self)->released); }
+
+int set_released(PyObject* self, PyObject* value, void*) {
+  int on = value ? PyObject_IsTrue(value) : 0;
+  if (on < 0) return -1;
+  node_of(self)->released = on != 0;
+  return 0;
+}
+
+PyObject* get_saved(PyObject* self, void*) {
+  Py_INCREF(node_of(self)->saved);
+  return node_of(self)->saved;
+}
+
+// The walk frees a node's saved tensors (`_saved = ()`) after a backward
+// without retain_graph.
+int set_saved(PyObject* self, PyObject* value, void*) {
+  if (!value || !PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 0) {
+    PyErr_SetString(PyExc_TypeError, "_saved: only () can be assigned (it frees the saved tensors)");
+    return -1;
+  }
+  CppNode* n = node_of(self);
+  Py_INCREF(value);
+  Py_SETREF(n->saved, value);
+  for (Tensor& t : n->saved_handles) t = Tensor();
+  return 0;
+}
+
+PyGetSetDef node_getsets[] = {
+    {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
+     nullptr},
+    {"ctx", get_self, nullptr, "The node itself: it holds what its backward reads.", nullptr},
+    {"op", get_op, nullptr, "The op's name ('mul', 'exp').", nullptr},
+    {"num_outputs", get_num_outputs, nullptr, nullptr, nullptr},
+    {"saved_tensors", get_saved_tensors, nullptr, "The saved tensors (RuntimeError when modified since).",
+     nullptr},
+    {"meta", get_meta, nullptr, nullptr, nullptr},
+    {"_released", get_released, set_released, nullptr, nullptr},
+    {"_saved", get_saved, set_saved, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyMemberDef node_members[] = {
+    {"inputs", T_OBJECT, offsetof(CppNode, inputs), READONLY, nullptr},
+    {"edges", T_OBJECT, offsetof(CppNode, edges), READONLY, nullptr},
+    {"needs_input_grad", T_OBJECT, offsetof(CppNode, needs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, "The node's name (MulBackward, ExpBackward ...)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyObject* edge_of(PyObject* t) {
+  TensorObject* o = tensor_object(t);
+  return Py_BuildValue("(On)", o->grad_fn ? o->grad_fn : Py_None, o->output_nr);
+}
+
+// A broadcast gradient summed back to an input's shape and cast to its dtype
+// (lucid._ops.elementwise._grad_for: sum_to_shape, then .to(dtype)).
+Tensor grad_for(Tensor g, const Shape& shape, DType dtype) {
+  if (g.shape() != shape) {
+    const Shape& gs = g.shape();
+    size_t lead = gs.size() - shape.size();
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < lead; ++i) dims.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] == 1 && gs[lead + i] != 1) dims.push_back(static_cast<int64_t>(lead + i));
+    if (!dims.empty()) g = ops::sum(g, dims, true, std::nullopt);
+    g = ops::reshape(g, shape);
+  }
+  return g.dtype() == dtype ? g : ops::astype(g, dtype);
+}
+
+}  // namespace
+
+bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
+
+void record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved, int num_saved,
+                 PyObject* out) {
+  PyObject* o = CppNodeType.tp_alloc(&CppNodeType, 0);
+  if (!o) throw py::error_already_set();
+  py::object keep = py::reinterpret_steal<py::object>(o);
+  CppNode* n = node_of(o);
+  for (Shape& s : n->shapes) new (&s) Shape();
+  for (Tensor& t : n->saved_handles) new (&t) Tensor();
+  n->kind = &kind;
+  n->num_inputs = num_inputs;
+  n->num_saved = num_saved;
+  n->same_meta = true;
+  if (num_inputs == 2) {
+    const Tensor &a = tensor_object(inputs[0])->handle, &b = tensor_object(inputs[1])->handle;
+    n->same_meta = a.dtype() == b.dtype() && a.shape() == b.shape();
+    if (!n->same_meta) {
+      n->shapes[0] = a.shape();
+      n->shapes[1] = b.shape();
+      n->dtypes[0] = a.dtype();
+      n->dtypes[1] = b.dtype();
+    }
+  }
+  n->inputs = PyTuple_New(num_inputs);
+  n->edges = PyTuple_New(num_inputs);
+  n->needs = PyTuple_New(num_inputs);
+  n->saved = PyTuple_New(num_saved);
+  if (!n->inputs || !n->edges || !n->needs || !n->saved) throw py::error_already_set();
+  for (int i = 0; i < num_inputs; ++i) {
+    bool need = tensor_object(inputs[i])->requires_grad;
+    PyObject* in = need ? inputs[i] : Py_None;
+    PyObject* edge = need ? edge_of(inputs[i]) : (Py_INCREF(Py_None), Py_None);
+    if (!edge) throw py::error_already_set();
+    Py_INCREF(in);
+    PyTuple_SET_ITEM(n->inputs, i, in);
+    PyTuple_SET_ITEM(n->edges, i, edge);
+    PyObject* flag = need ? Py_True : Py_False;
+    Py_INCREF(flag);
+    PyTuple_SET_ITEM(n->needs, i, flag);
+  }
+  for (int i = 0; i < num_saved; ++i) {
+    Py_INCREF(saved[i]);
+    PyTuple_SET_ITEM(n->saved, i, saved[i]);
+    if (saved[i] == Py_None) continue;
+    n->saved_handles[i] = tensor_object(saved[i])->handle;
+    n->saved_versions[i] = tensor_version(n->saved_handles[i]);
+  }
+  TensorObject* r = tensor_object(out);
+  r->requires_grad = 1;
+  Py_XSETREF(r->grad_fn, keep.release().ptr());
+  r->output_nr = 0;
+}
+
+void check_saved(const CppNode& n) {
+  if (n.released)
+    throw RuntimeError("saved_tensors: the graph was already freed by a backward pass; call "
+                       "backward(retain_graph=True) to go through it twice");
+  Py_ssize_t count = PyTuple_GET_SIZE(n.saved);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* t = PyTuple_GET_ITEM(n.saved, i);
+    if (t == Py_None) continue;
+    const Tensor& saved = n.saved_handles[i];
+    bool same = tensor_object(t)->handle.impl_ptr() == saved.impl_ptr();
+    int64_t now = tensor_version(saved);
+    if (same && now == n.saved_versions[i]) continue;
+    std::string state = same ? "is at version " + std::to_string(now) : "was replaced by the result of an in-place op";
+    throw RuntimeError("one of the variables needed for gradient computation has been modified by an inplace "
+                       "operation: saved tensor " + std::to_string(i) + " of shape " +
+                       shape_str(tensor_object(t)->handle.shape()) + " " + state + "; expected version " +
+                       std::to_string(n.saved_versions[i]) + " instead");
+  }
+}
+
+py::object cpp_backward(PyObject* node, py::handle grad) {
+  const CppNode& n = *node_of(node);
+  if (n.num_saved) check_saved(n);
+  const Tensor g = handle_of(grad.ptr());
+  InputGrads r = n.kind->backward(n, g);
+  py::tuple out(n.num_inputs);
+  for (int i = 0; i < n.num_inputs; ++i) {
+    if (PyTuple_GET_ITEM(n.inputs, i) == Py_None || (!r.pass[i] && !r.grad[i])) {
+      out[i] = py::none();
+    } else if (n.same_meta) {
+      out[i] = r.pass[i] ? py::reinterpret_borrow<py::object>(grad) : steal(wrap(std::move(*r.grad[i])));
+    } else {
+      out[i] = steal(wrap(grad_for(r.pass[i] ? g : std::move(*r.grad[i]), n.shapes[i], n.dtypes[i])));
+    }
+  }
+  return std::move(out);
+}
+
+void init_node(py::module_& m) {
+  PyTypeObject& t = CppNodeType;
+  t.tp_name = "lucid._C.CppNode";
+  t.tp_doc = "A graph node recorded in C++ (csrc/autograd/node.h).";
+  t.tp_basicsize = sizeof(CppNode);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
+  t.tp_dealloc = node_dealloc;
+  t.tp_traverse = node_traverse;
+  t.tp_clear = node_clear;
+  t.tp_repr = node_repr;
+  t.tp_weaklistoffset = offsetof(CppNode, weakrefs);
+  t.tp_getset = node_getsets;
+  t.tp_members = node_members;
+  t.tp_methods = node_methods;
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+  Py_INCREF(&t);
+  m.attr("CppNode") = py::handle(reinterpret_cast<PyObject*>(&t));
+}
+
+}  // namespace lucid::autograd

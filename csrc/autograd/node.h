@@ -1,0 +1,83 @@
+// Graph nodes recorded in C++ (issue 11: "each differentiable ops:: entry
+// point records its node, whose backward is written against ops::").
+//
+// A CppNode is a Python object with the attributes the backward walk and
+// lucid.autograd read from any node (`function`, `ctx`, `inputs`, `edges`,
+// `num_outputs`, `name()`); it is also its own ctx for the op's Python
+// Function (`needs_input_grad`, `saved_tensors` with the in-place checks,
+// `meta`, `op`). What differs per op is its NodeKind: the name, the Python
+// Function whose recorded formula serves create_graph, and the first-order
+// formula against `ops::` that the walk (engine.cpp) runs without Python.
+// The op families that record this way: arithmetic.cpp (add, sub, mul, div)
+// and unary.cpp (neg, exp, log, ... the ops of `_Unary`).
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <optional>
+
+#include "core/tensor.h"
+
+namespace lucid::autograd {
+
+namespace py = pybind11;
+
+struct CppNode;
+
+// A first-order backward's result per input: a new gradient, or `pass` (the
+// incoming gradient as it is, e.g. add's), or nothing (not needed).
+struct InputGrads {
+  std::optional<Tensor> grad[2];
+  bool pass[2] = {false, false};
+};
+
+struct NodeKind {
+  const char* name;  // "MulBackward": grad_fn.name()
+  const char* op;    // "mul": ctx.op, what the Python formula reads
+  // Set by the op family's `_register_*` (lucid/_ops/elementwise.py): the
+  // Python Function; never released.
+  PyObject* function;
+  // The gradients of the inputs for the output's gradient `g`, nothing
+  // recorded. Saved operands have passed check_saved by then.
+  InputGrads (*backward)(const CppNode& node, const Tensor& g);
+};
+
+struct CppNode {
+  PyObject_HEAD
+  NodeKind* kind;
+  int num_inputs;   // 1 or 2
+  int num_saved;    // how many tensors the formula reads (they stay counted after `_saved = ()`)
+  bool released;    // backward went through without retain_graph
+  bool same_meta;   // two inputs of one shape and dtype: gradients fit as they are
+  Shape shapes[2];  // the inputs', when !same_meta
+  DType dtypes[2];
+  PyObject* inputs;  // per input: the tensor when it needs a gradient, else None
+  PyObject* edges;   // per input: (its grad_fn, its output number) or None
+  PyObject* needs;   // needs_input_grad: a tuple of bools
+  PyObject* saved;   // the tensors the formula reads, as saved (None where not)
+  // Each saved tensor's engine tensor and its memory's version when saved.
+  Tensor saved_handles[2];
+  int64_t saved_versions[2];
+  PyObject* weakrefs;
+};
+
+bool is_cpp_node(PyObject* node);
+
+// Makes `out` (a new tensor object) the output of a new node of `kind` over
+// `inputs` (tensor objects; at least one requires grad), saving `saved`
+// (tensor objects or Py_None; at most two).
+void record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved, int num_saved,
+                 PyObject* out);
+
+// Raises RuntimeError, as lucid.autograd.FunctionCtx.saved_tensors does, when
+// the graph was freed or a saved tensor was written or rebound since.
+void check_saved(const CppNode& node);
+
+// The node's input gradients for the gradient `grad` of its output, nothing
+// recorded: a tuple with a tensor or None per input. Two-input gradients are
+// summed back to their input's shape and cast to its dtype.
+py::object cpp_backward(PyObject* node, py::handle grad);
+
+// Readies the CppNode type and adds it to `m`.
+void init_node(py::module_& m);
+
+}  // namespace lucid::autograd
