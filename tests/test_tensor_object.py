@@ -307,3 +307,24 @@ def test_autograd_unary_refuses_bad_arguments():
         _C.autograd_unary([1.0], "exp")
     with pytest.raises(TypeError, match="bool"):
         lucid.neg(lucid.tensor([True]))
+
+
+def test_copy_and_pickle():
+    import copy
+    import pickle
+
+    x = leaf([1.0, 2.0], "cpu")
+    x.grad = lucid.tensor([3.0, 4.0])
+    c = copy.copy(x)
+    assert c is not x and c._same_handle(x) and c.requires_grad and c.grad is x.grad
+    p = lucid.nn.Parameter(lucid.tensor([1.5, -2.0]))
+    p.tag = "w"
+    for t in (x, p, lucid.tensor([1, 2], dtype=lucid.int8), lucid.tensor([0.5], dtype=lucid.bfloat16)):
+        r = pickle.loads(pickle.dumps(t))
+        assert type(r) is type(t) and r.dtype is t.dtype and r.tolist() == t.tolist()
+        assert r.requires_grad == t.requires_grad and r.grad is None and r.grad_fn is None
+    assert pickle.loads(pickle.dumps(p)).tag == "w"
+    with pytest.raises(RuntimeError, match="non-leaf tensor that requires grad"):
+        pickle.dumps(x * 2)
+    with pytest.raises(ValueError, match="run one forward pass"):
+        lucid.Tensor.__new__(lucid.Tensor).shape

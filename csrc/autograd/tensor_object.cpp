@@ -30,11 +30,12 @@ PyTypeObject* result_class = &TensorBaseType;
 PyObject* dtype_objects[kNumDTypes] = {};
 PyObject* device_objects[2] = {};
 
-// A lazy module's placeholder (nn.UninitializedParameter), the one tensor
-// object without an engine tensor; the words of lucid/nn/parameter.py's.
+// A lazy module's placeholder (nn.UninitializedParameter) is the one tensor
+// object without an engine tensor that lucid makes (Tensor.__new__ alone makes
+// another).
 constexpr const char* kNoValues =
-    "this tensor of a lazy module has no shape or values yet; run one forward pass (or load_state_dict) to "
-    "materialize it before using it";
+    "this tensor has no shape or values yet; run one forward pass (or load_state_dict) to materialize a lazy "
+    "module's parameter (other tensors are made by lucid.tensor(...) or an op, not by Tensor.__new__ alone)";
 
 TensorObject* as_object(PyObject* o) { return reinterpret_cast<TensorObject*>(o); }
 

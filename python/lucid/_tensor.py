@@ -260,6 +260,32 @@ class Tensor(_C.TensorBase):
         ``lucid.autograd.backward``: ``create_graph``, ``inputs``)."""
         _autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
+    def __copy__(self):
+        """``copy.copy``: a new tensor object of the same class on the same memory, with the
+        same autograd state (``requires_grad``, ``grad``, ``grad_fn``) and attributes."""
+        new = type(self).__new__(type(self))
+        if not getattr(self, "_is_uninitialized", False):  # a lazy module's placeholder has no values
+            new._impl = self
+        new._requires_grad, new.grad, new.grad_fn = self._requires_grad, self.grad, self.grad_fn
+        new._output_nr, new._retain_grad = self._output_nr, self._retain_grad
+        if hasattr(self, "__dict__"):
+            new.__dict__.update(self.__dict__)
+        return new
+
+    def __reduce_ex__(self, protocol):
+        """pickle: the values (a copy, moved to the CPU stream), dtype, device,
+        ``requires_grad`` and a subclass's attributes; rebuilt as a new leaf. As in
+        PyTorch, a non-leaf tensor that requires grad is refused (a graph does not
+        cross processes)."""
+        if self.grad_fn is not None and self._requires_grad:
+            raise RuntimeError("pickle: refusing to serialize a non-leaf tensor that requires grad (its graph cannot "
+                               "be saved); detach() it first")
+        if getattr(self, "_is_uninitialized", False):
+            raise RuntimeError(f"pickle: a {type(self).__name__} has no values yet; materialize it first")
+        state = dict(self.__dict__) if hasattr(self, "__dict__") else {}
+        return (_rebuild_tensor, (type(self), self.numpy().copy(), self._dtype_name, self._device_name,
+                                  self._requires_grad, state))
+
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: a new leaf with its own copy of the values, on the same
         device, with the same dtype, ``requires_grad`` and (copied) ``.grad``."""
@@ -282,6 +308,18 @@ class Tensor(_C.TensorBase):
 
 # Results of `_C` calls are instances of Tensor; t.dtype / t.device return these objects.
 _C._register_tensor_class(Tensor, _DTYPES, _DEVICES)
+
+
+def _rebuild_tensor(cls, values, dtype_name, device_name, requires_grad, state):
+    """Tensor.__reduce_ex__'s inverse: a new leaf of class ``cls``."""
+    from ._creation import tensor
+
+    t = tensor(values, dtype=dtype_name, device=device_name)
+    new = t if cls is Tensor else cls.__new__(cls)
+    Tensor.__init__(new, t, requires_grad)
+    if state:
+        new.__dict__.update(state)
+    return new
 
 
 def _default_float():
