@@ -328,3 +328,53 @@ def test_copy_and_pickle():
         pickle.dumps(x * 2)
     with pytest.raises(ValueError, match="run one forward pass"):
         lucid.Tensor.__new__(lucid.Tensor).shape
+
+
+# ----- sum, mean, reshape and view recorded in C++ ----------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_mean_reshape_view_gradients(device):
+    x0 = np.arange(1.0, 7.0).reshape(2, 3)
+    x = leaf(x0, device)
+    w = lucid.tensor([[1.0, 2.0, 3.0]], device=device)
+    parts = [x.sum(1, keepdim=True) * 2.0, x.mean(0).reshape(1, 3) * w, x.view(3, 2).sum(0).reshape(1, 2)]
+    assert [p.grad_fn.name() for p in parts] == ["MulBackward"] * 2 + ["ReshapeBackward"]
+    assert x.sum().grad_fn.name() == "SumBackward" and x.mean().grad_fn.name() == "MeanBackward"
+    assert x.view(6).grad_fn.in_shape == (2, 3) and x.sum(dim=(0, 1)).grad_fn.dims == [0, 1]
+    (parts[0].sum() + parts[1].sum() + parts[2].sum()).backward()
+    # d/dx: 2 (row sums) + w/2 (column means over 2 rows) + 1 (every element once)
+    np.testing.assert_allclose(_np(x.grad), 2 + np.array([[0.5, 1.0, 1.5]] * 2) + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_casts_its_gradient_and_integer_sums_record_nothing(device):
+    h = leaf([1.0, 2.0], device, lucid.float16)
+    s = h.sum(dtype=lucid.float32)
+    assert s.dtype is lucid.float32 and s.grad_fn.in_dtype is lucid.float16
+    s.backward()
+    assert h.grad.dtype is lucid.float16 and h.grad.tolist() == [1.0, 1.0]
+    f = leaf([1.5, 2.5], device)
+    assert f.sum(dtype=lucid.int64).grad_fn is None and not f.sum(dtype=lucid.int64).requires_grad
+    e = leaf(np.zeros((0, 3)), device)
+    e.mean(0).sum().backward()  # nothing averaged: the count is clamped to 1, no NaN
+    assert e.grad.shape == (0, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reductions_and_reshape_under_create_graph(device):
+    x = leaf([1.0, 2.0, 3.0, 4.0], device)
+    y = (x.reshape(2, 2) ** 3).mean() * 4.0  # sum of x^3
+    (g,) = lucid.autograd.grad(y, x, create_graph=True)
+    (h,) = lucid.autograd.grad(g.view(2, 2).sum(), x)
+    np.testing.assert_allclose(_np(g), 3 * np.array([1.0, 4.0, 9.0, 16.0]), rtol=1e-6)
+    np.testing.assert_allclose(_np(h), 6 * np.array([1.0, 2.0, 3.0, 4.0]), rtol=1e-6)
+
+
+def test_view_refuses_what_it_cannot_view_on_both_paths():
+    x = leaf(np.ones((2, 3)), "cpu").t()  # strided: no view to (6,)
+    with pytest.raises(ValueError, match="view"):
+        x.view(6)
+    with pytest.raises(TypeError, match="reshape\\(\\): argument 'input' must be a tensor"):
+        _C.autograd_reshape([1.0], [1], False)
+    with pytest.raises(TypeError, match="sum\\(\\): argument 'input' must be a tensor, got list"):
+        _C.autograd_sum([1.0], None, False, None)

@@ -53,6 +53,8 @@ void node_dealloc(PyObject* self) {
   node_clear(self);
   for (Shape& s : n->shapes) s.~Shape();
   for (Tensor& t : n->saved_handles) t.~Tensor();
+  n->input_shape.~Shape();
+  n->dims.~optional();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -133,6 +135,28 @@ int set_saved(PyObject* self, PyObject* value, void*) {
   return 0;
 }
 
+PyObject* get_input_shape(PyObject* self, void*) {
+  try {
+    return py::tuple(py::cast(node_of(self)->input_shape)).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* get_input_dtype(PyObject* self, void*) { return dtype_object(node_of(self)->input_dtype); }
+
+PyObject* get_dims(PyObject* self, void*) {
+  const auto& d = node_of(self)->dims;
+  if (!d) Py_RETURN_NONE;
+  try {
+    return py::cast(*d).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
 PyGetSetDef node_getsets[] = {
     {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
      nullptr},
@@ -142,6 +166,10 @@ PyGetSetDef node_getsets[] = {
     {"saved_tensors", get_saved_tensors, nullptr, "The saved tensors (RuntimeError when modified since).",
      nullptr},
     {"meta", get_meta, nullptr, nullptr, nullptr},
+    {"shape", get_input_shape, nullptr, "A reduction's input shape (what _Sum / _Mean read).", nullptr},
+    {"in_shape", get_input_shape, nullptr, "A reshape's input shape (what _Reshape reads).", nullptr},
+    {"in_dtype", get_input_dtype, nullptr, nullptr, nullptr},
+    {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -181,14 +209,16 @@ Tensor grad_for(Tensor g, const Shape& shape, DType dtype) {
 
 bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
 
-void record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved, int num_saved,
-                 PyObject* out) {
+CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
+                     int num_saved, PyObject* out) {
   PyObject* o = CppNodeType.tp_alloc(&CppNodeType, 0);
   if (!o) throw py::error_already_set();
   py::object keep = py::reinterpret_steal<py::object>(o);
   CppNode* n = node_of(o);
   for (Shape& s : n->shapes) new (&s) Shape();
   for (Tensor& t : n->saved_handles) new (&t) Tensor();
+  new (&n->input_shape) Shape();
+  new (&n->dims) std::optional<std::vector<int64_t>>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
   n->num_saved = num_saved;
@@ -231,6 +261,7 @@ void record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObje
   r->requires_grad = 1;
   Py_XSETREF(r->grad_fn, keep.release().ptr());
   r->output_nr = 0;
+  return *n;
 }
 
 void check_saved(const CppNode& n) {

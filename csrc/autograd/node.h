@@ -9,11 +9,13 @@
 // Function whose recorded formula serves create_graph, and the first-order
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
-// and unary.cpp (neg, exp, log, ... the ops of `_Unary`).
+// unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
+// mean) and shape.cpp (reshape, view).
 #pragma once
 #include <pybind11/pybind11.h>
 
 #include <optional>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -57,6 +59,12 @@ struct CppNode {
   // Each saved tensor's engine tensor and its memory's version when saved.
   Tensor saved_handles[2];
   int64_t saved_versions[2];
+  // One-input ops that change the shape (reductions, reshape): the input's
+  // shape and dtype and the reduced axes (None: all), which their formulas
+  // read (as ctx.shape / ctx.in_shape, ctx.in_dtype, ctx.dims in Python).
+  Shape input_shape;
+  DType input_dtype;
+  std::optional<std::vector<int64_t>> dims;
   PyObject* weakrefs;
 };
 
@@ -65,8 +73,9 @@ bool is_cpp_node(PyObject* node);
 // Makes `out` (a new tensor object) the output of a new node of `kind` over
 // `inputs` (tensor objects; at least one requires grad), saving `saved`
 // (tensor objects or Py_None; at most two).
-void record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved, int num_saved,
-                 PyObject* out);
+// Returns the node (owned by `out`), for the caller to fill what its kind reads.
+CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
+                     int num_saved, PyObject* out);
 
 // Raises RuntimeError, as lucid.autograd.FunctionCtx.saved_tensors does, when
 // the graph was freed or a saved tensor was written or rebound since.

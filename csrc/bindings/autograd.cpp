@@ -5,6 +5,8 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/reduction.h"
+#include "autograd/shape.h"
 #include "autograd/unary.h"
 #include "bindings/common.h"
 
@@ -15,6 +17,8 @@ void init_autograd(py::module_& m) {
   autograd::init_node(m);
   autograd::init_arithmetic(m);
   autograd::init_unary(m);
+  autograd::init_reduction(m);
+  autograd::init_shape(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

@@ -104,6 +104,12 @@ class _Mean(Function):
         return _unreduce(g, ctx.shape, ctx.dims) / builtins.max(n, 1), None, None
 
 
+# sum and mean run and record in C++ (csrc/autograd/reduction.h, first-order formulas
+# against ops::); these Functions are their nodes' `function`, for create_graph.
+_C._register_reduction(_Sum, _Mean)
+_autograd_sum, _autograd_mean = _C.autograd_sum, _C.autograd_mean
+
+
 class _Var(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
@@ -242,9 +248,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     (10.0, [4.0, 6.0], [[3.0], [7.0]])
     """
     dims = None if dim is None and axis is None else dims_arg(dim, axis, input.ndim, "sum")
-    if input._requires_grad and is_grad_enabled():
-        return _Sum.apply(input, dims, bool(keepdim), _dtype_name(dtype))
-    return _C.sum(input._impl, dims, bool(keepdim), _dtype_name(dtype))
+    return _autograd_sum(input, dims, bool(keepdim), _dtype_name(dtype))  # kernel and node: one C++ call
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -257,9 +261,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     dims = dims_arg(dim, axis, input.ndim, "mean")
     if dtype is not None:
         input = input.to(dtype)
-    if input._requires_grad and is_grad_enabled():
-        return _Mean.apply(input, dims, bool(keepdim))
-    return _C.mean(input._impl, dims, bool(keepdim))
+    return _autograd_mean(input, dims, bool(keepdim))
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):

@@ -68,6 +68,12 @@ class _Reshape(Function):
         return reshape(g, ctx.in_shape), None, None
 
 
+# reshape and view run and record in C++ (csrc/autograd/shape.h); _Reshape is their
+# node's `function`, for create_graph.
+_C._register_shape(_Reshape)
+_autograd_reshape = _C.autograd_reshape
+
+
 def reshape(input, *shape):
     """Same elements in a new shape (row-major order); one size may be -1.
 
@@ -93,9 +99,7 @@ def reshape(input, *shape):
         sizes = _sizes(shape, "reshape")
     if tuple(sizes) == input.shape:
         return input
-    if not _recording(input):
-        return _C.reshape(input._impl, sizes)
-    return _Reshape.apply(input, sizes, False)
+    return _autograd_reshape(input, sizes, False)  # kernel and (when recording) node: one C++ call
 
 
 def view(input, *shape):
@@ -110,7 +114,7 @@ def view(input, *shape):
     5.0
     """
     _check_tensor(input, "view")
-    return _Reshape.apply(input, _sizes(shape, "view"), True)
+    return _autograd_reshape(input, _sizes(shape, "view"), True)
 
 
 def view_as(input, other):
