@@ -378,3 +378,50 @@ def test_view_refuses_what_it_cannot_view_on_both_paths():
         _C.autograd_reshape([1.0], [1], False)
     with pytest.raises(TypeError, match="sum\\(\\): argument 'input' must be a tensor, got list"):
         _C.autograd_sum([1.0], None, False, None)
+
+
+# ----- matmul / mm / bmm recorded in C++ ------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                                    ((5, 2, 3), (3, 4)), ((1, 2, 3), (5, 3, 4))])
+def test_matmul_gradients_against_numpy(device, shapes):
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    a, b = leaf(a0, device), leaf(b0, device)
+    y = a @ b
+    assert y.grad_fn.name() == "MatmulBackward" and y.grad_fn.saved_tensors == (a, b)
+    w0 = rng.standard_normal(np.matmul(a0, b0).shape)
+    (y * lucid.tensor(w0, dtype=lucid.float32, device=device)).sum().backward()
+    # dL/dA = W @ B^T, dL/dB = A^T @ W with 1-D operands as row / column, summed over broadcast axes
+    a2 = a0[None, :] if a0.ndim == 1 else a0
+    b2 = b0[:, None] if b0.ndim == 1 else b0
+    w2 = w0.reshape(np.matmul(a2, b2).shape)
+    ga = np.matmul(w2, np.swapaxes(b2, -1, -2))
+    gb = np.matmul(np.swapaxes(a2, -1, -2), w2)
+    np.testing.assert_allclose(_np(a.grad), _sum_to(ga, a2.shape).reshape(a0.shape), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(b.grad), _sum_to(gb, b2.shape).reshape(b0.shape), rtol=1e-5, atol=1e-5)
+
+
+def _sum_to(g, shape):
+    """numpy: a broadcast array summed back to `shape`."""
+    g = g.sum(tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+    return g.sum(tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1), keepdims=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mm_bmm_record_and_second_derivative(device):
+    a = leaf([[1.0, 2.0], [3.0, 4.0]], device)
+    assert lucid.mm(a, a).grad_fn.name() == "MatmulBackward"
+    assert lucid.bmm(a.reshape(1, 2, 2), a.reshape(1, 2, 2)).grad_fn.name() == "MatmulBackward"
+    x = leaf([1.0, 2.0], device)
+    m = lucid.tensor([[2.0, 1.0], [1.0, 3.0]], device=device)
+    q = x @ (m @ x)  # x^T M x: gradient 2 M x, Hessian 2 M
+    (g,) = lucid.autograd.grad(q, x, create_graph=True)
+    (h0,) = lucid.autograd.grad(g[0], x)
+    np.testing.assert_allclose(_np(g), [8.0, 14.0])
+    np.testing.assert_allclose(_np(h0), [4.0, 2.0])
+    with pytest.raises(TypeError, match="mm\\(\\): expected two tensors, got list and Tensor"):
+        _C.autograd_matmul([1.0], a, "mm")
+    with pytest.raises(ValueError):
+        lucid.matmul(a, lucid.ones(3, device=device))

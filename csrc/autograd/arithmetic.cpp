@@ -44,10 +44,10 @@ InputGrads div_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"AddBackward", "add", nullptr, add_backward},
-                    {"SubBackward", "sub", nullptr, sub_backward},
-                    {"MulBackward", "mul", nullptr, mul_backward},
-                    {"DivBackward", "div", nullptr, div_backward}};
+NodeKind kinds[] = {{"AddBackward", "add", nullptr, add_backward, true},
+                    {"SubBackward", "sub", nullptr, sub_backward, true},
+                    {"MulBackward", "mul", nullptr, mul_backward, true},
+                    {"DivBackward", "div", nullptr, div_backward, true}};
 
 // Registered by lucid/_ops/elementwise.py: the coercion of operands that are
 // neither tensors nor numbers (lists, arrays). Never released.

@@ -93,7 +93,7 @@ PyObject* get_num_outputs(PyObject*, void*) { return PyLong_FromLong(1); }
 // the gradients fit as they are, else (a.shape, a.dtype, b.shape, b.dtype).
 PyObject* get_meta(PyObject* self, void*) {
   CppNode* n = node_of(self);
-  if (n->same_meta || n->num_inputs != 2) Py_RETURN_NONE;
+  if (n->same_meta) Py_RETURN_NONE;
   try {
     py::tuple meta(4);
     for (int i = 0; i < 2; ++i) {
@@ -223,7 +223,7 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   n->num_inputs = num_inputs;
   n->num_saved = num_saved;
   n->same_meta = true;
-  if (num_inputs == 2) {
+  if (kind.broadcasts) {
     const Tensor &a = tensor_object(inputs[0])->handle, &b = tensor_object(inputs[1])->handle;
     n->same_meta = a.dtype() == b.dtype() && a.shape() == b.shape();
     if (!n->same_meta) {

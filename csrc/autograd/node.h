@@ -41,6 +41,9 @@ struct NodeKind {
   // The gradients of the inputs for the output's gradient `g`, nothing
   // recorded. Saved operands have passed check_saved by then.
   InputGrads (*backward)(const CppNode& node, const Tensor& g);
+  // A broadcasting two-input op (+ - * /): cpp_backward sums each gradient
+  // back to its input's shape and casts it to its dtype.
+  bool broadcasts = false;
 };
 
 struct CppNode {
@@ -82,8 +85,8 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
 void check_saved(const CppNode& node);
 
 // The node's input gradients for the gradient `grad` of its output, nothing
-// recorded: a tuple with a tensor or None per input. Two-input gradients are
-// summed back to their input's shape and cast to its dtype.
+// recorded: a tuple with a tensor or None per input (a broadcasting kind's
+// summed back to their input's shape and cast to its dtype).
 py::object cpp_backward(PyObject* node, py::handle grad);
 
 // Readies the CppNode type and adds it to `m`.

@@ -4,6 +4,7 @@
 #include "autograd/arithmetic.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/linalg.h"
 #include "autograd/node.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
@@ -19,6 +20,7 @@ void init_autograd(py::module_& m) {
   autograd::init_unary(m);
   autograd::init_reduction(m);
   autograd::init_shape(m);
+  autograd::init_linalg(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

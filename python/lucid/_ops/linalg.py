@@ -52,6 +52,12 @@ class _Matmul(Function):
         return ga, gb, None
 
 
+# matmul / mm / bmm run and record in C++ (csrc/autograd/linalg.h: first-order
+# formula against ops::); _Matmul is their node's `function`, for create_graph.
+_C._register_linalg(_Matmul)
+_autograd_matmul = _C.autograd_matmul
+
+
 def matmul(input, other):
     """Matrix product with numpy's rules (1-D operands, broadcast batch axes).
 
@@ -68,9 +74,7 @@ def matmul(input, other):
     """
     if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
         input, other = _amp_lower(input, other)
-    if records(input, other):
-        return _Matmul.apply(input, other, "matmul")
-    return _C.matmul(input._impl, other._impl)
+    return _autograd_matmul(input, other, "matmul")  # kernel and (when recording) node: one C++ call
 
 
 def mm(input, mat2):
@@ -82,9 +86,7 @@ def mm(input, mat2):
     """
     if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
         input, mat2 = _amp_lower(input, mat2)
-    if records(input, mat2):
-        return _Matmul.apply(input, mat2, "mm")
-    return _C.mm(input._impl, mat2._impl)
+    return _autograd_matmul(input, mat2, "mm")  # kernel and (when recording) node: one C++ call
 
 
 def bmm(input, mat2):
@@ -96,6 +98,4 @@ def bmm(input, mat2):
     """
     if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
         input, mat2 = _amp_lower(input, mat2)
-    if records(input, mat2):
-        return _Matmul.apply(input, mat2, "bmm")
-    return _C.bmm(input._impl, mat2._impl)
+    return _autograd_matmul(input, mat2, "bmm")  # kernel and (when recording) node: one C++ call

@@ -1,0 +1,94 @@
+// matmul / mm / bmm recorded in C++; see linalg.h.
+#include "autograd/linalg.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/tensor_object.h"
+#include "core/errors.h"
+#include "ops/linalg.h"
+#include "ops/reduction.h"
+#include "ops/shape.h"
+
+namespace lucid::autograd {
+
+namespace py = pybind11;
+
+namespace {
+
+// The last two axes swapped (lucid/_ops/linalg.py's _mT: a permuted view).
+Tensor matrix_transpose(const Tensor& t) {
+  std::vector<int64_t> order(static_cast<size_t>(t.ndim()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::swap(order[order.size() - 1], order[order.size() - 2]);
+  return ops::permute(t, order);
+}
+
+// lucid._ops.common.sum_to_shape: a broadcast gradient summed back to `shape`.
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const Shape& gs = g.shape();
+  size_t lead = gs.size() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < lead; ++i) dims.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && gs[lead + i] != 1) dims.push_back(static_cast<int64_t>(lead + i));
+  return ops::reshape(dims.empty() ? g : ops::sum(g, dims, true, std::nullopt), shape);
+}
+
+// x.reshape(shape): x itself when it has that shape.
+Tensor reshaped(const Tensor& x, const Shape& shape) { return x.shape() == shape ? x : ops::reshape(x, shape); }
+
+// x with a new axis of size 1 at `axis` (negative: counted from the end of the result).
+Tensor unsqueeze(const Tensor& x, int axis) {
+  Shape s = x.shape();
+  int at = axis < 0 ? static_cast<int>(s.size()) + 1 + axis : axis;
+  s.insert(s.begin() + at, 1);
+  return ops::reshape(x, s);
+}
+
+// `_Matmul.backward` with nothing recorded: the products are ops::matmul.
+InputGrads matmul_backward(const CppNode& n, const Tensor& g) {
+  const Tensor &a = n.saved_handles[0], &b = n.saved_handles[1];
+  Tensor a2 = a.ndim() == 1 ? ops::reshape(a, {1, a.shape()[0]}) : a;
+  Tensor b2 = b.ndim() == 1 ? ops::reshape(b, {b.shape()[0], 1}) : b;
+  Tensor g2 = g;
+  if (a.ndim() == 1) g2 = unsqueeze(g2, b.ndim() > 1 ? -2 : 0);
+  if (b.ndim() == 1) g2 = unsqueeze(g2, -1);
+  InputGrads r;
+  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None)
+    r.grad[0] = reshaped(sum_to(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
+  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None)
+    r.grad[1] = reshaped(sum_to(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
+  return r;
+}
+
+NodeKind kind = {"MatmulBackward", "matmul", nullptr, matmul_backward};
+
+}  // namespace
+
+void init_linalg(py::module_& m) {
+  m.def("autograd_matmul", [](py::handle a, py::handle b, const std::string& which) {
+    if (!is_tensor(a.ptr()) || !is_tensor(b.ptr()))
+      throw TypeError(which + "(): expected two tensors, got " +
+                      py::type::handle_of(a).attr("__name__").cast<std::string>() + " and " +
+                      py::type::handle_of(b).attr("__name__").cast<std::string>());
+    const Tensor &ha = handle_of(a.ptr()), &hb = handle_of(b.ptr());
+    Tensor out = which == "mm" ? ops::mm(ha, hb) : which == "bmm" ? ops::bmm(ha, hb) : ops::matmul(ha, hb);
+    py::object result = py::reinterpret_steal<py::object>(wrap(std::move(out)));
+    if (!result) throw py::error_already_set();
+    if ((tensor_object(a.ptr())->requires_grad || tensor_object(b.ptr())->requires_grad) && grad_enabled() &&
+        is_floating(handle_of(result.ptr()).dtype())) {
+      PyObject* inputs[2] = {a.ptr(), b.ptr()};
+      record_node(kind, inputs, 2, inputs, 2, result.ptr());
+    }
+    return result;
+  });
+  // lucid/_ops/linalg.py, at import: `_Matmul`, whose recorded formula serves create_graph.
+  m.def("_register_linalg", [](py::object matmul) { kind.function = matmul.release().ptr(); });
+}
+
+}  // namespace lucid::autograd
