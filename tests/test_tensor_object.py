@@ -425,3 +425,61 @@ def test_mm_bmm_record_and_second_derivative(device):
         _C.autograd_matmul([1.0], a, "mm")
     with pytest.raises(ValueError):
         lucid.matmul(a, lucid.ones(3, device=device))
+
+
+# ----- linear recorded in C++ ----------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_gradients_against_numpy(device, with_bias):
+    rng = np.random.default_rng(1)
+    x0, w0, b0, g0 = (rng.standard_normal(s) for s in ((2, 3, 4), (5, 4), (5,), (2, 3, 5)))
+    x, w = leaf(x0, device), leaf(w0, device)
+    b = leaf(b0, device) if with_bias else None
+    y = lucid.nn.functional.linear(x, w, b)
+    assert y.grad_fn.name() == "LinearBackward" and y.grad_fn.saved_tensors == (x, w)
+    assert (y.grad_fn.inputs[2] is b) if with_bias else y.grad_fn.inputs[2] is None
+    (y * lucid.tensor(g0, dtype=lucid.float32, device=device)).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), g0 @ w0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(w.grad), g0.reshape(-1, 5).T @ x0.reshape(-1, 4), rtol=1e-5, atol=1e-5)
+    if with_bias:
+        np.testing.assert_allclose(_np(b.grad), g0.reshape(-1, 5).sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_only_the_needed_gradients_and_a_second_derivative(device):
+    x = leaf([[1.0, 2.0]], device)
+    w = lucid.tensor([[3.0, 4.0]], device=device)  # a constant weight: only x needs a gradient
+    y = lucid.nn.functional.linear(x, w)
+    assert y.grad_fn.needs_input_grad == (True, False, False)
+    (g,) = lucid.autograd.grad((y * y).sum(), x, create_graph=True)  # 2 (w.x) w
+    np.testing.assert_allclose(_np(g), [[66.0, 88.0]])
+    (h,) = lucid.autograd.grad(g.sum(), x)  # 2 w (w0 + w1)
+    np.testing.assert_allclose(_np(h), [[42.0, 56.0]])
+    with pytest.raises(TypeError, match="linear\\(\\): argument 'weight' must be a tensor, got list"):
+        lucid.nn.functional.linear(x, [[1.0, 2.0]])
+    with pytest.raises(ValueError):
+        lucid.nn.functional.linear(x, lucid.ones(2, 3, device=device))
+
+
+# ----- permute and expand recorded in C++ ------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_permute_transpose_expand_gradients(device):
+    x0 = np.arange(24.0).reshape(2, 3, 4)
+    x = leaf(x0, device)
+    w0 = np.arange(24.0).reshape(4, 2, 3) / 10
+    p = x.permute(2, 0, 1)
+    assert p.grad_fn.name() == "PermuteBackward" and p.grad_fn.dims == [2, 0, 1]
+    (p * lucid.tensor(w0, dtype=lucid.float32, device=device)).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), np.transpose(w0, (1, 2, 0)), rtol=1e-6)
+    v = leaf([[1.0], [2.0]], device)
+    e = v.expand(3, 2, 4)
+    assert e.grad_fn.name() == "ExpandBackward" and e.grad_fn.in_shape == (2, 1)
+    (e * lucid.arange(4, dtype=lucid.float32, device=device)).sum().backward()
+    np.testing.assert_allclose(_np(v.grad), [[18.0], [18.0]])  # 3 copies x (0+1+2+3)
+    t = x.transpose(0, 2)
+    assert t.grad_fn.name() == "PermuteBackward" and x.permute(0, 1, 2) is x  # the identity records nothing
+    (g,) = lucid.autograd.grad((t * t).sum(), x, create_graph=True)
+    (h,) = lucid.autograd.grad(g.expand(2, 2, 3, 4).sum(), x)
+    np.testing.assert_allclose(_np(h), np.full((2, 3, 4), 4.0))

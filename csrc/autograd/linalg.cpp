@@ -10,7 +10,6 @@
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "ops/linalg.h"
-#include "ops/reduction.h"
 #include "ops/shape.h"
 
 namespace lucid::autograd {
@@ -25,18 +24,6 @@ Tensor matrix_transpose(const Tensor& t) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
   std::swap(order[order.size() - 1], order[order.size() - 2]);
   return ops::permute(t, order);
-}
-
-// lucid._ops.common.sum_to_shape: a broadcast gradient summed back to `shape`.
-Tensor sum_to(const Tensor& g, const Shape& shape) {
-  if (g.shape() == shape) return g;
-  const Shape& gs = g.shape();
-  size_t lead = gs.size() - shape.size();
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < lead; ++i) dims.push_back(static_cast<int64_t>(i));
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] == 1 && gs[lead + i] != 1) dims.push_back(static_cast<int64_t>(lead + i));
-  return ops::reshape(dims.empty() ? g : ops::sum(g, dims, true, std::nullopt), shape);
 }
 
 // x.reshape(shape): x itself when it has that shape.
@@ -60,9 +47,9 @@ InputGrads matmul_backward(const CppNode& n, const Tensor& g) {
   if (b.ndim() == 1) g2 = unsqueeze(g2, -1);
   InputGrads r;
   if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None)
-    r.grad[0] = reshaped(sum_to(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
+    r.grad[0] = reshaped(sum_to_shape(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
   if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None)
-    r.grad[1] = reshaped(sum_to(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
+    r.grad[1] = reshaped(sum_to_shape(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
   return r;
 }
 

@@ -191,26 +191,29 @@ PyObject* edge_of(PyObject* t) {
 
 // A broadcast gradient summed back to an input's shape and cast to its dtype
 // (lucid._ops.elementwise._grad_for: sum_to_shape, then .to(dtype)).
-Tensor grad_for(Tensor g, const Shape& shape, DType dtype) {
-  if (g.shape() != shape) {
-    const Shape& gs = g.shape();
-    size_t lead = gs.size() - shape.size();
-    std::vector<int64_t> dims;
-    for (size_t i = 0; i < lead; ++i) dims.push_back(static_cast<int64_t>(i));
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (shape[i] == 1 && gs[lead + i] != 1) dims.push_back(static_cast<int64_t>(lead + i));
-    if (!dims.empty()) g = ops::sum(g, dims, true, std::nullopt);
-    g = ops::reshape(g, shape);
-  }
-  return g.dtype() == dtype ? g : ops::astype(g, dtype);
+Tensor grad_for(const Tensor& g, const Shape& shape, DType dtype) {
+  Tensor r = sum_to_shape(g, shape);
+  return r.dtype() == dtype ? r : ops::astype(r, dtype);
 }
 
 }  // namespace
+
+Tensor sum_to_shape(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const Shape& gs = g.shape();
+  size_t lead = gs.size() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < lead; ++i) dims.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && gs[lead + i] != 1) dims.push_back(static_cast<int64_t>(lead + i));
+  return ops::reshape(dims.empty() ? g : ops::sum(g, dims, true, std::nullopt), shape);
+}
 
 bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
 
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out) {
+  if (num_inputs < 1 || num_inputs > 3 || num_saved > 2) throw RuntimeError("record_node: too many inputs");
   PyObject* o = CppNodeType.tp_alloc(&CppNodeType, 0);
   if (!o) throw py::error_already_set();
   py::object keep = py::reinterpret_steal<py::object>(o);
@@ -239,7 +242,7 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   n->saved = PyTuple_New(num_saved);
   if (!n->inputs || !n->edges || !n->needs || !n->saved) throw py::error_already_set();
   for (int i = 0; i < num_inputs; ++i) {
-    bool need = tensor_object(inputs[i])->requires_grad;
+    bool need = inputs[i] != Py_None && tensor_object(inputs[i])->requires_grad;
     PyObject* in = need ? inputs[i] : Py_None;
     PyObject* edge = need ? edge_of(inputs[i]) : (Py_INCREF(Py_None), Py_None);
     if (!edge) throw py::error_already_set();

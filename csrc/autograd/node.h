@@ -28,8 +28,8 @@ struct CppNode;
 // A first-order backward's result per input: a new gradient, or `pass` (the
 // incoming gradient as it is, e.g. add's), or nothing (not needed).
 struct InputGrads {
-  std::optional<Tensor> grad[2];
-  bool pass[2] = {false, false};
+  std::optional<Tensor> grad[3];
+  bool pass[3] = {false, false, false};
 };
 
 struct NodeKind {
@@ -49,7 +49,7 @@ struct NodeKind {
 struct CppNode {
   PyObject_HEAD
   NodeKind* kind;
-  int num_inputs;   // 1 or 2
+  int num_inputs;   // 1 to 3
   int num_saved;    // how many tensors the formula reads (they stay counted after `_saved = ()`)
   bool released;    // backward went through without retain_graph
   bool same_meta;   // two inputs of one shape and dtype: gradients fit as they are
@@ -74,8 +74,9 @@ struct CppNode {
 bool is_cpp_node(PyObject* node);
 
 // Makes `out` (a new tensor object) the output of a new node of `kind` over
-// `inputs` (tensor objects; at least one requires grad), saving `saved`
-// (tensor objects or Py_None; at most two).
+// `inputs` (at most three: tensor objects, at least one requiring grad, or
+// Py_None for an absent optional argument), saving `saved` (tensor objects or
+// Py_None; at most two).
 // Returns the node (owned by `out`), for the caller to fill what its kind reads.
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out);
@@ -88,6 +89,10 @@ void check_saved(const CppNode& node);
 // recorded: a tuple with a tensor or None per input (a broadcasting kind's
 // summed back to their input's shape and cast to its dtype).
 py::object cpp_backward(PyObject* node, py::handle grad);
+
+// A broadcast gradient summed back to `shape` (lucid._ops.common.sum_to_shape:
+// over the leading axes and the axes `shape` has as 1, then reshaped).
+Tensor sum_to_shape(const Tensor& g, const Shape& shape);
 
 // Readies the CppNode type and adds it to `m`.
 void init_node(py::module_& m);

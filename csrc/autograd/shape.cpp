@@ -1,9 +1,11 @@
-// reshape / view recorded in C++; see shape.h.
+// reshape / view, permute and expand recorded in C++; see shape.h.
 #include "autograd/shape.h"
 
 #include <pybind11/stl.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -27,26 +29,72 @@ InputGrads reshape_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"ReshapeBackward", "reshape", nullptr, reshape_backward};
+// `_Permute.backward`: the gradient permuted back by the inverse order.
+InputGrads permute_backward(const CppNode& n, const Tensor& g) {
+  std::vector<int64_t> inverse(n.dims->size());
+  for (size_t i = 0; i < inverse.size(); ++i) inverse[static_cast<size_t>((*n.dims)[i])] = static_cast<int64_t>(i);
+  InputGrads r;
+  r.grad[0] = ops::permute(g, inverse);
+  return r;
+}
+
+// `_Expand.backward`: the gradient summed back over the broadcast axes.
+InputGrads expand_backward(const CppNode& n, const Tensor& g) {
+  InputGrads r;
+  r.grad[0] = sum_to_shape(g, n.input_shape);
+  return r;
+}
+
+NodeKind kinds[] = {{"ReshapeBackward", "reshape", nullptr, reshape_backward},
+                    {"PermuteBackward", "permute", nullptr, permute_backward},
+                    {"ExpandBackward", "expand", nullptr, expand_backward}};
+
+// Attaches a node of `kind` to `out` when x requires grad and grad mode is on
+// (x is floating point then, and so is the view); the caller fills what it reads.
+CppNode* maybe_record(NodeKind& kind, py::handle x, const py::object& out) {
+  if (!tensor_object(x.ptr())->requires_grad || !grad_enabled()) return nullptr;
+  PyObject* input = x.ptr();
+  return &record_node(kind, &input, 1, nullptr, 0, out.ptr());
+}
+
+const Tensor& input_of(py::handle x, const char* fn) {
+  if (!is_tensor(x.ptr())) throw TypeError(std::string(fn) + "(): argument 'input' must be a tensor");
+  return handle_of(x.ptr());
+}
+
+py::object result(Tensor t) {
+  PyObject* o = wrap(std::move(t));
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(o);
+}
 
 }  // namespace
 
 void init_shape(py::module_& m) {
   m.def("autograd_reshape", [](py::handle x, const Shape& shape, bool must_view) {
-    if (!is_tensor(x.ptr()))
-      throw TypeError(std::string(must_view ? "view" : "reshape") + "(): argument 'input' must be a tensor");
-    const Tensor& h = handle_of(x.ptr());
-    PyObject* out = wrap(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
-    if (!out) throw py::error_already_set();
-    py::object result = py::reinterpret_steal<py::object>(out);
-    if (tensor_object(x.ptr())->requires_grad && grad_enabled() && is_floating(h.dtype())) {
-      PyObject* input = x.ptr();
-      record_node(kind, &input, 1, nullptr, 0, out).input_shape = h.shape();
-    }
-    return result;
+    const Tensor& h = input_of(x, must_view ? "view" : "reshape");
+    py::object out = result(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
+    if (CppNode* n = maybe_record(kinds[0], x, out)) n->input_shape = h.shape();
+    return out;
   });
-  // lucid/_ops/shape.py, at import: `_Reshape`, whose recorded formula serves create_graph.
-  m.def("_register_shape", [](py::object reshape) { kind.function = reshape.release().ptr(); });
+  m.def("autograd_permute", [](py::handle x, const std::vector<int64_t>& dims) {
+    const Tensor& h = input_of(x, "permute");
+    py::object out = result(ops::permute(h, dims));
+    if (CppNode* n = maybe_record(kinds[1], x, out)) n->dims = dims;
+    return out;
+  });
+  m.def("autograd_expand", [](py::handle x, const Shape& shape) {
+    const Tensor& h = input_of(x, "expand");
+    py::object out = result(ops::expand(h, shape));
+    if (CppNode* n = maybe_record(kinds[2], x, out)) n->input_shape = h.shape();
+    return out;
+  });
+  // lucid/_ops/shape.py, at import: the Functions whose recorded formulas serve create_graph.
+  m.def("_register_shape", [](py::object reshape, py::object permute, py::object expand) {
+    kinds[0].function = reshape.release().ptr();
+    kinds[1].function = permute.release().ptr();
+    kinds[2].function = expand.release().ptr();
+  });
 }
 
 }  // namespace lucid::autograd

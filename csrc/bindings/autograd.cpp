@@ -5,6 +5,7 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/linalg.h"
+#include "autograd/linear.h"
 #include "autograd/node.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
@@ -21,6 +22,7 @@ void init_autograd(py::module_& m) {
   autograd::init_reduction(m);
   autograd::init_shape(m);
   autograd::init_linalg(m);
+  autograd::init_linear(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

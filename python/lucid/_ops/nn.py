@@ -399,6 +399,12 @@ def _linear_backward_recorded(ctx, g, x, weight):
     return gx, gw, gb
 
 
+# linear runs and records in C++ (csrc/autograd/linear.h: the fused linear_backward
+# kernel first-order); _Linear is its node's `function`, for create_graph.
+_C._register_linear(_Linear)
+_autograd_linear = _C.autograd_linear
+
+
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over the last axis.
 
@@ -412,9 +418,7 @@ def linear(input, weight, bias=None):
     """
     if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
         input, weight, bias = _amp_lower(input, weight, bias)
-    if records(input, weight, bias):
-        return _Linear.apply(input, weight, bias)
-    return _C.linear(input._impl, weight._impl, _opt(bias))
+    return _autograd_linear(input, weight, bias)  # kernel and (when recording) node: one C++ call
 
 
 class _Embedding(Function):

@@ -45,11 +45,6 @@ def _sizes(args, fn: str, argument: str = "shape") -> list:
     return [_int(a, fn, argument) for a in args]
 
 
-def _recording(x) -> bool:
-    """Whether autograd records an op on x (else the view ops skip Function's overhead)."""
-    return x._requires_grad and is_grad_enabled()
-
-
 def _check_tensor(x, fn: str, argument: str = "input"):
     if not is_tensor(x):
         raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
@@ -68,9 +63,8 @@ class _Reshape(Function):
         return reshape(g, ctx.in_shape), None, None
 
 
-# reshape and view run and record in C++ (csrc/autograd/shape.h); _Reshape is their
-# node's `function`, for create_graph.
-_C._register_shape(_Reshape)
+# reshape / view run and record in C++ (csrc/autograd/shape.h), as permute and expand
+# (registered below); these Functions are their nodes' `function`, for create_graph.
 _autograd_reshape = _C.autograd_reshape
 
 
@@ -234,9 +228,7 @@ def permute(input, *dims):
         raise ValueError(f"permute(): argument 'dims' repeats an axis: {tuple(dims)}")
     if ds == list(range(input.ndim)):
         return input
-    if not _recording(input):
-        return _C.permute(input._impl, ds)
-    return _Permute.apply(input, ds)
+    return _autograd_permute(input, ds)  # the view and (when recording) its node: one C++ call
 
 
 def transpose(input, dim0, dim1):
@@ -319,9 +311,7 @@ def expand(input, *sizes):
     s = _sizes(sizes, "expand", "size")
     if tuple(s) == input.shape:
         return input
-    if not _recording(input):
-        return _C.expand(input._impl, s)
-    return _Expand.apply(input, s)
+    return _autograd_expand(input, s)
 
 
 def broadcast_to(input, shape):
@@ -332,6 +322,10 @@ def broadcast_to(input, shape):
 def expand_as(input, other):
     """``input.expand(other.shape)``."""
     return expand(input, other.shape)
+
+
+_C._register_shape(_Reshape, _Permute, _Expand)
+_autograd_permute, _autograd_expand = _C.autograd_permute, _C.autograd_expand
 
 
 # ----- joining and splitting -------------------------------------------------
