@@ -483,3 +483,25 @@ def test_permute_transpose_expand_gradients(device):
     (g,) = lucid.autograd.grad((t * t).sum(), x, create_graph=True)
     (h,) = lucid.autograd.grad(g.expand(2, 2, 3, 4).sum(), x)
     np.testing.assert_allclose(_np(h), np.full((2, 3, 4), 4.0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_negative_axes_given_to_C_directly_are_wrapped_before_backward(device):
+    x = leaf(np.arange(6.0).reshape(2, 3), device)
+    y = _C.autograd_mean(x, [-1], False)
+    assert y.grad_fn.dims == [1]
+    p = _C.autograd_permute(x, [-1, 0])
+    assert p.grad_fn.dims == [1, 0]
+    (y.sum() + (p * lucid.tensor([[1.0, 2.0]] * 3, device=device)).sum()).backward()
+    np.testing.assert_allclose(_np(x.grad), np.array([[1.0] * 3, [2.0] * 3]) + 1 / 3, rtol=1e-6)
+    with pytest.raises(ValueError, match="repeats axis"):
+        _C.autograd_sum(x, [0, -2], False, None)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_dim_reductions_over_axis_minus_one(device):
+    x = leaf(3.0, device)
+    y = _C.autograd_mean(x, [-1], False) + _C.autograd_sum(x, [0], True, None) * 2.0
+    assert y.grad_fn.inputs[0].grad_fn.dims == [0]
+    y.backward()
+    assert x.grad.item() == 3.0

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -35,7 +37,8 @@ InputGrads mean_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
   int64_t count = 1;
   if (n.dims) {
-    for (int64_t d : *n.dims) count *= n.input_shape[static_cast<size_t>(d)];
+    for (int64_t d : *n.dims)
+      if (d >= 0 && static_cast<size_t>(d) < n.input_shape.size()) count *= n.input_shape[static_cast<size_t>(d)];
   } else {
     for (int64_t s : n.input_shape) count *= s;
   }
@@ -67,7 +70,13 @@ void maybe_record(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims
   CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
   n.input_shape = h.shape();
   n.input_dtype = h.dtype();
-  n.dims = dims;
+  if (dims) {  // ops:: accepted them (in range, no repeats); the formulas index with them: wrapped, sorted
+    std::vector<int64_t> axes = *dims;
+    int64_t nd = std::max(h.ndim(), 1);  // a 0-d input takes axis 0 / -1, as lucid.sum's dims_arg
+    for (int64_t& d : axes) d = ((d % nd) + nd) % nd;
+    std::sort(axes.begin(), axes.end());
+    n.dims = std::move(axes);
+  }
 }
 
 }  // namespace

@@ -80,7 +80,11 @@ void init_shape(py::module_& m) {
   m.def("autograd_permute", [](py::handle x, const std::vector<int64_t>& dims) {
     const Tensor& h = input_of(x, "permute");
     py::object out = result(ops::permute(h, dims));
-    if (CppNode* n = maybe_record(kinds[1], x, out)) n->dims = dims;
+    if (CppNode* n = maybe_record(kinds[1], x, out)) {  // ops::permute accepted them; wrapped for the inverse
+      std::vector<int64_t> order = dims;
+      for (int64_t& d : order) d = d < 0 ? d + h.ndim() : d;
+      n->dims = std::move(order);
+    }
     return out;
   });
   m.def("autograd_expand", [](py::handle x, const Shape& shape) {
