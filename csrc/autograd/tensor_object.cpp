@@ -441,6 +441,8 @@ std::string shape_str(const Shape& s) {
 bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, &TensorBaseType); }
 
 const Tensor& handle_of(PyObject* o) {
+  if (!is_tensor(o))
+    throw TypeError(std::string("expected a tensor, got ") + Py_TYPE(o)->tp_name);
   const Tensor& h = as_object(o)->handle;
   if (!h.defined())
     throw ValueError(std::string(Py_TYPE(o)->tp_name) + ": " + kNoValues);

@@ -49,7 +49,8 @@ std::string shape_str(const Shape& shape);
 
 // Whether `o` is a tensor (an instance of TensorBase or a subclass).
 bool is_tensor(PyObject* o);
-// The engine tensor of a tensor object; ValueError when it holds none.
+// The engine tensor of a tensor object; TypeError for another object,
+// ValueError when it holds none.
 const Tensor& handle_of(PyObject* o);
 // A new reference: a fresh tensor object of the registered Python class
 // (`lucid.Tensor`), holding `t`, requiring no grad.
