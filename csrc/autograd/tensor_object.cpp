@@ -130,14 +130,12 @@ int set_impl(PyObject* self, PyObject* value, void*) {
   return 0;
 }
 
-PyObject* get_shape(PyObject* self, void*) {
-  const Tensor* h = handle_or_error(self);
-  if (!h) return nullptr;
-  const Shape& s = h->shape();
-  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(s.size()));
+// A tuple of Python ints; NULL with the error set.
+PyObject* int_tuple(const std::vector<int64_t>& values) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
   if (!tuple) return nullptr;
-  for (size_t i = 0; i < s.size(); ++i) {
-    PyObject* n = PyLong_FromLongLong(s[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject* n = PyLong_FromLongLong(values[i]);
     if (!n) {
       Py_DECREF(tuple);
       return nullptr;
@@ -145,6 +143,11 @@ PyObject* get_shape(PyObject* self, void*) {
     PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), n);
   }
   return tuple;
+}
+
+PyObject* get_shape(PyObject* self, void*) {
+  const Tensor* h = handle_or_error(self);
+  return h ? int_tuple(h->shape()) : nullptr;
 }
 
 PyObject* get_ndim(PyObject* self, void*) {
@@ -289,22 +292,11 @@ PyObject* is_contiguous(PyObject* self, PyObject*) {
   return h ? PyBool_FromLong(h->device() == Device::GPU || h->is_contiguous()) : nullptr;
 }
 
-// The CPU view's strides in elements (a list); empty on the GPU stream.
+// The CPU view's strides in elements (a tuple); empty on the GPU stream.
 PyObject* strides(PyObject* self, PyObject*) {
   const Tensor* h = handle_or_error(self);
   if (!h) return nullptr;
-  const Strides& s = h->device() == Device::CPU ? h->strides() : Strides{};
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(s.size()));
-  if (!list) return nullptr;
-  for (size_t i = 0; i < s.size(); ++i) {
-    PyObject* n = PyLong_FromLongLong(s[i]);
-    if (!n) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), n);
-  }
-  return list;
+  return int_tuple(h->device() == Device::CPU ? h->strides() : Strides{});
 }
 
 PyObject* storage_offset(PyObject* self, PyObject*) {
@@ -371,7 +363,7 @@ PyMethodDef methods[] = {
      "The one element as a Python bool, int or float (ValueError unless the tensor has exactly one element)."},
     {"numel", numel, METH_NOARGS, "The number of elements."},
     {"is_contiguous", is_contiguous, METH_NOARGS, "Whether the elements lie in row-major order without gaps."},
-    {"_strides", strides, METH_NOARGS, "The CPU view's strides in elements (empty on the GPU stream)."},
+    {"_strides", strides, METH_NOARGS, "The CPU view's strides in elements, a tuple (empty on the GPU stream)."},
     {"storage_offset", storage_offset, METH_NOARGS,
      "Where this view starts in its storage, in elements (0 on the GPU stream)."},
     {"data_ptr", data_ptr, METH_NOARGS,

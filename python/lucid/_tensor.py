@@ -199,7 +199,7 @@ class Tensor(_C.TensorBase):
         """Elements to step per index along each dim (a tuple), or along ``dim``. The
         CPU stream reports its views' real strides; GPU-stream tensors (MLX values,
         views are copies) report contiguous ones."""
-        strides = tuple(self._strides())
+        strides = self._strides()
         if not strides and self.ndim:  # GPU stream: contiguous
             acc, out = 1, []
             for n in reversed(self.shape):

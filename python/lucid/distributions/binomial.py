@@ -17,9 +17,9 @@ import numpy as np
 
 import lucid
 from . import constraints
-from .discrete import Categorical, _one_of, _softplus
+from .discrete import _BINARY_LOGITS, _BINARY_PROBS, Categorical, _OverCategorical, _one_of, _softplus
 from .distribution import Distribution
-from .utils import broadcast_all, host_draw, host_values, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, host_draw, host_values
 
 __all__ = ["Binomial", "Multinomial"]
 
@@ -74,13 +74,7 @@ class Binomial(Distribution):
         self.total_count = self.total_count.detach()  # a count, never a differentiable parameter
         super().__init__(self.total_count.shape, validate_args=validate_args)
 
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
+    probs, logits = _BINARY_PROBS, _BINARY_LOGITS
 
     @property
     def param_shape(self):
@@ -143,7 +137,7 @@ class Binomial(Distribution):
         return f"Binomial({', '.join(parts)})"
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical):
     """Multinomial(total_count=1, probs=p | logits=l): counts over K categories
     (the last dim of the parameter; event_shape (K,)) of ``total_count``
     Categorical draws, P(x) = n! / prod x_k! prod p_k^x_k. ``total_count`` is
@@ -161,27 +155,6 @@ class Multinomial(Distribution):
         super().__init__(c._batch_shape, (c._num_events,), validate_args=False)
         self._validate_args = c._validate_args
 
-    def expand(self, batch_shape, _instance=None):
-        new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new._categorical = self._categorical.expand(batch_shape)
-        new._batch_shape = new._categorical._batch_shape
-        return new
-
-    def _like(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def support(self):

@@ -48,6 +48,18 @@ class _ProbsOrLogits(Distribution):
         return lucid.full(self._extended_shape(), fill, dtype=like.dtype, device=like.device)
 
 
+def _derived(name, fn):
+    """A lazy_property cached under ``name``, computing ``fn(self)``."""
+    fn.__name__ = name
+    return lazy_property(fn)
+
+
+# A two-outcome parameter given as probs or logits, the other derived on first use
+# (Bernoulli, Geometric, Binomial).
+_BINARY_PROBS = _derived("probs", lambda self: logits_to_probs(self.logits, is_binary=True))
+_BINARY_LOGITS = _derived("logits", lambda self: probs_to_logits(self.probs, is_binary=True))
+
+
 class _Binary(_ProbsOrLogits):
     """One probability per element: ``probs`` p, or ``logits`` the log-odds log(p / (1 - p))."""
 
@@ -63,13 +75,7 @@ class _Binary(_ProbsOrLogits):
         self._param_name = "probs" if probs is not None else "logits"
         super().__init__(self._param.shape, validate_args=validate_args)
 
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
+    probs, logits = _BINARY_PROBS, _BINARY_LOGITS
 
 
 class Bernoulli(_Binary):
@@ -199,18 +205,9 @@ def _draw_uniform(shape):
     return _draw(None, "Categorical.sample", lambda r: r.random(shape))
 
 
-class OneHotCategorical(Distribution):
-    """OneHotCategorical(probs=p | logits=l): a Categorical whose draws are
-    one-hot vectors (event_shape = (K,)), in the parameters' float dtype."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical._batch_shape, (self._categorical._num_events,), validate_args=False)
-        self._validate_args = self._categorical._validate_args
+class _OverCategorical(Distribution):
+    """A distribution over K categories held by a ``Categorical`` (``self._categorical``):
+    OneHotCategorical, Multinomial. Its parameters, expand and device are the Categorical's."""
 
     def expand(self, batch_shape, _instance=None):
         new = type(self).__new__(type(self))
@@ -233,6 +230,21 @@ class OneHotCategorical(Distribution):
     @property
     def param_shape(self):
         return self._categorical.param_shape
+
+
+class OneHotCategorical(_OverCategorical):
+    """OneHotCategorical(probs=p | logits=l): a Categorical whose draws are
+    one-hot vectors (event_shape = (K,)), in the parameters' float dtype."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        super().__init__(self._categorical._batch_shape, (self._categorical._num_events,), validate_args=False)
+        self._validate_args = self._categorical._validate_args
+
 
     def sample(self, sample_shape=()):
         idx = self._categorical.sample(sample_shape)

@@ -135,12 +135,17 @@ class TransformedDistribution(Distribution):
             value = t.inv(value)
         return self._monotone(self.base_dist.cdf(value), sign)
 
-    def icdf(self, value):
+    def _probability(self, value):
+        """icdf's argument as a tensor next to the parameters, checked to lie in [0, 1]."""
         like = self._like()
         if not isinstance(value, lucid.Tensor):
             value = lucid.tensor(float(value), dtype=like.dtype, device=like.device)
         if self._validate_args:
             self._check(constraints.unit_interval, value, "icdf(): argument 'value'")
+        return value
+
+    def icdf(self, value):
+        value = self._probability(value)
         x = self.base_dist.icdf(self._monotone(value, self._sign("icdf")))
         for t in self.transforms:
             x = t(x)

@@ -121,11 +121,7 @@ class _Half(TransformedDistribution):
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, value):
-        like = self._like()
-        if not isinstance(value, lucid.Tensor):
-            value = lucid.tensor(float(value), dtype=like.dtype, device=like.device)
-        if self._validate_args:
-            self._check(constraints.unit_interval, value, "icdf(): argument 'value'")
+        value = self._probability(value)
         return self.base_dist.icdf((value + 1) / 2)
 
     @property
