@@ -505,3 +505,29 @@ def test_zero_dim_reductions_over_axis_minus_one(device):
     assert y.grad_fn.inputs[0].grad_fn.dims == [0]
     y.backward()
     assert x.grad.item() == 3.0
+
+
+# ----- pow recorded in C++ ------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pow_gradients_and_their_zero_conventions(device):
+    a = leaf([0.0, 2.0, 3.0], device)
+    b = leaf([[2.0], [0.0]], device)
+    y = a ** b
+    node = y.grad_fn
+    assert node.name() == "PowBackward" and node.saved_tensors == (a, b, y)
+    y.sum().backward()
+    a0, b0 = np.array([0.0, 2.0, 3.0]), np.array([[2.0], [0.0]])
+    # d/da = b a^(b-1) (0 where b == 0); d/db = a^b log a (0 at a == 0, b >= 0), summed over the broadcast
+    np.testing.assert_allclose(_np(a.grad), (2 * a0) + 0, rtol=1e-6)
+    with np.errstate(divide="ignore"):
+        gb = np.where(a0 == 0, 0.0, a0 ** b0 * np.log(np.where(a0 == 0, 1, a0))).sum(1, keepdims=True)
+    np.testing.assert_allclose(_np(b.grad), gb, rtol=1e-6)
+    x = leaf([1.0, 2.0], device)
+    (g,) = lucid.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (h,) = lucid.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(_np(h), [6.0, 12.0])
+    (2.0 ** x).sum().backward()  # the reflected form records too
+    np.testing.assert_allclose(_np(x.grad), np.log(2) * 2.0 ** np.array([1.0, 2.0]), rtol=1e-6)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        lucid.tensor([2], device=device) ** lucid.tensor([-1], device=device)

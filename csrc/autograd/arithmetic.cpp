@@ -9,12 +9,13 @@
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "ops/elementwise.h"
+#include "ops/scalar.h"
 
 namespace lucid::autograd {
 
 namespace {
 
-// The formulas of lucid/_ops/elementwise.py's _Add ... _Div, against ops::,
+// The formulas of lucid/_ops/elementwise.py's _Add ... _Pow, against ops::,
 // the same operations in the same order.
 InputGrads add_backward(const CppNode&, const Tensor&) {
   InputGrads r;
@@ -44,10 +45,30 @@ InputGrads div_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
+// `_Pow.backward`: b a^(b-1) for the base and a^b log a for the exponent, each
+// 0 where PyTorch defines it so (b == 0; a == 0 with b >= 0). saved: (a, b, y).
+InputGrads pow_backward(const CppNode& n, const Tensor& g) {
+  const Tensor &a = n.saved_handles[0], &b = n.saved_handles[1], &y = n.saved_handles[2];
+  auto integer = [](double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); };
+  auto masked = [&](const Tensor& mask, const Tensor& t) { return ops::where(mask, t, integer(0, t)); };
+  InputGrads r;
+  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) {
+    Tensor d = ops::mul(b, ops::pow(a, ops::sub(b, integer(1, b))));
+    r.grad[0] = masked(ops::ne(b, integer(0, b)), ops::mul(g, d));
+  }
+  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) {
+    Tensor d = ops::mul(y, ops::log(a));
+    Tensor keep = ops::logical_not(ops::logical_and(ops::eq(a, integer(0, a)), ops::ge(b, integer(0, b))));
+    r.grad[1] = masked(keep, ops::mul(g, d));
+  }
+  return r;
+}
+
 NodeKind kinds[] = {{"AddBackward", "add", nullptr, add_backward, true},
                     {"SubBackward", "sub", nullptr, sub_backward, true},
                     {"MulBackward", "mul", nullptr, mul_backward, true},
-                    {"DivBackward", "div", nullptr, div_backward, true}};
+                    {"DivBackward", "div", nullptr, div_backward, true},
+                    {"PowBackward", "pow", nullptr, pow_backward, true}};
 
 // Registered by lucid/_ops/elementwise.py: the coercion of operands that are
 // neither tensors nor numbers (lists, arrays). Never released.
@@ -64,6 +85,11 @@ py::object steal(PyObject* p) {
 void record(Arith op, PyObject* a, PyObject* b, PyObject* out) {
   bool n0 = tensor_object(a)->requires_grad, n1 = tensor_object(b)->requires_grad;
   PyObject* inputs[2] = {a, b};
+  if (op == Arith::Pow) {  // b a^(b-1), a^b log a: both operands and the result
+    PyObject* saved[3] = {a, b, out};
+    record_node(kinds[static_cast<int>(op)], inputs, 2, saved, 3, out);
+    return;
+  }
   PyObject* saved[2] = {n1 ? a : Py_None, op == Arith::Div ? b : n0 ? b : Py_None};
   int num_saved = op == Arith::Mul || op == Arith::Div ? 2 : 0;
   record_node(kinds[static_cast<int>(op)], inputs, 2, saved, num_saved, out);
@@ -75,6 +101,7 @@ Tensor kernel(Arith op, const Tensor& a, const Tensor& b) {
     case Arith::Sub: return ops::sub(a, b);
     case Arith::Mul: return ops::mul(a, b);
     case Arith::Div: return ops::div(a, b);
+    case Arith::Pow: return ops::pow(a, b);
   }
   throw RuntimeError("arith: unknown op");
 }
@@ -151,6 +178,8 @@ PyMethodDef function_defs[] = {
      METH_FASTCALL, "input - other, recorded when an input requires grad."},
     {"autograd_mul", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function_form<Arith::Mul>)),
      METH_FASTCALL, "input * other, recorded when an input requires grad."},
+    {"autograd_pow", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function_form<Arith::Pow>)),
+     METH_FASTCALL, "input ** exponent, recorded when an operand requires grad (no integer-exponent check)."},
     {"autograd_div", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function_form<Arith::Div>)),
      METH_FASTCALL, "input / other (true division), recorded when an input requires grad."},
     {nullptr, nullptr, 0, nullptr}};
@@ -168,10 +197,11 @@ void init_arithmetic(py::module_& m) {
   // lucid/_ops/elementwise.py, at import: the coercion of other operands
   // (lists, arrays) and the Functions whose formulas serve create_graph.
   m.def("_register_arithmetic", [](py::object coercion, py::object add, py::object sub, py::object mul,
-                                   py::object div) {
+                                   py::object div, py::object pow) {
     coerce = coercion.release().ptr();
-    PyObject* fs[4] = {add.release().ptr(), sub.release().ptr(), mul.release().ptr(), div.release().ptr()};
-    for (int i = 0; i < 4; ++i) kinds[i].function = fs[i];
+    PyObject* fs[5] = {add.release().ptr(), sub.release().ptr(), mul.release().ptr(), div.release().ptr(),
+                       pow.release().ptr()};
+    for (int i = 0; i < 5; ++i) kinds[i].function = fs[i];
   });
 }
 

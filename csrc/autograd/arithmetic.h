@@ -1,4 +1,4 @@
-// add, sub, mul and div recorded in C++ (issue 11: "graph recording in C++";
+// add, sub, mul, div and pow recorded in C++ (issue 11: "graph recording in C++";
 // "a no-grad op records nothing and costs one C++ call").
 //
 // `arith(op, x, y)` is the whole op: it coerces a Python number next to a
@@ -6,7 +6,8 @@
 // kernel, and, when grad mode is on and an input requires grad, attaches a
 // node as the result's grad_fn. It serves the operators (TensorBase's
 // number slots: `a + b`, `2.0 * x`, `x / y`) and lucid.add / sub / mul / div
-// (`_C.autograd_add` ...).
+// (`_C.autograd_add` ...; pow only as `_C.autograd_pow`, which lucid.pow calls
+// after its integer-exponent check).
 //
 // The node is a CppNode (node.h: AddBackward ...) whose first-order backward
 // is here, against `ops::`; under create_graph it calls
@@ -20,7 +21,7 @@ namespace lucid::autograd {
 
 namespace py = pybind11;
 
-enum class Arith { Add, Sub, Mul, Div };
+enum class Arith { Add, Sub, Mul, Div, Pow };
 
 // `x op y`; a new reference, or NULL with a Python error set. A value that is
 // neither a tensor nor a real number goes to the Python coercion registered

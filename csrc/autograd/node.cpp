@@ -213,7 +213,7 @@ bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
 
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out) {
-  if (num_inputs < 1 || num_inputs > 3 || num_saved > 2) throw RuntimeError("record_node: too many inputs");
+  if (num_inputs < 1 || num_inputs > 3 || num_saved > 3) throw RuntimeError("record_node: too many inputs");
   PyObject* o = CppNodeType.tp_alloc(&CppNodeType, 0);
   if (!o) throw py::error_already_set();
   py::object keep = py::reinterpret_steal<py::object>(o);

@@ -60,8 +60,8 @@ struct CppNode {
   PyObject* needs;   // needs_input_grad: a tuple of bools
   PyObject* saved;   // the tensors the formula reads, as saved (None where not)
   // Each saved tensor's engine tensor and its memory's version when saved.
-  Tensor saved_handles[2];
-  int64_t saved_versions[2];
+  Tensor saved_handles[3];
+  int64_t saved_versions[3];
   // One-input ops that change the shape (reductions, reshape): the input's
   // shape and dtype and the reduced axes (None: all), which their formulas
   // read (as ctx.shape / ctx.in_shape, ctx.in_dtype, ctx.dims in Python).
@@ -76,7 +76,7 @@ bool is_cpp_node(PyObject* node);
 // Makes `out` (a new tensor object) the output of a new node of `kind` over
 // `inputs` (at most three: tensor objects, at least one requiring grad, or
 // Py_None for an absent optional argument), saving `saved` (tensor objects or
-// Py_None; at most two).
+// Py_None; at most three).
 // Returns the node (owned by `out`), for the caller to fill what its kind reads.
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out);

@@ -171,9 +171,6 @@ class _Div(Function):
         return _fit(ctx.meta, div(g, b) if n0 else None, neg(div(mul(g, a), mul(b, b))) if n1 else None)
 
 
-_C._register_arithmetic(_binary_args, _Add, _Sub, _Mul, _Div)
-_autograd_add, _autograd_sub, _autograd_mul, _autograd_div = (
-    _C.autograd_add, _C.autograd_sub, _C.autograd_mul, _C.autograd_div)
 
 
 def _check_integer_pow(a, b):
@@ -309,10 +306,13 @@ def pow(input, exponent):  # noqa: A001
     [1, 8]
     """
     a, b = _binary_args(input, exponent)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Pow.apply(a, b)
     _check_integer_pow(a, b)
-    return _C.pow(a._impl, b._impl)
+    return _autograd_pow(a, b)  # kernel and (when recording) node: one C++ call
+
+
+_C._register_arithmetic(_binary_args, _Add, _Sub, _Mul, _Div, _Pow)
+_autograd_add, _autograd_sub, _autograd_mul, _autograd_div, _autograd_pow = (
+    _C.autograd_add, _C.autograd_sub, _C.autograd_mul, _C.autograd_div, _C.autograd_pow)
 
 
 def maximum(input, other):
