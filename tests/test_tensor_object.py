@@ -505,6 +505,8 @@ def test_zero_dim_reductions_over_axis_minus_one(device):
     assert y.grad_fn.inputs[0].grad_fn.dims == [0]
     y.backward()
     assert x.grad.item() == 3.0
+    (g,) = lucid.autograd.grad(lucid.sum(x * x, dim=0), x, create_graph=True)  # the recorded formula, 0-d
+    assert g.item() == 6.0 and lucid.autograd.grad(g, x)[0].item() == 2.0
 
 
 # ----- pow recorded in C++ ------------------------------------------------------------------

@@ -66,7 +66,7 @@ def _dtype_name(dtype):
 def _keep_shape(shape, dims):
     """``shape`` with the reduced axes (all of them when ``dims`` is empty) set to 1."""
     n = len(shape)
-    axes = {d % n for d in dims} if dims else set(range(n))
+    axes = {d % n for d in dims} if dims and n else set(range(n))  # a 0-d input's axis 0 reduces nothing
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
