@@ -245,9 +245,11 @@ def transpose(input, dim0, dim1):
         return input
     a = wrap_dim(dim0, input.ndim, "transpose", "dim0")
     b = wrap_dim(dim1, input.ndim, "transpose", "dim1")
+    if a == b:
+        return input
     order = list(range(input.ndim))
     order[a], order[b] = order[b], order[a]
-    return permute(input, order)
+    return _autograd_permute(input, order)  # a valid order by construction: no second check
 
 
 swapaxes = transpose
@@ -263,7 +265,7 @@ def t(input):
     _check_tensor(input, "t")
     if input.ndim > 2:
         raise ValueError(f"t(): expects a tensor with at most 2 dims, got {input.ndim}; use transpose() or mT")
-    return transpose(input, 0, -1) if input.ndim == 2 else input
+    return _autograd_permute(input, [1, 0]) if input.ndim == 2 else input
 
 
 def movedim(input, source, destination):
