@@ -74,6 +74,8 @@ def dims_arg(dim, axis, ndim: int, fn: str):
     d = dim if dim is not None else axis
     if d is None:
         return None
+    if type(d) is int and -ndim <= d < ndim:  # the common case: one axis, in range
+        return (d % ndim,)
     ds = (d,) if isinstance(d, (int, np.integer)) else tuple(d)
     out = sorted({wrap_dim(x, ndim, fn) for x in ds})
     if len(out) != len(ds):

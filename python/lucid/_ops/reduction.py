@@ -304,7 +304,10 @@ def amax(input, dim=None, keepdim=False, *, axis=None):
     >>> lucid.amax(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0).tolist()
     [3.0, 5.0]
     """
-    return _Extreme.apply(input, dims_arg(dim, axis, input.ndim, "amax"), bool(keepdim), True)
+    dims = dims_arg(dim, axis, input.ndim, "amax")
+    if input._requires_grad and is_grad_enabled():
+        return _Extreme.apply(input, dims, bool(keepdim), True)
+    return _C.amax(input._impl, dims, bool(keepdim))  # nothing to record: straight to the kernel
 
 
 def amin(input, dim=None, keepdim=False, *, axis=None):
@@ -314,7 +317,10 @@ def amin(input, dim=None, keepdim=False, *, axis=None):
     >>> lucid.amin(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1).tolist()
     [1.0, 2.0]
     """
-    return _Extreme.apply(input, dims_arg(dim, axis, input.ndim, "amin"), bool(keepdim), False)
+    dims = dims_arg(dim, axis, input.ndim, "amin")
+    if input._requires_grad and is_grad_enabled():
+        return _Extreme.apply(input, dims, bool(keepdim), False)
+    return _C.amin(input._impl, dims, bool(keepdim))
 
 
 def aminmax(input, *, dim=None, keepdim=False, axis=None):

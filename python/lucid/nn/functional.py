@@ -130,7 +130,7 @@ def softmax(input, dim=None, dtype=None):
     if _empty_axis(input, dim):
         return input * 1.0
     # The shift is a constant for the gradient (softmax is shift-invariant).
-    shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
+    shifted = input - lucid.amax(input.detach(), dim=dim, keepdim=True)
     e = lucid.exp(shifted)
     return e / lucid.sum(e, dim=dim, keepdim=True)
 
@@ -149,7 +149,7 @@ def log_softmax(input, dim=None, dtype=None):
     dim = _softmax_dim(input, dim, "log_softmax")
     if _empty_axis(input, dim):
         return input * 1.0
-    shifted = input - lucid.amax(input, dim=dim, keepdim=True).detach()
+    shifted = input - lucid.amax(input.detach(), dim=dim, keepdim=True)
     return shifted - lucid.log(lucid.sum(lucid.exp(shifted), dim=dim, keepdim=True))
 
 
