@@ -533,3 +533,35 @@ def test_pow_gradients_and_their_zero_conventions(device):
     np.testing.assert_allclose(_np(x.grad), np.log(2) * 2.0 ** np.array([1.0, 2.0]), rtol=1e-6)
     with pytest.raises(ValueError, match="negative integer powers"):
         lucid.tensor([2], device=device) ** lucid.tensor([-1], device=device)
+
+
+# ----- basic indexing recorded in C++ -----------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("idx", [1, -1, slice(1, 3), (slice(None), 1), (Ellipsis, slice(None, None, -2)),
+                                 (None, 0, slice(1, None)), (slice(None, None, 2), None, -2), ()])
+def test_basic_index_gradients_against_numpy(device, idx):
+    x0 = np.arange(24.0).reshape(3, 2, 4)
+    x = leaf(x0, device)
+    y = x[idx]
+    assert y.grad_fn.name() == "BasicIndexBackward" and y.grad_fn.in_shape == (3, 2, 4)
+    np.testing.assert_array_equal(_np(y), x0[idx])
+    w0 = np.arange(1.0, y.numel() + 1).reshape(y.shape)
+    (y * lucid.tensor(w0, dtype=lucid.float32, device=device)).sum().backward()
+    expected = np.zeros_like(x0)
+    expected[idx] = w0.reshape(expected[idx].shape)  # basic indices select each element once
+    np.testing.assert_array_equal(_np(x.grad), expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_basic_index_plan_and_second_derivative(device):
+    x = leaf([1.0, 2.0, 3.0], device)
+    node = x[1:].grad_fn
+    assert (node.plan.starts, node.plan.steps, node.plan.lengths, node.plan.shape) == ([1], [1], [2], [2])
+    (g,) = lucid.autograd.grad((x[1:] ** 2).sum(), x, create_graph=True)  # (0, 2x1, 2x2)
+    np.testing.assert_array_equal(_np(g), [0.0, 4.0, 6.0])
+    (h,) = lucid.autograd.grad(g[2], x)
+    np.testing.assert_array_equal(_np(h), [0.0, 0.0, 2.0])
+    with lucid.no_grad():
+        assert x[0].grad_fn is None
+    assert x[[0, 2]].grad_fn is not None  # a list index goes to the Python parser, recorded there

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/indexing.h"
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "core/version.h"
@@ -55,6 +56,7 @@ void node_dealloc(PyObject* self) {
   for (Tensor& t : n->saved_handles) t.~Tensor();
   n->input_shape.~Shape();
   n->dims.~optional();
+  n->index_plan.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -157,6 +159,8 @@ PyObject* get_dims(PyObject* self, void*) {
   }
 }
 
+PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
+
 PyGetSetDef node_getsets[] = {
     {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
      nullptr},
@@ -170,6 +174,7 @@ PyGetSetDef node_getsets[] = {
     {"in_shape", get_input_shape, nullptr, "A reshape's input shape (what _Reshape reads).", nullptr},
     {"in_dtype", get_input_dtype, nullptr, nullptr, nullptr},
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
+    {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -222,6 +227,7 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   for (Tensor& t : n->saved_handles) new (&t) Tensor();
   new (&n->input_shape) Shape();
   new (&n->dims) std::optional<std::vector<int64_t>>();
+  new (&n->index_plan) std::vector<std::vector<int64_t>>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
   n->num_saved = num_saved;

@@ -10,7 +10,8 @@
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
 // unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
-// mean) and shape.cpp (reshape, view).
+// mean), shape.cpp (reshape, view, permute, expand), linalg.cpp (matmul),
+// linear.cpp (linear) and indexing.cpp (basic indexing).
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -68,6 +69,9 @@ struct CppNode {
   Shape input_shape;
   DType input_dtype;
   std::optional<std::vector<int64_t>> dims;
+  // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
+  // lengths and the result's shape.
+  std::vector<std::vector<int64_t>> index_plan;
   PyObject* weakrefs;
 };
 

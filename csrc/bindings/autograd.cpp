@@ -4,6 +4,7 @@
 #include "autograd/arithmetic.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/indexing.h"
 #include "autograd/linalg.h"
 #include "autograd/linear.h"
 #include "autograd/node.h"
@@ -23,6 +24,7 @@ void init_autograd(py::module_& m) {
   autograd::init_shape(m);
   autograd::init_linalg(m);
   autograd::init_linear(m);
+  autograd::init_indexing(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

@@ -421,17 +421,17 @@ def _install_methods():
 
 
 def _fast_getitem(general):
-    """``x[idx]``: a basic index (ints, slices, None, Ellipsis) on a tensor that
-    records no graph is parsed and sliced in one C++ call (``_C.basic_index``,
-    the same view ``general`` returns); everything else, and every error, goes
-    to ``general`` (lucid._ops.indexing.getitem)."""
+    """``x[idx]``: a basic index (ints, slices, None, Ellipsis) is parsed, sliced
+    and (when x requires grad) recorded in one C++ call (``_C.basic_index``,
+    csrc/autograd/indexing.h: the same view and node ``general`` makes);
+    everything else, and every error, goes to ``general``
+    (lucid._ops.indexing.getitem)."""
     basic_index = _C.basic_index
 
     def __getitem__(self, idx):
-        if not self._requires_grad:
-            out = basic_index(self, idx)
-            if out is not None:
-                return out
+        out = basic_index(self, idx)
+        if out is not None:
+            return out
         return general(self, idx)
 
     __getitem__.__doc__ = general.__doc__

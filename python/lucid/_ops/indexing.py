@@ -196,6 +196,11 @@ class _BasicIndex(Function):
         return _slice_scatter(g, ctx.in_shape, ctx.plan), None
 
 
+# Basic indexing runs and records in C++ (csrc/autograd/indexing.h, _C.basic_index);
+# _BasicIndex is its node's `function`, whose formula serves create_graph.
+_C._register_indexing(_BasicIndex, _Plan)
+
+
 def _slice_scatter(g, in_shape, p):
     """Zeros of ``in_shape`` with ``g`` written where ``x[idx]`` read (``p`` its plan)."""
     from .._creation import zeros

@@ -1,0 +1,27 @@
+// Basic indexing, `x[idx]` with ints, slices, None and one Ellipsis, run and
+// recorded in C++ (node.h): `_C.basic_index(x, idx)` parses the index in one
+// pass into the slice plan lucid/_ops/indexing.py builds in Python (same
+// starts, steps and lengths, then a reshape that drops int axes and adds None
+// axes), returns the same view, and, when grad mode is on and x requires
+// grad, attaches BasicIndexBackward. Its first-order backward is here against
+// `ops::` (zeros of x's shape with the gradient written where x[idx] read);
+// under create_graph the walk calls `_BasicIndex`, whose recorded formula
+// reads the node's `plan` (a `_Plan` built from the stored slices).
+// Returns None for anything else (tensors, lists, numpy integers, bools) and
+// for any index that would raise, so the Python parser handles it and raises
+// its usual message.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace lucid::autograd {
+
+struct CppNode;
+
+void init_indexing(pybind11::module_& m);
+
+// The `plan` a BasicIndexBackward node shows `_BasicIndex.backward`: a new
+// lucid/_ops/indexing.py `_Plan` of its slices (a new reference; NULL with the
+// error set).
+PyObject* index_plan_object(const CppNode& node);
+
+}  // namespace lucid::autograd
