@@ -114,8 +114,39 @@ def _tensor_cases(lib):
     return cases, a, b
 
 
+def _recorded_cases(lib):
+    """Small ops on a tensor that requires grad (forward only, recording the node), spelled
+    alike in lucid and torch: which ops record in C++ and which still pay for Python
+    (``Function.apply``) shows here. Shapes: x (4, 8); an image (1, 2, 6, 6)."""
+    rng = np.random.default_rng(1)
+    F = lib.nn.functional
+    x = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32), requires_grad=True)
+    w = lib.tensor(rng.standard_normal((3, 8)).astype(np.float32), requires_grad=True)
+    img = lib.tensor(rng.standard_normal((1, 2, 6, 6)).astype(np.float32), requires_grad=True)
+    k = lib.tensor(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), requires_grad=True)
+    target = lib.tensor([1, 2, 3, 0])
+    return {
+        "grad: x[:, 2:5]": lambda: x[:, 2:5],
+        "grad: x.t()": lambda: x.t(),
+        "grad: x.sum(1)": lambda: x.sum(1),
+        "grad: x @ w.T": lambda: x @ w.T,
+        "grad: linear(x, w)": lambda: F.linear(x, w),
+        "grad: relu(x)": lambda: F.relu(x),
+        "grad: maximum(x, x)": lambda: lib.maximum(x, x),
+        "grad: x.clamp(-1, 1)": lambda: x.clamp(-1, 1),
+        "grad: cat([x, x])": lambda: lib.cat([x, x]),
+        "grad: x.unsqueeze(0)": lambda: x.unsqueeze(0),
+        "grad: softmax(x, -1)": lambda: F.softmax(x, -1),
+        "grad: layer_norm(x)": lambda: F.layer_norm(x, (8,)),
+        "grad: cross_entropy": lambda: F.cross_entropy(x, target),
+        "grad: conv2d 3x3": lambda: F.conv2d(img, k, padding=1),
+        "grad: max_pool2d": lambda: F.max_pool2d(img, 2),
+    }
+
+
 def lucid_cases():
     cases, a, b = _tensor_cases(lucid)
+    cases.update(_recorded_cases(lucid))
     cases["Q.quantize, qint8"] = lambda: Q.quantize(a, 0.1, 0, Q.qint8)
     cases["Q.fake_quantize"] = lambda: Q.fake_quantize(a, 0.1, 0, -128, 127)
     cases["_C.add (floor)"] = lambda: _C.add(a._impl, b._impl)
@@ -137,6 +168,7 @@ def numpy_cases():
 
 def torch_cases(torch):
     cases, a, _ = _tensor_cases(torch)
+    cases.update(_recorded_cases(torch))
     cases["Q.quantize, qint8"] = lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8)
     cases["Q.fake_quantize"] = lambda: torch.fake_quantize_per_tensor_affine(a, 0.1, 0, -128, 127)
     return cases

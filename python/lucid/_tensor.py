@@ -59,7 +59,9 @@ class Tensor(_C.TensorBase):
 
     @property
     def T(self):
-        return self.permute(*reversed(range(self.ndim)))
+        """The axes reversed (a view; the tensor itself below 2 dims)."""
+        n = self.ndim
+        return self if n < 2 else _C.autograd_permute(self, list(range(n - 1, -1, -1)))  # a valid order: no re-check
 
     def __len__(self) -> int:
         if self.ndim == 0:
