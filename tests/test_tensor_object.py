@@ -565,3 +565,9 @@ def test_basic_index_plan_and_second_derivative(device):
     with lucid.no_grad():
         assert x[0].grad_fn is None
     assert x[[0, 2]].grad_fn is not None  # a list index goes to the Python parser, recorded there
+
+
+def test_cross_entropy_names_a_target_on_another_device():
+    x = leaf(np.zeros((2, 3)), "gpu")
+    with pytest.raises(ValueError, match="cross_entropy\\(\\): argument 'target' is on 'cpu', the input on 'gpu'"):
+        lucid.nn.functional.cross_entropy(x, lucid.tensor([0, 1]))

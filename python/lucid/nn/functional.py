@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 import lucid
 
 from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
@@ -369,23 +371,33 @@ class _CrossEntropyIndex(Function):
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing, fn):
+        if target._device_name != input._device_name:
+            raise ValueError(f"{fn}(): argument 'target' is on '{target._device_name}', the input on "
+                             f"'{input._device_name}'; move one with .to()")
         class_axis = 0 if input.ndim == 1 else 1
-        logp = log_softmax(input, dim=class_axis)
+        # log_softmax's ops (its class axis is not empty here), straight to the kernels:
+        # nothing records inside forward.
+        axes = (class_axis,)
+        shifted = _C.sub(input, _C.amax(input, axes, True))
+        logp = _C.sub(shifted, _C.log(_C.sum(_C.exp(shifted), axes, True, None)))
         ctx.save_for_backward(input, logp)
         ctx.target = target
         if weight is None and label_smoothing == 0.0 and reduction == "mean" and input.ndim >= 2:
             # The common case, when every target is a class (none ignored): the loss is
             # the mean of -logp at the targets, gathered. Same bits as the general form:
             # its per-element loss sums a row that is 0 but at the target (exact), its
-            # denominator sums n ones (exact below 2**24).
+            # denominator sums n ones (exact below 2**24). The kernels directly, as above.
             c = _class_layout(logp, target, fn)
             n = target.numel()
             if (not target.dtype.is_floating_point and 0 < n < 2 ** 24 and ignore_index not in range(c)
-                    and bool(lucid.all(lucid.logical_and(target >= 0, target < c)))):
-                picked = lucid.gather(logp, class_axis, lucid.unsqueeze(target, class_axis))
-                den = lucid.full((), float(n), dtype=logp.dtype, device=logp.device)
+                    and _C.all(_C.logical_and(_C.ge(target, _C.scalar_tensor(0, target)),
+                                              _C.lt(target, _C.scalar_tensor(c, target))), None, False).item()):
+                shape = list(target.shape)
+                shape.insert(class_axis, 1)
+                picked = _C.reshape(_C.gather(logp, class_axis, _C.reshape(target, shape)), target.shape)
+                den = _C.full((), float(n), logp._dtype_name, logp._device_name)
                 ctx.parts = (None, None, None, den, class_axis, reduction, 0.0)
-                return lucid.sum(-lucid.squeeze(picked, class_axis)) / den
+                return _C.div(_C.sum(_C.neg(picked), None, False, None), den)
         loss, elem_w, onehot, valid, w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)
         den = None
         if reduction == "mean":
@@ -400,9 +412,21 @@ class _CrossEntropyIndex(Function):
     def backward(ctx, g):
         input, logp = ctx.saved_tensors
         onehot, valid, w, den, class_axis, reduction, e = ctx.parts
-        if lucid.is_grad_enabled():  # a backward that is itself recorded: logp as a function of input
+        recorded = lucid.is_grad_enabled()
+        if recorded:  # a backward that is itself recorded: logp as a function of input
             logp = log_softmax(input, dim=class_axis)
         c = logp.shape[class_axis]
+        if onehot is None and not recorded:  # the formula below, its ops straight to the kernels
+            shape, tshape = [1] * logp.ndim, list(ctx.target.shape)
+            shape[class_axis] = c
+            tshape.insert(class_axis, 1)
+            classes = _C.from_numpy(np.arange(c, dtype=np.int64))  # lucid.arange's values, without its parsing
+            if ctx.target._device_name != "cpu":
+                classes = _C.to_device(classes, ctx.target._device_name)
+            classes = _C.reshape(classes, shape)
+            hot = _C.astype(_C.eq(_C.reshape(ctx.target, tshape), classes), logp._dtype_name)
+            dlogp = _C.neg(_C.mul(hot, _C.div(g, den)))
+            return (_C.sub(dlogp, _C.mul(_C.exp(logp), _C.sum(dlogp, (class_axis,), True, None))),) + (None,) * 6
         if onehot is None:  # the gathered forward: every target counted, no weights, no smoothing
             dlogp = -(_one_hot(ctx.target, c, class_axis, logp.ndim, logp.dtype) * (g / den))
             return (dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True),) + (None,) * 6
