@@ -46,6 +46,11 @@ def test_tensor_of_a_tensor_aliases_memory_without_history(device):
         lucid.Tensor([1.0, 2.0])
     with pytest.raises(TypeError, match="only floating-point tensors can require grad, got lucid.int64"):
         lucid.Tensor(lucid.tensor([1, 2], device=device), requires_grad=True)
+    kept = lucid.Tensor(y)
+    kept.grad = y
+    with pytest.raises(TypeError, match="only floating-point"):  # a failed re-init changes nothing
+        lucid.Tensor.__init__(kept, lucid.tensor([1, 2], device=device), True)
+    assert kept._same_handle(y) and kept.grad is y
 
 
 def test_rebinding_impl_keeps_the_autograd_identity():

@@ -1,8 +1,6 @@
 // lucid._C.TensorBase; see tensor_object.h.
 #include "autograd/tensor_object.h"
 
-#include "autograd/arithmetic.h"
-
 #include <structmember.h>
 
 #include <cstddef>
@@ -10,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/arithmetic.h"
 #include "core/errors.h"
 #include "core/half.h"
 #include "core/version.h"
@@ -37,15 +36,13 @@ constexpr const char* kNoValues =
     "this tensor has no shape or values yet; run one forward pass (or load_state_dict) to materialize a lazy "
     "module's parameter (other tensors are made by lucid.tensor(...) or an op, not by Tensor.__new__ alone)";
 
-TensorObject* as_object(PyObject* o) { return reinterpret_cast<TensorObject*>(o); }
-
 // Sets the Python error for the exception being handled (the same mapping
 // every binding gets: module.cpp's translator, then pybind11's own).
 void set_python_error() { py::detail::try_translate_exceptions(); }
 
 // The engine tensor of `self`, or NULL with ValueError set.
 const Tensor* handle_or_error(PyObject* self) {
-  const Tensor& h = as_object(self)->handle;
+  const Tensor& h = tensor_object(self)->handle;
   if (h.defined()) return &h;
   PyErr_Format(PyExc_ValueError, "%s: %s", Py_TYPE(self)->tp_name, kNoValues);
   return nullptr;
@@ -53,7 +50,7 @@ const Tensor* handle_or_error(PyObject* self) {
 
 PyObject* new_object(PyTypeObject* type) {
   PyObject* o = type->tp_alloc(type, 0);  // zeroed: grad / grad_fn / weakrefs NULL, flags 0
-  if (o) new (&as_object(o)->handle) Tensor();
+  if (o) new (&tensor_object(o)->handle) Tensor();
   return o;
 }
 
@@ -61,7 +58,13 @@ PyObject* new_object(PyTypeObject* type) {
 
 PyObject* tensor_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwargs*/) { return new_object(type); }
 
-int set_requires_grad(PyObject* self, PyObject* value, void*);
+// Whether a tensor on `h` may require grad (floating point only); TypeError set if not.
+bool may_require_grad(const Tensor& h) {
+  if (is_floating(h.dtype())) return true;
+  PyErr_Format(PyExc_TypeError, "requires_grad: only floating-point tensors can require grad, got lucid.%s",
+               dtype_name(h.dtype()));
+  return false;
+}
 
 // Tensor(impl, requires_grad=False): a new tensor object on `impl`'s engine
 // tensor with no autograd history (what lucid.Tensor.__init__ was).
@@ -75,33 +78,37 @@ int tensor_init(PyObject* self, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_TypeError, "lucid.Tensor(...) wraps an engine tensor; create tensors with lucid.tensor(data)");
     return -1;
   }
-  TensorObject* t = as_object(self);
-  t->handle = as_object(impl)->handle;
+  int wants = PyObject_IsTrue(requires_grad);
+  if (wants < 0) return -1;
+  if (wants) {  // checked before anything changes
+    const Tensor* h = handle_or_error(impl);
+    if (!h || !may_require_grad(*h)) return -1;
+  }
+  TensorObject* t = tensor_object(self);
+  t->handle = tensor_object(impl)->handle;
   Py_CLEAR(t->grad);
   Py_CLEAR(t->grad_fn);
   t->output_nr = 0;
   t->retain_grad = 0;
-  t->requires_grad = 0;
-  int wants = PyObject_IsTrue(requires_grad);
-  if (wants < 0) return -1;
-  return wants ? set_requires_grad(self, Py_True, nullptr) : 0;
+  t->requires_grad = static_cast<char>(wants);
+  return 0;
 }
 
 int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(as_object(self)->grad);
-  Py_VISIT(as_object(self)->grad_fn);
+  Py_VISIT(tensor_object(self)->grad);
+  Py_VISIT(tensor_object(self)->grad_fn);
   return 0;
 }
 
 int tensor_clear(PyObject* self) {
-  Py_CLEAR(as_object(self)->grad);
-  Py_CLEAR(as_object(self)->grad_fn);
+  Py_CLEAR(tensor_object(self)->grad);
+  Py_CLEAR(tensor_object(self)->grad_fn);
   return 0;
 }
 
 void tensor_dealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);
-  TensorObject* t = as_object(self);
+  TensorObject* t = tensor_object(self);
   if (t->weakrefs) PyObject_ClearWeakRefs(self);
   tensor_clear(self);
   t->handle.~Tensor();
@@ -126,7 +133,7 @@ int set_impl(PyObject* self, PyObject* value, void*) {
   }
   const Tensor* h = handle_or_error(value);
   if (!h) return -1;
-  as_object(self)->handle = *h;
+  tensor_object(self)->handle = *h;
   return 0;
 }
 
@@ -199,14 +206,14 @@ int set_version(PyObject* self, PyObject* value, void*) {
 // `requires_grad` validates (floating point only); `_requires_grad` is the
 // plain flag the op wrappers read and write.
 PyObject* get_flag(PyObject* self, void* closure) {
-  char flag = closure ? as_object(self)->retain_grad : as_object(self)->requires_grad;
+  char flag = closure ? tensor_object(self)->retain_grad : tensor_object(self)->requires_grad;
   return PyBool_FromLong(flag);
 }
 
 int set_flag(PyObject* self, PyObject* value, void* closure) {
   int on = value ? PyObject_IsTrue(value) : 0;
   if (on < 0) return -1;
-  (closure ? as_object(self)->retain_grad : as_object(self)->requires_grad) = static_cast<char>(on);
+  (closure ? tensor_object(self)->retain_grad : tensor_object(self)->requires_grad) = static_cast<char>(on);
   return 0;
 }
 
@@ -215,14 +222,9 @@ int set_requires_grad(PyObject* self, PyObject* value, void*) {
   if (on < 0) return -1;
   if (on) {
     const Tensor* h = handle_or_error(self);
-    if (!h) return -1;
-    if (!is_floating(h->dtype())) {
-      PyErr_Format(PyExc_TypeError, "requires_grad: only floating-point tensors can require grad, got lucid.%s",
-                   dtype_name(h->dtype()));
-      return -1;
-    }
+    if (!h || !may_require_grad(*h)) return -1;
   }
-  as_object(self)->requires_grad = static_cast<char>(on);
+  tensor_object(self)->requires_grad = static_cast<char>(on);
   return 0;
 }
 
@@ -351,12 +353,12 @@ PyObject* same_handle(PyObject* self, PyObject* other) {
     PyErr_SetString(PyExc_TypeError, "expected a tensor");
     return nullptr;
   }
-  return PyBool_FromLong(as_object(self)->handle.impl_ptr() == as_object(other)->handle.impl_ptr());
+  return PyBool_FromLong(tensor_object(self)->handle.impl_ptr() == tensor_object(other)->handle.impl_ptr());
 }
 
 // A new tensor object on the same engine tensor (what ctx.save_for_backward
 // keeps to notice a rebinding later).
-PyObject* handle(PyObject* self, PyObject*) { return wrap(as_object(self)->handle); }
+PyObject* handle(PyObject* self, PyObject*) { return wrap(tensor_object(self)->handle); }
 
 PyMethodDef methods[] = {
     {"item", item, METH_NOARGS,
@@ -435,7 +437,7 @@ bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, &TensorBaseType); }
 const Tensor& handle_of(PyObject* o) {
   if (!is_tensor(o))
     throw TypeError(std::string("expected a tensor, got ") + Py_TYPE(o)->tp_name);
-  const Tensor& h = as_object(o)->handle;
+  const Tensor& h = tensor_object(o)->handle;
   if (!h.defined())
     throw ValueError(std::string(Py_TYPE(o)->tp_name) + ": " + kNoValues);
   return h;
@@ -443,7 +445,7 @@ const Tensor& handle_of(PyObject* o) {
 
 PyObject* wrap(Tensor t) {
   PyObject* o = result_class->tp_alloc(result_class, 0);
-  if (o) new (&as_object(o)->handle) Tensor(std::move(t));
+  if (o) new (&tensor_object(o)->handle) Tensor(std::move(t));
   return o;
 }
 
