@@ -1,6 +1,6 @@
 """Writes distributions_transform_refs.py: torch.distributions values for the
 cases of distributions_transform_cases.py (float64). Run with a Python that
-has torch: /opt/torchenv/bin/python tests/surface_refs/make_distributions_transform_refs.py"""
+has torch: python tests/surface_refs/make_distributions_transform_refs.py"""
 import os
 import sys
 
