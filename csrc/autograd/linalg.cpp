@@ -59,11 +59,8 @@ NodeKind kind = {"MatmulBackward", "matmul", nullptr, matmul_backward};
 
 void init_linalg(py::module_& m) {
   m.def("autograd_matmul", [](py::handle a, py::handle b, const std::string& which) {
-    if (!is_tensor(a.ptr()) || !is_tensor(b.ptr()))
-      throw TypeError(which + "(): expected two tensors, got " +
-                      py::type::handle_of(a).attr("__name__").cast<std::string>() + " and " +
-                      py::type::handle_of(b).attr("__name__").cast<std::string>());
-    const Tensor &ha = handle_of(a.ptr()), &hb = handle_of(b.ptr());
+    const Tensor& ha = tensor_arg(a.ptr(), which.c_str(), "input");
+    const Tensor& hb = tensor_arg(b.ptr(), which.c_str(), which == "matmul" ? "other" : "mat2");
     Tensor out = which == "mm" ? ops::mm(ha, hb) : which == "bmm" ? ops::bmm(ha, hb) : ops::matmul(ha, hb);
     py::object result = py::reinterpret_steal<py::object>(wrap(std::move(out)));
     if (!result) throw py::error_already_set();

@@ -31,21 +31,14 @@ InputGrads linear_backward(const CppNode& n, const Tensor& g) {
 
 NodeKind kind = {"LinearBackward", "linear", nullptr, linear_backward};
 
-const Tensor& tensor_arg(py::handle t, const char* argument) {
-  if (!is_tensor(t.ptr()))
-    throw TypeError(std::string("linear(): argument '") + argument + "' must be a tensor, got " +
-                    py::type::handle_of(t).attr("__name__").cast<std::string>());
-  return handle_of(t.ptr());
-}
-
 }  // namespace
 
 void init_linear(py::module_& m) {
   m.def("autograd_linear", [](py::handle x, py::handle weight, py::handle bias) {
-    const Tensor& hx = tensor_arg(x, "input");
-    const Tensor& hw = tensor_arg(weight, "weight");
+    const Tensor& hx = tensor_arg(x.ptr(), "linear", "input");
+    const Tensor& hw = tensor_arg(weight.ptr(), "linear", "weight");
     std::optional<Tensor> hb;
-    if (!bias.is_none()) hb = tensor_arg(bias, "bias");
+    if (!bias.is_none()) hb = tensor_arg(bias.ptr(), "linear", "bias");
     py::object out = py::reinterpret_steal<py::object>(wrap(ops::linear(hx, hw, hb)));
     if (!out) throw py::error_already_set();
     bool needs = tensor_object(x.ptr())->requires_grad || tensor_object(weight.ptr())->requires_grad ||

@@ -55,13 +55,6 @@ py::object steal(PyObject* p) {
   return py::reinterpret_steal<py::object>(p);
 }
 
-const Tensor& input_of(py::handle x, const char* fn) {
-  if (!is_tensor(x.ptr()))
-    throw TypeError(std::string(fn) + "(): argument 'input' must be a tensor, got " +
-                    py::type::handle_of(x).attr("__name__").cast<std::string>());
-  return handle_of(x.ptr());
-}
-
 // Attaches a node of `kind` to `out` when x requires grad, grad mode is on and
 // the result is floating point (what Function.apply would record).
 void maybe_record(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims& dims, const py::object& out) {
@@ -83,7 +76,7 @@ void maybe_record(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims
 
 void init_reduction(py::module_& m) {
   m.def("autograd_sum", [](py::handle x, const ops::Dims& dims, bool keepdim, const std::optional<std::string>& dtype) {
-    const Tensor& h = input_of(x, "sum");
+    const Tensor& h = tensor_arg(x.ptr(), "sum", "input");
     std::optional<DType> dt;
     if (dtype) dt = dtype_from_name(*dtype);
     py::object out = steal(wrap(ops::sum(h, dims, keepdim, dt)));
@@ -91,7 +84,7 @@ void init_reduction(py::module_& m) {
     return out;
   });
   m.def("autograd_mean", [](py::handle x, const ops::Dims& dims, bool keepdim) {
-    const Tensor& h = input_of(x, "mean");
+    const Tensor& h = tensor_arg(x.ptr(), "mean", "input");
     py::object out = steal(wrap(ops::mean(h, dims, keepdim)));
     maybe_record(kinds[1], x, h, dims, out);
     return out;

@@ -57,11 +57,6 @@ CppNode* maybe_record(NodeKind& kind, py::handle x, const py::object& out) {
   return &record_node(kind, &input, 1, nullptr, 0, out.ptr());
 }
 
-const Tensor& input_of(py::handle x, const char* fn) {
-  if (!is_tensor(x.ptr())) throw TypeError(std::string(fn) + "(): argument 'input' must be a tensor");
-  return handle_of(x.ptr());
-}
-
 py::object result(Tensor t) {
   PyObject* o = wrap(std::move(t));
   if (!o) throw py::error_already_set();
@@ -72,13 +67,13 @@ py::object result(Tensor t) {
 
 void init_shape(py::module_& m) {
   m.def("autograd_reshape", [](py::handle x, const Shape& shape, bool must_view) {
-    const Tensor& h = input_of(x, must_view ? "view" : "reshape");
+    const Tensor& h = tensor_arg(x.ptr(), must_view ? "view" : "reshape", "input");
     py::object out = result(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
     if (CppNode* n = maybe_record(kinds[0], x, out)) n->input_shape = h.shape();
     return out;
   });
   m.def("autograd_permute", [](py::handle x, const std::vector<int64_t>& dims) {
-    const Tensor& h = input_of(x, "permute");
+    const Tensor& h = tensor_arg(x.ptr(), "permute", "input");
     py::object out = result(ops::permute(h, dims));
     if (CppNode* n = maybe_record(kinds[1], x, out)) {  // ops::permute accepted them; wrapped for the inverse
       std::vector<int64_t> order = dims;
@@ -88,7 +83,7 @@ void init_shape(py::module_& m) {
     return out;
   });
   m.def("autograd_expand", [](py::handle x, const Shape& shape) {
-    const Tensor& h = input_of(x, "expand");
+    const Tensor& h = tensor_arg(x.ptr(), "expand", "input");
     py::object out = result(ops::expand(h, shape));
     if (CppNode* n = maybe_record(kinds[2], x, out)) n->input_shape = h.shape();
     return out;

@@ -443,6 +443,12 @@ const Tensor& handle_of(PyObject* o) {
   return h;
 }
 
+const Tensor& tensor_arg(PyObject* o, const char* fn, const char* argument) {
+  if (!is_tensor(o))
+    throw TypeError(std::string(fn) + "(): argument '" + argument + "' must be a tensor, got " + Py_TYPE(o)->tp_name);
+  return handle_of(o);
+}
+
 PyObject* wrap(Tensor t) {
   PyObject* o = result_class->tp_alloc(result_class, 0);
   if (o) new (&tensor_object(o)->handle) Tensor(std::move(t));

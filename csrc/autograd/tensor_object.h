@@ -52,6 +52,10 @@ bool is_tensor(PyObject* o);
 // The engine tensor of a tensor object; TypeError for another object,
 // ValueError when it holds none.
 const Tensor& handle_of(PyObject* o);
+// The engine tensor of argument `argument` of `fn` (an op entry point in
+// csrc/autograd/): TypeError "fn(): argument 'x' must be a tensor, got T" for
+// another object, ValueError when it holds none.
+const Tensor& tensor_arg(PyObject* o, const char* fn, const char* argument);
 // A new reference: a fresh tensor object of the registered Python class
 // (`lucid.Tensor`), holding `t`, requiring no grad.
 PyObject* wrap(Tensor t);

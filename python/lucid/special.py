@@ -25,6 +25,7 @@ import math
 from . import _ops as _o
 from ._creation import ones_like
 from ._ops.common import as_tensor as _as_tensor
+from ._ops.gamma_fns import _check_float
 from ._tensor import Tensor
 from .autograd import Function
 from .autograd.grad_mode import is_grad_enabled, no_grad
@@ -69,11 +70,8 @@ def log_softmax(input, dim, dtype=None):
 
 
 def _float(fn, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"special.{fn}(): argument 'input' must be a tensor, got {type(x).__name__}")
-    if x.dtype.name == "bool":
-        raise TypeError(f"special.{fn}(): argument 'input' must not be a bool tensor")
-    return x if x.dtype.is_floating_point else x.float()
+    """``x`` checked as special.<fn>'s floating input (integers become float32)."""
+    return _check_float(f"special.{fn}", x)
 
 
 def xlog1py(input, other):

@@ -28,7 +28,7 @@ from .._creation import eye
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from . import shape
-from .common import records, sum_to_shape, wrap
+from .common import records, sum_to_shape
 from .elementwise import log, where
 from .linalg import matmul
 from .linalg_extra import diag_embed
@@ -206,7 +206,7 @@ def det(A):
 class _Slogdet(Function):
     @staticmethod
     def forward(ctx, a):
-        sign, logabs = (wrap(t) for t in _C.slogdet(a._impl))
+        sign, logabs = _C.slogdet(a._impl)
         ctx.save_for_backward(a)
         ctx.mark_non_differentiable(sign)
         return sign, logabs
@@ -234,7 +234,7 @@ def slogdet(A):
     _tensor("linalg.slogdet", A)
     if records(A):
         return SlogdetResult(*_Slogdet.apply(A))
-    return SlogdetResult(*(wrap(t) for t in _C.slogdet(A._impl)))
+    return SlogdetResult(*_C.slogdet(A._impl))
 
 
 def logdet(input):
@@ -304,7 +304,7 @@ def _gap_inverse(w):
 class _Eigh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
-        w, v = (wrap(t) for t in _C.eigh(a._impl, uplo, True))
+        w, v = _C.eigh(a._impl, uplo, True)
         ctx.save_for_backward(w, v)
         return w, v
 
@@ -327,7 +327,7 @@ class _Eigh(Function):
 class _Eigvalsh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
-        w, v = (wrap(t) for t in _C.eigh(a._impl, uplo, True))
+        w, v = _C.eigh(a._impl, uplo, True)
         ctx.save_for_backward(a, v)
         ctx.uplo = uplo
         return w
@@ -356,7 +356,7 @@ def eigh(A, UPLO="L"):
     _str("linalg.eigh", UPLO, "UPLO")
     if records(A):
         return EighResult(*_Eigh.apply(A, UPLO))
-    return EighResult(*(wrap(t) for t in _C.eigh(A._impl, UPLO, True)))
+    return EighResult(*_C.eigh(A._impl, UPLO, True))
 
 
 def eigvalsh(A, UPLO="L"):
@@ -411,7 +411,7 @@ def _svd_grad(u, s, vh, gu, gs, gvh):
 class _SVD(Function):
     @staticmethod
     def forward(ctx, a, full):
-        u, s, vh = (wrap(t) for t in _C.svd(a._impl, full, True))
+        u, s, vh = _C.svd(a._impl, full, True)
         ctx.save_for_backward(u, s, vh)
         ctx.full = full
         return u, s, vh
@@ -440,7 +440,7 @@ def _any_nonzero(t):
 class _Svdvals(Function):
     @staticmethod
     def forward(ctx, a):
-        u, s, vh = (wrap(t) for t in _C.svd(a._impl, False, True))
+        u, s, vh = _C.svd(a._impl, False, True)
         ctx.save_for_backward(a, u, vh)
         return s
 
@@ -469,7 +469,7 @@ def svd(A, full_matrices=True):
     _bool("linalg.svd", full_matrices, "full_matrices")
     if records(A):
         return SVDResult(*_SVD.apply(A, full_matrices))
-    return SVDResult(*(wrap(t) for t in _C.svd(A._impl, full_matrices, True)))
+    return SVDResult(*_C.svd(A._impl, full_matrices, True))
 
 
 def svdvals(A):
@@ -482,14 +482,14 @@ def svdvals(A):
     _tensor("linalg.svdvals", A)
     if records(A):
         return _Svdvals.apply(A)
-    return wrap(_C.svd(A._impl, False, False)[0])
+    return _C.svd(A._impl, False, False)[0]
 
 
 # ----- qr --------------------------------------------------------------------------------------
 class _QR(Function):
     @staticmethod
     def forward(ctx, a, mode):
-        q, r = (wrap(t) for t in _C.qr(a._impl, mode))
+        q, r = _C.qr(a._impl, mode)
         ctx.save_for_backward(q, r)
         ctx.mode, ctx.shape = mode, tuple(a.shape)
         return q, r
@@ -534,7 +534,7 @@ def qr(A, mode="reduced"):
     _str("linalg.qr", mode, "mode")
     if records(A):
         return QRResult(*_QR.apply(A, mode))
-    return QRResult(*(wrap(t) for t in _C.qr(A._impl, mode)))
+    return QRResult(*_C.qr(A._impl, mode))
 
 
 # ----- solve_triangular ------------------------------------------------------------------------
@@ -625,7 +625,7 @@ def _unpack(lu):
 class _LUFactor(Function):
     @staticmethod
     def forward(ctx, a, check):
-        lu, piv = (wrap(t) for t in _C.lu_factor(a._impl, check))
+        lu, piv = _C.lu_factor(a._impl, check)
         ctx.save_for_backward(lu, piv)
         ctx.mark_non_differentiable(piv)
         return lu, piv
@@ -664,7 +664,7 @@ def lu_factor(A, *, pivot=True):
         raise NotImplementedError(f"{fn}: LU without pivoting is not implemented (LAPACK and MLX always pivot)")
     if records(A):
         return LUFactorResult(*_LUFactor.apply(A, True))
-    return LUFactorResult(*(wrap(t) for t in _C.lu_factor(A._impl, True)))
+    return LUFactorResult(*_C.lu_factor(A._impl, True))
 
 
 def lu(A, *, pivot=True):
@@ -684,7 +684,7 @@ def lu(A, *, pivot=True):
     if records(A):
         packed, piv = _LUFactor.apply(A, False)
     else:
-        packed, piv = (wrap(t) for t in _C.lu_factor(A._impl, False))
+        packed, piv = _C.lu_factor(A._impl, False)
     low, up = _unpack(packed)
     return LUResult(_permutation(piv, A.shape[-2], packed), low, up)
 
