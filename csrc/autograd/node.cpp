@@ -56,6 +56,7 @@ void node_dealloc(PyObject* self) {
   for (Tensor& t : n->saved_handles) t.~Tensor();
   n->input_shape.~Shape();
   n->dims.~optional();
+  n->params.~vector();
   n->index_plan.~vector();
   Py_TYPE(self)->tp_free(self);
 }
@@ -159,6 +160,24 @@ PyObject* get_dims(PyObject* self, void*) {
   }
 }
 
+// cat's / stack's axis (node.dims[0]).
+PyObject* get_dim(PyObject* self, void*) {
+  const auto& d = node_of(self)->dims;
+  if (!d || d->empty()) Py_RETURN_NONE;
+  return PyLong_FromLongLong((*d)[0]);
+}
+
+PyObject* get_params(PyObject* self, void*) {
+  try {
+    return py::cast(node_of(self)->params).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* get_scalar(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalar); }
+
 PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
 PyGetSetDef node_getsets[] = {
@@ -174,6 +193,9 @@ PyGetSetDef node_getsets[] = {
     {"in_shape", get_input_shape, nullptr, "A reshape's input shape (what _Reshape reads).", nullptr},
     {"in_dtype", get_input_dtype, nullptr, nullptr, nullptr},
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
+    {"dim", get_dim, nullptr, "cat's / stack's axis (what _Cat / _Stack read).", nullptr},
+    {"sizes", get_params, nullptr, "cat's joined sizes along its axis (what _Cat reads).", nullptr},
+    {"eps", get_scalar, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
@@ -218,7 +240,8 @@ bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
 
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out) {
-  if (num_inputs < 1 || num_inputs > 3 || num_saved > 3) throw RuntimeError("record_node: too many inputs");
+  if (num_inputs < 1 || num_saved < 0 || num_saved > 4)
+    throw RuntimeError("record_node: a node takes at least one input and at most four saved tensors");
   PyObject* o = CppNodeType.tp_alloc(&CppNodeType, 0);
   if (!o) throw py::error_already_set();
   py::object keep = py::reinterpret_steal<py::object>(o);
@@ -227,6 +250,7 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   for (Tensor& t : n->saved_handles) new (&t) Tensor();
   new (&n->input_shape) Shape();
   new (&n->dims) std::optional<std::vector<int64_t>>();
+  new (&n->params) std::vector<int64_t>();
   new (&n->index_plan) std::vector<std::vector<int64_t>>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
@@ -298,6 +322,8 @@ py::object cpp_backward(PyObject* node, py::handle grad) {
   if (n.num_saved) check_saved(n);
   const Tensor g = handle_of(grad.ptr());
   InputGrads r = n.kind->backward(n, g);
+  if (r.grad.size() < static_cast<size_t>(n.num_inputs) || r.pass.size() < static_cast<size_t>(n.num_inputs))
+    throw RuntimeError(std::string(n.kind->name) + ": the C++ formula returned fewer gradients than inputs");
   py::tuple out(n.num_inputs);
   for (int i = 0; i < n.num_inputs; ++i) {
     if (PyTuple_GET_ITEM(n.inputs, i) == Py_None || (!r.pass[i] && !r.grad[i])) {

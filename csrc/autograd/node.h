@@ -27,10 +27,12 @@ namespace py = pybind11;
 struct CppNode;
 
 // A first-order backward's result per input: a new gradient, or `pass` (the
-// incoming gradient as it is, e.g. add's), or nothing (not needed).
+// incoming gradient as it is, e.g. add's), or nothing (not needed). Sized for
+// three inputs unless told more (cat's node has one per joined tensor).
 struct InputGrads {
-  std::optional<Tensor> grad[3];
-  bool pass[3] = {false, false, false};
+  explicit InputGrads(size_t num_inputs = 3) : grad(num_inputs), pass(num_inputs, 0) {}
+  std::vector<std::optional<Tensor>> grad;
+  std::vector<char> pass;
 };
 
 struct NodeKind {
@@ -50,7 +52,7 @@ struct NodeKind {
 struct CppNode {
   PyObject_HEAD
   NodeKind* kind;
-  int num_inputs;   // 1 to 3
+  int num_inputs;   // at least 1
   int num_saved;    // how many tensors the formula reads (they stay counted after `_saved = ()`)
   bool released;    // backward went through without retain_graph
   bool same_meta;   // two inputs of one shape and dtype: gradients fit as they are
@@ -61,14 +63,18 @@ struct CppNode {
   PyObject* needs;   // needs_input_grad: a tuple of bools
   PyObject* saved;   // the tensors the formula reads, as saved (None where not)
   // Each saved tensor's engine tensor and its memory's version when saved.
-  Tensor saved_handles[3];
-  int64_t saved_versions[3];
+  Tensor saved_handles[4];
+  int64_t saved_versions[4];
   // One-input ops that change the shape (reductions, reshape): the input's
   // shape and dtype and the reduced axes (None: all), which their formulas
   // read (as ctx.shape / ctx.in_shape, ctx.in_dtype, ctx.dims in Python).
   Shape input_shape;
   DType input_dtype;
   std::optional<std::vector<int64_t>> dims;
+  // What else an op's formula reads, per kind (cat: the joined sizes;
+  // layer_norm: its eps).
+  std::vector<int64_t> params;
+  double scalar;
   // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
@@ -78,9 +84,9 @@ struct CppNode {
 bool is_cpp_node(PyObject* node);
 
 // Makes `out` (a new tensor object) the output of a new node of `kind` over
-// `inputs` (at most three: tensor objects, at least one requiring grad, or
-// Py_None for an absent optional argument), saving `saved` (tensor objects or
-// Py_None; at most three).
+// `inputs` (tensor objects, at least one requiring grad, or Py_None for an
+// absent optional argument), saving `saved` (tensor objects or Py_None; at
+// most four).
 // Returns the node (owned by `out`), for the caller to fill what its kind reads.
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out);

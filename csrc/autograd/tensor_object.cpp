@@ -3,6 +3,7 @@
 
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <new>
 #include <string>
@@ -445,8 +446,26 @@ const Tensor& handle_of(PyObject* o) {
 
 const Tensor& tensor_arg(PyObject* o, const char* fn, const char* argument) {
   if (!is_tensor(o))
-    throw TypeError(std::string(fn) + "(): argument '" + argument + "' must be a tensor, got " + Py_TYPE(o)->tp_name);
+    throw TypeError(std::string(fn) + "(): argument '" + argument + "' must be a tensor, got " + _PyType_Name(Py_TYPE(o)));
   return handle_of(o);
+}
+
+int64_t wrap_dim(PyObject* dim, int64_t ndim, const char* fn, const char* argument) {
+  // Python's int and numpy's integers; not bool, not tensors (which index too).
+  if (PyBool_Check(dim) || is_tensor(dim) || !PyIndex_Check(dim))
+    throw TypeError(std::string(fn) + "(): argument '" + argument + "' must be an int, got " + _PyType_Name(Py_TYPE(dim)));
+  int overflow = 0;
+  PyObject* index = PyNumber_Index(dim);
+  if (!index) throw py::error_already_set();
+  long long d = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  if (overflow || d < lo || d > hi) {
+    py::object shown = py::str(py::handle(dim));
+    throw IndexError(std::string(fn) + "(): argument '" + argument + "' is out of range: expected in [" +
+                     std::to_string(lo) + ", " + std::to_string(hi) + "], got " + shown.cast<std::string>());
+  }
+  return d < 0 ? d + std::max<int64_t>(ndim, 1) : d;
 }
 
 PyObject* wrap(Tensor t) {

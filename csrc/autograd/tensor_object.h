@@ -56,6 +56,11 @@ const Tensor& handle_of(PyObject* o);
 // csrc/autograd/): TypeError "fn(): argument 'x' must be a tensor, got T" for
 // another object, ValueError when it holds none.
 const Tensor& tensor_arg(PyObject* o, const char* fn, const char* argument);
+// Argument `argument` of `fn`, an axis of a tensor with `ndim` axes, wrapped
+// to [0, ndim) as lucid._ops.common.wrap_dim does (a 0-d tensor takes 0 and
+// -1): TypeError for a non-int (bool included), IndexError out of range, with
+// wrap_dim's messages.
+int64_t wrap_dim(PyObject* dim, int64_t ndim, const char* fn, const char* argument = "dim");
 // A new reference: a fresh tensor object of the registered Python class
 // (`lucid.Tensor`), holding `t`, requiring no grad.
 PyObject* wrap(Tensor t);

@@ -7,7 +7,9 @@
 #include "autograd/indexing.h"
 #include "autograd/linalg.h"
 #include "autograd/linear.h"
+#include "autograd/loss.h"
 #include "autograd/node.h"
+#include "autograd/normalization.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
 #include "autograd/unary.h"
@@ -25,6 +27,8 @@ void init_autograd(py::module_& m) {
   autograd::init_linalg(m);
   autograd::init_linear(m);
   autograd::init_indexing(m);
+  autograd::init_normalization(m);
+  autograd::init_loss(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

@@ -130,14 +130,7 @@ def squeeze(input, dim=None):
     >>> lucid.zeros(1, 3, 1).squeeze().shape
     (3,)
     """
-    _check_tensor(input, "squeeze")
-    if dim is None:
-        drop = {i for i, s in enumerate(input.shape) if s == 1}
-    else:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        drop = {wrap_dim(d, input.ndim, "squeeze") for d in dims}
-        drop = {d for d in drop if input.ndim > 0 and input.shape[d] == 1}
-    return reshape(input, [s for i, s in enumerate(input.shape) if i not in drop])
+    return _C.autograd_squeeze(input, dim)  # checks, the view and (when recording) ReshapeBackward: one C++ call
 
 
 def unsqueeze(input, dim):
@@ -148,11 +141,7 @@ def unsqueeze(input, dim):
     >>> lucid.zeros(3).unsqueeze(-1).shape
     (3, 1)
     """
-    _check_tensor(input, "unsqueeze")
-    d = wrap_dim(dim, input.ndim + 1, "unsqueeze")
-    shape = list(input.shape)
-    shape.insert(d, 1)
-    return reshape(input, shape)
+    return _C.autograd_unsqueeze(input, dim)  # checks, the view and (when recording) ReshapeBackward: one C++ call
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -166,13 +155,15 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input.flatten(start_dim, end_dim)
     _check_tensor(input, "flatten")
     if input.ndim == 0:
-        return reshape(input, [1])
+        return _autograd_reshape(input, [1], False)
     s = wrap_dim(start_dim, input.ndim, "flatten", "start_dim")
     e = wrap_dim(end_dim, input.ndim, "flatten", "end_dim")
     if s > e:
         raise ValueError(f"flatten(): argument 'start_dim' ({start_dim}) must not come after 'end_dim' ({end_dim})")
+    if s == e:
+        return input
     shape = list(input.shape)
-    return reshape(input, shape[:s] + [math.prod(shape[s:e + 1])] + shape[e + 1:])
+    return _autograd_reshape(input, shape[:s] + [math.prod(shape[s:e + 1])] + shape[e + 1:], False)
 
 
 def unflatten(input, dim, sizes):
@@ -326,33 +317,29 @@ def expand_as(input, other):
     return expand(input, other.shape)
 
 
-_C._register_shape(_Reshape, _Permute, _Expand)
 _autograd_permute, _autograd_expand = _C.autograd_permute, _C.autograd_expand
 
 
 # ----- joining and splitting -------------------------------------------------
 
+# cat and stack run and record in C++ (`_C.autograd_cat` / `_C.autograd_stack`,
+# csrc/autograd/shape.cpp: CatBackward / StackBackward, whose first-order
+# formula is there). These Functions are their formulas under create_graph;
+# the node is their ctx (`ctx.dim`, `ctx.sizes`, `ctx.in_shape`), and input 0
+# is the axis argument.
 class _Cat(Function):
-    @staticmethod
-    def forward(ctx, dim, *tensors):
-        ctx.dim = dim
-        ctx.sizes = [t.shape[dim] for t in tensors]
-        return _C.cat([t._impl for t in tensors], dim)
-
     @staticmethod
     def backward(ctx, g):
         return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
 
 
-def _tensor_list(tensors, fn: str) -> list:
-    if is_tensor(tensors) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{fn}(): argument 'tensors' must be a list or tuple of tensors, got {type(tensors).__name__}")
-    if not tensors:
-        raise ValueError(f"{fn}(): argument 'tensors' must be a non-empty sequence of tensors")
-    for k, t in enumerate(tensors):
-        if not is_tensor(t):
-            raise TypeError(f"{fn}(): argument 'tensors' item {k} must be a tensor, got {type(t).__name__}")
-    return list(tensors)
+class _Stack(Function):
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(reshape(p, ctx.in_shape) for p in split(g, 1, ctx.dim))
+
+
+_C._register_shape(_Reshape, _Permute, _Expand, _Cat, _Stack)
 
 
 def cat(tensors, dim=0):
@@ -363,12 +350,7 @@ def cat(tensors, dim=0):
     >>> lucid.cat([lucid.tensor([1, 2]), lucid.tensor([3])]).tolist()
     [1, 2, 3]
     """
-    ts = _tensor_list(tensors, "cat")
-    if ts[0].ndim == 0:
-        raise ValueError("cat(): argument 'tensors' item 0 is 0-d; zero-dimensional tensors cannot be "
-                         "concatenated (use stack)")
-    d = wrap_dim(dim, ts[0].ndim, "cat")
-    return _Cat.apply(d, *ts)
+    return _C.autograd_cat(tensors, dim)  # checks, the kernel and (when recording) CatBackward: one C++ call
 
 
 concat = concatenate = cat
@@ -381,13 +363,7 @@ def stack(tensors, dim=0):
     >>> lucid.stack([lucid.tensor([1, 2]), lucid.tensor([3, 4])], dim=1).tolist()
     [[1, 3], [2, 4]]
     """
-    ts = _tensor_list(tensors, "stack")
-    d = wrap_dim(dim, ts[0].ndim + 1, "stack")
-    for k, t in enumerate(ts):
-        if t.shape != ts[0].shape:
-            raise ValueError(f"stack(): argument 'tensors' item {k} has shape {t.shape}, item 0 has {ts[0].shape}; "
-                             "stack needs equal shapes")
-    return cat([unsqueeze(t, d) for t in ts], d)
+    return _C.autograd_stack(tensors, dim)  # checks, the kernel and (when recording) StackBackward: one C++ call
 
 
 def split(input, split_size_or_sections, dim=0):

@@ -67,8 +67,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_param(weight, shape, "weight", fn)
     _check_param(bias, shape, "bias", fn)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    if _LayerNorm.fits(input, weight, bias):
-        return _LayerNorm.apply(input, weight, bias, dims, eps)
+    if not _LayerNorm.composed(input, weight, bias):
+        return _C.autograd_layer_norm(input, weight, bias, dims, eps)  # the ops and (when recording) the node
     mean = lucid.mean(input, dim=dims, keepdim=True)
     centered = input - mean
     var = lucid.mean(centered * centered, dim=dims, keepdim=True)
@@ -81,50 +81,39 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 class _LayerNorm(Function):
-    """layer_norm as one graph node when something needs a gradient: the forward runs
-    the composed form's ops in the same order (the same bits) without recording each;
-    the backward is the closed form in lucid ops (so it runs on either stream), with
-    ``gy = g * weight`` and means over the normalized axes:
+    """layer_norm as one graph node (LayerNormBackward): `_C.autograd_layer_norm`
+    (csrc/autograd/normalization.cpp) runs the composed form's ops in the same order
+    (the same bits) without recording each, and records the node, whose first-order
+    backward is there. This class is its formula under create_graph (the node is its
+    ctx: saved (input, xhat, rstd, weight), ``ctx.dims``, ``ctx.eps``). The closed
+    form, in lucid ops (so it runs on either stream), with ``gy = g * weight`` and
+    means over the normalized axes:
     ``gx = (gy - mean(gy) - xhat * mean(gy * xhat)) * rstd``, ``gweight = sum(g * xhat)``,
     ``gbias = sum(g)`` over the leading axes. With grad mode on in backward
     (create_graph) it recomputes xhat and rstd from the input with recorded ops, so
     the gradient can itself be differentiated."""
 
     @staticmethod
-    def fits(input, weight, bias):
-        # Recorded calls with parameters of the input's dtype (the usual nn.LayerNorm);
-        # anything else (mixed dtypes, no gradient wanted) takes the composed form.
-        if not is_grad_enabled() or input.dtype.name not in ("float32", "float64"):
+    def composed(input, weight, bias):
+        """Whether a call records op by op: something needs a gradient but the input is
+        not float32 / float64 or a parameter has another dtype (the node's formula
+        assumes one dtype). Everything else runs in one C++ call."""
+        if not is_grad_enabled():
             return False
         wanted = input.requires_grad
         for p in (weight, bias):
             if p is not None:
-                if p.dtype != input.dtype:
-                    return False
                 wanted = wanted or p.requires_grad
-        return wanted
-
-    @staticmethod
-    def forward(ctx, input, weight, bias, dims, eps):
-        C, dl = _C, list(dims)
-        mean = C.mean(input._impl, dl, True)
-        centered = C.sub(input._impl, mean)
-        var = C.mean(C.mul(centered, centered), dl, True)
-        rstd = lucid.rsqrt(var + eps)
-        xhat = C.mul(centered, rstd._impl)
-        y = xhat
-        if weight is not None:
-            y = C.mul(y, weight._impl)
-        if bias is not None:
-            y = C.add(y, bias._impl)
-        ctx.save_for_backward(input, xhat, rstd, weight)
-        ctx.dims, ctx.eps = dims, eps
-        return y  # xhat itself without weight and bias
+        if not wanted:
+            return False
+        if input.dtype.name not in ("float32", "float64"):
+            return True
+        return any(p is not None and p.dtype != input.dtype for p in (weight, bias))
 
     @staticmethod
     def backward(ctx, g):
         input, xhat, rstd, weight = ctx.saved_tensors
-        dims, needs = ctx.dims, ctx.needs_input_grad
+        dims, needs = tuple(ctx.dims), ctx.needs_input_grad
         lead = tuple(range(input.ndim - len(dims)))
         if is_grad_enabled():  # create_graph: xhat and rstd as recorded functions of the input
             centered = input - lucid.mean(input, dim=dims, keepdim=True)
@@ -142,7 +131,10 @@ class _LayerNorm(Function):
             a = lucid.mean(gy, dim=dims, keepdim=True)
             b = lucid.mean(gy * xhat, dim=dims, keepdim=True)
             gx = ((gy - a) - xhat * b) * rstd
-        return gx, gw, gb, None, None
+        return gx, gw, gb
+
+
+_C._register_layer_norm(_LayerNorm)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -101,22 +101,6 @@ def hardswish(input, inplace=False):
     return _maybe_inplace(input, lambda x: x * lucid.clamp(x + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
-def _softmax_dim(input, dim, fn):
-    if dim is None:  # PyTorch's legacy implicit choice
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    return dim
-
-
-def _empty_axis(input, dim) -> bool:
-    """True when ``dim`` of ``input`` has size 0: softmax over no elements is the empty
-    tensor (as in PyTorch), and there is no max to shift by."""
-    if input.ndim == 0 or not isinstance(dim, int) or isinstance(dim, bool):
-        return False
-    if -input.ndim <= dim < input.ndim:
-        return input.shape[dim] == 0
-    return False
-
-
 def softmax(input, dim=None, dtype=None):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (the max shift keeps it finite).
 
@@ -128,13 +112,7 @@ def softmax(input, dim=None, dtype=None):
         (input,) = _amp_upper(input)
     if dtype is not None:
         input = input.to(dtype)
-    dim = _softmax_dim(input, dim, "softmax")
-    if _empty_axis(input, dim):
-        return input * 1.0
-    # The shift is a constant for the gradient (softmax is shift-invariant).
-    shifted = input - lucid.amax(input.detach(), dim=dim, keepdim=True)
-    e = lucid.exp(shifted)
-    return e / lucid.sum(e, dim=dim, keepdim=True)
+    return _C.autograd_softmax(input, dim, False)  # the ops and (when recording) SoftmaxBackward: one C++ call
 
 
 def log_softmax(input, dim=None, dtype=None):
@@ -148,11 +126,27 @@ def log_softmax(input, dim=None, dtype=None):
         (input,) = _amp_upper(input)
     if dtype is not None:
         input = input.to(dtype)
-    dim = _softmax_dim(input, dim, "log_softmax")
-    if _empty_axis(input, dim):
-        return input * 1.0
-    shifted = input - lucid.amax(input.detach(), dim=dim, keepdim=True)
-    return shifted - lucid.log(lucid.sum(lucid.exp(shifted), dim=dim, keepdim=True))
+    return _C.autograd_softmax(input, dim, True)  # the ops and (when recording) LogSoftmaxBackward: one C++ call
+
+
+class _Softmax(Function):
+    """softmax / log_softmax as one graph node (SoftmaxBackward / LogSoftmaxBackward):
+    `_C.autograd_softmax` (csrc/autograd/normalization.cpp) runs ``exp(x - max) /
+    sum(exp(x - max))`` (log_softmax: ``x - max - log(sum(exp(x - max)))``) and records
+    the node, whose first-order backward is there. This class is its formula under
+    create_graph; the node is its ctx (saved: the output y; ``ctx.dim``, ``ctx.op``):
+    ``y * (g - sum(g * y))`` and ``g - exp(y) * sum(g)`` over the axis."""
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        dim = ctx.dim
+        if ctx.op == "softmax":
+            return y * (g - lucid.sum(g * y, dim=dim, keepdim=True))
+        return g - lucid.exp(y) * lucid.sum(g, dim=dim, keepdim=True)
+
+
+_C._register_softmax(_Softmax)
 
 
 # ----- regularisation and reshaping ----------------------------------------------------
@@ -360,6 +354,27 @@ def _nll_from_log_probs(logp, target, weight, ignore_index, reduction, label_smo
     return _reduce(loss, reduction)
 
 
+class _CrossEntropyTargets(Function):
+    """cross_entropy's common case as one graph node (CrossEntropyIndexBackward): logits
+    (N, C, *), every target a class (none ignored), no class weights, no smoothing, the
+    mean. `_C.autograd_cross_entropy` (csrc/autograd/loss.cpp) runs log_softmax's ops,
+    gathers the targets' log-probabilities and averages them, and records the node,
+    whose first-order backward is there. This class is its formula under create_graph
+    (the node is its ctx; saved: input, logp, target): with n targets,
+    ``dlogp = -onehot * g / n`` and ``dinput = dlogp - softmax * sum_c dlogp``."""
+
+    @staticmethod
+    def backward(ctx, g):
+        input, logp, target = ctx.saved_tensors
+        if lucid.is_grad_enabled():  # a backward that is itself recorded: logp as a function of input
+            logp = log_softmax(input, dim=1)
+        dlogp = -(_one_hot(target, logp.shape[1], 1, logp.ndim, logp.dtype) * (g / target.numel()))
+        return dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=1, keepdim=True), None
+
+
+_C._register_loss(_CrossEntropyTargets)
+
+
 class _CrossEntropyIndex(Function):
     """cross_entropy with class-index targets as one graph node. The forward runs the
     same lucid ops as log_softmax followed by nll (the same bits) without recording
@@ -382,22 +397,6 @@ class _CrossEntropyIndex(Function):
         logp = _C.sub(shifted, _C.log(_C.sum(_C.exp(shifted), axes, True, None)))
         ctx.save_for_backward(input, logp)
         ctx.target = target
-        if weight is None and label_smoothing == 0.0 and reduction == "mean" and input.ndim >= 2:
-            # The common case, when every target is a class (none ignored): the loss is
-            # the mean of -logp at the targets, gathered. Same bits as the general form:
-            # its per-element loss sums a row that is 0 but at the target (exact), its
-            # denominator sums n ones (exact below 2**24). The kernels directly, as above.
-            c = _class_layout(logp, target, fn)
-            n = target.numel()
-            if (not target.dtype.is_floating_point and 0 < n < 2 ** 24 and ignore_index not in range(c)
-                    and _C.all(_C.logical_and(_C.ge(target, _C.scalar_tensor(0, target)),
-                                              _C.lt(target, _C.scalar_tensor(c, target))), None, False).item()):
-                shape = list(target.shape)
-                shape.insert(class_axis, 1)
-                picked = _C.reshape(_C.gather(logp, class_axis, _C.reshape(target, shape)), target.shape)
-                den = _C.full((), float(n), logp._dtype_name, logp._device_name)
-                ctx.parts = (None, None, None, den, class_axis, reduction, 0.0)
-                return _C.div(_C.sum(_C.neg(picked), None, False, None), den)
         loss, elem_w, onehot, valid, w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)
         den = None
         if reduction == "mean":
@@ -416,20 +415,6 @@ class _CrossEntropyIndex(Function):
         if recorded:  # a backward that is itself recorded: logp as a function of input
             logp = log_softmax(input, dim=class_axis)
         c = logp.shape[class_axis]
-        if onehot is None and not recorded:  # the formula below, its ops straight to the kernels
-            shape, tshape = [1] * logp.ndim, list(ctx.target.shape)
-            shape[class_axis] = c
-            tshape.insert(class_axis, 1)
-            classes = _C.from_numpy(np.arange(c, dtype=np.int64))  # lucid.arange's values, without its parsing
-            if ctx.target._device_name != "cpu":
-                classes = _C.to_device(classes, ctx.target._device_name)
-            classes = _C.reshape(classes, shape)
-            hot = _C.astype(_C.eq(_C.reshape(ctx.target, tshape), classes), logp._dtype_name)
-            dlogp = _C.neg(_C.mul(hot, _C.div(g, den)))
-            return (_C.sub(dlogp, _C.mul(_C.exp(logp), _C.sum(dlogp, (class_axis,), True, None))),) + (None,) * 6
-        if onehot is None:  # the gathered forward: every target counted, no weights, no smoothing
-            dlogp = -(_one_hot(ctx.target, c, class_axis, logp.ndim, logp.dtype) * (g / den))
-            return (dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True),) + (None,) * 6
         q = onehot if e <= 0.0 else onehot * (1.0 - e) + e / c
         if w is not None:
             q = q * w
@@ -487,6 +472,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         # One node, unless the class weights themselves want a gradient (the composed form gives one).
         if (input.dtype.is_floating_point and input.shape[class_axis] > 0
                 and (weight is None or not weight.requires_grad)):
+            if (weight is None and reduction == "mean" and label_smoothing == 0.0 and class_axis == 1
+                    and ignore_index not in range(input.shape[1])):
+                out = _C.autograd_cross_entropy(input, target)  # None unless every target is a class
+                if out is not None:
+                    return out
             return _CrossEntropyIndex.apply(input, target, weight, ignore_index, reduction, float(label_smoothing),
                                             fn)
         logp = log_softmax(input, dim=class_axis)
