@@ -57,6 +57,7 @@ void node_dealloc(PyObject* self) {
   n->input_shape.~Shape();
   n->dims.~optional();
   n->index_plan.~vector();
+  n->params.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -161,6 +162,15 @@ PyObject* get_dims(PyObject* self, void*) {
 
 PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
+PyObject* get_params(PyObject* self, void*) {
+  try {
+    return py::tuple(py::cast(node_of(self)->params)).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
 PyGetSetDef node_getsets[] = {
     {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
      nullptr},
@@ -175,6 +185,7 @@ PyGetSetDef node_getsets[] = {
     {"in_dtype", get_input_dtype, nullptr, nullptr, nullptr},
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
+    {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -228,6 +239,7 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   new (&n->input_shape) Shape();
   new (&n->dims) std::optional<std::vector<int64_t>>();
   new (&n->index_plan) std::vector<std::vector<int64_t>>();
+  new (&n->params) std::vector<int64_t>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
   n->num_saved = num_saved;

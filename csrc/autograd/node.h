@@ -11,7 +11,8 @@
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
 // unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
 // mean), shape.cpp (reshape, view, permute, expand), linalg.cpp (matmul),
-// linear.cpp (linear) and indexing.cpp (basic indexing).
+// linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
+// the 2-D pools, embedding).
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -72,6 +73,9 @@ struct CppNode {
   // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
+  // The integer arguments an op's formula reads (nn.cpp: conv geometry, pool
+  // windows, embedding rows), as `ctx.params` (a tuple of ints) in Python.
+  std::vector<int64_t> params;
   PyObject* weakrefs;
 };
 

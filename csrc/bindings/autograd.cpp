@@ -7,6 +7,7 @@
 #include "autograd/indexing.h"
 #include "autograd/linalg.h"
 #include "autograd/linear.h"
+#include "autograd/nn.h"
 #include "autograd/node.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
@@ -24,6 +25,7 @@ void init_autograd(py::module_& m) {
   autograd::init_shape(m);
   autograd::init_linalg(m);
   autograd::init_linear(m);
+  autograd::init_nn(m);
   autograd::init_indexing(m);
   m.def(
       "backward_walk",
