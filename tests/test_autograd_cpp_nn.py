@@ -375,3 +375,83 @@ def test_embedding_in_place_no_grad_and_bad_arguments(device):
         F.embedding(ids, w, padding_idx=3)
     with pytest.raises(IndexError):
         F.embedding(const([3], device, lucid.int64), w)
+
+
+# ----- conv_transpose2d -----------------------------------------------------------------
+
+def np_conv_transpose2d(x, w, b, stride, pad, out_pad, dil, groups):
+    """Scatter loops: x (N, Cin, H, W), w (Cin, Cout/g, kh, kw); each input pixel adds
+    w * x at stride * position + dilation * tap, then `pad` is cropped from each side."""
+    n, cin, h, wd = x.shape
+    _, cog, kh, kw = w.shape
+    full_h = (h - 1) * stride[0] + dil[0] * (kh - 1) + 1 + out_pad[0]
+    full_w = (wd - 1) * stride[1] + dil[1] * (kw - 1) + 1 + out_pad[1]
+    y = np.zeros((n, cog * groups, full_h, full_w))
+    cig = cin // groups
+    for c in range(cin):
+        g0 = (c // cig) * cog
+        for i in range(h):
+            for j in range(wd):
+                for a in range(kh):
+                    for q in range(kw):
+                        y[:, g0:g0 + cog, i * stride[0] + dil[0] * a, j * stride[1] + dil[1] * q] += \
+                            x[:, c, i, j][:, None] * w[c, :, a, q][None, :]
+    y = y[:, :, pad[0]:full_h - pad[0], pad[1]:full_w - pad[1]]
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_conv_transpose2d_gradients_against_numpy(device, with_bias):
+    rng = np.random.default_rng(6)
+    x0, w0, b0 = rng.standard_normal((2, 4, 3, 2)), rng.standard_normal((4, 3, 2, 3)), rng.standard_normal(6)
+    args = dict(stride=(2, 1), padding=(1, 0), output_padding=(1, 0), groups=2, dilation=(1, 2))
+    x, w = leaf(x0, device), leaf(w0, device)
+    b = leaf(b0, device) if with_bias else None
+    y = F.conv_transpose2d(x, w, b, **args)
+    node = y.grad_fn
+    assert node.name() == "ConvTranspose2dBackward" and node.saved_tensors == (x, w)
+    assert node.params == (2, 1, 1, 1, 0, 0, 1, 2, 2)
+
+    def ref(a, c, *bb):
+        return np_conv_transpose2d(a, c, bb[0] if bb else None, (2, 1), (1, 0), (1, 0), (1, 2), 2)
+
+    arrays = [x0, w0] + ([b0] if with_bias else [])
+    np.testing.assert_allclose(_np(y), ref(*arrays), rtol=1e-4, atol=1e-4)
+    g0 = rng.standard_normal(y.shape)
+    (y * const(g0, device)).sum().backward()
+    for t, r in zip([x, w] + ([b] if with_bias else []), np_grads(ref, arrays, g0)):
+        np.testing.assert_allclose(_np(t.grad), r, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv_transpose2d_first_order_bit_for_bit_second_derivative_in_place(device):
+    rng = np.random.default_rng(7)
+    x0, w0, b0 = rng.standard_normal((1, 2, 3, 3)), rng.standard_normal((2, 3, 2, 2)), rng.standard_normal(3)
+    g0 = const(rng.standard_normal((1, 3, 6, 6)), device)
+    grads = []
+    for python, create in ((False, False), (True, False), (False, True)):
+        x, w, b = leaf(x0, device), leaf(w0, device), leaf(b0, device)
+        if python:
+            y = nn_ops._ConvTranspose2d.apply(x, w, b, [2, 2], [0, 0, 0, 0], [1, 1], 1, [1, 3, 6, 6])
+        else:
+            y = F.conv_transpose2d(x, w, b, stride=2)
+        grads.append(grad((y * g0).sum(), (x, w, b), create_graph=create))
+    for a, p, c in zip(*grads):
+        assert _bits(a) == _bits(p)
+        np.testing.assert_allclose(_np(a), _np(c), rtol=1e-5, atol=1e-5)
+    # y = w x (1x1 kernels, one channel): L = sum(y^2) -> dL/dw = 2 w sum(x^2), d2L/dw2 = 2 sum(x^2)
+    x, w = leaf([[[[1.0, 2.0], [3.0, -1.0]]]], device), leaf([[[[0.5]]]], device)
+    (gw,) = grad((F.conv_transpose2d(x, w) ** 2).sum(), w, create_graph=True)
+    np.testing.assert_allclose(_np(gw), [[[[15.0]]]])
+    (hw,) = grad(gw.sum(), w)
+    np.testing.assert_allclose(_np(hw), [[[[30.0]]]])
+    xs = leaf(x0, device) * 1.0
+    y = F.conv_transpose2d(xs, leaf(w0, device))
+    xs.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    with lucid.no_grad():
+        assert F.conv_transpose2d(leaf(x0, device), leaf(w0, device)).grad_fn is None
+    with pytest.raises(ValueError, match="conv_transpose2d"):
+        F.conv_transpose2d(leaf(x0, device), leaf(np.ones((3, 3, 2, 2)), device))  # 3 weight rows, 2 channels

@@ -13,8 +13,12 @@
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "ops/conv.h"
+#include "ops/copy.h"
+#include "ops/elementwise.h"
 #include "ops/embedding.h"
 #include "ops/pool.h"
+#include "ops/reduction.h"
+#include "ops/shape.h"
 
 namespace lucid::autograd {
 
@@ -57,6 +61,23 @@ InputGrads conv2d_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
+// ----- conv_transpose2d (params as conv2d's): `_ConvTranspose2d.backward`'s first-order
+// branch, each gradient from conv2d's kernels: dx = conv2d(g, w), dw = conv2d's weight
+// gradient with x and g in swapped roles, db = g summed over (N, H, W).
+
+InputGrads conv_transpose2d_backward(const CppNode& n, const Tensor& g) {
+  const Ints& p = n.params;
+  const Ints stride = slice(p, 0, 2), padding = slice(p, 2, 4), dilation = slice(p, 6, 2);
+  const Tensor &x = n.saved_handles[0], &w = n.saved_handles[1];
+  InputGrads r;
+  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None)
+    r.grad[0] = ops::conv2d(g, w, std::nullopt, stride, padding, dilation, p[8], "conv_transpose2d");
+  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None)
+    r.grad[1] = std::get<1>(ops::conv2d_backward(x, g, w, stride, padding, dilation, p[8], {false, true, false}));
+  if (PyTuple_GET_ITEM(n.inputs, 2) != Py_None) r.grad[2] = ops::sum(g, Ints{0, 2, 3}, false, std::nullopt);
+  return r;
+}
+
 // ----- pools: `_C.<pool>_backward`, as the Functions' first-order branch of `_pool_grad`
 
 InputGrads max_pool2d_backward(const CppNode& n, const Tensor& g) {
@@ -92,6 +113,8 @@ NodeKind conv2d_kind = {"Conv2dBackward", "conv2d", nullptr, conv2d_backward};
 NodeKind max_pool2d_kind = {"MaxPool2dBackward", "max_pool2d", nullptr, max_pool2d_backward};
 NodeKind avg_pool2d_kind = {"AvgPool2dBackward", "avg_pool2d", nullptr, avg_pool2d_backward};
 NodeKind adaptive_kind = {"AdaptiveAvgPool2dBackward", "adaptive_avg_pool2d", nullptr, adaptive_avg_pool2d_backward};
+NodeKind conv_transpose2d_kind = {"ConvTranspose2dBackward", "conv_transpose2d", nullptr,
+                                  conv_transpose2d_backward};
 NodeKind embedding_kind = {"EmbeddingBackward", "embedding", nullptr, embedding_backward};
 
 Ints join(std::initializer_list<const Ints*> parts) {
@@ -113,6 +136,28 @@ void init_nn(py::module_& m) {
     if (records(requires_grad(x) || requires_grad(weight) || requires_grad(bias), out)) {
       PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
       CppNode& n = record_node(conv2d_kind, inputs, 3, inputs, 2, out.ptr());
+      n.params = join({&stride, &padding, &dilation});
+      n.params.push_back(groups);
+    }
+    return out;
+  });
+  // The transposed convolution as conv2d's input gradient (of a zero output of `out_shape`,
+  // the kernel reads only its shape), plus the bias: `_ConvTranspose2d.forward`'s ops.
+  m.def("autograd_conv_transpose2d", [](py::handle x, py::handle weight, py::handle bias, const Ints& stride,
+                                        const Ints& padding, const Ints& dilation, int64_t groups,
+                                        const Shape& out_shape) {
+    const Tensor& hx = tensor_arg(x.ptr(), "conv_transpose2d", "input");
+    const Tensor& hw = tensor_arg(weight.ptr(), "conv_transpose2d", "weight");
+    std::optional<Tensor> hb;
+    if (!bias.is_none()) hb = tensor_arg(bias.ptr(), "conv_transpose2d", "bias");
+    Tensor y_like = ops::full(out_shape, 0.0, hx.dtype(), hx.device());
+    Tensor y = *std::get<0>(ops::conv2d_backward(hx, y_like, hw, stride, padding, dilation, groups,
+                                                 {true, false, false}));
+    if (hb) y = ops::add(y, ops::reshape(*hb, Shape{1, hb->numel(), 1, 1}));
+    py::object out = steal(wrap(std::move(y)));
+    if (records(requires_grad(x) || requires_grad(weight) || requires_grad(bias), out)) {
+      PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
+      CppNode& n = record_node(conv_transpose2d_kind, inputs, 3, inputs, 2, out.ptr());
       n.params = join({&stride, &padding, &dilation});
       n.params.push_back(groups);
     }
@@ -165,9 +210,10 @@ void init_nn(py::module_& m) {
     return out;
   });
   // lucid/_ops/nn.py, at import: the Functions whose recorded formulas serve create_graph.
-  m.def("_register_nn", [](py::object conv2d, py::object max_pool2d, py::object avg_pool2d,
-                           py::object adaptive_avg_pool2d, py::object embedding) {
+  m.def("_register_nn", [](py::object conv2d, py::object conv_transpose2d, py::object max_pool2d,
+                           py::object avg_pool2d, py::object adaptive_avg_pool2d, py::object embedding) {
     conv2d_kind.function = conv2d.release().ptr();
+    conv_transpose2d_kind.function = conv_transpose2d.release().ptr();
     max_pool2d_kind.function = max_pool2d.release().ptr();
     avg_pool2d_kind.function = avg_pool2d.release().ptr();
     adaptive_kind.function = adaptive_avg_pool2d.release().ptr();

@@ -1,15 +1,17 @@
 """Low-level differentiable nn ops (csrc/ops/{conv,pool,linear,embedding}.cpp).
 
 Each op runs the C++ kernels of the stream that holds the data (CPU: im2col +
-BLAS and direct loops; GPU: MLX). conv2d, the 2-D pools, linear and embedding
-run and record their graph node in one C++ call (csrc/autograd/nn.h,
-linear.h), whose first-order backward is the kernels' backward; the autograd
-Functions here hold the recorded formulas create_graph runs (their ctx is then
-that node: they read ``saved_tensors``, ``needs_input_grad`` and ``params``,
-the op's integer arguments). conv_transpose2d is a Function of its own. ``lucid.nn.functional`` builds the PyTorch-shaped API on
-these; argument parsing that PyTorch does in Python (ints vs pairs,
-``padding="same"``, unbatched inputs) happens here, the rest is validated
-once in C++ so both streams raise the same message.
+BLAS and direct loops; GPU: MLX). conv2d, conv_transpose2d, the 2-D pools,
+linear and embedding run and record their graph node in one C++ call
+(csrc/autograd/nn.h, linear.h), whose first-order backward is the kernels'
+backward; the autograd Functions here hold the recorded formulas create_graph
+runs (their ctx is then that node: they read ``saved_tensors``,
+``needs_input_grad`` and ``params``, the op's integer arguments).
+
+``lucid.nn.functional`` builds the PyTorch-shaped API on these; argument
+parsing that PyTorch does in Python (ints vs pairs, ``padding="same"``,
+unbatched inputs) happens here, the rest is validated once in C++ so both
+streams raise the same message.
 """
 from __future__ import annotations
 
@@ -475,16 +477,6 @@ class _Embedding(Function):
         return _C.embedding_backward(g._impl, indices._impl, rows, padding_idx), None, None
 
 
-# conv2d, the pools and embedding run and record in C++ (csrc/autograd/nn.h: the kernels'
-# backward first-order); these Functions are their nodes' `function`, for create_graph.
-_C._register_nn(_Conv2d, _MaxPool2d, _AvgPool2d, _AdaptiveAvgPool2d, _Embedding)
-_autograd_conv2d = _C.autograd_conv2d
-_autograd_max_pool2d = _C.autograd_max_pool2d
-_autograd_avg_pool2d = _C.autograd_avg_pool2d
-_autograd_adaptive_avg_pool2d = _C.autograd_adaptive_avg_pool2d
-_autograd_embedding = _C.autograd_embedding
-
-
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` (num_embeddings, dim) picked by the integer ``input``
     (any shape) -> (*input.shape, dim). The row ``padding_idx`` receives no
@@ -533,13 +525,15 @@ class _ConvTranspose2d(Function):
     """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
     convolution with respect to its input, so forward and backward reuse the conv2d
     kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and
-    dL/dy in swapped roles (both recorded under create_graph)."""
+    dL/dy in swapped roles (both recorded under create_graph). ``_C.autograd_conv_transpose2d``
+    runs these ops and records the node (its first-order backward in C++); this backward
+    serves create_graph, reading the geometry from ``ctx.params`` as conv2d's."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
         y_like = _C.full(out_shape, 0.0, x._dtype_name, x._device_name)
         ctx.save_for_backward(x, weight)
-        ctx.args = (stride, padding, dilation, groups)
+        ctx.params = (*stride, *padding, *dilation, groups)
         gx, _, _ = _C.conv2d_backward(x._impl, y_like, weight._impl, stride, padding, dilation, groups,
                                       [True, False, False])
         y = wrap(gx)
@@ -550,12 +544,13 @@ class _ConvTranspose2d(Function):
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
-        stride, padding, dilation, groups = ctx.args
+        args = _conv_args(ctx.params)
+        stride, padding, dilation, groups = args
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         if is_grad_enabled():  # create_graph: the same gradients from recorded ops
             gx = _autograd_conv2d(g, weight, None, stride, padding, dilation, groups, "conv_transpose2d") \
                 if need_x else None
-            gw = _conv2d_grads_recorded(x, g, weight, ctx.args, False, True, False)[1] if need_w else None
+            gw = _conv2d_grads_recorded(x, g, weight, args, False, True, False)[1] if need_w else None
             gb = g.sum(dim=(0, 2, 3)) if need_b else None
             return gx, gw, gb, None, None, None, None, None
         gx = _C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
@@ -588,7 +583,7 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
         y = squeeze(conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p, [0] + op,
                                      int(groups), [1] + d), 2)
     else:
-        y = _ConvTranspose2d.apply(x, weight, bias, s, pad, d, int(groups), out_shape)
+        y = _autograd_conv_transpose2d(x, weight, bias, s, pad, d, int(groups), out_shape)
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -625,3 +620,14 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 __all__ += ["conv_transpose1d", "conv_transpose2d"]
+
+
+# conv2d, conv_transpose2d, the pools and embedding run and record in C++ (csrc/autograd/nn.h:
+# the kernels' backward first-order); these Functions are their nodes' `function`, for create_graph.
+_C._register_nn(_Conv2d, _ConvTranspose2d, _MaxPool2d, _AvgPool2d, _AdaptiveAvgPool2d, _Embedding)
+_autograd_conv2d = _C.autograd_conv2d
+_autograd_conv_transpose2d = _C.autograd_conv_transpose2d
+_autograd_max_pool2d = _C.autograd_max_pool2d
+_autograd_avg_pool2d = _C.autograd_avg_pool2d
+_autograd_adaptive_avg_pool2d = _C.autograd_adaptive_avg_pool2d
+_autograd_embedding = _C.autograd_embedding
