@@ -375,6 +375,8 @@ def test_embedding_in_place_no_grad_and_bad_arguments(device):
         F.embedding(ids, w, padding_idx=3)
     with pytest.raises(IndexError):
         F.embedding(const([3], device, lucid.int64), w)
+    with pytest.raises(TypeError, match="embedding\\(\\): argument 'input' must be a tensor, got list"):
+        F.embedding([0, 1], w)
 
 
 # ----- conv_transpose2d -----------------------------------------------------------------
