@@ -56,8 +56,8 @@ void node_dealloc(PyObject* self) {
   for (Tensor& t : n->saved_handles) t.~Tensor();
   n->input_shape.~Shape();
   n->dims.~optional();
-  n->params.~vector();
   n->index_plan.~vector();
+  n->params.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -167,18 +167,18 @@ PyObject* get_dim(PyObject* self, void*) {
   return PyLong_FromLongLong((*d)[0]);
 }
 
+PyObject* get_scalar(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalar); }
+
+PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
+
 PyObject* get_params(PyObject* self, void*) {
   try {
-    return py::cast(node_of(self)->params).release().ptr();
+    return py::tuple(py::cast(node_of(self)->params)).release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
     return nullptr;
   }
 }
-
-PyObject* get_scalar(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalar); }
-
-PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
 PyGetSetDef node_getsets[] = {
     {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
@@ -197,6 +197,7 @@ PyGetSetDef node_getsets[] = {
     {"sizes", get_params, nullptr, "cat's joined sizes along its axis (what _Cat reads).", nullptr},
     {"eps", get_scalar, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
+    {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -250,8 +251,8 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   for (Tensor& t : n->saved_handles) new (&t) Tensor();
   new (&n->input_shape) Shape();
   new (&n->dims) std::optional<std::vector<int64_t>>();
-  new (&n->params) std::vector<int64_t>();
   new (&n->index_plan) std::vector<std::vector<int64_t>>();
+  new (&n->params) std::vector<int64_t>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
   n->num_saved = num_saved;

@@ -11,7 +11,8 @@
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
 // unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
 // mean), shape.cpp (reshape, view, permute, expand), linalg.cpp (matmul),
-// linear.cpp (linear) and indexing.cpp (basic indexing).
+// linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
+// the 2-D pools, embedding).
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -71,13 +72,15 @@ struct CppNode {
   Shape input_shape;
   DType input_dtype;
   std::optional<std::vector<int64_t>> dims;
-  // What else an op's formula reads, per kind (cat: the joined sizes;
-  // layer_norm: its eps).
-  std::vector<int64_t> params;
+  // layer_norm's eps (ctx.eps).
   double scalar;
   // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
+  // The integer arguments an op's formula reads (nn.cpp: conv geometry, pool
+  // windows, embedding rows; shape.cpp: cat's joined sizes), as `ctx.params`
+  // (a tuple of ints) in Python, and as `ctx.sizes` for cat.
+  std::vector<int64_t> params;
   PyObject* weakrefs;
 };
 

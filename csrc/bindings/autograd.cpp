@@ -8,6 +8,7 @@
 #include "autograd/linalg.h"
 #include "autograd/linear.h"
 #include "autograd/loss.h"
+#include "autograd/nn.h"
 #include "autograd/node.h"
 #include "autograd/normalization.h"
 #include "autograd/reduction.h"
@@ -26,6 +27,7 @@ void init_autograd(py::module_& m) {
   autograd::init_shape(m);
   autograd::init_linalg(m);
   autograd::init_linear(m);
+  autograd::init_nn(m);
   autograd::init_indexing(m);
   autograd::init_normalization(m);
   autograd::init_loss(m);

@@ -1,11 +1,17 @@
 """Low-level differentiable nn ops (csrc/ops/{conv,pool,linear,embedding}.cpp).
 
-Each op is an autograd Function whose forward and backward call the C++
-kernels of the stream that holds the data (CPU: im2col + BLAS and direct
-loops; GPU: MLX). ``lucid.nn.functional`` builds the PyTorch-shaped API on
-these; argument parsing that PyTorch does in Python (ints vs pairs,
-``padding="same"``, unbatched inputs) happens here, the rest is validated
-once in C++ so both streams raise the same message.
+Each op runs the C++ kernels of the stream that holds the data (CPU: im2col +
+BLAS and direct loops; GPU: MLX). conv2d, conv_transpose2d, the 2-D pools,
+linear and embedding run and record their graph node in one C++ call
+(csrc/autograd/nn.h, linear.h), whose first-order backward is the kernels'
+backward; the autograd Functions here hold the recorded formulas create_graph
+runs (their ctx is then that node: they read ``saved_tensors``,
+``needs_input_grad`` and ``params``, the op's integer arguments).
+
+``lucid.nn.functional`` builds the PyTorch-shaped API on these; argument
+parsing that PyTorch does in Python (ints vs pairs, ``padding="same"``,
+unbatched inputs) happens here, the rest is validated once in C++ so both
+streams raise the same message.
 """
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ import numbers
 from .. import _C
 from ..amp.autocast_mode import _state as _amp, lower as _amp_lower, upper as _amp_upper
 from ..autograd import Function, is_grad_enabled
-from .common import quantized_input, records, wrap
+from .common import quantized_input, wrap
 from .shape import squeeze, unsqueeze
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
@@ -67,20 +73,32 @@ def _grads(ctx, impls, n_after: int):
 
 # ----- convolution ----------------------------------------------------------------
 
+def _conv_args(params) -> tuple:
+    """conv2d's (stride, padding (top, bottom, left, right), dilation, groups) from its
+    node's ``params`` (csrc/autograd/nn.cpp: the nine ints in that order)."""
+    p = list(params)
+    return p[0:2], p[2:6], p[6:8], p[8]
+
+
 class _Conv2d(Function):
+    """conv2d's formula. ``_C.autograd_conv2d`` records the node (Conv2dBackward) and
+    runs the first-order backward (conv2d_backward) in C++; this backward serves
+    create_graph. ``apply`` records the same op through Python (the forward below)."""
+
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, fn):
         ctx.save_for_backward(x, weight)
-        ctx.args = (stride, padding, dilation, groups)
+        ctx.params = (*stride, *padding, *dilation, groups)
         return _C.conv2d(x._impl, weight._impl, _opt(bias), stride, padding, dilation, groups, fn)
 
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
+        args = _conv_args(ctx.params)
         if is_grad_enabled():  # create_graph: the same gradients from recorded ops
-            return _conv2d_grads_recorded(g, x, weight, ctx.args, *ctx.needs_input_grad[:3]) + (None,) * 5
+            return _conv2d_grads_recorded(g, x, weight, args, *ctx.needs_input_grad[:3]) + (None,) * 5
         want = list(ctx.needs_input_grad[:3])
-        impls = _C.conv2d_backward(g._impl, x._impl, weight._impl, *ctx.args, want)
+        impls = _C.conv2d_backward(g._impl, x._impl, weight._impl, *args, want)
         return _grads(ctx, impls, 5)
 
 
@@ -180,10 +198,7 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, fn, nd):
         x, weight = unsqueeze(x, 2), unsqueeze(weight, 2)
     else:
         pad = [low[0], high[0], low[1], high[1]]
-    if records(x, weight, bias):
-        y = _Conv2d.apply(x, weight, bias, s, pad, d, int(groups), fn)
-    else:
-        y = _C.conv2d(x._impl, weight._impl, _opt(bias), s, pad, d, int(groups), fn)
+    y = _autograd_conv2d(x, weight, bias, s, pad, d, int(groups), fn)  # kernel and (when recording) node
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -230,6 +245,9 @@ def _gather_planes(gg, idx):
 
 
 class _MaxPool2d(Function):
+    """max_pool2d's formula (node recorded in C++ by ``_C.autograd_max_pool2d``, saving
+    the input and the indices; the first-order backward there too)."""
+
     @staticmethod
     def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
         y, idx = _C.max_pool2d(x._impl, kernel, stride, padding, dilation, ceil_mode)
@@ -239,42 +257,53 @@ class _MaxPool2d(Function):
         return y, idx
 
     @staticmethod
-    def backward(ctx, g, _g_idx):
+    def backward(ctx, g, _g_idx=None):  # the C++ node has one output: no _g_idx
         x, idx = ctx.saved_tensors
         gx = _pool_grad(g, lambda t: _C.max_pool2d_backward(t._impl, idx._impl, x._impl),
                         lambda gg: _gather_planes(gg, idx), "MaxPool2dBackward")
         return (gx,) + (None,) * 5
 
 
+def _avg_args(params) -> tuple:
+    """avg_pool2d's (kernel, stride, padding, ceil_mode, count_include_pad,
+    divisor_override) from its node's ``params`` (csrc/autograd/nn.cpp)."""
+    p = list(params)
+    return p[0:2], p[2:4], p[4:6], bool(p[6]), bool(p[7]), p[8]
+
+
 class _AvgPool2d(Function):
+    """avg_pool2d's formula (node recorded in C++ by ``_C.autograd_avg_pool2d``)."""
+
     @staticmethod
-    def forward(ctx, x, *args):
+    def forward(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
         ctx.save_for_backward(x)
-        ctx.args = args
-        return _C.avg_pool2d(x._impl, *args)
+        ctx.params = (*kernel, *stride, *padding, int(ceil_mode), int(count_include_pad), divisor_override)
+        return _C.avg_pool2d(x._impl, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        args = ctx.args
+        args = _avg_args(ctx.params)
         gx = _pool_grad(g, lambda t: _C.avg_pool2d_backward(t._impl, x._impl, *args),
-                        lambda gg: _AvgPool2d.apply(gg, *args), "AvgPool2dBackward")
+                        lambda gg: _autograd_avg_pool2d(gg, *args), "AvgPool2dBackward")
         return (gx,) + (None,) * len(args)
 
 
 class _AdaptiveAvgPool2d(Function):
+    """adaptive_avg_pool2d's formula (node recorded in C++; ``params`` the output size)."""
+
     @staticmethod
     def forward(ctx, x, output_size):
         ctx.save_for_backward(x)
-        ctx.output_size = output_size
+        ctx.params = tuple(output_size)
         return _C.adaptive_avg_pool2d(x._impl, output_size)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        size = ctx.output_size
+        size = list(ctx.params)
         gx = _pool_grad(g, lambda t: _C.adaptive_avg_pool2d_backward(t._impl, x._impl),
-                        lambda gg: _AdaptiveAvgPool2d.apply(gg, size), "AdaptiveAvgPool2dBackward")
+                        lambda gg: _autograd_adaptive_avg_pool2d(gg, size), "AdaptiveAvgPool2dBackward")
         return gx, None
 
 
@@ -311,8 +340,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x, added = _batched(input, fn)
     k = _pair(kernel_size, fn, "kernel_size")
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _pair(stride, fn, "stride")
-    y, idx = _MaxPool2d.apply(x, k, s, _pair(padding, fn, "padding"), _pair(dilation, fn, "dilation"),
-                              bool(ceil_mode))
+    y, idx = _autograd_max_pool2d(x, k, s, _pair(padding, fn, "padding"), _pair(dilation, fn, "dilation"),
+                                  bool(ceil_mode))
     y, idx = _unbatch(y, added), _unbatch(idx, added)
     return (y, idx) if return_indices else y
 
@@ -336,8 +365,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _pair(stride, fn, "stride")
     if divisor_override is not None and (not isinstance(divisor_override, numbers.Integral) or divisor_override <= 0):
         raise ValueError(f"{fn}(): argument 'divisor_override' must be a positive int, got {divisor_override!r}")
-    y = _AvgPool2d.apply(x, k, s, _pair(padding, fn, "padding"), bool(ceil_mode), bool(count_include_pad),
-                         int(divisor_override or 0))
+    y = _autograd_avg_pool2d(x, k, s, _pair(padding, fn, "padding"), bool(ceil_mode), bool(count_include_pad),
+                             int(divisor_override or 0))
     return _unbatch(y, added)
 
 
@@ -360,7 +389,7 @@ def adaptive_avg_pool2d(input, output_size):
         size = [x.shape[2 + i] if v is None else v for i, v in enumerate(output_size)]
     else:
         size = output_size
-    return _unbatch(_AdaptiveAvgPool2d.apply(x, _pair(size, fn, "output_size")), added)
+    return _unbatch(_autograd_adaptive_avg_pool2d(x, _pair(size, fn, "output_size")), added)
 
 
 # ----- linear and embedding ---------------------------------------------------------
@@ -422,26 +451,30 @@ def linear(input, weight, bias=None):
 
 
 class _Embedding(Function):
+    """embedding's formula (node recorded in C++ by ``_C.autograd_embedding``; ``params``
+    = (the table's rows, padding_idx or -1))."""
+
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
         ctx.save_for_backward(indices)
-        ctx.rows, ctx.padding_idx = weight.shape[0], padding_idx
+        ctx.params = (weight.shape[0], padding_idx)
         return _C.embedding(weight._impl, indices._impl)
 
     @staticmethod
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
+        rows, padding_idx = ctx.params
         if g._requires_grad and is_grad_enabled():  # create_graph: a recorded index_add, same sums
             from .elementwise import where
             from .indexing import index_add
 
             idx = indices.reshape(-1)
             g2 = g.reshape(-1, g.shape[-1])
-            if ctx.padding_idx is not None:  # the padding row gets no gradient
-                g2 = where((idx != ctx.padding_idx).reshape(-1, 1), g2, 0.0)
-            base = _C.full((ctx.rows, g.shape[-1]), 0.0, g.dtype.name, g._device_name)
+            if padding_idx >= 0:  # the padding row gets no gradient
+                g2 = where((idx != padding_idx).reshape(-1, 1), g2, 0.0)
+            base = _C.full((rows, g.shape[-1]), 0.0, g.dtype.name, g._device_name)
             return index_add(base, 0, idx, g2), None, None
-        return _C.embedding_backward(g._impl, indices._impl, ctx.rows, ctx.padding_idx), None, None
+        return _C.embedding_backward(g._impl, indices._impl, rows, padding_idx), None, None
 
 
 def embedding(input, weight, padding_idx=None):
@@ -459,7 +492,7 @@ def embedding(input, weight, padding_idx=None):
         if not -n <= padding_idx < n:
             raise ValueError(f"embedding(): padding_idx must be within [-{n}, {n}), got {padding_idx}")
         padding_idx = padding_idx % n
-    return _Embedding.apply(weight, input, -1 if padding_idx is None else int(padding_idx))
+    return _autograd_embedding(weight, input, -1 if padding_idx is None else int(padding_idx))
 
 
 # ----- softmax as a Tensor method (the op itself lives in lucid.nn.functional) -----------
@@ -492,13 +525,15 @@ class _ConvTranspose2d(Function):
     """``y = conv2d_backward_input(x)``: the transposed convolution is the gradient of a
     convolution with respect to its input, so forward and backward reuse the conv2d
     kernels: dL/dx is conv2d(dL/dy), dL/dw the conv2d weight gradient with x and
-    dL/dy in swapped roles (both recorded under create_graph)."""
+    dL/dy in swapped roles (both recorded under create_graph). ``_C.autograd_conv_transpose2d``
+    runs these ops and records the node (its first-order backward in C++); this backward
+    serves create_graph, reading the geometry from ``ctx.params`` as conv2d's."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, out_shape):
         y_like = _C.full(out_shape, 0.0, x._dtype_name, x._device_name)
         ctx.save_for_backward(x, weight)
-        ctx.args = (stride, padding, dilation, groups)
+        ctx.params = (*stride, *padding, *dilation, groups)
         gx, _, _ = _C.conv2d_backward(x._impl, y_like, weight._impl, stride, padding, dilation, groups,
                                       [True, False, False])
         y = wrap(gx)
@@ -509,12 +544,13 @@ class _ConvTranspose2d(Function):
     @staticmethod
     def backward(ctx, g):
         x, weight = ctx.saved_tensors
-        stride, padding, dilation, groups = ctx.args
+        args = _conv_args(ctx.params)
+        stride, padding, dilation, groups = args
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         if is_grad_enabled():  # create_graph: the same gradients from recorded ops
-            gx = _Conv2d.apply(g, weight, None, stride, padding, dilation, groups, "conv_transpose2d") \
+            gx = _autograd_conv2d(g, weight, None, stride, padding, dilation, groups, "conv_transpose2d") \
                 if need_x else None
-            gw = _conv2d_grads_recorded(x, g, weight, ctx.args, False, True, False)[1] if need_w else None
+            gw = _conv2d_grads_recorded(x, g, weight, args, False, True, False)[1] if need_w else None
             gb = g.sum(dim=(0, 2, 3)) if need_b else None
             return gx, gw, gb, None, None, None, None, None
         gx = _C.conv2d(g._impl, weight._impl, None, stride, padding, dilation, groups,
@@ -547,7 +583,7 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
         y = squeeze(conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p, [0] + op,
                                      int(groups), [1] + d), 2)
     else:
-        y = _ConvTranspose2d.apply(x, weight, bias, s, pad, d, int(groups), out_shape)
+        y = _autograd_conv_transpose2d(x, weight, bias, s, pad, d, int(groups), out_shape)
     if nd == 1:
         y = squeeze(y, 2)
     return squeeze(y, 0) if unbatched else y
@@ -584,3 +620,14 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 __all__ += ["conv_transpose1d", "conv_transpose2d"]
+
+
+# conv2d, conv_transpose2d, the pools and embedding run and record in C++ (csrc/autograd/nn.h:
+# the kernels' backward first-order); these Functions are their nodes' `function`, for create_graph.
+_C._register_nn(_Conv2d, _ConvTranspose2d, _MaxPool2d, _AvgPool2d, _AdaptiveAvgPool2d, _Embedding)
+_autograd_conv2d = _C.autograd_conv2d
+_autograd_conv_transpose2d = _C.autograd_conv_transpose2d
+_autograd_max_pool2d = _C.autograd_max_pool2d
+_autograd_avg_pool2d = _C.autograd_avg_pool2d
+_autograd_adaptive_avg_pool2d = _C.autograd_adaptive_avg_pool2d
+_autograd_embedding = _C.autograd_embedding
