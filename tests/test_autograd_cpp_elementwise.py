@@ -1,4 +1,4 @@
-"""maximum / minimum, where, clamp, gelu, atan2, floor_divide / remainder / fmod
+"""maximum / minimum, where, clamp, gelu, softplus, atan2, floor_divide / remainder / fmod
 recorded in C++ (csrc/autograd/elementwise.h): gradients against numpy written
 here, node names, the C++ first-order gradient bit for bit equal to the Python
 formula's (create_graph=True), second derivatives, in-place checks on saved
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import lucid
+import lucid.nn.functional as F
 from lucid import _C
 
 DEVICES = ["cpu", "gpu"]
@@ -150,6 +151,23 @@ def test_gelu_gradients_against_the_derivative(device, approximate):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_softplus_gradient_is_the_sigmoid_below_the_threshold(device):
+    xv = np.array([-30.0, -2.0, 0.0, 0.7, 1.0, 12.0], np.float32)
+    x = leaf(xv, device)
+    y = F.softplus(x, beta=2.0, threshold=2.0)
+    assert y.grad_fn.name() == "SoftplusBackward" and y.grad_fn.scalars == (2.0, 2.0)
+    z = 2.0 * xv.astype(np.float64)
+    np.testing.assert_allclose(_np(y), np.where(z > 2.0, xv, np.log1p(np.exp(z)) / 2.0), rtol=1e-6, atol=1e-30)
+    (g,) = _grads(y, (x,), np.ones(6, np.float32))
+    np.testing.assert_allclose(_np(g), np.where(z > 2.0, 1.0, 1 / (1 + np.exp(-z))), rtol=1e-6, atol=1e-30)
+    assert _np(g)[2] == 0.5
+    xi = lucid.tensor([0, 3], device=device)  # integers become float32, no node
+    assert F.softplus(xi).dtype == lucid.float32 and F.softplus(xi).grad_fn is None
+    np.testing.assert_allclose(_np(F.softplus(xi)), np.log1p(np.exp([0.0, 3.0])), rtol=1e-6)
+    assert lucid.reciprocal(lucid.tensor([2, 4], device=device)).tolist() == [0.5, 0.25]  # the same promotion
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_atan2_and_the_rounding_divisions(device):
     yv = np.array([[1.0, -2.0, 0.5]], np.float32)
     xv = np.array([[2.0], [-1.5]], np.float32)
@@ -196,6 +214,7 @@ def _cases(device):
         ("clamp max number", lambda x: lucid.clamp(x, max=0.2), [r(3, 4)]),
         ("gelu", lambda x: lucid.gelu(x), [r(3, 4) * 3]),
         ("gelu tanh", lambda x: lucid.gelu(x, approximate="tanh"), [r(3, 4) * 3]),
+        ("softplus", lambda x: F.softplus(x, beta=1.5, threshold=3.0), [r(3, 4) * 4]),
         ("atan2", lambda y, x: lucid.atan2(y, x), [r(3, 4), r(4)]),
         ("remainder", lambda a, b: lucid.remainder(a, b), [r(3, 4) * 5, r(4) + 3]),
         ("fmod", lambda a, b: lucid.fmod(a, b), [r(3, 1) * 5, r(3, 4) - 3]),
@@ -247,6 +266,9 @@ def test_second_derivatives(device):
     np.testing.assert_array_equal(second(lambda x: lucid.clamp(x, -1, 1) * x), np.where(abs(x0) < 1, 2.0, 0.0))
     cond = lucid.tensor([True, False, True, False], device=device)
     np.testing.assert_array_equal(second(lambda x: lucid.where(cond, x * x, x)), [2.0, 0.0, 2.0, 0.0])
+    # softplus'' = beta s (1 - s), s = sigmoid(beta x), below the threshold (all of xv: 3x <= 6)
+    s = 1 / (1 + np.exp(-3 * x0))
+    np.testing.assert_allclose(second(lambda x: F.softplus(x, beta=3.0, threshold=10.0)), 3 * s * (1 - s), rtol=1e-5, atol=1e-6)
     # d^2/dy^2 atan2(y, 2) = -4y / (4 + y^2)^2
     np.testing.assert_allclose(second(lambda y: lucid.atan2(y, 2.0)), -4 * x0 / (4 + x0 ** 2) ** 2, rtol=1e-5)
     # remainder(x, 1.0) * x = (x - floor(x)) x: second derivative 2
@@ -258,7 +280,7 @@ def test_second_derivatives(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_in_place_writes_to_saved_inputs_raise(device):
     ops = [lambda a: lucid.maximum(a, 0.0), lambda a: lucid.clamp(a, -1.0, 1.0), lambda a: lucid.gelu(a),
-           lambda a: lucid.atan2(a, 1.0), lambda a: lucid.remainder(a, 2.0),
+           lambda a: lucid.atan2(a, 1.0), lambda a: lucid.remainder(a, 2.0), lambda a: F.softplus(a),
            lambda a: lucid.where(a, lucid.ones(2, device=device, requires_grad=True), 0.0)]
     for op in ops:
         x = leaf([1.0, 2.0], device)
@@ -283,7 +305,7 @@ def test_no_grad_and_inputs_without_grad_record_nothing():
     c = lucid.tensor([True, False])
     calls = [lambda t: lucid.maximum(t, 0.0), lambda t: lucid.minimum(0.0, t), lambda t: lucid.where(c, t, 0.0),
              lambda t: lucid.clamp(t, -0.5, 0.5), lambda t: lucid.gelu(t), lambda t: lucid.atan2(t, 1.0),
-             lambda t: t // 2.0, lambda t: t % 2.0, lambda t: lucid.fmod(t, 2.0)]
+             lambda t: t // 2.0, lambda t: t % 2.0, lambda t: lucid.fmod(t, 2.0), lambda t: F.softplus(t)]
     for call in calls:
         with lucid.no_grad():
             y = call(x)
@@ -324,6 +346,9 @@ def test_bad_arguments_raise_as_before(device):
         (lambda: lucid.atan2(r, "a"), TypeError, "argument 'other' must be a tensor or a number, got str"),
         (lambda: lucid.floor_divide(lucid.tensor([1], device=device), 0), ValueError, "division by zero"),
         (lambda: lucid.fmod(c, c), TypeError, "two bool tensors"),
+        (lambda: F.softplus(r, beta=0), ValueError, "softplus\\(\\): argument 'beta' must be nonzero"),
+        (lambda: F.softplus(r, threshold="a"), TypeError, "argument 'threshold' must be a number, got str"),
+        (lambda: F.softplus([1.0]), TypeError, "softplus\\(\\): argument 'input' must be a Tensor, got list"),
         (lambda: _C.autograd_maximum(r), TypeError, "expected 2 arguments, got 1"),
         (lambda: _C.autograd_clamp(r, None), TypeError, "expected 3 arguments, got 2"),
     ]

@@ -39,7 +39,9 @@ bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.inputs, i) != Py
 // ----- the first-order formulas: the Python Functions' backwards against ops::,
 // the same operations in the same order ------------------------------------------
 
-enum Kind { kMaximum, kMinimum, kWhere, kClamp, kGelu, kGeluTanh, kAtan2, kFloorDivide, kRemainder, kFmod, kCount };
+enum Kind {
+  kMaximum, kMinimum, kWhere, kClamp, kGelu, kGeluTanh, kSoftplus, kAtan2, kFloorDivide, kRemainder, kFmod, kCount
+};
 
 // `_MaxMin.backward`: the winner takes g, a tie sends half to each (PyTorch).
 // saved: (a, b). The node broadcasts: cpp_backward fits each gradient.
@@ -120,6 +122,15 @@ InputGrads gelu_tanh_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
+// `_Softplus.backward`: g where beta x > threshold (the result is x there),
+// else g sigmoid(beta x). saved: (x, beta x); scalars: (beta, threshold).
+InputGrads softplus_backward(const CppNode& n, const Tensor& g) {
+  const Tensor& z = n.saved_handles[1];
+  InputGrads r;
+  r.grad[0] = ops::where(ops::gt(z, real(n.scalars[1], z)), g, ops::mul(g, ops::sigmoid(z)));
+  return r;
+}
+
 // `_Atan2.backward`: d/dy = x / r^2, d/dx = -y / r^2, summed back to each
 // input's shape (the walk casts). saved: (y, x).
 InputGrads atan2_backward(const CppNode& n, const Tensor& g) {
@@ -165,6 +176,7 @@ NodeKind kinds[kCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backwar
                           {"ClampBackward", "clamp", nullptr, clamp_backward},
                           {"GeluBackward", "gelu", nullptr, gelu_backward},
                           {"GeluBackward", "gelu_tanh", nullptr, gelu_tanh_backward},
+                          {"SoftplusBackward", "softplus", nullptr, softplus_backward},
                           {"Atan2Backward", "atan2", nullptr, atan2_backward},
                           {"FloorDivideBackward", "floor_divide", nullptr, floor_divide_backward, true},
                           {"RemainderBackward", "remainder", nullptr, remainder_backward, true},
@@ -307,6 +319,27 @@ py::object gelu(PyObject* x, PyObject* approximate) {
   return out;
 }
 
+// lucid.nn.functional.softplus on a floating x with checked numbers:
+// `_softplus_value`'s ops, relu(z) + log1p(exp(-|z|)) over beta, and x where
+// z = beta x passes the threshold.
+py::object softplus(PyObject* x, PyObject* beta_arg, PyObject* threshold_arg) {
+  const Tensor& h = tensor_in(x, "softplus", "input");
+  double beta = PyFloat_AsDouble(beta_arg), threshold = PyFloat_AsDouble(threshold_arg);
+  if (PyErr_Occurred()) throw py::error_already_set();
+  py::object z = steal(wrap(ops::mul(h, real(beta, h))));
+  const Tensor& zh = handle_of(z.ptr());
+  Tensor sum = ops::add(ops::relu(zh), ops::log1p(ops::exp(ops::neg(ops::abs(zh)))));
+  Tensor soft = ops::div(sum, real(beta, sum));
+  py::object out = steal(wrap(ops::where(ops::gt(zh, real(threshold, zh)), h, soft)));
+  if (records({x}, out)) {
+    PyObject* saved[2] = {x, z.ptr()};
+    CppNode& n = record_node(kinds[kSoftplus], &x, 1, saved, 2, out.ptr());
+    n.scalars[0] = beta;
+    n.scalars[1] = threshold;
+  }
+  return out;
+}
+
 // The METH_FASTCALL entries: argument count, then the op; Python errors for
 // the C++ exceptions.
 template <class F>
@@ -346,6 +379,11 @@ PyObject* gelu_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return guarded([&] { return gelu(args[0], args[1]); });
 }
 
+PyObject* softplus_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!count_is(nargs, 3, "softplus(input, beta, threshold)")) return nullptr;
+  return guarded([&] { return softplus(args[0], args[1], args[2]); });
+}
+
 template <class F>
 PyMethodDef entry(const char* name, F f, const char* doc) {
   return {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f)), METH_FASTCALL, doc};
@@ -361,6 +399,7 @@ PyMethodDef entries[] = {
     entry("autograd_where", where_entry, "where(condition, input, other) on tensors, recorded when needed."),
     entry("autograd_clamp", clamp_entry, "clamp(input, min, max), recorded when needed."),
     entry("autograd_gelu", gelu_entry, "gelu(input, approximate), recorded when needed."),
+    entry("autograd_softplus", softplus_entry, "softplus(input, beta, threshold), recorded when needed."),
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

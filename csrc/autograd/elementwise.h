@@ -1,5 +1,5 @@
-// maximum, minimum, where, clamp, gelu, atan2, floor_divide, remainder and
-// fmod recorded in C++ (issue 11: "graph recording in C++").
+// maximum, minimum, where, clamp, gelu, softplus, atan2, floor_divide,
+// remainder and fmod recorded in C++ (issue 11: "graph recording in C++").
 //
 // Each `_C.autograd_<op>` is the whole op: it runs the `ops::` kernel and,
 // when grad mode is on, an input requires grad and the result is floating
@@ -7,7 +7,8 @@
 // result's grad_fn. The node's first-order backward is here, against `ops::`;
 // under create_graph the walk calls the op's Python Function (`_MaxMin`,
 // `_Where`, `_Clamp`, `_Gelu`, `_FloorDivide`, `_Remainder` in
-// lucid/_ops/elementwise.py, `_Atan2` in lucid/_ops/special.py), whose formula
+// lucid/_ops/elementwise.py, `_Atan2` in lucid/_ops/special.py, `_Softplus` in
+// lucid/nn/_f_activation.py), whose formula
 // is recorded lucid ops: the same operations in the same order, so both give
 // the same bits.
 //
@@ -21,7 +22,10 @@
 //   autograd_clamp(input, min, max): bounds None, tensors or numbers (others
 //     through `as_tensor`); ValueError when both are None;
 //   autograd_gelu(input, approximate): approximate a str ("none" / "tanh",
-//     checked by ops::gelu).
+//     checked by ops::gelu);
+//   autograd_softplus(input, beta, threshold): a floating tensor and two
+//     floats, checked by lucid.nn.functional.softplus; the node keeps them
+//     in `scalars` (ctx.scalars).
 #pragma once
 #include <pybind11/pybind11.h>
 

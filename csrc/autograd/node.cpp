@@ -161,6 +161,11 @@ PyObject* get_dims(PyObject* self, void*) {
 
 PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
+PyObject* get_scalars(PyObject* self, void*) {
+  const double* v = node_of(self)->scalars;
+  return Py_BuildValue("(dd)", v[0], v[1]);
+}
+
 PyGetSetDef node_getsets[] = {
     {"function", get_function, nullptr, "The op's lucid.autograd.Function (its recorded backward formula).",
      nullptr},
@@ -175,6 +180,7 @@ PyGetSetDef node_getsets[] = {
     {"in_dtype", get_input_dtype, nullptr, nullptr, nullptr},
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
+    {"scalars", get_scalars, nullptr, "The op's number arguments (softplus: beta, threshold).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};

@@ -72,6 +72,8 @@ struct CppNode {
   // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
+  // Number arguments the formula reads (softplus: beta, threshold), as `ctx.scalars`.
+  double scalars[2];
   PyObject* weakrefs;
 };
 

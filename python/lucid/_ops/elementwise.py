@@ -955,7 +955,7 @@ del _name
 
 def _float_input(fn, x):
     _check_tensor(fn, x)
-    return x if x.dtype.is_floating_point else x.to("float32")
+    return x if x.dtype.is_floating_point else x.to(dtype="float32")
 
 
 def square(input):
