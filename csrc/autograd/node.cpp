@@ -167,7 +167,7 @@ PyObject* get_dim(PyObject* self, void*) {
   return PyLong_FromLongLong((*d)[0]);
 }
 
-PyObject* get_scalar(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalar); }
+PyObject* get_eps(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalars[0]); }
 
 PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
@@ -178,6 +178,11 @@ PyObject* get_params(PyObject* self, void*) {
     py::detail::try_translate_exceptions();
     return nullptr;
   }
+}
+
+PyObject* get_scalars(PyObject* self, void*) {
+  const double* v = node_of(self)->scalars;
+  return Py_BuildValue("(dd)", v[0], v[1]);
 }
 
 PyGetSetDef node_getsets[] = {
@@ -195,9 +200,10 @@ PyGetSetDef node_getsets[] = {
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
     {"dim", get_dim, nullptr, "cat's / stack's axis (what _Cat / _Stack read).", nullptr},
     {"sizes", get_params, nullptr, "cat's joined sizes along its axis (what _Cat reads).", nullptr},
-    {"eps", get_scalar, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
+    {"eps", get_eps, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
+    {"scalars", get_scalars, nullptr, "The op's number arguments (softplus: beta, threshold).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};

@@ -72,8 +72,6 @@ struct CppNode {
   Shape input_shape;
   DType input_dtype;
   std::optional<std::vector<int64_t>> dims;
-  // layer_norm's eps (ctx.eps).
-  double scalar;
   // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
@@ -81,6 +79,9 @@ struct CppNode {
   // windows, embedding rows; shape.cpp: cat's joined sizes), as `ctx.params`
   // (a tuple of ints) in Python, and as `ctx.sizes` for cat.
   std::vector<int64_t> params;
+  // Number arguments the formula reads (softplus: beta, threshold; layer_norm:
+  // eps), as `ctx.scalars` (and `ctx.eps`, scalars[0]).
+  double scalars[2];
   PyObject* weakrefs;
 };
 

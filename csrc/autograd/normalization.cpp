@@ -137,7 +137,7 @@ py::object layer_norm(py::handle x, py::handle weight, py::handle bias, const st
   PyObject* saved[4] = {x.ptr(), xhat_object.ptr(), rstd_object.ptr(), weight.ptr()};
   CppNode& n = record_node(kinds[2], inputs, 3, saved, 4, out.ptr());
   n.dims = dims;
-  n.scalar = PyFloat_AsDouble(eps.ptr());
+  n.scalars[0] = PyFloat_AsDouble(eps.ptr());
   if (PyErr_Occurred()) throw py::error_already_set();
   return out;
 }

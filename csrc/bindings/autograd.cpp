@@ -2,6 +2,7 @@
 // lucid.autograd.engine.run_backward with grad mode already set; grad mode
 // (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
+#include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/indexing.h"
@@ -23,6 +24,7 @@ void init_autograd(py::module_& m) {
   autograd::init_node(m);
   autograd::init_arithmetic(m);
   autograd::init_unary(m);
+  autograd::init_elementwise_autograd(m);
   autograd::init_reduction(m);
   autograd::init_shape(m);
   autograd::init_linalg(m);

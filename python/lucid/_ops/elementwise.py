@@ -21,7 +21,6 @@ import math
 from .. import _C
 from ..autograd import Function
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
 from .out import check_out, write_out
 from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
 
@@ -202,24 +201,31 @@ class _Pow(Function):
         return ga, gb
 
 
+# maximum / minimum, floor_divide / remainder / fmod, where, clamp and gelu
+# run and record in C++ too (csrc/autograd/elementwise.h: `_C.autograd_maximum`
+# ...); the Functions below are their nodes' `function`, whose formulas serve
+# create_graph. They read only what the C++ node has as ctx: `op` ("maximum",
+# "fmod", "gelu_tanh" ...), `saved_tensors`, `needs_input_grad` and `meta`.
+
 class _MaxMin(Function):
     """maximum / minimum; a tie sends half the gradient to each input (PyTorch)."""
 
     @classmethod
     def node_name(cls, ctx):
-        return "MaximumBackward" if ctx.is_max else "MinimumBackward"
+        return "MaximumBackward" if ctx.op == "maximum" else "MinimumBackward"
 
     @staticmethod
     def forward(ctx, a, b, is_max):
         ctx.save_for_backward(a, b)
-        ctx.is_max = is_max
+        ctx.op = "maximum" if is_max else "minimum"
         return wrap((_C.maximum if is_max else _C.minimum)(a._impl, b._impl))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        a_wins = gt(a, b) if ctx.is_max else lt(a, b)
-        b_wins = lt(a, b) if ctx.is_max else gt(a, b)
+        is_max = ctx.op == "maximum"
+        a_wins = gt(a, b) if is_max else lt(a, b)
+        b_wins = lt(a, b) if is_max else gt(a, b)
         half = mul(g, 0.5)
         tie = eq(a, b)
         ga = _grad_for(where(tie, half, _masked(a_wins, g)), a.shape, a.dtype) if ctx.needs_input_grad[0] else None
@@ -322,10 +328,7 @@ def maximum(input, other):
     >>> lucid.maximum(lucid.tensor([1.0, 5.0]), lucid.tensor([3.0, 2.0])).tolist()
     [3.0, 5.0]
     """
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _MaxMin.apply(a, b, True)
-    return _C.maximum(a._impl, b._impl)
+    return _autograd_maximum(input, other)  # coercion, kernel and (when needed) the node: one C++ call
 
 
 def minimum(input, other):
@@ -335,10 +338,7 @@ def minimum(input, other):
     >>> lucid.minimum(lucid.tensor([1.0, 5.0]), 2.0).tolist()
     [1.0, 2.0]
     """
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _MaxMin.apply(a, b, False)
-    return _C.minimum(a._impl, b._impl)
+    return _autograd_minimum(input, other)
 
 
 # ----- division with rounding: //, %, fmod ----------------------------------------------
@@ -348,12 +348,14 @@ class _FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.meta = (a.shape, a.dtype, a._device_name, b.shape, b.dtype)
+        ctx.meta = binary_meta(a, b)
         return _C.floor_divide(a._impl, b._impl)
 
     @staticmethod
     def backward(ctx, g):
-        sa, da, dev, sb, db = ctx.meta
+        # meta None: both inputs have the result's shape and dtype, as g has
+        sa, da, sb, db = (g.shape, g.dtype, g.shape, g.dtype) if ctx.meta is None else ctx.meta
+        dev = g._device_name
         ga = _C.full(sa, 0.0, da.name, dev) if ctx.needs_input_grad[0] else None
         gb = _C.full(sb, 0.0, db.name, dev) if ctx.needs_input_grad[1] else None
         return ga, gb
@@ -365,12 +367,12 @@ class _Remainder(Function):
 
     @classmethod
     def node_name(cls, ctx):
-        return "FmodBackward" if ctx.trunc else "RemainderBackward"
+        return "FmodBackward" if ctx.op == "fmod" else "RemainderBackward"
 
     @staticmethod
     def forward(ctx, a, b, trunc):
         ctx.save_for_backward(a, b)
-        ctx.trunc = trunc
+        ctx.op = "fmod" if trunc else "remainder"
         return wrap((_C.fmod if trunc else _C.remainder)(a._impl, b._impl))
 
     @staticmethod
@@ -379,7 +381,7 @@ class _Remainder(Function):
         ga = _grad_for(g, a.shape, a.dtype) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
-            if ctx.trunc:
+            if ctx.op == "fmod":
                 q = div(a, b)
                 q = where(lt(q, 0), ceil(q), floor(q))
             else:
@@ -402,10 +404,7 @@ def floor_divide(input, other):
     >>> (lucid.tensor([1.0, -1.0]) // 0.1).tolist()
     [9.0, -10.0]
     """
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _FloorDivide.apply(a, b)
-    return _C.floor_divide(a._impl, b._impl)
+    return _autograd_floor_divide(input, other)
 
 
 def remainder(input, other):
@@ -421,10 +420,7 @@ def remainder(input, other):
     >>> (lucid.tensor([-7.5]) % -2).tolist()
     [-1.5]
     """
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Remainder.apply(a, b, False)
-    return _C.remainder(a._impl, b._impl)
+    return _autograd_remainder(input, other)
 
 
 def fmod(input, other):
@@ -437,10 +433,7 @@ def fmod(input, other):
     >>> lucid.fmod(lucid.tensor([-7, 7]), 3).tolist()
     [-1, 1]
     """
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _Remainder.apply(a, b, True)
-    return _C.fmod(a._impl, b._impl)
+    return _autograd_fmod(input, other)
 
 
 # ----- unary ----------------------------------------------------------------------
@@ -653,13 +646,13 @@ class _Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         ctx.save_for_backward(x)
-        ctx.approximate = approximate
+        ctx.op = "gelu_tanh" if approximate == "tanh" else "gelu"
         return _C.gelu(x._impl, approximate)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        if ctx.approximate == "none":  # Phi(x) + x phi(x)
+        if ctx.op == "gelu":  # Phi(x) + x phi(x)
             cdf = mul(0.5, add(1.0, erf(mul(x, 1.0 / math.sqrt(2.0)))))
             pdf = mul(_INV_SQRT_2PI, exp(mul(-0.5, mul(x, x))))
             d = add(cdf, mul(x, pdf))
@@ -682,10 +675,7 @@ def gelu(input, approximate="none"):
     >>> lucid.gelu(lucid.tensor([0.0, 10.0])).tolist()
     [0.0, 10.0]
     """
-    _check_tensor("gelu", input)
-    if not isinstance(approximate, str):
-        raise TypeError(f"gelu(): argument 'approximate' must be a str, got {type(approximate).__name__}")
-    return _Gelu.apply(input, approximate)
+    return _autograd_gelu(input, approximate)  # argument checks, kernel and node: one C++ call
 
 
 def floor(input, *, out=None):
@@ -838,8 +828,12 @@ logical_xor = _comparison("logical_xor", """``(input != 0) != (other != 0)`` ele
 # ----- where, clamp ---------------------------------------------------------------
 
 class _Where(Function):
+    """Its inputs are (input, other, condition), as the C++ node's: the two
+    gradients first. ``ctx.meta`` is None when both branches have the result's
+    shape and one dtype, else their shapes and dtypes."""
+
     @staticmethod
-    def forward(ctx, cond, a, b):
+    def forward(ctx, a, b, cond):
         ctx.save_for_backward(cond)
         ctx.meta = (a.shape, a.dtype, b.shape, b.dtype)
         return _C.where(cond._impl, a._impl, b._impl)
@@ -847,10 +841,9 @@ class _Where(Function):
     @staticmethod
     def backward(ctx, g):
         (cond,) = ctx.saved_tensors
-        sa, da, sb, db = ctx.meta
-        ga = _grad_for(where(cond, g, 0), sa, da) if ctx.needs_input_grad[1] else None
-        gb = _grad_for(where(cond, 0, g), sb, db) if ctx.needs_input_grad[2] else None
-        return None, ga, gb
+        ga = where(cond, g, 0) if ctx.needs_input_grad[0] else None
+        gb = where(cond, 0, g) if ctx.needs_input_grad[1] else None
+        return (*_fit(ctx.meta, ga, gb), None)
 
 
 def _default_scalar_tensor(value, like):
@@ -878,7 +871,7 @@ def where(condition, input, other):
         other = as_tensor(other, input, "other")
     else:
         input = as_tensor(input, other, "input")
-    return _Where.apply(condition, input, other)
+    return _autograd_where(condition, input, other)
 
 
 class _Clamp(Function):
@@ -922,15 +915,22 @@ def clamp(input, min=None, max=None):  # noqa: A002
     >>> lucid.clamp(lucid.tensor([-2.0, 0.5, 3.0]), min=-1, max=1).tolist()
     [-1.0, 0.5, 1.0]
     """
-    _check_tensor("clamp", input)
-    if min is None and max is None:
-        raise ValueError("clamp(): at least one of 'min' and 'max' must be given")
-    lo = None if min is None else as_tensor(min, input, "min")
-    hi = None if max is None else as_tensor(max, input, "max")
-    return _Clamp.apply(input, lo, hi)
+    # TypeError for a non-tensor input, ValueError without bounds; numbers become
+    # weak scalars next to input, other bounds go through as_tensor: one C++ call
+    return _autograd_clamp(input, min, max)
 
 
 clip = clamp
+
+_C._register_elementwise_coercion(_binary_args, as_tensor)
+for _op, _function in (("maximum", _MaxMin), ("minimum", _MaxMin), ("floor_divide", _FloorDivide),
+                       ("remainder", _Remainder), ("fmod", _Remainder), ("where", _Where), ("clamp", _Clamp),
+                       ("gelu", _Gelu)):
+    _C._register_elementwise(_op, _function)
+del _op, _function
+_autograd_maximum, _autograd_minimum, _autograd_floor_divide, _autograd_remainder, _autograd_fmod = (
+    _C.autograd_maximum, _C.autograd_minimum, _C.autograd_floor_divide, _C.autograd_remainder, _C.autograd_fmod)
+_autograd_where, _autograd_clamp, _autograd_gelu = _C.autograd_where, _C.autograd_clamp, _C.autograd_gelu
 
 
 # ----- in-place variants (x.add_(y) ...) -----------------------------------------------
@@ -955,7 +955,7 @@ del _name
 
 def _float_input(fn, x):
     _check_tensor(fn, x)
-    return x if x.dtype.is_floating_point else x.to("float32")
+    return x if x.dtype.is_floating_point else x.to(dtype="float32")
 
 
 def square(input):

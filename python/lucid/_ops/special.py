@@ -84,9 +84,10 @@ def atan2(input, other):
     if not isinstance(input, Tensor):
         input = as_tensor(input, other, "input")
     other = as_tensor(other, input, "other")
-    if (input._requires_grad or other._requires_grad) and is_grad_enabled():
-        return _Atan2.apply(input, other)
-    return _C.atan2(input._impl, other._impl)
+    return _C.autograd_atan2(input, other)  # kernel and (when needed) the node, csrc/autograd/elementwise.h
+
+
+_C._register_elementwise("atan2", _Atan2)  # its formula serves create_graph
 
 
 arctan2 = atan2

@@ -12,7 +12,7 @@ import numbers
 import lucid
 
 from ..autograd import Function
-from .._ops.common import records
+from .. import _C
 
 
 def _check(input, fn):
@@ -59,20 +59,25 @@ def celu(input, alpha=1.0, inplace=False):
 
 class _Softplus(Function):
     """``log(1 + exp(beta x)) / beta``, computed as ``relu(z) + log1p(exp(-|z|))`` (never
-    overflows); the gradient is ``sigmoid(beta x)`` (exactly 1/2 at 0)."""
+    overflows); the gradient is ``sigmoid(beta x)`` (exactly 1/2 at 0).
+
+    softplus runs and records in C++ (``_C.autograd_softplus``,
+    csrc/autograd/elementwise.h); this formula serves create_graph, reading what the
+    C++ node has as ctx: ``saved_tensors`` (x, beta x) and ``scalars`` (beta, threshold)."""
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
         ctx.save_for_backward(x, x * beta)
-        ctx.beta, ctx.threshold = beta, threshold
+        ctx.scalars = (beta, threshold)
         return _softplus_value(x, beta, threshold)
 
     @staticmethod
     def backward(ctx, g):
         x, z = ctx.saved_tensors
+        beta, threshold = ctx.scalars
         if lucid.is_grad_enabled():  # create_graph: z's dependence on x is recorded too
-            z = x * ctx.beta
-        return lucid.where(z > ctx.threshold, g, g * lucid.sigmoid(z)), None, None
+            z = x * beta
+        return lucid.where(z > threshold, g, g * lucid.sigmoid(z)), None, None
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -89,13 +94,15 @@ def softplus(input, beta=1.0, threshold=20.0):
     if beta == 0:
         raise ValueError("softplus(): argument 'beta' must be nonzero")
     if not input.dtype.is_floating_point:
-        input = input.to("float32")
-    if records(input):
-        return _Softplus.apply(input, float(beta), float(threshold))
-    return _softplus_value(input, float(beta), float(threshold))
+        input = input.to(lucid.float32)
+    return _autograd_softplus(input, float(beta), float(threshold))  # _softplus_value's ops and the node
 
 
-def _softplus_value(x, beta, threshold):
+_C._register_elementwise("softplus", _Softplus)
+_autograd_softplus = _C.autograd_softplus
+
+
+def _softplus_value(x, beta, threshold):  # the ops autograd_softplus runs (for a direct _Softplus.apply)
     z = x * beta
     soft = (lucid.relu(z) + lucid.log1p(lucid.exp(-lucid.abs(z)))) / beta
     return lucid.where(z > threshold, x, soft)
