@@ -12,6 +12,7 @@
 #include "autograd/nn.h"
 #include "autograd/node.h"
 #include "autograd/normalization.h"
+#include "autograd/quantization.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
 #include "autograd/unary.h"
@@ -33,6 +34,7 @@ void init_autograd(py::module_& m) {
   autograd::init_indexing(m);
   autograd::init_normalization(m);
   autograd::init_loss(m);
+  autograd::init_quantization(m);
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

@@ -37,7 +37,6 @@ def _tensor_type():
 
 _quantize_scalar = _C.quantize_scalar
 _dequantize_scalar = _C.dequantize_scalar
-_fake_quantize_scalar = _C.fake_quantize_scalar
 _EXACT = 2**53  # integers below this pass through a double exactly
 
 
@@ -158,7 +157,7 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     if (ch_axis is None and group_size is None and type(axis) is int and axis == -1 and type(qdtype) is QDtype
             and T is not None and isinstance(x, T) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
             and (ts is float or (ts is int and -_EXACT < scale < _EXACT))):
-        return T(_quantize_scalar(x._impl, scale, zero_point, qdtype.name))  # per-tensor, Python numbers
+        return _quantize_scalar(x, scale, zero_point, qdtype.name)  # per-tensor, Python numbers: one C++ call
     fn = "quantize"
     x = _input(x, fn, "x")
     qd = as_qdtype(qdtype, fn)
@@ -183,7 +182,7 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
     T = _TENSOR
     if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls and isinstance(q, T)
             and _scalar_pair(scale, zero_point)):
-        return T(_dequantize_scalar(q._impl, scale, zero_point, dtype.name))
+        return _dequantize_scalar(q, scale, zero_point, dtype.name)
     fn = "dequantize"
     q = _input(q, fn, "q")
     ch, g, ax = _axes(fn, ch_axis, group_size, axis)
@@ -194,24 +193,22 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
 
 
 class _FakeQuantize(Function):
-    """One fused kernel computes y and the straight-through mask; backward is where(mask, dy, 0)
-    (the kernel; under create_graph ``lucid.where`` itself, so it is recorded)."""
-
-    @staticmethod
-    def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, group_size, axis):
-        y, mask = _C.fake_quantize(x._impl, scale._impl, zero_point._impl, quant_min, quant_max, ch_axis, group_size,
-                                   axis)
-        ctx.mask = mask
-        return _wrap(y)
+    """fake_quantize's graph node (FakeQuantizeBackward), recorded in C++
+    (`_C.autograd_fake_quantize`, csrc/autograd/quantization.cpp): one fused kernel
+    computes y and the straight-through mask, and the node saves the mask; its
+    first-order backward is where(mask, dy, 0) (the fused kernel, there). This class
+    is its formula under create_graph (``lucid.where`` itself, so it is recorded)."""
 
     @staticmethod
     def backward(ctx, grad):
-        if grad._requires_grad and _grad_enabled() and ctx.needs_input_grad[0]:  # create_graph
+        (mask,) = ctx.saved_tensors
+        if not ctx.needs_input_grad[0]:
+            return None
+        if grad._requires_grad and _grad_enabled():  # create_graph
             import lucid
 
-            return (lucid.where(_wrap(ctx.mask), grad, 0.0),) + (None,) * 7
-        dx = _wrap(_C.fake_quantize_backward(grad._impl, ctx.mask)) if ctx.needs_input_grad[0] else None
-        return dx, None, None, None, None, None, None, None
+            return lucid.where(mask, grad, 0.0)
+        return _C.fake_quantize_backward(grad, mask)
 
 
 def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, group_size=None, axis=-1):
@@ -233,10 +230,9 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     """
     T = _TENSOR
     if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
-            and type(quant_max) is int and isinstance(x, T)
-            and not (x._requires_grad and _grad_enabled()) and _scalar_pair(scale, zero_point)):
-        # No gradient to record: one C++ call, no Function.apply, no mask kept.
-        return T(_fake_quantize_scalar(x._impl, scale, zero_point, quant_min, quant_max))
+            and type(quant_max) is int and isinstance(x, T) and _scalar_pair(scale, zero_point)):
+        # One C++ call: the kernel and, when x requires grad, the node (the mask saved).
+        return _autograd_fake_quantize_scalar(x, scale, zero_point, quant_min, quant_max)
     fn = "fake_quantize"
     x = _input(x, fn, "x")
     qmin = _int_arg(quant_min, fn, "quant_min")
@@ -244,29 +240,30 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     ch, g, ax = _axes(fn, ch_axis, group_size, axis)
     s = _param(scale, x, fn, "scale")
     z = _param(zero_point, x, fn, "zero_point", integer=True)
-    return _FakeQuantize.apply(x, s, z, qmin, qmax, ch, g, ax)
+    return _C.autograd_fake_quantize(x, s, z, qmin, qmax, ch, g, ax)  # the kernel and (when recording) the node
 
 
 class _FakeQuantizeLearnable(Function):
-    """Forward kernel, then one fused backward kernel for dx, dscale and dzero_point."""
+    """fake_quantize_learnable's graph node (FakeQuantizeLearnableBackward), recorded in
+    C++ (`_C.autograd_fake_quantize_learnable`, csrc/autograd/quantization.cpp): the
+    forward kernel, then one fused backward kernel for dx, dscale and dzero_point. The
+    node is the ctx: saved (x, scale, zero_point), ``ctx.params`` (quant_min, quant_max,
+    whether ch_axis is given, ch_axis), ``ctx.scalars[0]`` grad_factor."""
 
     once_differentiable = True  # the backward calls a fused _C kernel
 
     @staticmethod
-    def forward(ctx, x, scale, zero_point, quant_min, quant_max, ch_axis, grad_factor):
-        ctx.save_for_backward(x, scale, zero_point)
-        ctx.args = (quant_min, quant_max, ch_axis, grad_factor)
-        return _wrap(_C.fake_quantize_learnable(x._impl, scale._impl, zero_point._impl, quant_min, quant_max, ch_axis))
-
-    @staticmethod
     def backward(ctx, grad):
         x, scale, zero_point = ctx.saved_tensors
-        qmin, qmax, ch, gf = ctx.args
-        dx, ds, dz = _C.fake_quantize_learnable_backward(grad._impl, x._impl, scale._impl, zero_point._impl, qmin,
-                                                         qmax, ch, gf)
+        qmin, qmax, has_ch, ch = ctx.params
+        dx, ds, dz = _C.fake_quantize_learnable_backward(grad, x, scale, zero_point, qmin, qmax,
+                                                         ch if has_ch else None, ctx.scalars[0])
         need = ctx.needs_input_grad
-        return (_wrap(dx) if need[0] else None, _wrap(ds) if need[1] else None, _wrap(dz) if need[2] else None,
-                None, None, None, None)
+        return dx if need[0] else None, ds if need[1] else None, dz if need[2] else None
+
+
+_C._register_fake_quantize(_FakeQuantize, _FakeQuantizeLearnable)
+_autograd_fake_quantize_scalar = _C.autograd_fake_quantize_scalar
 
 
 def fake_quantize_learnable(x, scale, zero_point, quant_min, quant_max, ch_axis=None, grad_factor=1.0):
@@ -303,7 +300,7 @@ def fake_quantize_learnable(x, scale, zero_point, quant_min, quant_max, ch_axis=
         raise TypeError(f"{fn}(): argument 'grad_factor' must be a float, got {type(grad_factor).__name__}")
     s = _param(scale, x, fn, "scale")
     z = _param(zero_point, x, fn, "zero_point")
-    return _FakeQuantizeLearnable.apply(x, s, z, qmin, qmax, ch, float(grad_factor))
+    return _C.autograd_fake_quantize_learnable(x, s, z, qmin, qmax, ch, float(grad_factor))
 
 
 def pack_int4(codes, axis=-1):
