@@ -189,7 +189,7 @@ class Walk {
     }
     py::object returned;
     if (!a_.create_graph && is_cpp_node(node.ptr())) {
-      returned = cpp_backward(node.ptr(), grad_args[0]);  // recorded in C++: the formula against ops::
+      returned = cpp_backward(node.ptr(), grad_args);  // recorded in C++: the formula against ops::
     } else {
       py::object ctx = get(node, n.ctx), function = get(node, n.function);
       if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))

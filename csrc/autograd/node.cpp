@@ -58,6 +58,7 @@ void node_dealloc(PyObject* self) {
   n->dims.~optional();
   n->index_plan.~vector();
   n->params.~vector();
+  n->buffers.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -90,7 +91,7 @@ PyObject* get_self(PyObject* self, void*) {
 
 PyObject* get_op(PyObject* self, void*) { return PyUnicode_InternFromString(node_of(self)->kind->op); }
 
-PyObject* get_num_outputs(PyObject*, void*) { return PyLong_FromLong(1); }
+PyObject* get_num_outputs(PyObject* self, void*) { return PyLong_FromLong(node_of(self)->num_outputs); }
 
 // What lucid._ops.common.binary_meta gives a two-input op's formula: None when
 // the gradients fit as they are, else (a.shape, a.dtype, b.shape, b.dtype).
@@ -135,6 +136,7 @@ int set_saved(PyObject* self, PyObject* value, void*) {
   Py_INCREF(value);
   Py_SETREF(n->saved, value);
   for (Tensor& t : n->saved_handles) t = Tensor();
+  n->buffers.clear();
   return 0;
 }
 
@@ -259,8 +261,10 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
   new (&n->dims) std::optional<std::vector<int64_t>>();
   new (&n->index_plan) std::vector<std::vector<int64_t>>();
   new (&n->params) std::vector<int64_t>();
+  new (&n->buffers) std::vector<Tensor>();
   n->kind = &kind;
   n->num_inputs = num_inputs;
+  n->num_outputs = 1;
   n->num_saved = num_saved;
   n->same_meta = true;
   if (kind.broadcasts) {
@@ -297,11 +301,35 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
     n->saved_handles[i] = tensor_object(saved[i])->handle;
     n->saved_versions[i] = tensor_version(n->saved_handles[i]);
   }
-  TensorObject* r = tensor_object(out);
-  r->requires_grad = 1;
-  Py_XSETREF(r->grad_fn, keep.release().ptr());
-  r->output_nr = 0;
+  if (out) {
+    TensorObject* r = tensor_object(out);
+    r->requires_grad = 1;
+    Py_XSETREF(r->grad_fn, keep.release().ptr());
+    r->output_nr = 0;
+  } else {
+    keep.release();  // record_outputs hands it to the outputs
+  }
   return *n;
+}
+
+CppNode& record_outputs(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
+                        int num_saved, PyObject* const* outputs, int num_outputs) {
+  if (!kind.backward_outputs || num_outputs < 1) throw RuntimeError("record_outputs: not a kind of several outputs");
+  CppNode& n = record_node(kind, inputs, num_inputs, saved, num_saved, nullptr);
+  py::object node = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(&n));  // the one reference
+  n.num_outputs = num_outputs;
+  bool held = false;
+  for (int i = 0; i < num_outputs; ++i) {
+    TensorObject* r = tensor_object(outputs[i]);
+    if (!is_floating(r->handle.dtype())) continue;
+    r->requires_grad = 1;
+    Py_INCREF(node.ptr());
+    Py_XSETREF(r->grad_fn, node.ptr());
+    r->output_nr = i;
+    held = true;
+  }
+  if (!held) throw RuntimeError(std::string("record_outputs: ") + kind.name + " has no floating-point output");
+  return n;
 }
 
 void check_saved(const CppNode& n) {
@@ -324,11 +352,23 @@ void check_saved(const CppNode& n) {
   }
 }
 
-py::object cpp_backward(PyObject* node, py::handle grad) {
+py::object cpp_backward(PyObject* node, const py::tuple& grads) {
   const CppNode& n = *node_of(node);
   if (n.num_saved) check_saved(n);
-  const Tensor g = handle_of(grad.ptr());
-  InputGrads r = n.kind->backward(n, g);
+  if (grads.size() != static_cast<size_t>(n.num_outputs))
+    throw RuntimeError(std::string(n.kind->name) + ": expected " + std::to_string(n.num_outputs) + " gradients");
+  py::handle grad = grads[0];
+  InputGrads r;
+  Tensor g;
+  if (n.kind->backward_outputs) {
+    std::vector<std::optional<Tensor>> gs(grads.size());
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (!grads[i].is_none()) gs[i] = handle_of(grads[i].ptr());
+    r = n.kind->backward_outputs(n, gs);
+  } else {
+    g = handle_of(grad.ptr());
+    r = n.kind->backward(n, g);
+  }
   if (r.grad.size() < static_cast<size_t>(n.num_inputs) || r.pass.size() < static_cast<size_t>(n.num_inputs))
     throw RuntimeError(std::string(n.kind->name) + ": the C++ formula returned fewer gradients than inputs");
   py::tuple out(n.num_inputs);
@@ -338,7 +378,7 @@ py::object cpp_backward(PyObject* node, py::handle grad) {
     } else if (n.same_meta) {
       out[i] = r.pass[i] ? py::reinterpret_borrow<py::object>(grad) : steal(wrap(std::move(*r.grad[i])));
     } else {
-      out[i] = steal(wrap(grad_for(r.pass[i] ? g : std::move(*r.grad[i]), n.shapes[i], n.dtypes[i])));
+      out[i] = steal(wrap(grad_for(r.pass[i] ? handle_of(grad.ptr()) : std::move(*r.grad[i]), n.shapes[i], n.dtypes[i])));
     }
   }
   return std::move(out);

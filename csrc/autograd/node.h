@@ -48,12 +48,16 @@ struct NodeKind {
   // A broadcasting two-input op (+ - * /): cpp_backward sums each gradient
   // back to its input's shape and casts it to its dtype.
   bool broadcasts = false;
+  // A node of several outputs (record_outputs) has this formula instead of
+  // `backward`: the gradient of each output, empty where none reached it.
+  InputGrads (*backward_outputs)(const CppNode& node, const std::vector<std::optional<Tensor>>& grads) = nullptr;
 };
 
 struct CppNode {
   PyObject_HEAD
   NodeKind* kind;
   int num_inputs;   // at least 1
+  int num_outputs;  // 1, or more for a node made by record_outputs
   int num_saved;    // how many tensors the formula reads (they stay counted after `_saved = ()`)
   bool released;    // backward went through without retain_graph
   bool same_meta;   // two inputs of one shape and dtype: gradients fit as they are
@@ -82,6 +86,9 @@ struct CppNode {
   // Number arguments the formula reads (softplus: beta, threshold; layer_norm:
   // eps), as `ctx.scalars` (and `ctx.eps`, scalars[0]).
   double scalars[2];
+  // Tensors the formula reads that only the node holds (the recurrent layers'
+  // saved activations): no version check, freed with `_saved = ()`.
+  std::vector<Tensor> buffers;
   PyObject* weakrefs;
 };
 
@@ -95,14 +102,23 @@ bool is_cpp_node(PyObject* node);
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out);
 
+// The same for an op with several outputs: output i (a tensor object) gets
+// grad_fn = the node and output number i, when it is floating point (as
+// Function.apply marks them); `kind` has `backward_outputs`. Formulas that
+// read `buffers` must also save a tensor (num_saved > 0): the check that the
+// graph was not freed runs only then.
+CppNode& record_outputs(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
+                        int num_saved, PyObject* const* outputs, int num_outputs);
+
 // Raises RuntimeError, as lucid.autograd.FunctionCtx.saved_tensors does, when
 // the graph was freed or a saved tensor was written or rebound since.
 void check_saved(const CppNode& node);
 
-// The node's input gradients for the gradient `grad` of its output, nothing
-// recorded: a tuple with a tensor or None per input (a broadcasting kind's
-// summed back to their input's shape and cast to its dtype).
-py::object cpp_backward(PyObject* node, py::handle grad);
+// The node's input gradients for the gradients `grads` of its outputs (a
+// tuple, None where no gradient reached an output), nothing recorded: a tuple
+// with a tensor or None per input (a broadcasting kind's summed back to their
+// input's shape and cast to its dtype).
+py::object cpp_backward(PyObject* node, const py::tuple& grads);
 
 // A broadcast gradient summed back to `shape` (lucid._ops.common.sum_to_shape:
 // over the leading axes and the axes `shape` has as 1, then reshaped).

@@ -13,6 +13,7 @@
 #include "autograd/node.h"
 #include "autograd/normalization.h"
 #include "autograd/quantization.h"
+#include "autograd/recurrent.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
 #include "autograd/unary.h"
@@ -35,6 +36,12 @@ void init_autograd(py::module_& m) {
   autograd::init_normalization(m);
   autograd::init_loss(m);
   autograd::init_quantization(m);
+  autograd::init_recurrent(m);
+  // A CppNode's first-order formula, for autograd/engine.py's once-differentiable path.
+  m.def("_cpp_backward", [](py::handle node, const py::tuple& grads) {
+    if (!autograd::is_cpp_node(node.ptr())) throw py::type_error("_cpp_backward: expected a CppNode");
+    return autograd::cpp_backward(node.ptr(), grads);
+  });
   m.def(
       "backward_walk",
       [](py::sequence outputs, py::sequence grad_outputs, bool retain_graph, bool create_graph, py::object wanted,

@@ -78,7 +78,7 @@ def _backward_refusing(node, grads):
     recording, its gradients handed on attached to ``_Refused``."""
     _set_grad_enabled(False)
     try:
-        in_grads = node.function.backward(node.ctx, *grads)
+        in_grads = node.function.backward(node.ctx, *grads)  # a CppNode's: its C++ formula (_C._cpp_backward)
     finally:
         _set_grad_enabled(True)
     name = node.name()
