@@ -90,7 +90,7 @@ PyObject* get_self(PyObject* self, void*) {
 
 PyObject* get_op(PyObject* self, void*) { return PyUnicode_InternFromString(node_of(self)->kind->op); }
 
-PyObject* get_num_outputs(PyObject*, void*) { return PyLong_FromLong(1); }
+PyObject* get_num_outputs(PyObject* self, void*) { return PyLong_FromLong(node_of(self)->kind->num_outputs); }
 
 // What lucid._ops.common.binary_meta gives a two-input op's formula: None when
 // the gradients fit as they are, else (a.shape, a.dtype, b.shape, b.dtype).
@@ -196,6 +196,7 @@ PyGetSetDef node_getsets[] = {
     {"dim", get_dim, nullptr, "cat's / stack's axis (what _Cat / _Stack read).", nullptr},
     {"sizes", get_params, nullptr, "cat's joined sizes along its axis (what _Cat reads).", nullptr},
     {"eps", get_scalar, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
+    {"correction", get_scalar, nullptr, "var's correction (what _Var reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},

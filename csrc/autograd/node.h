@@ -10,8 +10,9 @@
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
 // unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
-// mean), shape.cpp (reshape, view, permute, expand), linalg.cpp (matmul),
-// linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
+// mean, var, prod, amax / amin, max / min along a dim), copy.cpp (to, clone),
+// scan.cpp (cumsum, cumprod), shape.cpp (reshape, view, permute, expand),
+// linalg.cpp (matmul), linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
 // the 2-D pools, embedding).
 #pragma once
 #include <pybind11/pybind11.h>
@@ -48,6 +49,9 @@ struct NodeKind {
   // A broadcasting two-input op (+ - * /): cpp_backward sums each gradient
   // back to its input's shape and casts it to its dtype.
   bool broadcasts = false;
+  // The op's outputs (grad_fn.num_outputs): max / min along a dim give (values,
+  // indices), the node being the values'; the indices take no gradient.
+  int num_outputs = 1;
 };
 
 struct CppNode {
