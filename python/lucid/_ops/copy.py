@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _C
 from .._device import as_device
-from .._dtype import as_dtype
+from .._dtype import as_dtype, dtype as _Dtype
 from ..autograd import Function, is_grad_enabled
 from .._tensor import Tensor
 from .common import as_tensor, is_tensor, wrap
@@ -40,9 +40,9 @@ class _To(Function):
 
 def to(x, dtype=None, device=None, copy=False):
     """Moves / casts ``x``; returns ``x`` itself when nothing changes (unless ``copy``)."""
-    dt = None if dtype is None else as_dtype(dtype)
+    dt = dtype if dtype is None or type(dtype) is _Dtype else as_dtype(dtype)  # a lucid dtype as it is
     dev = None if device is None else as_device(device)
-    if (dt is None or dt == x.dtype) and (dev is None or dev == x._device_name) and not copy:
+    if (dt is None or dt.name == x.dtype.name) and (dev is None or dev == x._device_name) and not copy:
         return x
     return _autograd_to(x, None if dt is None else dt.name, dev, bool(copy))  # kernel and node: one C++ call
 
