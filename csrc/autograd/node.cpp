@@ -169,7 +169,8 @@ PyObject* get_dim(PyObject* self, void*) {
   return PyLong_FromLongLong((*d)[0]);
 }
 
-PyObject* get_eps(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalars[0]); }
+// layer_norm's eps, var's correction: scalars[0].
+PyObject* get_scalar(PyObject* self, void*) { return PyFloat_FromDouble(node_of(self)->scalars[0]); }
 
 PyObject* get_plan(PyObject* self, void*) { return index_plan_object(*node_of(self)); }
 
@@ -202,7 +203,8 @@ PyGetSetDef node_getsets[] = {
     {"dims", get_dims, nullptr, "A reduction's axes (None: all).", nullptr},
     {"dim", get_dim, nullptr, "cat's / stack's axis (what _Cat / _Stack read).", nullptr},
     {"sizes", get_params, nullptr, "cat's joined sizes along its axis (what _Cat reads).", nullptr},
-    {"eps", get_eps, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
+    {"eps", get_scalar, nullptr, "layer_norm's eps (what _LayerNorm reads).", nullptr},
+    {"correction", get_scalar, nullptr, "var's correction (what _Var reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
     {"scalars", get_scalars, nullptr, "The op's number arguments (softplus: beta, threshold).", nullptr},

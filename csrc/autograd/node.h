@@ -10,8 +10,9 @@
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // The op families that record this way: arithmetic.cpp (add, sub, mul, div)
 // unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
-// mean), shape.cpp (reshape, view, permute, expand), linalg.cpp (matmul),
-// linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
+// mean, var, prod, amax / amin, max / min along a dim), copy.cpp (to, clone),
+// scan.cpp (cumsum, cumprod), shape.cpp (reshape, view, permute, expand),
+// linalg.cpp (matmul), linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
 // the 2-D pools, embedding).
 #pragma once
 #include <pybind11/pybind11.h>

@@ -2,6 +2,7 @@
 // lucid.autograd.engine.run_backward with grad mode already set; grad mode
 // (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
+#include "autograd/copy.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
@@ -15,6 +16,7 @@
 #include "autograd/quantization.h"
 #include "autograd/recurrent.h"
 #include "autograd/reduction.h"
+#include "autograd/scan.h"
 #include "autograd/shape.h"
 #include "autograd/unary.h"
 #include "bindings/common.h"
@@ -28,6 +30,8 @@ void init_autograd(py::module_& m) {
   autograd::init_unary(m);
   autograd::init_elementwise_autograd(m);
   autograd::init_reduction(m);
+  autograd::init_copy(m);
+  autograd::init_scan(m);
   autograd::init_shape(m);
   autograd::init_linalg(m);
   autograd::init_linear(m);

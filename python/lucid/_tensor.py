@@ -153,35 +153,35 @@ class Tensor(_C.TensorBase):
         return self.to("gpu")
 
     def float(self):
-        return self.to(dtype=as_dtype("float32"))
+        return _copy_to(self, _DTYPES["float32"])
 
     def half(self):
-        return self.to(dtype=as_dtype("float16"))
+        return _copy_to(self, _DTYPES["float16"])
 
     def double(self):
         """float64 (CPU stream only; the GPU stream raises TypeError)."""
-        return self.to(dtype=as_dtype("float64"))
+        return _copy_to(self, _DTYPES["float64"])
 
     def bfloat16(self):
-        return self.to(dtype=as_dtype("bfloat16"))
+        return _copy_to(self, _DTYPES["bfloat16"])
 
     def int(self):
-        return self.to(dtype=as_dtype("int32"))
+        return _copy_to(self, _DTYPES["int32"])
 
     def long(self):
-        return self.to(dtype=as_dtype("int64"))
+        return _copy_to(self, _DTYPES["int64"])
 
     def bool(self):
-        return self.to(dtype=as_dtype("bool"))
+        return _copy_to(self, _DTYPES["bool"])
 
     def byte(self):
-        return self.to(dtype=as_dtype("uint8"))
+        return _copy_to(self, _DTYPES["uint8"])
 
     def char(self):
-        return self.to(dtype=as_dtype("int8"))
+        return _copy_to(self, _DTYPES["int8"])
 
     def short(self):
-        return self.to(dtype=as_dtype("int16"))
+        return _copy_to(self, _DTYPES["int16"])
 
     # ----- memory layout, as PyTorch reports it -------------------------------
     def element_size(self) -> int:
@@ -354,15 +354,19 @@ def _int64():
 
 
 _autograd = None  # lucid.autograd, bound by _install_methods (it imports this module)
+# lucid._ops.copy.to, bound by _install_methods: t.float(), t.double() ... call it
+# with the dtype directly (one Python call before C++'s autograd_to).
+_copy_to = None
 
 
 def _install_methods():
     """Tensor methods and operators, each a one-line delegation to lucid._ops."""
-    global _autograd
+    global _autograd, _copy_to
     from . import _ops as F
     from . import autograd
+    from ._ops import copy
 
-    _autograd = autograd
+    _autograd, _copy_to = autograd, copy.to
 
     def method(name):
         fn = getattr(F, name)

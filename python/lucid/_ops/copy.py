@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _C
 from .._device import as_device
-from .._dtype import as_dtype
+from .._dtype import as_dtype, dtype as _Dtype
 from ..autograd import Function, is_grad_enabled
 from .._tensor import Tensor
 from .common import as_tensor, is_tensor, wrap
@@ -12,10 +12,14 @@ __all__ = ["to", "clone", "contiguous", "assign_", "copy_"]
 TENSOR_METHODS = ["contiguous", "clone", "copy_"]
 
 
+# lucid::Device's order (csrc/core/device.h): _To's node keeps the input's device as its index.
+_DEVICES = ("cpu", "gpu")
+
+
 class _To(Function):
     @staticmethod
     def forward(ctx, x, dtype, device, copy):
-        ctx.src = (x.dtype, x._device_name)
+        ctx.in_dtype, ctx.params = x.dtype, (_DEVICES.index(x._device_name),)
         impl = x._impl
         moved = False
         if device is not None and device != impl._device_name:
@@ -30,17 +34,17 @@ class _To(Function):
 
     @staticmethod
     def backward(ctx, g):
-        dtype, dev = ctx.src
+        dtype, dev = ctx.in_dtype, _DEVICES[ctx.params[0]]
         return to(g, dtype=dtype if dtype.is_floating_point else None, device=dev), None, None, None
 
 
 def to(x, dtype=None, device=None, copy=False):
     """Moves / casts ``x``; returns ``x`` itself when nothing changes (unless ``copy``)."""
-    dt = None if dtype is None else as_dtype(dtype)
+    dt = dtype if dtype is None or type(dtype) is _Dtype else as_dtype(dtype)  # a lucid dtype as it is
     dev = None if device is None else as_device(device)
-    if (dt is None or dt == x.dtype) and (dev is None or dev == x._device_name) and not copy:
+    if (dt is None or dt.name == x.dtype.name) and (dev is None or dev == x._device_name) and not copy:
         return x
-    return _To.apply(x, dt, dev, copy)
+    return _autograd_to(x, None if dt is None else dt.name, dev, bool(copy))  # kernel and node: one C++ call
 
 
 class _Clone(Function):
@@ -53,16 +57,22 @@ class _Clone(Function):
         return g
 
 
+# to and clone run and record in C++ (csrc/autograd/copy.h, first-order formulas
+# against ops::); these Functions are their nodes' `function`, for create_graph.
+_C._register_copy(_To, _Clone)
+_autograd_to, _autograd_clone = _C.autograd_to, _C.autograd_clone
+
+
 def clone(x):
     """A copy with its own memory; differentiable."""
-    return _Clone.apply(x)
+    return _autograd_clone(x)
 
 
 def contiguous(x):
     """``x`` if already contiguous, else a contiguous copy (values and graph unchanged)."""
     if x.is_contiguous():
         return x
-    return _Clone.apply(x)
+    return _autograd_clone(x)
 
 
 def assign_(target, value):
@@ -113,7 +123,7 @@ def copy_(target, src):
         value = src if src.dtype == target.dtype else to(src, dtype=target.dtype)
         if tuple(value.shape) != tuple(target.shape):
             value = expand(value, tuple(target.shape))
-        return assign_(target, _Clone.apply(value))  # a copy: target must not alias src's memory
+        return assign_(target, _autograd_clone(value))  # a copy: target must not alias src's memory
     _C.copy_(target._impl, src._impl)
     target._version += 1
     return target

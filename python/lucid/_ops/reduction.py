@@ -213,7 +213,7 @@ class _ExtremeDim(Function):
         values, indices = (_C.max_dim if is_max else _C.min_dim)(x._impl, dim, keepdim)
         values, indices = wrap(values), wrap(indices)
         ctx.save_for_backward(indices)
-        ctx.shape, ctx.dim, ctx.keepdim, ctx.is_max = x.shape, dim, keepdim, is_max
+        ctx.shape, ctx.dim, ctx.params, ctx.is_max = x.shape, dim, (int(keepdim),), is_max
         ctx.mark_non_differentiable(indices)
         return values, indices
 
@@ -228,11 +228,20 @@ class _ExtremeDim(Function):
             from .indexing import scatter_add
             from .shape import unsqueeze
 
-            if not ctx.keepdim:
+            if not ctx.params[0]:  # keepdim
                 g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
             zeros = _C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._device_name)
             return scatter_add(zeros, ctx.dim, indices, g_values), None, None, None
-        return _C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, ctx.keepdim), None, None, None
+        return (_C.scatter_along(g_values._impl, indices._impl, tuple(ctx.shape), ctx.dim, bool(ctx.params[0])),
+                None, None, None)
+
+
+# var, prod, amax / amin and max / min (with or without a dim) run and record in C++
+# as well (csrc/autograd/reduction.h); these Functions serve create_graph.
+_C._register_reduction_more(_Var, _Prod, _Extreme, _ExtremeDim)
+_autograd_var, _autograd_prod = _C.autograd_var, _C.autograd_prod
+_autograd_amax, _autograd_amin = _C.autograd_amax, _C.autograd_amin
+_autograd_max_dim, _autograd_min_dim = _C.autograd_max_dim, _C.autograd_min_dim
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
@@ -283,7 +292,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
         raise TypeError("var(): pass 'unbiased' or 'correction', not both")
     corr = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
     dims = dims_arg(dim, axis, input.ndim, "var")
-    return _Var.apply(input, dims, float(corr), bool(keepdim))
+    return _autograd_var(input, dims, float(corr), bool(keepdim))
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -294,7 +303,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     [3.0, 8.0]
     """
     dims = dims_arg(dim, axis, input.ndim, "prod")
-    return _Prod.apply(input, dims, bool(keepdim), _dtype_name(dtype))
+    return _autograd_prod(input, dims, bool(keepdim), _dtype_name(dtype))
 
 
 def amax(input, dim=None, keepdim=False, *, axis=None):
@@ -304,10 +313,7 @@ def amax(input, dim=None, keepdim=False, *, axis=None):
     >>> lucid.amax(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0).tolist()
     [3.0, 5.0]
     """
-    dims = dims_arg(dim, axis, input.ndim, "amax")
-    if input._requires_grad and is_grad_enabled():
-        return _Extreme.apply(input, dims, bool(keepdim), True)
-    return _C.amax(input._impl, dims, bool(keepdim))  # nothing to record: straight to the kernel
+    return _autograd_amax(input, dims_arg(dim, axis, input.ndim, "amax"), bool(keepdim))
 
 
 def amin(input, dim=None, keepdim=False, *, axis=None):
@@ -317,10 +323,7 @@ def amin(input, dim=None, keepdim=False, *, axis=None):
     >>> lucid.amin(lucid.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1).tolist()
     [1.0, 2.0]
     """
-    dims = dims_arg(dim, axis, input.ndim, "amin")
-    if input._requires_grad and is_grad_enabled():
-        return _Extreme.apply(input, dims, bool(keepdim), False)
-    return _C.amin(input._impl, dims, bool(keepdim))
+    return _autograd_amin(input, dims_arg(dim, axis, input.ndim, "amin"), bool(keepdim))
 
 
 def aminmax(input, *, dim=None, keepdim=False, axis=None):
@@ -338,7 +341,7 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None):
         # One pass over the data (csrc/ops/reduction.cpp: aminmax) when no gradient is recorded.
         mn, mx = _C.aminmax(input._impl, dims, bool(keepdim))
         return min_max(wrap(mn), wrap(mx))
-    return min_max(_Extreme.apply(input, dims, bool(keepdim), False), _Extreme.apply(input, dims, bool(keepdim), True))
+    return min_max(_autograd_amin(input, dims, bool(keepdim)), _autograd_amax(input, dims, bool(keepdim)))
 
 
 def _max_min(name, is_max, input, dim, keepdim, axis):
@@ -350,12 +353,12 @@ def _max_min(name, is_max, input, dim, keepdim, axis):
             raise NotImplementedError(f"{name}(input, other): elementwise form needs lucid.{'maximum' if is_max else 'minimum'}")
         return other(input, dim)
     if dim is None and axis is None:
-        return _Extreme.apply(input, None, bool(keepdim), is_max)
+        return (_autograd_amax if is_max else _autograd_amin)(input, None, bool(keepdim))
     d = dim if dim is not None else axis
     if not isinstance(d, int) and not hasattr(d, "__index__"):
         raise TypeError(f"{name}(): argument 'dim' must be an int, got {type(d).__name__}")
     d = wrap_dim(d, input.ndim, name)
-    return values_indices(*_ExtremeDim.apply(input, d, bool(keepdim), is_max))
+    return values_indices(*(_autograd_max_dim if is_max else _autograd_min_dim)(input, d, bool(keepdim)))
 
 
 def max(input, dim=None, keepdim=False, *, axis=None):  # noqa: A001

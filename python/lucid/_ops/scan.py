@@ -11,7 +11,6 @@ from .. import _C
 from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd import Function
-from ..autograd.grad_mode import is_grad_enabled
 from .common import wrap, wrap_dim
 
 __all__ = ["cumsum", "cumprod"]
@@ -28,28 +27,28 @@ def _reverse_cumsum(g, d):
 class _Cumsum(Function):
     @staticmethod
     def forward(ctx, x, d):
-        ctx.d, ctx.dtype = d, x.dtype
+        ctx.dim = d
         return _C.cumsum(x._impl, d)
 
     @staticmethod
     def backward(ctx, g):
         if g.ndim == 0:
             return g, None
-        return _reverse_cumsum(g, ctx.d), None
+        return _reverse_cumsum(g, ctx.dim), None
 
 
 class _Cumprod(Function):
     @staticmethod
     def forward(ctx, x, d):
         y = _C.cumprod(x._impl, d)
-        ctx.d = d
+        ctx.dim = d
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, y = ctx.saved_tensors
-        d = ctx.d
+        d = ctx.dim
         if g.ndim == 0:
             return g, None
         has_zero = bool(_C.any(_C.eq(x._impl, _C.full((), 0.0, x._dtype_name, x._device_name)),
@@ -77,6 +76,12 @@ class _Cumprod(Function):
         return cat(parts, d), None
 
 
+# cumsum and cumprod run and record in C++ (csrc/autograd/scan.h, first-order formulas
+# against ops::); these Functions are their nodes' `function`, for create_graph.
+_C._register_scan(_Cumsum, _Cumprod)
+_autograd_cumsum, _autograd_cumprod = _C.autograd_cumsum, _C.autograd_cumprod
+
+
 def _prepare(fn, input, dim, dtype):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a tensor, got {type(input).__name__}")
@@ -94,9 +99,7 @@ def cumsum(input, dim, *, dtype=None):
     [1, 3, 6]
     """
     x, d = _prepare("cumsum", input, dim, dtype)
-    if x._requires_grad and is_grad_enabled():
-        return _Cumsum.apply(x, d)
-    return _C.cumsum(x._impl, d)
+    return _autograd_cumsum(x, d)  # kernel and node: one C++ call
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -107,6 +110,4 @@ def cumprod(input, dim, *, dtype=None):
     [1.0, 2.0, 6.0]
     """
     x, d = _prepare("cumprod", input, dim, dtype)
-    if x._requires_grad and is_grad_enabled():
-        return _Cumprod.apply(x, d)
-    return _C.cumprod(x._impl, d)
+    return _autograd_cumprod(x, d)
