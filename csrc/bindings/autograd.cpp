@@ -3,6 +3,7 @@
 // (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
 #include "autograd/engine.h"
+#include "autograd/gather.h"
 #include "autograd/grad_mode.h"
 #include "autograd/indexing.h"
 #include "autograd/linalg.h"
@@ -29,6 +30,7 @@ void init_autograd(py::module_& m) {
   autograd::init_linear(m);
   autograd::init_nn(m);
   autograd::init_indexing(m);
+  autograd::init_gather(m);
   autograd::init_normalization(m);
   autograd::init_loss(m);
   m.def(

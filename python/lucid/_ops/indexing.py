@@ -428,6 +428,11 @@ def _dim_arg(dim, x, fn):
     return wrap_dim(dim, x.ndim, fn)
 
 
+# The gathers and scatters run and record their node in C++ (csrc/autograd/gather.h,
+# _C.autograd_<op>); these Functions are the nodes' `function`, whose formulas serve
+# create_graph and read the node's fields: ctx.dim, ctx.in_shape (the input's shape),
+# ctx.params (src's shape) and the saved index.
+
 class _Gather(Function):
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -459,7 +464,7 @@ def gather(input, dim, index):
     [[1, 1], [4, 3]]
     """
     d = _dim_arg(dim, input, "gather")
-    return _Gather.apply(input, d, _index_arg(index, input, "gather"))
+    return _autograd_gather(input, d, _index_arg(index, input, "gather"))
 
 
 def take_along_dim(input, indices, dim):
@@ -505,7 +510,7 @@ def _src_grad_recorded(g, dim, index, src_shape):
 class _ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.scatter_add(x._impl, dim, index._impl, src._impl)
 
@@ -514,13 +519,13 @@ class _ScatterAdd(Function):
         (index,) = ctx.saved_tensors
         gsrc = None
         if ctx.needs_input_grad[3] and _recording(g):
-            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.params)
         elif ctx.needs_input_grad[3]:
             from .._creation import zeros
 
             # Only src's leading block (index's shape) was read.
             picked = gather(g, ctx.dim, index)
-            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            gsrc = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
         return g, None, None, gsrc
 
@@ -537,7 +542,7 @@ def scatter_add(input, dim, index, src):
     """
     d = _dim_arg(dim, input, "scatter_add")
     src = as_tensor(src, input, "src")
-    return _ScatterAdd.apply(input, d, _index_arg(index, input, "scatter_add"), src)
+    return _autograd_scatter_add(input, d, _index_arg(index, input, "scatter_add"), src)
 
 
 class _IndexSelect(Function):
@@ -568,13 +573,13 @@ def index_select(input, dim, index):
     [[5, 6], [1, 2]]
     """
     d = _dim_arg(dim, input, "index_select")
-    return _IndexSelect.apply(input, d, _index_arg(index, input, "index_select"))
+    return _autograd_index_select(input, d, _index_arg(index, input, "index_select"))
 
 
 def _index_select(x, dim, index, wrap_negative=False):
     if wrap_negative:
         index = _C.wrap_index(index._impl, x.shape[dim], dim, "getitem")
-    return _IndexSelect.apply(x, dim, index)
+    return _autograd_index_select(x, dim, index)
 
 
 class _IndexAdd(Function):
@@ -606,13 +611,13 @@ def index_add(input, dim, index, source, alpha=1):
         from .elementwise import mul
 
         source = mul(source, alpha)
-    return _IndexAdd.apply(input, d, _index_arg(index, input, "index_add"), source)
+    return _autograd_index_add(input, d, _index_arg(index, input, "index_add"), source)
 
 
 class _Scatter(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.scatter(x._impl, dim, index._impl, src._impl)
 
@@ -626,14 +631,14 @@ class _Scatter(Function):
             if ctx.needs_input_grad[0]:
                 gx = scatter(g, ctx.dim, index, zeros(index.shape, dtype=g.dtype, device=g.device))
             if ctx.needs_input_grad[3]:
-                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.params)
             return gx, None, None, gsrc
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
             blank = zeros(index.shape, dtype=g.dtype, device=g.device)
             gx = _C.scatter(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
             picked = gather(g, ctx.dim, index)
-            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            gsrc = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
         return gx, None, None, gsrc
 
@@ -652,13 +657,13 @@ def scatter(input, dim, index, src):
     index = _index_arg(index, input, "scatter")
     if not is_tensor(src):
         src = as_tensor(src, input, "src").to(input.dtype).expand(index.shape)
-    return _Scatter.apply(input, d, index, src)
+    return _autograd_scatter(input, d, index, src)
 
 
 class _IndexCopy(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.index_copy(x._impl, dim, index._impl, src._impl)
 
@@ -669,7 +674,7 @@ class _IndexCopy(Function):
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
-            blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            blank = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             gx = index_copy(g, ctx.dim, index, blank) if _recording(g) else \
                 _C.index_copy(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
@@ -687,7 +692,14 @@ def index_copy(input, dim, index, source):
     [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
     """
     d = _dim_arg(dim, input, "index_copy")
-    return _IndexCopy.apply(input, d, _index_arg(index, input, "index_copy"), as_tensor(source, input, "source"))
+    return _autograd_index_copy(input, d, _index_arg(index, input, "index_copy"),
+                                as_tensor(source, input, "source"))
+
+
+_C._register_gather(_Gather, _IndexSelect, _ScatterAdd, _Scatter, _IndexAdd, _IndexCopy)
+_autograd_gather, _autograd_index_select = _C.autograd_gather, _C.autograd_index_select
+_autograd_scatter_add, _autograd_scatter = _C.autograd_scatter_add, _C.autograd_scatter
+_autograd_index_add, _autograd_index_copy = _C.autograd_index_add, _C.autograd_index_copy
 
 
 # ----- masks ---------------------------------------------------------------------------
