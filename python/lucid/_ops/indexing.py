@@ -191,14 +191,10 @@ class _BasicIndex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded
-            return _SliceScatter.apply(g, ctx.in_shape, ctx.plan), None
+        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded (in C++)
+            p = ctx.plan
+            return _C.autograd_slice_scatter(g, ctx.in_shape, p.starts, p.steps, p.lengths, p.shape), None
         return _slice_scatter(g, ctx.in_shape, ctx.plan), None
-
-
-# Basic indexing runs and records in C++ (csrc/autograd/indexing.h, _C.basic_index);
-# _BasicIndex is its node's `function`, whose formula serves create_graph.
-_C._register_indexing(_BasicIndex, _Plan)
 
 
 def _slice_scatter(g, in_shape, p):
@@ -211,8 +207,8 @@ def _slice_scatter(g, in_shape, p):
 
 
 class _SliceScatter(Function):
-    """x[idx]'s backward as an op of its own, recorded under create_graph; being
-    linear in g, its gradient is the gradient's own x[idx]."""
+    """x[idx]'s backward as an op of its own, recorded under create_graph (in C++:
+    _C.autograd_slice_scatter); being linear in g, its gradient is the gradient's own x[idx]."""
 
     @staticmethod
     def forward(ctx, g, in_shape, plan):
@@ -302,7 +298,8 @@ def _value_for(plan, value, x, fn):
 
 
 class _SetItem(Function):
-    """Out-of-place x with the slice replaced: used when autograd records."""
+    """Out-of-place x with the slice replaced: used when autograd records (in C++:
+    _C.autograd_setitem records its node; this formula serves create_graph)."""
 
     @staticmethod
     def forward(ctx, x, value, plan):
@@ -327,6 +324,13 @@ class _SetItem(Function):
         if ctx.needs_input_grad[1]:
             gv = _C.slice(g._impl, p.starts, p.steps, p.lengths)
         return gx, gv, None
+
+
+# Basic indexing, setitem's copy and x[idx]'s backward run and record in C++
+# (csrc/autograd/indexing.h: _C.basic_index, _C.autograd_setitem,
+# _C.autograd_slice_scatter); these Functions are their nodes' `function`, whose
+# formulas serve create_graph (reading the node's `plan`).
+_C._register_indexing(_BasicIndex, _Plan, _SetItem, _SliceScatter)
 
 
 def setitem(x, idx, value):
@@ -401,7 +405,7 @@ def _write(x, plan, value):
 
         # The node records x's current producer (Node.edges), so consumers of
         # x's old value keep their gradient path after x is rebound here.
-        new = _SetItem.apply(x, v, plan)
+        new = _C.autograd_setitem(x, v, plan.starts, plan.steps, plan.lengths, plan.shape)
         object.__setattr__(x, "_impl", new._impl)
         x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
         Tensor.__setattr__(x, "requires_grad", new.requires_grad)
