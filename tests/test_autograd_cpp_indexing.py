@@ -343,3 +343,120 @@ def test_streams_agree_bitwise():
             assert (u is None) == (v is None)
             if u is not None:
                 assert _bits(u) == _bits(v), name
+
+
+# ----- setitem while recording, and x[idx]'s backward under create_graph ----------------
+
+SETITEMS = {  # (index, the value's shape, numpy's view of the written region)
+    "block": ((slice(0, 2), slice(1, 3)), (2, 2), (slice(0, 2), slice(1, 3))),
+    "int_row": ((1,), (4,), (1,)),
+    "negative_step": ((slice(None, None, -2), slice(0, 2)), (2, 2), (slice(None, None, -2), slice(0, 2))),
+    "ellipsis_none": ((None, Ellipsis, slice(2, 4)), (1, 3, 2), (Ellipsis, slice(2, 4))),
+}
+
+
+def _setitem(name, device, g_requires_grad=False, create_graph=False, apply=False):
+    index, vshape, _ = SETITEMS[name]
+    x = leaf(X0, device)
+    v = leaf(np.arange(np.prod(vshape), dtype=np.float32).reshape(vshape) - 2.5, device)
+    y = x * 1.0
+    if apply:  # the Python recording of the same write
+        plan = ix_ops._plan(y, index, "setitem")
+        y = ix_ops._SetItem.apply(y, ix_ops._value_for(plan, v, y, "setitem"), plan)
+    else:
+        y[index] = v
+    G = lucid.tensor(np.linspace(-1.0, 2.0, 12).reshape(3, 4).astype(np.float32), device=device,
+                     requires_grad=g_requires_grad)
+    return y, grad(y, [x, v], G, create_graph=create_graph), G
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(SETITEMS))
+def test_setitem_gradients_against_numpy(device, name):
+    y, (gx, gv), G = _setitem(name, device)
+    node = y.grad_fn
+    assert type(node) is CppNode and node.name() == "SetItemBackward"
+    assert node.needs_input_grad == (True, True, False)
+    region = SETITEMS[name][2]
+    want_y = X0.astype(np.float64).copy()
+    want_y[region] = (np.arange(np.prod(SETITEMS[name][1])) - 2.5).reshape(want_y[region].shape)
+    np.testing.assert_allclose(_np(y), want_y, rtol=1e-6)
+    want_gx = _np(G).copy()
+    want_gx[region] = 0.0
+    np.testing.assert_array_equal(_np(gx), want_gx)
+    np.testing.assert_array_equal(_np(gv).reshape(-1), _np(G)[region].reshape(-1))
+    assert tuple(gv.shape) == SETITEMS[name][1]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(SETITEMS))
+def test_setitem_bitwise_python_formula_and_apply(device, name):
+    _, first, _ = _setitem(name, device)
+    _, plain, _ = _setitem(name, device, create_graph=True)
+    _, recorded, G = _setitem(name, device, g_requires_grad=True, create_graph=True)
+    y2, applied, _ = _setitem(name, device, apply=True)
+    assert y2.grad_fn.name() == "SetItemBackward" and type(y2.grad_fn) is not CppNode
+    for a, b, c, d in zip(first, plain, recorded, applied):
+        assert _bits(a) == _bits(b) == _bits(c) == _bits(d)
+    # second derivative through the recorded formula: d/dG of sum(gx * gx) + sum(gv)
+    gx, gv = recorded
+    (gg,) = grad((gx * gx).sum() + gv.sum(), [G])
+    want = 2 * _np(G)
+    want[SETITEMS[name][2]] = 1.0
+    np.testing.assert_allclose(_np(gg), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_setitem_keeps_earlier_consumers_and_records_nothing_without_grad(device):
+    x = leaf(X0, device)
+    y = x * 2.0
+    z = y.sum()  # read before the write: its gradient path stays
+    y[0] = 0.0
+    (gx,) = grad((y * y).sum() + z, [x])
+    want = 2.0 + 8.0 * X0.astype(np.float64)
+    want[0] = 2.0
+    np.testing.assert_allclose(_np(gx), want, rtol=1e-6)
+    with lucid.no_grad():
+        y = x * 1.0
+        y[0] = 1.0
+    assert y.grad_fn is None
+    y = x.detach() * 1.0
+    y[0] = lucid.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+    assert y.grad_fn is None and y.tolist()[0] == [1.0, 2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_setitem_errors_unchanged(device):
+    x = leaf(X0, device)
+    with pytest.raises(RuntimeError, match=r"^setitem\(\): a leaf tensor that requires grad cannot be modified in "
+                                           r"place; use lucid.no_grad\(\) or build a new tensor$"):
+        x[0] = 1.0
+    y = x * 1.0
+    with pytest.raises(ValueError, match=r"^setitem\(\): value of shape \(3,\) cannot be broadcast to the indexed "
+                                         r"shape \(2,\)$"):
+        y[0, :2] = lucid.ones(3, device=device)
+    assert y.grad_fn.name() == "MulBackward"  # nothing half-done
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("index", [(slice(1, 3), 2), (Ellipsis, slice(None, None, -1)), (None, 1), 0])
+def test_basic_index_backward_recorded_under_create_graph(device, index):
+    x = leaf(X0, device)
+    y = x[index]
+    G = lucid.tensor(np.arange(1, y.numel() + 1, dtype=np.float32).reshape(y.shape), device=device,
+                     requires_grad=True)
+    (gx,) = grad(y, [x], G, create_graph=True)
+    assert type(gx.grad_fn) is CppNode and gx.grad_fn.name() == "SliceScatterBackward"
+    want = np.zeros((3, 4))
+    if index == (None, 1):
+        want[1] = _np(G)[0]
+    else:
+        want[index] = _np(G)
+    np.testing.assert_array_equal(_np(gx), want)
+    # Its gradient in G is the weights' own x[idx]: first order in C++, and again recorded.
+    w0 = np.arange(12, dtype=np.float32).reshape(3, 4) - 4.0
+    w = lucid.tensor(w0, device=device)
+    (gg,) = grad((gx * w).sum(), [G])
+    np.testing.assert_array_equal(_np(gg), np.asarray(w0[index], dtype=np.float64).reshape(_np(G).shape))
+    (gg2,) = grad((gx * w).sum(), [G], create_graph=True)
+    assert _bits(gg) == _bits(gg2)
