@@ -125,6 +125,8 @@ def _recorded_cases(lib):
     img = lib.tensor(rng.standard_normal((1, 2, 6, 6)).astype(np.float32), requires_grad=True)
     k = lib.tensor(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), requires_grad=True)
     target = lib.tensor([1, 2, 3, 0])
+    cols = lib.tensor(rng.integers(0, 8, (4, 3)))
+    rows = lib.tensor([3, 0, 2])
     return {
         "grad: x[:, 2:5]": lambda: x[:, 2:5],
         "grad: x.t()": lambda: x.t(),
@@ -141,6 +143,9 @@ def _recorded_cases(lib):
         "grad: cross_entropy": lambda: F.cross_entropy(x, target),
         "grad: conv2d 3x3": lambda: F.conv2d(img, k, padding=1),
         "grad: max_pool2d": lambda: F.max_pool2d(img, 2),
+        "grad: x.gather(1, cols)": lambda: x.gather(1, cols),
+        "grad: x.index_select(0, rows)": lambda: x.index_select(0, rows),
+        "grad: x.topk(2).values": lambda: x.topk(2)[0],
     }
 
 

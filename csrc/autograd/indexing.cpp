@@ -1,6 +1,8 @@
 // Basic indexing recorded in C++; see indexing.h.
 #include "autograd/indexing.h"
 
+#include <pybind11/stl.h>
+
 #include <vector>
 
 #include "autograd/grad_mode.h"
@@ -104,6 +106,39 @@ InputGrads basic_index_backward(const CppNode& n, const Tensor& g) {
 
 NodeKind kind = {"BasicIndexBackward", "basic_index", nullptr, basic_index_backward};
 
+// `_SetItem.backward`'s first-order branch: g with zeros where the value went (x's
+// gradient) and g's slices (the value's, shaped like the slices' lengths).
+InputGrads setitem_backward(const CppNode& n, const Tensor& g) {
+  const auto& p = n.index_plan;
+  InputGrads r;
+  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) {
+    Tensor gx = ops::clone(g);
+    ops::slice_assign(gx, p[0], p[1], p[2], ops::full(Shape{}, 0.0, g.dtype(), g.device()));
+    r.grad[0] = std::move(gx);
+  }
+  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) r.grad[1] = ops::slice(g, p[0], p[1], p[2]);
+  return r;
+}
+
+// `_SliceScatter.backward` (x[idx]'s backward recorded under create_graph): the
+// gradient's own x[idx], as `_BasicIndex.forward` reads it.
+InputGrads slice_scatter_backward(const CppNode& n, const Tensor& g) {
+  const auto& p = n.index_plan;
+  InputGrads r;
+  r.grad[0] = ops::reshape(ops::slice(g, p[0], p[1], p[2]), p[3]);
+  return r;
+}
+
+NodeKind setitem_kind = {"SetItemBackward", "setitem", nullptr, setitem_backward};
+NodeKind slice_scatter_kind = {"SliceScatterBackward", "slice_scatter", nullptr, slice_scatter_backward};
+
+using Ints = std::vector<int64_t>;
+
+// What Function.apply records: grad mode on, an input needing a gradient, a floating result.
+bool records(bool needs, PyObject* out) { return needs && grad_enabled() && is_floating(handle_of(out).dtype()); }
+
+bool requires_grad(py::handle t) { return tensor_object(t.ptr())->requires_grad != 0; }
+
 // lucid/_ops/indexing.py's _Plan, for the `plan` a create_graph pass reads. Never released.
 PyObject* plan_class = nullptr;
 
@@ -127,10 +162,48 @@ void init_indexing(py::module_& m) {
     }
     return out;
   }, py::arg("x"), py::arg("index"));
-  // lucid/_ops/indexing.py, at import: `_BasicIndex` (the node's function) and `_Plan`.
-  m.def("_register_indexing", [](py::object basic_index, py::object plan) {
+  // `x[idx] = value` while recording (lucid/_ops/indexing.py's _write): a copy of x with
+  // value (shaped like the slices' lengths) written into the plan's slices, and
+  // SetItemBackward over (x, value, plan), the plan kept for the formulas.
+  m.def("autograd_setitem", [](py::handle x, py::handle value, const Ints& starts, const Ints& steps,
+                               const Shape& lengths, const Shape& shape) {
+    const Tensor& hx = tensor_arg(x.ptr(), "setitem", "input");
+    const Tensor& hv = tensor_arg(value.ptr(), "setitem", "value");
+    Tensor copy = ops::clone(hx);
+    ops::slice_assign(copy, starts, steps, lengths, hv);
+    py::object out = py::reinterpret_steal<py::object>(wrap(std::move(copy)));
+    if (!out) throw py::error_already_set();
+    if (records(requires_grad(x) || requires_grad(value), out.ptr())) {
+      PyObject* inputs[3] = {x.ptr(), value.ptr(), Py_None};
+      CppNode& n = record_node(setitem_kind, inputs, 3, nullptr, 0, out.ptr());
+      n.index_plan = {starts, steps, lengths, shape};
+    }
+    return out;
+  });
+  // x[idx]'s backward under create_graph (`_BasicIndex.backward`): zeros of `in_shape`
+  // with g written where x[idx] read, and SliceScatterBackward over (g, in_shape, plan).
+  m.def("autograd_slice_scatter", [](py::handle g, const Shape& in_shape, const Ints& starts, const Ints& steps,
+                                     const Shape& lengths, const Shape& shape) {
+    const Tensor& hg = tensor_arg(g.ptr(), "slice_scatter", "grad");
+    Tensor out_t = ops::full(in_shape, 0.0, hg.dtype(), hg.device());
+    ops::slice_assign(out_t, starts, steps, lengths, ops::reshape(hg, lengths));
+    py::object out = py::reinterpret_steal<py::object>(wrap(std::move(out_t)));
+    if (!out) throw py::error_already_set();
+    if (records(requires_grad(g), out.ptr())) {
+      PyObject* inputs[3] = {g.ptr(), Py_None, Py_None};
+      CppNode& n = record_node(slice_scatter_kind, inputs, 3, nullptr, 0, out.ptr());
+      n.index_plan = {starts, steps, lengths, shape};
+    }
+    return out;
+  });
+  // lucid/_ops/indexing.py, at import: `_BasicIndex` (the node's function), `_Plan`,
+  // and the Functions of setitem's and the scatter's nodes.
+  m.def("_register_indexing", [](py::object basic_index, py::object plan, py::object setitem,
+                                 py::object slice_scatter) {
     kind.function = basic_index.release().ptr();
     plan_class = plan.release().ptr();
+    setitem_kind.function = setitem.release().ptr();
+    slice_scatter_kind.function = slice_scatter.release().ptr();
   });
 }
 

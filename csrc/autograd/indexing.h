@@ -10,6 +10,16 @@
 // Returns None for anything else (tensors, lists, numpy integers, bools) and
 // for any index that would raise, so the Python parser handles it and raises
 // its usual message.
+//
+// Also here, over a slice plan the Python parser made: `_C.autograd_setitem`
+// (x[idx] = value while recording: a copy of x with the value written, and
+// SetItemBackward over (x, value); its first-order backward gives x the
+// gradient with zeros where the value went and the value the gradient's
+// slices) and `_C.autograd_slice_scatter` (x[idx]'s backward under
+// create_graph: SliceScatterBackward, whose gradient is the gradient's own
+// x[idx]). Their nodes keep the plan (`plan`) for `_SetItem` / `_SliceScatter`,
+// whose formulas serve create_graph. Neither saves a tensor: setitem rebinds
+// x to the copy, so no version counter moves.
 #pragma once
 #include <pybind11/pybind11.h>
 

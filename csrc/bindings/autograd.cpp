@@ -5,6 +5,7 @@
 #include "autograd/copy.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
+#include "autograd/gather.h"
 #include "autograd/grad_mode.h"
 #include "autograd/indexing.h"
 #include "autograd/linalg.h"
@@ -37,6 +38,7 @@ void init_autograd(py::module_& m) {
   autograd::init_linear(m);
   autograd::init_nn(m);
   autograd::init_indexing(m);
+  autograd::init_gather(m);
   autograd::init_normalization(m);
   autograd::init_loss(m);
   autograd::init_quantization(m);

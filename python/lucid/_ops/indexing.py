@@ -191,14 +191,10 @@ class _BasicIndex(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded
-            return _SliceScatter.apply(g, ctx.in_shape, ctx.plan), None
+        if g._requires_grad and is_grad_enabled():  # create_graph: the scatter is recorded (in C++)
+            p = ctx.plan
+            return _C.autograd_slice_scatter(g, ctx.in_shape, p.starts, p.steps, p.lengths, p.shape), None
         return _slice_scatter(g, ctx.in_shape, ctx.plan), None
-
-
-# Basic indexing runs and records in C++ (csrc/autograd/indexing.h, _C.basic_index);
-# _BasicIndex is its node's `function`, whose formula serves create_graph.
-_C._register_indexing(_BasicIndex, _Plan)
 
 
 def _slice_scatter(g, in_shape, p):
@@ -211,8 +207,8 @@ def _slice_scatter(g, in_shape, p):
 
 
 class _SliceScatter(Function):
-    """x[idx]'s backward as an op of its own, recorded under create_graph; being
-    linear in g, its gradient is the gradient's own x[idx]."""
+    """x[idx]'s backward as an op of its own, recorded under create_graph (in C++:
+    _C.autograd_slice_scatter); being linear in g, its gradient is the gradient's own x[idx]."""
 
     @staticmethod
     def forward(ctx, g, in_shape, plan):
@@ -302,7 +298,8 @@ def _value_for(plan, value, x, fn):
 
 
 class _SetItem(Function):
-    """Out-of-place x with the slice replaced: used when autograd records."""
+    """Out-of-place x with the slice replaced: used when autograd records (in C++:
+    _C.autograd_setitem records its node; this formula serves create_graph)."""
 
     @staticmethod
     def forward(ctx, x, value, plan):
@@ -327,6 +324,13 @@ class _SetItem(Function):
         if ctx.needs_input_grad[1]:
             gv = _C.slice(g._impl, p.starts, p.steps, p.lengths)
         return gx, gv, None
+
+
+# Basic indexing, setitem's copy and x[idx]'s backward run and record in C++
+# (csrc/autograd/indexing.h: _C.basic_index, _C.autograd_setitem,
+# _C.autograd_slice_scatter); these Functions are their nodes' `function`, whose
+# formulas serve create_graph (reading the node's `plan`).
+_C._register_indexing(_BasicIndex, _Plan, _SetItem, _SliceScatter)
 
 
 def setitem(x, idx, value):
@@ -401,7 +405,7 @@ def _write(x, plan, value):
 
         # The node records x's current producer (Node.edges), so consumers of
         # x's old value keep their gradient path after x is rebound here.
-        new = _SetItem.apply(x, v, plan)
+        new = _C.autograd_setitem(x, v, plan.starts, plan.steps, plan.lengths, plan.shape)
         object.__setattr__(x, "_impl", new._impl)
         x.grad_fn, x._output_nr = new.grad_fn, new._output_nr
         Tensor.__setattr__(x, "requires_grad", new.requires_grad)
@@ -427,6 +431,11 @@ def _index_arg(index, x, fn: str):
 def _dim_arg(dim, x, fn):
     return wrap_dim(dim, x.ndim, fn)
 
+
+# The gathers and scatters run and record their node in C++ (csrc/autograd/gather.h,
+# _C.autograd_<op>); these Functions are the nodes' `function`, whose formulas serve
+# create_graph and read the node's fields: ctx.dim, ctx.in_shape (the input's shape),
+# ctx.params (src's shape) and the saved index.
 
 class _Gather(Function):
     @staticmethod
@@ -459,7 +468,7 @@ def gather(input, dim, index):
     [[1, 1], [4, 3]]
     """
     d = _dim_arg(dim, input, "gather")
-    return _Gather.apply(input, d, _index_arg(index, input, "gather"))
+    return _autograd_gather(input, d, _index_arg(index, input, "gather"))
 
 
 def take_along_dim(input, indices, dim):
@@ -505,7 +514,7 @@ def _src_grad_recorded(g, dim, index, src_shape):
 class _ScatterAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.scatter_add(x._impl, dim, index._impl, src._impl)
 
@@ -514,13 +523,13 @@ class _ScatterAdd(Function):
         (index,) = ctx.saved_tensors
         gsrc = None
         if ctx.needs_input_grad[3] and _recording(g):
-            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+            gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.params)
         elif ctx.needs_input_grad[3]:
             from .._creation import zeros
 
             # Only src's leading block (index's shape) was read.
             picked = gather(g, ctx.dim, index)
-            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            gsrc = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
         return g, None, None, gsrc
 
@@ -537,7 +546,7 @@ def scatter_add(input, dim, index, src):
     """
     d = _dim_arg(dim, input, "scatter_add")
     src = as_tensor(src, input, "src")
-    return _ScatterAdd.apply(input, d, _index_arg(index, input, "scatter_add"), src)
+    return _autograd_scatter_add(input, d, _index_arg(index, input, "scatter_add"), src)
 
 
 class _IndexSelect(Function):
@@ -568,13 +577,13 @@ def index_select(input, dim, index):
     [[5, 6], [1, 2]]
     """
     d = _dim_arg(dim, input, "index_select")
-    return _IndexSelect.apply(input, d, _index_arg(index, input, "index_select"))
+    return _autograd_index_select(input, d, _index_arg(index, input, "index_select"))
 
 
 def _index_select(x, dim, index, wrap_negative=False):
     if wrap_negative:
         index = _C.wrap_index(index._impl, x.shape[dim], dim, "getitem")
-    return _IndexSelect.apply(x, dim, index)
+    return _autograd_index_select(x, dim, index)
 
 
 class _IndexAdd(Function):
@@ -606,13 +615,13 @@ def index_add(input, dim, index, source, alpha=1):
         from .elementwise import mul
 
         source = mul(source, alpha)
-    return _IndexAdd.apply(input, d, _index_arg(index, input, "index_add"), source)
+    return _autograd_index_add(input, d, _index_arg(index, input, "index_add"), source)
 
 
 class _Scatter(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.scatter(x._impl, dim, index._impl, src._impl)
 
@@ -626,14 +635,14 @@ class _Scatter(Function):
             if ctx.needs_input_grad[0]:
                 gx = scatter(g, ctx.dim, index, zeros(index.shape, dtype=g.dtype, device=g.device))
             if ctx.needs_input_grad[3]:
-                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.src_shape)
+                gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.params)
             return gx, None, None, gsrc
         if ctx.needs_input_grad[0]:  # overwritten positions get no gradient
             blank = zeros(index.shape, dtype=g.dtype, device=g.device)
             gx = _C.scatter(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
             picked = gather(g, ctx.dim, index)
-            gsrc = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            gsrc = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             _C.slice_assign(gsrc._impl, [0] * g.ndim, [1] * g.ndim, list(index.shape), picked._impl)
         return gx, None, None, gsrc
 
@@ -652,13 +661,13 @@ def scatter(input, dim, index, src):
     index = _index_arg(index, input, "scatter")
     if not is_tensor(src):
         src = as_tensor(src, input, "src").to(input.dtype).expand(index.shape)
-    return _Scatter.apply(input, d, index, src)
+    return _autograd_scatter(input, d, index, src)
 
 
 class _IndexCopy(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.shape
+        ctx.dim, ctx.params = dim, src.shape
         ctx.save_for_backward(index)
         return _C.index_copy(x._impl, dim, index._impl, src._impl)
 
@@ -669,7 +678,7 @@ class _IndexCopy(Function):
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
-            blank = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+            blank = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
             gx = index_copy(g, ctx.dim, index, blank) if _recording(g) else \
                 _C.index_copy(g._impl, ctx.dim, index._impl, blank._impl)
         if ctx.needs_input_grad[3]:
@@ -687,7 +696,14 @@ def index_copy(input, dim, index, source):
     [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
     """
     d = _dim_arg(dim, input, "index_copy")
-    return _IndexCopy.apply(input, d, _index_arg(index, input, "index_copy"), as_tensor(source, input, "source"))
+    return _autograd_index_copy(input, d, _index_arg(index, input, "index_copy"),
+                                as_tensor(source, input, "source"))
+
+
+_C._register_gather(_Gather, _IndexSelect, _ScatterAdd, _Scatter, _IndexAdd, _IndexCopy)
+_autograd_gather, _autograd_index_select = _C.autograd_gather, _C.autograd_index_select
+_autograd_scatter_add, _autograd_scatter = _C.autograd_scatter_add, _C.autograd_scatter
+_autograd_index_add, _autograd_index_copy = _C.autograd_index_add, _C.autograd_index_copy
 
 
 # ----- masks ---------------------------------------------------------------------------

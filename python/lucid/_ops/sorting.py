@@ -57,9 +57,15 @@ class _Select(Function):
         return _C.scatter_add(zeros, ctx.dim, indices._impl, g._impl), None, None, None
 
 
+# The values with grad run and record their node in C++ (csrc/autograd/gather.h,
+# _C.autograd_select: SortBackward, TopkBackward, MedianBackward); _Select is its
+# `function`, whose formula serves create_graph (ctx.dim, ctx.shape, the saved indices).
+_C._register_select(_Select)
+
+
 def _values_at(x, indices, dim, name, values_impl=None):
     if x._requires_grad and is_grad_enabled():
-        return _Select.apply(x, indices, dim, name)
+        return _C.autograd_select(x, indices, dim, name)
     return Tensor(values_impl if values_impl is not None else _C.gather(x._impl, dim, indices._impl))
 
 
