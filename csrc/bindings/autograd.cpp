@@ -2,6 +2,7 @@
 // lucid.autograd.engine.run_backward with grad mode already set; grad mode
 // (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
+#include "autograd/decomposition.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
@@ -29,6 +30,7 @@ void init_autograd(py::module_& m) {
   autograd::init_reduction(m);
   autograd::init_shape(m);
   autograd::init_linalg(m);
+  autograd::init_decomposition(m);
   autograd::init_linear(m);
   autograd::init_nn(m);
   autograd::init_indexing(m);
