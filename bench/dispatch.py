@@ -117,7 +117,8 @@ def _tensor_cases(lib):
 def _recorded_cases(lib):
     """Small ops on a tensor that requires grad (forward only, recording the node), spelled
     alike in lucid and torch: which ops record in C++ and which still pay for Python
-    (``Function.apply``) shows here. Shapes: x (4, 8); an image (1, 2, 6, 6)."""
+    (``Function.apply``) shows here. Shapes: x (4, 8); an image (1, 2, 6, 6); m (4, 4)
+    well conditioned and spd (4, 4) positive-definite."""
     rng = np.random.default_rng(1)
     F = lib.nn.functional
     x = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32), requires_grad=True)
@@ -125,6 +126,9 @@ def _recorded_cases(lib):
     img = lib.tensor(rng.standard_normal((1, 2, 6, 6)).astype(np.float32), requires_grad=True)
     k = lib.tensor(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), requires_grad=True)
     target = lib.tensor([1, 2, 3, 0])
+    m_np = rng.standard_normal((4, 4)).astype(np.float32)
+    m = lib.tensor(m_np + 4.0 * np.eye(4, dtype=np.float32), requires_grad=True)
+    spd = lib.tensor(m_np @ m_np.T + np.eye(4, dtype=np.float32), requires_grad=True)
     return {
         "grad: x[:, 2:5]": lambda: x[:, 2:5],
         "grad: x.t()": lambda: x.t(),
@@ -141,6 +145,9 @@ def _recorded_cases(lib):
         "grad: cross_entropy": lambda: F.cross_entropy(x, target),
         "grad: conv2d 3x3": lambda: F.conv2d(img, k, padding=1),
         "grad: max_pool2d": lambda: F.max_pool2d(img, 2),
+        "grad: linalg.inv(m) 4x4": lambda: lib.linalg.inv(m),
+        "grad: linalg.solve(m, x)": lambda: lib.linalg.solve(m, x),
+        "grad: linalg.cholesky(spd)": lambda: lib.linalg.cholesky(spd),
     }
 
 

@@ -134,7 +134,8 @@ InputGrads solve_backward(const CppNode& n, const Tensor& grad) {
   }
   Tensor gb = ops::solve(mT(a), g, left);
   InputGrads r(2);
-  if (needs(n, 0)) r.grad[0] = sum_to_shape(ops::neg(left ? ops::matmul(gb, mT(x)) : ops::matmul(mT(x), gb)), a.shape());
+  if (needs(n, 0))
+    r.grad[0] = sum_to_shape(ops::neg(left ? ops::matmul(gb, mT(x)) : ops::matmul(mT(x), gb)), a.shape());
   if (vector) gb = squeeze_last(gb);
   if (needs(n, 1)) r.grad[1] = sum_to_shape(gb, n.input_shape);
   return r;

@@ -11,7 +11,10 @@ live in ``lucid.linalg`` (PyTorch's spellings); the top-level aliases
 Tensor methods of the same names are exported from here.
 
 Gradients are autograd Functions whose backward is written in lucid ops, so
-they run on either stream and can be differentiated again. Caveats, as in
+they run on either stream and can be differentiated again; inv, solve, det,
+cholesky, eigvalsh, svdvals and solve_triangular record their node in C++
+(csrc/autograd/decomposition.h), whose first-order formulas do the same ops::
+operations, and these Functions' backwards serve create_graph. Caveats, as in
 PyTorch: det's gradient uses A^-1, or the SVD's cofactors at a singular A;
 eigh's and svd's gradients divide by eigenvalue / singular value
 gaps (distinct values needed; svd's also nonzero singular values when
