@@ -178,7 +178,7 @@ def test_gradient_against_finite_differences(name, device, dtype):
         _close(got[0], np.swapaxes(_np(got[0]), -1, -2), dtype)
 
 
-@pytest.mark.parametrize("device,dtype", STREAMS)
+@pytest.mark.parametrize("device,dtype", STREAMS + [("cpu", "float32")])
 @pytest.mark.parametrize("name", NAMES)
 def test_first_order_matches_create_graph_bit_for_bit(name, device, dtype):
     """The C++ formula (first order) and the Python Function's backward (create_graph)."""
