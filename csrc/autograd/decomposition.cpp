@@ -36,6 +36,10 @@ bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_
 bool recording(py::handle a) { return tensor_object(a.ptr())->requires_grad && grad_enabled(); }
 
 // ----- the helpers of lucid/_ops/decomposition.py, nothing recorded ---------------------------
+// The arithmetic is the Python formulas' ops:: calls in their order. tril / triu,
+// diagonal and diag_embed only select values (and write +0), so they are built
+// from a host mask or a strided slice rather than Python's compositions
+// (aranges compared, index_select, cat with zeros): the same values, bit for bit.
 
 // _mT: the last two axes swapped (a permuted view, as shape.transpose gives).
 Tensor mT(const Tensor& t) {
