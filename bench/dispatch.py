@@ -117,7 +117,8 @@ def _tensor_cases(lib):
 def _recorded_cases(lib):
     """Small ops on a tensor that requires grad (forward only, recording the node), spelled
     alike in lucid and torch: which ops record in C++ and which still pay for Python
-    (``Function.apply``) shows here. Shapes: x (4, 8); an image (1, 2, 6, 6)."""
+    (``Function.apply``) shows here. Shapes: x (4, 8); an image (1, 2, 6, 6); m (4, 4)
+    well conditioned and spd (4, 4) positive-definite."""
     rng = np.random.default_rng(1)
     F = lib.nn.functional
     x = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32), requires_grad=True)
@@ -127,6 +128,9 @@ def _recorded_cases(lib):
     target = lib.tensor([1, 2, 3, 0])
     cols = lib.tensor(rng.integers(0, 8, (4, 3)))
     rows = lib.tensor([3, 0, 2])
+    m_np = rng.standard_normal((4, 4)).astype(np.float32)
+    m = lib.tensor(m_np + 4.0 * np.eye(4, dtype=np.float32), requires_grad=True)
+    spd = lib.tensor(m_np @ m_np.T + np.eye(4, dtype=np.float32), requires_grad=True)
     return {
         "grad: x[:, 2:5]": lambda: x[:, 2:5],
         "grad: x.t()": lambda: x.t(),
@@ -146,6 +150,9 @@ def _recorded_cases(lib):
         "grad: x.gather(1, cols)": lambda: x.gather(1, cols),
         "grad: x.index_select(0, rows)": lambda: x.index_select(0, rows),
         "grad: x.topk(2).values": lambda: x.topk(2)[0],
+        "grad: linalg.inv(m) 4x4": lambda: lib.linalg.inv(m),
+        "grad: linalg.solve(m, x)": lambda: lib.linalg.solve(m, x),
+        "grad: linalg.cholesky(spd)": lambda: lib.linalg.cholesky(spd),
     }
 
 

@@ -3,6 +3,7 @@
 // (autograd/grad_mode.h) and the ops recorded in C++ (autograd/node.h).
 #include "autograd/arithmetic.h"
 #include "autograd/copy.h"
+#include "autograd/decomposition.h"
 #include "autograd/elementwise.h"
 #include "autograd/engine.h"
 #include "autograd/gather.h"
@@ -35,6 +36,7 @@ void init_autograd(py::module_& m) {
   autograd::init_scan(m);
   autograd::init_shape(m);
   autograd::init_linalg(m);
+  autograd::init_decomposition(m);
   autograd::init_linear(m);
   autograd::init_nn(m);
   autograd::init_indexing(m);

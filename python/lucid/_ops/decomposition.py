@@ -11,7 +11,10 @@ live in ``lucid.linalg`` (PyTorch's spellings); the top-level aliases
 Tensor methods of the same names are exported from here.
 
 Gradients are autograd Functions whose backward is written in lucid ops, so
-they run on either stream and can be differentiated again. Caveats, as in
+they run on either stream and can be differentiated again; inv, solve, det,
+cholesky, eigvalsh, svdvals and solve_triangular record their node in C++
+(csrc/autograd/decomposition.h), whose first-order formulas do the same ops::
+operations, and these Functions' backwards serve create_graph. Caveats, as in
 PyTorch: det's gradient uses A^-1, or the SVD's cofactors at a singular A;
 eigh's and svd's gradients divide by eigenvalue / singular value
 gaps (distinct values needed; svd's also nonzero singular values when
@@ -73,16 +76,16 @@ def _scale_matrices(c, m):
 
 
 # ----- inv -------------------------------------------------------------------------------------
+# inv, solve, det, cholesky, eigvalsh, svdvals and solve_triangular run and
+# record in C++ (csrc/autograd/decomposition.h: InvBackward ... with first-order
+# formulas against ops::); the Functions below are their nodes' `function`s,
+# whose backwards serve create_graph. The node is the ctx: saved_tensors,
+# needs_input_grad, `params` (the bool arguments as 0 / 1) and `in_shape` (B's
+# shape), as decomposition.h lists per op.
 class _Inv(Function):
     @staticmethod
-    def forward(ctx, a):
-        out = _C.inv(a._impl)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
     def backward(ctx, g):
-        # d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T G A^-T.
+        # d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T G A^-T. Saved: (A^-1).
         (y,) = ctx.saved_tensors
         yt = _mT(y)
         return -matmul(matmul(yt, g), yt)
@@ -100,9 +103,7 @@ def inv(A):
     [[0.5, -0.125], [0.0, 0.25]]
     """
     _tensor("linalg.inv", A)
-    if records(A):
-        return _Inv.apply(A)
-    return _C.inv(A._impl)
+    return _C.autograd_inv(A)  # the kernel and (when recording) InvBackward: one C++ call
 
 
 def inverse(input):
@@ -111,32 +112,23 @@ def inverse(input):
 
 
 # ----- solve -----------------------------------------------------------------------------------
-def _vector_case(a, b):
-    return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
-
-
 class _Solve(Function):
-    @staticmethod
-    def forward(ctx, a, b, left):
-        x = _C.solve(a._impl, b._impl, left)
-        ctx.save_for_backward(a, x)
-        ctx.left, ctx.vector, ctx.shapes = left, _vector_case(a, b), (tuple(a.shape), tuple(b.shape))
-        return x
-
     @staticmethod
     def backward(ctx, g):
         # Left: X = A^-1 B, gB = A^-T G, gA = -gB X^T. Right: X = B A^-1,
         # gB = G A^-T, gA = -X^T gB. Batch axes B or A was broadcast along are summed.
+        # Saved: (A, X); params: (left, vector B); in_shape: B's shape.
         a, x = ctx.saved_tensors
-        if ctx.vector:  # B was a column (…, n, 1), also with left=False (as PyTorch)
+        left, vector = (bool(p) for p in ctx.params)
+        if vector:  # B was a column (…, n, 1), also with left=False (as PyTorch)
             x, g = shape.unsqueeze(x, -1), shape.unsqueeze(g, -1)
-        gb = solve(_mT(a), g, left=ctx.left)
+        gb = solve(_mT(a), g, left=left)
         ga = None
         if ctx.needs_input_grad[0]:
-            ga = sum_to_shape(-(matmul(gb, _mT(x)) if ctx.left else matmul(_mT(x), gb)), ctx.shapes[0])
-        if ctx.vector:
+            ga = sum_to_shape(-(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb)), a.shape)
+        if vector:
             gb = shape.squeeze(gb, -1)
-        return ga, sum_to_shape(gb, ctx.shapes[1]) if ctx.needs_input_grad[1] else None, None
+        return ga, sum_to_shape(gb, ctx.in_shape) if ctx.needs_input_grad[1] else None
 
 
 def solve(A, B, *, left=True):
@@ -154,22 +146,14 @@ def solve(A, B, *, left=True):
     _tensor("linalg.solve", A)
     _tensor("linalg.solve", B, "B")
     _bool("linalg.solve", left, "left")
-    if records(A, B):
-        return _Solve.apply(A, B, left)
-    return _C.solve(A._impl, B._impl, left)
+    return _C.autograd_solve(A, B, left)  # the kernel and (when recording) SolveBackward: one C++ call
 
 
 # ----- det / slogdet / logdet ------------------------------------------------------------------
 class _Det(Function):
     @staticmethod
-    def forward(ctx, a):
-        d = _C.det(a._impl)
-        ctx.save_for_backward(a, d)
-        return d
-
-    @staticmethod
     def backward(ctx, g):
-        # d det(A) = tr(adj(A) dA): gA = g adj(A)^T, which is g det(A) A^-T for an
+        # Saved: (A, det A). d det(A) = tr(adj(A) dA): gA = g adj(A)^T, which is g det(A) A^-T for an
         # invertible A. When some matrix of the batch is singular, the cofactors
         # come from the SVD instead: with A = U S V^T,
         # adj(A)^T = det(U) det(V) U diag(prod_{j != i} s_j) V^T.
@@ -198,9 +182,7 @@ def det(A):
     -2.0...
     """
     _tensor("linalg.det", A)
-    if records(A):
-        return _Det.apply(A)
-    return _C.det(A._impl)
+    return _C.autograd_det(A)  # the kernel and (when recording) DetBackward: one C++ call
 
 
 class _Slogdet(Function):
@@ -256,22 +238,16 @@ def _phi(x):
 
 class _Cholesky(Function):
     @staticmethod
-    def forward(ctx, a, upper):
-        out = _C.cholesky(a._impl, upper)
-        ctx.save_for_backward(out)
-        ctx.upper = upper
-        return out
-
-    @staticmethod
     def backward(ctx, g):
         # A = L L^T: gA = sym(L^-T phi(L^T gL) L^-1), sym(S) = (S + S^T) / 2 (the
         # symmetric gradient, as PyTorch gives). upper: L = U^T, gL = gU^T.
+        # Saved: (the factor); params: (upper).
         (f,) = ctx.saved_tensors
-        low, gl = (_mT(f), _mT(g)) if ctx.upper else (f, g)
+        low, gl = (_mT(f), _mT(g)) if ctx.params[0] else (f, g)
         p = _phi(matmul(_mT(low), gl))
         s = solve_triangular(_mT(low), p, upper=True)
         s = solve_triangular(low, s, upper=False, left=False)
-        return 0.5 * (s + _mT(s)), None
+        return 0.5 * (s + _mT(s))
 
 
 def cholesky(A, upper=False):
@@ -287,9 +263,7 @@ def cholesky(A, upper=False):
     """
     _tensor("linalg.cholesky", A)
     _bool("linalg.cholesky", upper, "upper")
-    if records(A):
-        return _Cholesky.apply(A, upper)
-    return _C.cholesky(A._impl, upper)
+    return _C.autograd_cholesky(A, upper)  # the kernel and (when recording) CholeskyBackward: one C++ call
 
 
 # ----- eigh / eigvalsh -------------------------------------------------------------------------
@@ -326,18 +300,12 @@ class _Eigh(Function):
 
 class _Eigvalsh(Function):
     @staticmethod
-    def forward(ctx, a, uplo):
-        w, v = _C.eigh(a._impl, uplo, True)
-        ctx.save_for_backward(a, v)
-        ctx.uplo = uplo
-        return w
-
-    @staticmethod
     def backward(ctx, gw):
+        # V diag(gw) V^T. Saved: (A, V); params: (UPLO is 'U').
         a, v = ctx.saved_tensors
         if is_grad_enabled():  # create_graph: V as a recorded function of A
-            v = eigh(a, ctx.uplo).eigenvectors
-        return matmul(v * shape.unsqueeze(gw, -2), _mT(v)), None
+            v = eigh(a, "U" if ctx.params[0] else "L").eigenvectors
+        return matmul(v * shape.unsqueeze(gw, -2), _mT(v))
 
 
 def eigh(A, UPLO="L"):
@@ -368,9 +336,7 @@ def eigvalsh(A, UPLO="L"):
     """
     _tensor("linalg.eigvalsh", A)
     _str("linalg.eigvalsh", UPLO, "UPLO")
-    if records(A):
-        return _Eigvalsh.apply(A, UPLO)
-    return _C.eigh(A._impl, UPLO, False)
+    return _C.autograd_eigvalsh(A, UPLO)  # the kernel and (when recording) EigvalshBackward: one C++ call
 
 
 # ----- svd / svdvals ---------------------------------------------------------------------------
@@ -439,13 +405,8 @@ def _any_nonzero(t):
 
 class _Svdvals(Function):
     @staticmethod
-    def forward(ctx, a):
-        u, s, vh = _C.svd(a._impl, False, True)
-        ctx.save_for_backward(a, u, vh)
-        return s
-
-    @staticmethod
     def backward(ctx, gs):
+        # U diag(gs) Vh. Saved: (A, U, Vh).
         a, u, vh = ctx.saved_tensors
         if is_grad_enabled():  # create_graph: U and Vh as recorded functions of A
             u, _, vh = svd(a, full_matrices=False)
@@ -480,9 +441,7 @@ def svdvals(A):
     [4.0, 3.0]
     """
     _tensor("linalg.svdvals", A)
-    if records(A):
-        return _Svdvals.apply(A)
-    return _C.svd(A._impl, False, False)[0]
+    return _C.autograd_svdvals(A)  # the kernel and (when recording) SvdvalsBackward: one C++ call
 
 
 # ----- qr --------------------------------------------------------------------------------------
@@ -540,26 +499,20 @@ def qr(A, mode="reduced"):
 # ----- solve_triangular ------------------------------------------------------------------------
 class _SolveTriangular(Function):
     @staticmethod
-    def forward(ctx, a, b, upper, left, unit):
-        x = _C.solve_triangular(a._impl, b._impl, upper, left, unit)
-        ctx.save_for_backward(a, x)
-        ctx.args, ctx.shapes = (upper, left, unit), (tuple(a.shape), tuple(b.shape))
-        return x
-
-    @staticmethod
     def backward(ctx, g):
         # As solve's, with A^T triangular on the other side; gA keeps A's
         # triangle (without the diagonal when it is taken as ones).
+        # Saved: (A, X); params: (upper, left, unitriangular); in_shape: B's shape.
         a, x = ctx.saved_tensors
-        upper, left, unit = ctx.args
+        upper, left, unit = (bool(p) for p in ctx.params)
         gb = solve_triangular(_mT(a), g, upper=not upper, left=left, unitriangular=unit)
         ga = None
         if ctx.needs_input_grad[0]:
             ga = -(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb))
             ga = shape.triu(ga, 1 if unit else 0) if upper else shape.tril(ga, -1 if unit else 0)
-            ga = sum_to_shape(ga, ctx.shapes[0])
-        gb = sum_to_shape(gb, ctx.shapes[1]) if ctx.needs_input_grad[1] else None
-        return ga, gb, None, None, None
+            ga = sum_to_shape(ga, a.shape)
+        gb = sum_to_shape(gb, ctx.in_shape) if ctx.needs_input_grad[1] else None
+        return ga, gb
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
@@ -581,9 +534,11 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _bool(fn, upper, "upper")
     _bool(fn, left, "left")
     _bool(fn, unitriangular, "unitriangular")
-    if records(A, B):
-        return _SolveTriangular.apply(A, B, upper, left, unitriangular)
-    return _C.solve_triangular(A._impl, B._impl, upper, left, unitriangular)
+    # the kernel and (when recording) SolveTriangularBackward: one C++ call
+    return _C.autograd_solve_triangular(A, B, upper, left, unitriangular)
+
+
+_C._register_decomposition(_Inv, _Solve, _Det, _Cholesky, _Eigvalsh, _Svdvals, _SolveTriangular)
 
 
 # ----- LU: lu_factor, lu, lu_solve -------------------------------------------------------------
