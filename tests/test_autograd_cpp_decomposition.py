@@ -349,3 +349,79 @@ def test_bad_arguments_raise_as_before(device, dtype, requires_grad):
         LA.solve_triangular(t([[0.0, 1.0], [0.0, 1.0]]), t([[1.0], [2.0]]), upper=True)
     with pytest.raises(TypeError, match="linalg.solve_triangular: argument 'unitriangular' must be a bool, got int"):
         LA.solve_triangular(t(sq), t([[1.0], [2.0]]), upper=True, unitriangular=0)
+
+
+# ----- the decompositions of several results: nodes of several outputs recorded in C++, -----
+# ----- whose formula is the Python Function's -------------------------------------------------
+
+def _spd64(n=3):
+    m = np.random.default_rng(11).standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+def test_multi_output_nodes_are_recorded_in_cpp_with_numbered_outputs():
+    a = lucid.tensor(_spd64(), requires_grad=True)
+    w, v = lucid.linalg.eigh(a)
+    assert w.grad_fn is v.grad_fn and type(w.grad_fn) is lucid._C.CppNode
+    assert w.grad_fn.name() == "EighBackward" and w.grad_fn.num_outputs == 2
+    assert (w._output_nr, v._output_nr) == (0, 1)
+    sign, logabs = lucid.linalg.slogdet(a)
+    assert sign.grad_fn is None and not sign.requires_grad  # piecewise constant
+    assert logabs.grad_fn.name() == "SlogdetBackward" and logabs._output_nr == 1
+    lu, piv = lucid.linalg.lu_factor(a)
+    assert lu.grad_fn.name() == "LUFactorBackward" and piv.grad_fn is None
+    u, s, vh = lucid.linalg.svd(a)
+    assert {t.grad_fn.name() for t in (u, s, vh)} == {"SVDBackward"}
+    q, r = lucid.linalg.qr(a)
+    assert q.grad_fn.name() == "QRBackward"
+    with lucid.no_grad():
+        assert lucid.linalg.eigh(a)[0].grad_fn is None
+
+
+def _numeric_grad(f, a0, eps=1e-6):
+    g = np.zeros_like(a0)
+    for i in np.ndindex(a0.shape):
+        p, m = a0.copy(), a0.copy()
+        p[i] += eps
+        m[i] -= eps
+        g[i] = (f(p) - f(m)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("which", ["slogdet", "svd_s", "svd_u", "qr", "lu_factor", "eigh_w"])
+def test_multi_output_gradients_match_central_differences(which):
+    rng = np.random.default_rng(5)
+    a0 = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    wts = rng.standard_normal((3, 3))
+    if which == "eigh_w":
+        a0 = _spd64()
+    calls = {
+        "slogdet": (lambda a: lucid.linalg.slogdet(a)[1].sum(), lambda x: np.linalg.slogdet(x)[1]),
+        "svd_s": (lambda a: (lucid.linalg.svd(a)[1] * lucid.tensor(wts[0])).sum(),
+                  lambda x: (np.linalg.svd(x)[1] * wts[0]).sum()),
+        # |U| * w: the sign ambiguity of singular vectors cancels
+        "svd_u": (lambda a: (lucid.abs(lucid.linalg.svd(a)[0]) * lucid.tensor(wts)).sum(),
+                  lambda x: (np.abs(np.linalg.svd(x)[0]) * wts).sum()),
+        "qr": (lambda a: (lucid.linalg.qr(a)[1] * lucid.tensor(wts)).sum(), None),
+        "lu_factor": (lambda a: (lucid.linalg.lu_factor(a)[0] * lucid.tensor(wts)).sum(), None),
+        "eigh_w": (lambda a: (lucid.linalg.eigh(a)[0] * lucid.tensor(wts[0])).sum(), None),
+    }
+    f, ref = calls[which]
+    a = lucid.tensor(a0, requires_grad=True)
+    f(a).backward()
+    if ref is None:  # central differences of lucid's own forward (float64)
+        ref = lambda x: f(lucid.tensor(x)).item()  # noqa: E731
+    num = _numeric_grad(ref, a0)
+    if which == "eigh_w":  # eigh reads one triangle: compare along symmetric directions
+        num, got = num + num.T, a.grad.numpy() + a.grad.numpy().T
+    else:
+        got = a.grad.numpy()
+    np.testing.assert_allclose(got, num, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_output_graph_freed_after_backward_raises_on_a_second():
+    a = lucid.tensor(_spd64(), requires_grad=True)
+    w, _ = lucid.linalg.eigh(a)
+    w.sum().backward()
+    with pytest.raises(RuntimeError, match="already freed"):
+        w.sum().backward()

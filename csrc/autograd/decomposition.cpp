@@ -299,6 +299,78 @@ py::object svdvals(py::handle a) {
   return out;
 }
 
+// ---- The decompositions of several results: eigh, slogdet, svd, qr, lu_factor.
+// Recorded in C++ (record_outputs), their formula is the Python Function's
+// (lucid/_ops/decomposition.py) at every order: long closed forms in lucid ops
+// (with data-dependent checks), dominated by the O(n^3) kernels they call.
+// What the formulas read beyond the saved tensors: svd's full_matrices
+// (params[0]); qr's mode (params[0]: 0 reduced, 1 complete, 2 r) and input
+// shape (input_shape).
+
+NodeKind eigh_kind = {"EighBackward", "eigh", nullptr, nullptr};
+NodeKind slogdet_kind = {"SlogdetBackward", "slogdet", nullptr, nullptr};
+NodeKind svd_kind = {"SVDBackward", "svd", nullptr, nullptr};
+NodeKind qr_kind = {"QRBackward", "qr", nullptr, nullptr};
+NodeKind lu_factor_kind = {"LUFactorBackward", "lu_factor", nullptr, nullptr};
+
+py::tuple eigh_entry(py::handle a, const std::string& uplo) {
+  auto [w, v] = ops::eigh(tensor_arg(a.ptr(), "linalg.eigh", "A"), uplo, true);
+  py::object ow = result(std::move(w)), ov = result(std::move(v));
+  if (recording(a)) {
+    PyObject* input = a.ptr();
+    PyObject* outs[2] = {ow.ptr(), ov.ptr()};
+    record_outputs(eigh_kind, &input, 1, outs, 2, outs, 2);
+  }
+  return py::make_tuple(ow, ov);
+}
+
+py::tuple slogdet_entry(py::handle a) {
+  auto [sign, logabs] = ops::slogdet(tensor_arg(a.ptr(), "linalg.slogdet", "A"));
+  py::object os = result(std::move(sign)), ol = result(std::move(logabs));
+  if (recording(a)) {
+    PyObject* input = a.ptr();
+    PyObject* outs[2] = {nullptr, ol.ptr()};  // the sign is piecewise constant: no gradient
+    record_outputs(slogdet_kind, &input, 1, &input, 1, outs, 2);
+  }
+  return py::make_tuple(os, ol);
+}
+
+py::tuple svd_entry(py::handle a, bool full_matrices) {
+  std::vector<Tensor> usv = ops::svd(tensor_arg(a.ptr(), "linalg.svd", "A"), full_matrices, true);
+  py::object ou = result(usv[0]), os = result(usv[1]), ov = result(usv[2]);
+  if (recording(a)) {
+    PyObject* input = a.ptr();
+    PyObject* outs[3] = {ou.ptr(), os.ptr(), ov.ptr()};
+    record_outputs(svd_kind, &input, 1, outs, 3, outs, 3).params = {full_matrices ? 1 : 0};
+  }
+  return py::make_tuple(ou, os, ov);
+}
+
+py::tuple qr_entry(py::handle a, const std::string& mode) {
+  const Tensor& h = tensor_arg(a.ptr(), "linalg.qr", "A");
+  auto [q, r] = ops::qr(h, mode);
+  py::object oq = result(std::move(q)), orr = result(std::move(r));
+  if (recording(a)) {
+    PyObject* input = a.ptr();
+    PyObject* outs[2] = {oq.ptr(), orr.ptr()};
+    CppNode& n = record_outputs(qr_kind, &input, 1, outs, 2, outs, 2);
+    n.params = {mode == "reduced" ? 0 : mode == "complete" ? 1 : 2};
+    n.input_shape = h.shape();
+  }
+  return py::make_tuple(oq, orr);
+}
+
+py::tuple lu_factor_entry(py::handle a, bool check) {
+  auto [lu, piv] = ops::lu_factor(tensor_arg(a.ptr(), "linalg.lu_factor", "A"), check);
+  py::object olu = result(std::move(lu)), opiv = result(std::move(piv));
+  if (recording(a)) {
+    PyObject* input = a.ptr();
+    PyObject* outs[2] = {olu.ptr(), opiv.ptr()};  // the pivots are integers: no gradient
+    record_outputs(lu_factor_kind, &input, 1, outs, 2, outs, 2);
+  }
+  return py::make_tuple(olu, opiv);
+}
+
 }  // namespace
 
 void init_decomposition(py::module_& m) {
@@ -315,6 +387,20 @@ void init_decomposition(py::module_& m) {
     if (functions.size() != sizeof(kinds) / sizeof(kinds[0]))
       throw TypeError("_register_decomposition: expected one Function per op recorded in C++");
     for (size_t i = 0; i < functions.size(); ++i) kinds[i].function = py::object(functions[i]).release().ptr();
+  });
+  m.def("autograd_eigh", &eigh_entry);
+  m.def("autograd_slogdet", &slogdet_entry);
+  m.def("autograd_svd", &svd_entry);
+  m.def("autograd_qr", &qr_entry);
+  m.def("autograd_lu_factor", &lu_factor_entry);
+  // lucid/_ops/decomposition.py, at import: their Functions, whose formulas serve every order.
+  m.def("_register_decomposition_results", [](py::object eigh, py::object slogdet, py::object svd, py::object qr,
+                                              py::object lu_factor) {
+    eigh_kind.function = eigh.release().ptr();
+    slogdet_kind.function = slogdet.release().ptr();
+    svd_kind.function = svd.release().ptr();
+    qr_kind.function = qr.release().ptr();
+    lu_factor_kind.function = lu_factor.release().ptr();
   });
 }
 

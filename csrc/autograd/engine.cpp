@@ -188,7 +188,7 @@ class Walk {
       grad_args[i] = g;
     }
     py::object returned;
-    if (!a_.create_graph && is_cpp_node(node.ptr())) {
+    if (!a_.create_graph && has_cpp_formula(node.ptr())) {
       returned = cpp_backward(node.ptr(), grad_args);  // recorded in C++: the formula against ops::
     } else {
       py::object ctx = get(node, n.ctx), function = get(node, n.function);

@@ -249,6 +249,10 @@ Tensor sum_to_shape(const Tensor& g, const Shape& shape) {
 
 bool is_cpp_node(PyObject* node) { return Py_TYPE(node) == &CppNodeType; }
 
+bool has_cpp_formula(PyObject* node) {
+  return is_cpp_node(node) && (node_of(node)->kind->backward || node_of(node)->kind->backward_outputs);
+}
+
 CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                      int num_saved, PyObject* out) {
   if (num_inputs < 1 || num_saved < 0 || num_saved > 4)
@@ -316,12 +320,13 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
 
 CppNode& record_outputs(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,
                         int num_saved, PyObject* const* outputs, int num_outputs) {
-  if (!kind.backward_outputs || num_outputs < 1) throw RuntimeError("record_outputs: not a kind of several outputs");
+  if (kind.backward || num_outputs < 1) throw RuntimeError("record_outputs: not a kind of several outputs");
   CppNode& n = record_node(kind, inputs, num_inputs, saved, num_saved, nullptr);
   py::object node = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(&n));  // the one reference
   n.num_outputs = num_outputs;
   bool held = false;
   for (int i = 0; i < num_outputs; ++i) {
+    if (!outputs[i]) continue;
     TensorObject* r = tensor_object(outputs[i]);
     if (!is_floating(r->handle.dtype())) continue;
     r->requires_grad = 1;
@@ -360,6 +365,7 @@ py::object cpp_backward(PyObject* node, const py::tuple& grads) {
   if (grads.size() != static_cast<size_t>(n.num_outputs))
     throw RuntimeError(std::string(n.kind->name) + ": expected " + std::to_string(n.num_outputs) + " gradients");
   py::handle grad = grads[0];
+  if (!has_cpp_formula(node)) throw RuntimeError(std::string(n.kind->name) + ": its formula is Python");
   InputGrads r;
   Tensor g;
   if (n.kind->backward_outputs) {

@@ -44,7 +44,11 @@ struct NodeKind {
   // Python Function; never released.
   PyObject* function;
   // The gradients of the inputs for the output's gradient `g`, nothing
-  // recorded. Saved operands have passed check_saved by then.
+  // recorded. Saved operands have passed check_saved by then. Null (and no
+  // `backward_outputs`) for the few kinds whose formula is their Python
+  // Function's at every order: the multi-output decompositions
+  // (decomposition.cpp), whose long closed forms are dominated by O(n^3)
+  // kernels and written once, in lucid ops.
   InputGrads (*backward)(const CppNode& node, const Tensor& g);
   // A broadcasting two-input op (+ - * /): cpp_backward sums each gradient
   // back to its input's shape and casts it to its dtype.
@@ -94,6 +98,9 @@ struct CppNode {
 };
 
 bool is_cpp_node(PyObject* node);
+// A CppNode whose kind has a first-order formula in C++ (the walk runs it
+// unless create_graph).
+bool has_cpp_formula(PyObject* node);
 
 // Makes `out` (a new tensor object) the output of a new node of `kind` over
 // `inputs` (tensor objects, at least one requiring grad, or Py_None for an
@@ -105,7 +112,8 @@ CppNode& record_node(NodeKind& kind, PyObject* const* inputs, int num_inputs, Py
 
 // The same for an op with several outputs: output i (a tensor object) gets
 // grad_fn = the node and output number i, when it is floating point (as
-// Function.apply marks them); `kind` has `backward_outputs`. Formulas that
+// Function.apply marks them) and not null (a null entry: an output that takes
+// no gradient, slogdet's sign); `kind` has `backward_outputs` or no C++ formula. Formulas that
 // read `buffers` must also save a tensor (num_saved > 0): the check that the
 // graph was not freed runs only then.
 CppNode& record_outputs(NodeKind& kind, PyObject* const* inputs, int num_inputs, PyObject* const* saved,

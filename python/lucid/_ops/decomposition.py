@@ -187,13 +187,6 @@ def det(A):
 
 class _Slogdet(Function):
     @staticmethod
-    def forward(ctx, a):
-        sign, logabs = _C.slogdet(a._impl)
-        ctx.save_for_backward(a)
-        ctx.mark_non_differentiable(sign)
-        return sign, logabs
-
-    @staticmethod
     def backward(ctx, g_sign, g_logabs):
         # d log|det A| = tr(A^-1 dA); the sign is piecewise constant.
         (a,) = ctx.saved_tensors
@@ -214,9 +207,7 @@ def slogdet(A):
     (-1.0, 1.7918)
     """
     _tensor("linalg.slogdet", A)
-    if records(A):
-        return SlogdetResult(*_Slogdet.apply(A))
-    return SlogdetResult(*_C.slogdet(A._impl))
+    return SlogdetResult(*_C.autograd_slogdet(A))  # the kernel and (when recording) SlogdetBackward
 
 
 def logdet(input):
@@ -277,12 +268,6 @@ def _gap_inverse(w):
 
 class _Eigh(Function):
     @staticmethod
-    def forward(ctx, a, uplo):
-        w, v = _C.eigh(a._impl, uplo, True)
-        ctx.save_for_backward(w, v)
-        return w, v
-
-    @staticmethod
     def backward(ctx, gw, gv):
         # A = V diag(w) V^T: gA = V (diag(gw) + F o skew(V^T gV)) V^T with
         # F_ij = 1 / (w_j - w_i): needs distinct eigenvalues.
@@ -322,9 +307,7 @@ def eigh(A, UPLO="L"):
     """
     _tensor("linalg.eigh", A)
     _str("linalg.eigh", UPLO, "UPLO")
-    if records(A):
-        return EighResult(*_Eigh.apply(A, UPLO))
-    return EighResult(*_C.eigh(A._impl, UPLO, True))
+    return EighResult(*_C.autograd_eigh(A, UPLO))  # the kernel and (when recording) EighBackward
 
 
 def eigvalsh(A, UPLO="L"):
@@ -376,17 +359,10 @@ def _svd_grad(u, s, vh, gu, gs, gvh):
 
 class _SVD(Function):
     @staticmethod
-    def forward(ctx, a, full):
-        u, s, vh = _C.svd(a._impl, full, True)
-        ctx.save_for_backward(u, s, vh)
-        ctx.full = full
-        return u, s, vh
-
-    @staticmethod
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.saved_tensors
         k = s.shape[-1]
-        if ctx.full:  # only the first k columns of U (rows of Vh) enter A
+        if ctx.params[0]:  # full_matrices: only the first k columns of U (rows of Vh) enter A
             m, n = u.shape[-2], vh.shape[-1]
             if m != n and ((gu is not None and _any_nonzero(gu[..., :, k:]))
                            or (gvh is not None and _any_nonzero(gvh[..., k:, :]))):
@@ -428,9 +404,7 @@ def svd(A, full_matrices=True):
     """
     _tensor("linalg.svd", A)
     _bool("linalg.svd", full_matrices, "full_matrices")
-    if records(A):
-        return SVDResult(*_SVD.apply(A, full_matrices))
-    return SVDResult(*_C.svd(A._impl, full_matrices, True))
+    return SVDResult(*_C.autograd_svd(A, full_matrices))  # the kernel and (when recording) SVDBackward
 
 
 def svdvals(A):
@@ -447,21 +421,15 @@ def svdvals(A):
 # ----- qr --------------------------------------------------------------------------------------
 class _QR(Function):
     @staticmethod
-    def forward(ctx, a, mode):
-        q, r = _C.qr(a._impl, mode)
-        ctx.save_for_backward(q, r)
-        ctx.mode, ctx.shape = mode, tuple(a.shape)
-        return q, r
-
-    @staticmethod
     def backward(ctx, gq, gr):
         # m >= n, reduced: gA = [gQ + Q copyltu(M)] R^-T, M = R gR^T - gQ^T Q,
         # copyltu(M) the symmetric matrix with M's lower triangle.
-        m, n = ctx.shape[-2], ctx.shape[-1]
-        if ctx.mode == "r" or m < n or (ctx.mode == "complete" and m > n):
+        m, n = ctx.in_shape[-2], ctx.in_shape[-1]
+        mode = ("reduced", "complete", "r")[ctx.params[0]]
+        if mode == "r" or m < n or (mode == "complete" and m > n):
             raise NotImplementedError(
                 "linalg.qr: the gradient is implemented for mode='reduced' (or 'complete' with m == n) and "
-                f"inputs with m >= n; got mode={ctx.mode!r} and a {m} x {n} input")
+                f"inputs with m >= n; got mode={mode!r} and a {m} x {n} input")
         q, r = ctx.saved_tensors
         mm = 0.0
         if gr is not None:
@@ -491,9 +459,7 @@ def qr(A, mode="reduced"):
     """
     _tensor("linalg.qr", A)
     _str("linalg.qr", mode, "mode")
-    if records(A):
-        return QRResult(*_QR.apply(A, mode))
-    return QRResult(*_C.qr(A._impl, mode))
+    return QRResult(*_C.autograd_qr(A, mode))  # the kernel and (when recording) QRBackward
 
 
 # ----- solve_triangular ------------------------------------------------------------------------
@@ -579,13 +545,6 @@ def _unpack(lu):
 
 class _LUFactor(Function):
     @staticmethod
-    def forward(ctx, a, check):
-        lu, piv = _C.lu_factor(a._impl, check)
-        ctx.save_for_backward(lu, piv)
-        ctx.mark_non_differentiable(piv)
-        return lu, piv
-
-    @staticmethod
     def backward(ctx, g_lu, g_piv):
         # A = P L U (square): gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T, with
         # gL, gU the strictly lower / upper parts of the packed gradient.
@@ -599,6 +558,11 @@ class _LUFactor(Function):
         x = solve_triangular(_mT(low), phi, upper=True, unitriangular=True)
         x = solve_triangular(_mT(up), x, upper=False, left=False)
         return matmul(_permutation(piv, m, lu), x), None
+
+
+# These five record in C++ too (`_C.autograd_eigh` ..., csrc/autograd/decomposition.cpp:
+# nodes of several outputs); their formulas here serve every order.
+_C._register_decomposition_results(_Eigh, _Slogdet, _SVD, _QR, _LUFactor)
 
 
 def lu_factor(A, *, pivot=True):
@@ -617,9 +581,7 @@ def lu_factor(A, *, pivot=True):
     _bool(fn, pivot, "pivot")
     if not pivot:
         raise NotImplementedError(f"{fn}: LU without pivoting is not implemented (LAPACK and MLX always pivot)")
-    if records(A):
-        return LUFactorResult(*_LUFactor.apply(A, True))
-    return LUFactorResult(*_C.lu_factor(A._impl, True))
+    return LUFactorResult(*_C.autograd_lu_factor(A, True))  # the kernel and (when recording) LUFactorBackward
 
 
 def lu(A, *, pivot=True):
@@ -636,10 +598,7 @@ def lu(A, *, pivot=True):
     _bool(fn, pivot, "pivot")
     if not pivot:
         raise NotImplementedError(f"{fn}: LU without pivoting is not implemented (LAPACK and MLX always pivot)")
-    if records(A):
-        packed, piv = _LUFactor.apply(A, False)
-    else:
-        packed, piv = _C.lu_factor(A._impl, False)
+    packed, piv = _C.autograd_lu_factor(A, False)
     low, up = _unpack(packed)
     return LUResult(_permutation(piv, A.shape[-2], packed), low, up)
 
