@@ -8,12 +8,9 @@
 // `meta`, `op`). What differs per op is its NodeKind: the name, the Python
 // Function whose recorded formula serves create_graph, and the first-order
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
-// The op families that record this way: arithmetic.cpp (add, sub, mul, div)
-// unary.cpp (neg, exp, log, ... the ops of `_Unary`), reduction.cpp (sum,
-// mean, var, prod, amax / amin, max / min along a dim), copy.cpp (to, clone),
-// scan.cpp (cumsum, cumprod), shape.cpp (reshape, view, permute, expand),
-// linalg.cpp (matmul), linear.cpp (linear), indexing.cpp (basic indexing) and nn.cpp (conv2d,
-// the 2-D pools, embedding).
+// Every file of csrc/autograd/ but tensor_object, grad_mode, node and engine
+// is an op family recording this way (docs/architecture.md rule 5 lists
+// them and their ops).
 #pragma once
 #include <pybind11/pybind11.h>
 
