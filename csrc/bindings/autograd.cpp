@@ -12,6 +12,7 @@
 #include "autograd/nn.h"
 #include "autograd/node.h"
 #include "autograd/normalization.h"
+#include "autograd/norms.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
 #include "autograd/unary.h"
@@ -32,6 +33,7 @@ void init_autograd(py::module_& m) {
   autograd::init_nn(m);
   autograd::init_indexing(m);
   autograd::init_normalization(m);
+  autograd::init_norms(m);
   autograd::init_loss(m);
   m.def(
       "backward_walk",
