@@ -335,3 +335,55 @@ def test_math_binary_bad_arguments(name):
         f(v, lucid.zeros(4, device="gpu"))
     with pytest.raises(TypeError, match="expected at least one tensor argument"):
         f(1.0, 2.0)
+
+
+# ----- special.ndtri -------------------------------------------------------------------------
+
+NDTRI_P = [0.025, 0.1, 0.5, 0.8, 0.975, 1e-8]
+# torch.special.ndtri at NDTRI_P in float64 (literals)
+NDTRI_Z = [-1.9599639845400545, -1.2815515655446004, 0.0, 0.8416212335729143, 1.959963984540054,
+           -5.612001244174789]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ndtri_values_gradient_and_node(device):
+    p = leaf(NDTRI_P, device)
+    z = lucid.special.ndtri(p)
+    assert z.grad_fn.name() == "NdtriBackward"
+    np.testing.assert_allclose(z.detach().numpy(), NDTRI_Z, rtol=2e-6, atol=1e-6)
+    z.sum().backward()
+    zr = np.array(NDTRI_Z)
+    np.testing.assert_allclose(p.grad.numpy(), np.sqrt(2 * np.pi) * np.exp(zr * zr / 2), rtol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_ndtri_first_order_is_the_python_formula_bit_for_bit(device):
+    p = leaf([0.01, 0.3, 0.5, 0.7, 0.999], device)
+    first, second = grads_both_ways(lambda: (lucid.special.ndtri(p) * 1.5).sum(), [p])
+    np.testing.assert_array_equal(first[0], second[0])
+
+
+def test_ndtri_second_derivative_no_grad_and_in_place():
+    p = leaf([0.2, 0.6], "cpu", np.float64)
+    assert lucid.autograd.gradgradcheck(lucid.special.ndtri, (p,))
+    # d2z/dp2 = z / pdf(z)^2
+    (g,) = lucid.autograd.grad(lucid.special.ndtri(p).sum(), [p], create_graph=True)
+    g.sum().backward()
+    z = lucid.special.ndtri(p.detach()).numpy()
+    np.testing.assert_allclose(p.grad.numpy(), z * 2 * np.pi * np.exp(z * z), rtol=1e-9)
+    with lucid.no_grad():
+        assert lucid.special.ndtri(p).grad_fn is None
+    assert lucid.special.ndtri(p.detach()).grad_fn is None
+    q = leaf([0.3], "cpu")
+    z = lucid.special.ndtri(q)
+    with lucid.no_grad():
+        q.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_ndtri_bad_input():
+    with pytest.raises(TypeError, match=r"special.ndtri\(\): argument 'input' must be a tensor, got list"):
+        lucid.special.ndtri([0.5])
+    with pytest.raises(TypeError, match=r"special.ndtri\(\): argument 'input' must not be a bool tensor"):
+        lucid.special.ndtri(lucid.tensor([True]))

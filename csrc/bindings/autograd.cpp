@@ -15,6 +15,7 @@
 #include "autograd/norms.h"
 #include "autograd/reduction.h"
 #include "autograd/shape.h"
+#include "autograd/special.h"
 #include "autograd/unary.h"
 #include "bindings/common.h"
 
@@ -34,6 +35,7 @@ void init_autograd(py::module_& m) {
   autograd::init_indexing(m);
   autograd::init_normalization(m);
   autograd::init_norms(m);
+  autograd::init_special_autograd(m);
   autograd::init_loss(m);
   m.def(
       "backward_walk",
