@@ -5,6 +5,8 @@ values and gradients against numpy written here, node names, the C++
 first-order formula against the Python one (create_graph runs the Python
 Function: the two must give the same bits), second derivatives, in-place
 checks, no-grad calls and bad input."""
+import math
+
 import numpy as np
 import pytest
 
@@ -387,3 +389,63 @@ def test_ndtri_bad_input():
         lucid.special.ndtri([0.5])
     with pytest.raises(TypeError, match=r"special.ndtri\(\): argument 'input' must not be a bool tensor"):
         lucid.special.ndtri(lucid.tensor([True]))
+
+
+# ----- polygamma ----------------------------------------------------------------------------
+
+ZETA3 = 1.2020569031595942
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_polygamma_hand_values_gradient_and_node(device):
+    x = leaf([1.0, 0.5, -0.5, 2.0], device)
+    y = lucid.polygamma(1, x)
+    assert y.grad_fn.name() == "PolygammaBackward"
+    # psi1(1) = pi^2/6, psi1(1/2) = pi^2/2, psi1(-1/2) = pi^2/2 + 4, psi1(2) = pi^2/6 - 1
+    np.testing.assert_allclose(y.detach().numpy(), [np.pi ** 2 / 6, np.pi ** 2 / 2, np.pi ** 2 / 2 + 4,
+                                                    np.pi ** 2 / 6 - 1], rtol=1e-5)
+    y.sum().backward()
+    # d/dx psi1 = psi2: psi2(1) = -2 zeta(3), psi2(1/2) = -14 zeta(3), psi2(2) = -2 zeta(3) + 2
+    np.testing.assert_allclose(x.grad.numpy()[[0, 1, 3]], [-2 * ZETA3, -14 * ZETA3, -2 * ZETA3 + 2], rtol=1e-5)
+    z = leaf([1.0], device)
+    lucid.polygamma(0, z).backward()  # digamma's gradient: psi1(1)
+    np.testing.assert_allclose(z.grad.numpy(), [np.pi ** 2 / 6], rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_polygamma_first_order_is_the_python_formula_bit_for_bit(device):
+    x = leaf([-2.5, -0.3, 0.2, 0.5, 1.0, 3.7, 12.0, 50.0], device)
+    for n in (0, 1, 2, 5, 30):
+        first, second = grads_both_ways(lambda: (lucid.polygamma(n, x) * 1.5).sum(), [x])
+        np.testing.assert_array_equal(first[0], second[0])
+
+
+def test_polygamma_second_derivatives_no_grad_in_place_and_largest_order():
+    x = leaf([0.7, 2.5, -1.3], "cpu", np.float64)
+    for n in (0, 1, 3):
+        assert lucid.autograd.gradgradcheck(lambda t: lucid.polygamma(n, t), (x,))
+    with lucid.no_grad():
+        assert lucid.polygamma(1, x).grad_fn is None
+    assert lucid.polygamma(1, x.detach()).grad_fn is None
+    w = leaf([1.5], "cpu")
+    y = lucid.polygamma(2, w)
+    with lucid.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    # the largest order has a gradient (polygamma(101, x), computed by the node's formula)
+    v = leaf([3.0], "cpu", np.float64)
+    (g,) = lucid.autograd.grad(lucid.polygamma(100, v), [v])
+    # psi^(101)(3) = 101! zeta(102, 3) = 101! (3^-102 + 4^-102 + ...)
+    np.testing.assert_allclose(g.item(), math.factorial(101) * (3.0 ** -102 + 4.0 ** -102), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: lucid.polygamma(101, lucid.zeros(2)), ValueError, "must be at most 100, got 101"),
+    (lambda: lucid.polygamma(-1, lucid.zeros(2)), ValueError, "must be a non-negative int, got -1"),
+    (lambda: lucid.polygamma(2, lucid.tensor([True])), TypeError, "must not be a bool tensor"),
+    (lambda: lucid.polygamma(2, [1.0]), TypeError, r"polygamma\(\): argument 'input' must be a tensor, got list"),
+])
+def test_polygamma_bad_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
