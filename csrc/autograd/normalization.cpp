@@ -194,8 +194,8 @@ Tensor times_number(const Tensor& t, PyObject* v, const char* argument) {
   return ops::mul(t, *s);
 }
 
-// `running * (1.0 - momentum) + batch * momentum`, as `_BatchNormTrain.forward`
-// computed the new running statistic (Python's `1.0 - momentum`: its TypeError).
+// `running * (1.0 - momentum) + batch * momentum`, as the Python forward this
+// replaced computed the new running statistic (Python's `1.0 - momentum`: its TypeError).
 Tensor moved(const Tensor& running, const Tensor& batch, PyObject* momentum) {
   py::object one = py::float_(1.0);
   PyObject* keep = PyNumber_Subtract(one.ptr(), momentum);
@@ -205,7 +205,7 @@ Tensor moved(const Tensor& running, const Tensor& batch, PyObject* momentum) {
   return ops::add(kept, times_number(batch, momentum, "momentum"));
 }
 
-// Train-mode batch_norm: `_BatchNormTrain.forward`'s ops in its order (the same
+// Train-mode batch_norm: the ops of the Python forward this replaced, in its order (the same
 // bits): the batch mean and biased variance over `dims`, the running buffers'
 // new values (unbiased variance: var * count / (count - 1)), rstd, xhat, then
 // weight and bias reshaped to (1, C, 1, ...). Every value is computed before
@@ -220,7 +220,8 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
   if (!bias.is_none()) b = tensor_arg(bias.ptr(), "batch_norm", "bias");
   if (!running_mean.is_none()) rm = tensor_arg(running_mean.ptr(), "batch_norm", "running_mean");
   if (!running_var.is_none()) rv = tensor_arg(running_var.ptr(), "batch_norm", "running_var");
-  if (h.ndim() < 2 || count < 2) throw ValueError("batch_norm: expected an (N, C, *) input with more than 1 value per channel");
+  if (h.ndim() < 2 || count < 2)  // checked by lucid.nn.functional.batch_norm, with its messages
+    throw ValueError("batch_norm: expected an (N, C, *) input with more than 1 value per channel");
   const Shape per_channel{h.shape()[1]};
   const Shape shape = channel_shape(h);
   ops::Dims axes = dims;

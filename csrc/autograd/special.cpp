@@ -168,7 +168,8 @@ py::object ndtri(py::handle p, py::handle z) {
   if (hp.shape() != hz.shape()) throw ValueError("special.ndtri: the values must have the input's shape");
   py::object out = py::reinterpret_borrow<py::object>(z);
   if (tensor_object(p.ptr())->requires_grad && grad_enabled() && is_floating(hz.dtype())) {
-    if (tensor_object(z.ptr())->grad_fn) throw ValueError("special.ndtri: the values must be computed without recording");
+    if (tensor_object(z.ptr())->grad_fn)
+      throw ValueError("special.ndtri: the values must be computed without recording");
     PyObject* input = p.ptr();
     PyObject* saved[2] = {input, z.ptr()};
     record_node(kind, &input, 1, saved, 2, z.ptr());

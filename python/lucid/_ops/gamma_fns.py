@@ -11,8 +11,9 @@ terms; at ``z >= 10.5 + n`` the first dropped term is below 1e-17 of the sum).
 Below 1/2 the reflection ``psi^(n)(x) = (-1)^n psi^(n)(1-x) - pi^(n+1) P_n(cot(pi x))``,
 ``P_n`` the polynomial with ``d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x))``
 (``P_0(c) = c``, ``P_(k+1) = -(1 + c^2) P_k'``); ``cot(pi x)`` is reduced exactly
-to a tangent of an argument in [0, pi/4] (``cot_pi`` in special.cpp), so it is 0 at the half-integers. At 0 and the negative
-integers (and -inf) the result is ``(-1)^(n+1) inf``, +inf gives 0, as PyTorch.
+to a tangent of an argument in [0, pi/4] (``cot_pi`` in special.cpp), so it is 0 at the
+half-integers. At 0 and the negative integers (and -inf) the result is
+``(-1)^(n+1) inf``, +inf gives 0, as PyTorch.
 The forward runs in the input's dtype (float32 on the GPU stream) without recording;
 the gradient is ``g * polygamma(n+1, x)``, itself differentiable.
 """
@@ -82,9 +83,10 @@ def _ensure_plans(*orders):
 class _Polygamma(Function):
     """polygamma's graph node (PolygammaBackward): `_C.autograd_polygamma(x, n)`
     (csrc/autograd/special.cpp) runs the composition described above (`polygamma_values`
-    there, the ops the Python composition ran, in its order: the same bits) and records the node, whose first-order backward, g * polygamma(n + 1, x),
-    is there. This class is that formula under create_graph; the node is its ctx
-    (saved (x,), ``ctx.params[0]`` n)."""
+    there: the ops the Python composition ran, in its order, so the same bits) and
+    records the node, whose first-order backward, g * polygamma(n + 1, x), is there.
+    This class is that formula under create_graph; the node is its ctx (saved (x,),
+    ``ctx.params[0]`` n)."""
 
     @staticmethod
     def backward(ctx, g):
