@@ -1,4 +1,4 @@
-// maximum ... fmod and their graph nodes; see elementwise.h.
+// maximum ... fmod, hypot ... fmin and their graph nodes; see elementwise.h.
 #include "autograd/elementwise.h"
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "ops/copy.h"
 #include "ops/elementwise.h"
+#include "ops/math_extra.h"
 #include "ops/scalar.h"
 #include "ops/special.h"
 
@@ -36,11 +37,15 @@ Tensor grad_for(const Tensor& g, const Tensor& like) {
 
 bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.inputs, i) != Py_None; }
 
+// The first of `kinds` (below): a kind's index is its Kind.
+const NodeKind* kinds_begin();
+
 // ----- the first-order formulas: the Python Functions' backwards against ops::,
 // the same operations in the same order ------------------------------------------
 
 enum Kind {
-  kMaximum, kMinimum, kWhere, kClamp, kGelu, kGeluTanh, kSoftplus, kAtan2, kFloorDivide, kRemainder, kFmod, kCount
+  kMaximum, kMinimum, kWhere, kClamp, kGelu, kGeluTanh, kSoftplus, kAtan2, kFloorDivide, kRemainder, kFmod,
+  kHypot, kLogaddexp, kLogaddexp2, kXlogy, kCopysign, kFmax, kFmin, kCount
 };
 
 // `_MaxMin.backward`: the winner takes g, a tie sends half to each (PyTorch).
@@ -170,6 +175,67 @@ InputGrads remainder_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
+// ----- hypot ... fmin (lucid/_ops/math_extra.py's `_MathBinary`) ---------------
+
+Tensor exp2(const Tensor& x) { return ops::math_unary(cpu::MathUnaryOp::Exp2, "exp2", x); }
+Tensor xlogy(const Tensor& a, const Tensor& b) { return ops::math_binary(cpu::MathBinaryOp::Xlogy, "xlogy", a, b); }
+
+// `_MathBinary.backward` with grad mode off, op for op (PyTorch's formulas,
+// docs/numerics.md "Extra elementwise math"); saved: (a, b, y). The node
+// broadcasts: cpp_backward fits each gradient to its input (`_grad_for`).
+InputGrads math_binary_backward(const CppNode& n, const Tensor& g) {
+  const Tensor &a = n.saved_handles[0], &b = n.saved_handles[1], &y = n.saved_handles[2];
+  const Kind op = static_cast<Kind>(n.kind - kinds_begin());
+  const bool na = needs(n, 0), nb = needs(n, 1);
+  InputGrads r;
+  switch (op) {
+    case kHypot:
+      if (na) r.grad[0] = ops::div(ops::mul(g, a), y);
+      if (nb) r.grad[1] = ops::div(ops::mul(g, b), y);
+      break;
+    case kLogaddexp:
+    case kLogaddexp2: {
+      auto power = [&](const Tensor& t) { return op == kLogaddexp ? ops::exp(t) : exp2(t); };
+      if (na) {
+        Tensor e = power(ops::sub(b, a));
+        r.grad[0] = ops::div(g, ops::add(e, real(1.0, e)));
+      }
+      if (nb) {
+        Tensor e = power(ops::sub(a, b));
+        r.grad[1] = ops::div(g, ops::add(e, real(1.0, e)));
+      }
+      break;
+    }
+    case kXlogy:  // d/da = log(b), 0 where a == 0 and b <= 0 (PyTorch); d/db = a / b
+      if (na) {
+        Tensor zero = ops::logical_and(ops::eq(a, integer(0, a)), ops::le(b, integer(0, b)));
+        Tensor v = xlogy(g, b);
+        r.grad[0] = ops::where(zero, real(0.0, v), v);
+      }
+      if (nb) r.grad[1] = ops::div(ops::mul(g, a), b);
+      break;
+    case kCopysign:  // y / a is +-1: 0 where a == 0; nothing flows to the sign source
+      if (na) {
+        Tensor zero = ops::eq(a, integer(0, a));
+        Tensor safe = ops::where(zero, real(1.0, a), a);
+        Tensor v = ops::mul(g, ops::div(y, safe));
+        r.grad[0] = ops::where(zero, real(0.0, v), v);
+      }
+      if (nb) {
+        Tensor gb = ops::mul(g, b);
+        r.grad[1] = ops::full(gb.shape(), 0.0, gb.dtype(), gb.device());
+      }
+      break;
+    default: {  // fmax / fmin: to `a` where it was chosen (ties too) or b is NaN, else to `b`
+      Tensor pick_a = op == kFmax ? ops::ge(a, b) : ops::le(a, b);
+      pick_a = ops::logical_or(pick_a, ops::isnan(b));
+      if (na) r.grad[0] = masked(pick_a, g);
+      if (nb) r.grad[1] = masked(ops::logical_not(pick_a), g);
+    }
+  }
+  return r;
+}
+
 NodeKind kinds[kCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backward, true},
                           {"MinimumBackward", "minimum", nullptr, maxmin_backward, true},
                           {"WhereBackward", "where", nullptr, where_backward},
@@ -180,7 +246,16 @@ NodeKind kinds[kCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backwar
                           {"Atan2Backward", "atan2", nullptr, atan2_backward},
                           {"FloorDivideBackward", "floor_divide", nullptr, floor_divide_backward, true},
                           {"RemainderBackward", "remainder", nullptr, remainder_backward, true},
-                          {"FmodBackward", "fmod", nullptr, remainder_backward, true}};
+                          {"FmodBackward", "fmod", nullptr, remainder_backward, true},
+                          {"HypotBackward", "hypot", nullptr, math_binary_backward, true},
+                          {"LogaddexpBackward", "logaddexp", nullptr, math_binary_backward, true},
+                          {"Logaddexp2Backward", "logaddexp2", nullptr, math_binary_backward, true},
+                          {"XlogyBackward", "xlogy", nullptr, math_binary_backward, true},
+                          {"CopysignBackward", "copysign", nullptr, math_binary_backward, true},
+                          {"FmaxBackward", "fmax", nullptr, math_binary_backward, true},
+                          {"FminBackward", "fmin", nullptr, math_binary_backward, true}};
+
+const NodeKind* kinds_begin() { return kinds; }
 
 // ----- recording ----------------------------------------------------------------------
 
@@ -213,6 +288,13 @@ Tensor binary_kernel(Kind op, const Tensor& a, const Tensor& b) {
     case kFloorDivide: return ops::floor_divide(a, b);
     case kRemainder: return ops::remainder(a, b);
     case kFmod: return ops::fmod(a, b);
+    case kHypot: return ops::math_binary(cpu::MathBinaryOp::Hypot, "hypot", a, b);
+    case kLogaddexp: return ops::math_binary(cpu::MathBinaryOp::LogAddExp, "logaddexp", a, b);
+    case kLogaddexp2: return ops::math_binary(cpu::MathBinaryOp::LogAddExp2, "logaddexp2", a, b);
+    case kXlogy: return xlogy(a, b);
+    case kCopysign: return ops::math_binary(cpu::MathBinaryOp::Copysign, "copysign", a, b);
+    case kFmax: return ops::math_binary(cpu::MathBinaryOp::Fmax, "fmax", a, b);
+    case kFmin: return ops::math_binary(cpu::MathBinaryOp::Fmin, "fmin", a, b);
     default: throw RuntimeError("autograd binary: not a two-input op");
   }
 }
@@ -237,8 +319,9 @@ py::object binary(Kind op, PyObject* x, PyObject* y) {
   py::object out = steal(wrap(binary_kernel(op, handle_of(x), handle_of(y))));
   if (!records({x, y}, out)) return out;
   PyObject* inputs[2] = {x, y};
-  PyObject* saved[2] = {x, y};
-  CppNode& n = record_node(kinds[op], inputs, 2, saved, op == kFloorDivide ? 0 : 2, out.ptr());
+  PyObject* saved[3] = {x, y, out.ptr()};  // hypot ... fmin also read the result
+  int num_saved = op == kFloorDivide ? 0 : op >= kHypot ? 3 : 2;
+  CppNode& n = record_node(kinds[op], inputs, 2, saved, num_saved, out.ptr());
   if (op == kFloorDivide) {  // its zeros' shapes and dtypes, also where they fit as they are
     for (int i = 0; i < 2; ++i) {
       n.shapes[i] = handle_of(inputs[i]).shape();
@@ -396,6 +479,13 @@ PyMethodDef entries[] = {
     entry("autograd_floor_divide", binary_entry<kFloorDivide>, "floor_divide(input, other), recorded when needed."),
     entry("autograd_remainder", binary_entry<kRemainder>, "remainder(input, other), recorded when needed."),
     entry("autograd_fmod", binary_entry<kFmod>, "fmod(input, other), recorded when needed."),
+    entry("autograd_hypot", binary_entry<kHypot>, "hypot(input, other), recorded when needed."),
+    entry("autograd_logaddexp", binary_entry<kLogaddexp>, "logaddexp(input, other), recorded when needed."),
+    entry("autograd_logaddexp2", binary_entry<kLogaddexp2>, "logaddexp2(input, other), recorded when needed."),
+    entry("autograd_xlogy", binary_entry<kXlogy>, "xlogy(input, other), recorded when needed."),
+    entry("autograd_copysign", binary_entry<kCopysign>, "copysign(input, other), recorded when needed."),
+    entry("autograd_fmax", binary_entry<kFmax>, "fmax(input, other), recorded when needed."),
+    entry("autograd_fmin", binary_entry<kFmin>, "fmin(input, other), recorded when needed."),
     entry("autograd_where", where_entry, "where(condition, input, other) on tensors, recorded when needed."),
     entry("autograd_clamp", clamp_entry, "clamp(input, min, max), recorded when needed."),
     entry("autograd_gelu", gelu_entry, "gelu(input, approximate), recorded when needed."),

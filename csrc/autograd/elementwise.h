@@ -1,5 +1,6 @@
 // maximum, minimum, where, clamp, gelu, softplus, atan2, floor_divide,
-// remainder and fmod recorded in C++ (issue 11: "graph recording in C++").
+// remainder, fmod and hypot, logaddexp, logaddexp2, xlogy, copysign, fmax,
+// fmin recorded in C++ (issue 11: "graph recording in C++").
 //
 // Each `_C.autograd_<op>` is the whole op: it runs the `ops::` kernel and,
 // when grad mode is on, an input requires grad and the result is floating
@@ -8,13 +9,15 @@
 // under create_graph the walk calls the op's Python Function (`_MaxMin`,
 // `_Where`, `_Clamp`, `_Gelu`, `_FloorDivide`, `_Remainder` in
 // lucid/_ops/elementwise.py, `_Atan2` in lucid/_ops/special.py, `_Softplus` in
-// lucid/nn/_f_activation.py), whose formula
+// lucid/nn/_f_activation.py, `_MathBinary` in lucid/_ops/math_extra.py for
+// hypot ... fmin, which also saves the result), whose formula
 // is recorded lucid ops: the same operations in the same order, so both give
 // the same bits.
 //
 // What each entry takes (the Python wrappers keep the rest of their argument
 // handling and messages):
 //   autograd_maximum / _minimum / _atan2 / _floor_divide / _remainder / _fmod
+//     / _hypot / _logaddexp / _logaddexp2 / _xlogy / _copysign / _fmax / _fmin
 //     (input, other): tensors or a tensor and a number (PyTorch's weak scalar),
 //     anything else through `_binary_args` (lists; its TypeErrors);
 //   autograd_where(condition, input, other): three tensors; the node's inputs

@@ -10,6 +10,11 @@
 // lucid/nn/_f_normalization.py's `_LayerNorm`) when the input and parameters
 // share a float32 / float64 dtype. Under create_graph the walk calls the
 // Python Functions (`_Softmax` in lucid/nn/functional.py, `_LayerNorm`).
+// `_C.autograd_batch_norm(x, weight, bias, running_mean, running_var, dims,
+// count, momentum, eps)` is train-mode batch_norm: the ops its Python forward
+// ran, in that order, the running buffers written in place only after every
+// value is computed, and BatchNormTrainBackward (saved: input, xhat, rstd,
+// weight) when something needs a gradient.
 #pragma once
 #include <pybind11/pybind11.h>
 

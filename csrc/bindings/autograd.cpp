@@ -15,11 +15,13 @@
 #include "autograd/nn.h"
 #include "autograd/node.h"
 #include "autograd/normalization.h"
+#include "autograd/norms.h"
 #include "autograd/quantization.h"
 #include "autograd/recurrent.h"
 #include "autograd/reduction.h"
 #include "autograd/scan.h"
 #include "autograd/shape.h"
+#include "autograd/special.h"
 #include "autograd/unary.h"
 #include "bindings/common.h"
 
@@ -42,6 +44,8 @@ void init_autograd(py::module_& m) {
   autograd::init_indexing(m);
   autograd::init_gather(m);
   autograd::init_normalization(m);
+  autograd::init_norms(m);
+  autograd::init_special_autograd(m);
   autograd::init_loss(m);
   autograd::init_quantization(m);
   autograd::init_recurrent(m);

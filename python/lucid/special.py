@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 
-from . import _ops as _o
+from . import _C, _ops as _o
 from ._creation import ones_like
 from ._ops.common import as_tensor as _as_tensor
 from ._ops.gamma_fns import _check_float
 from ._tensor import Tensor
 from .autograd import Function
-from .autograd.grad_mode import is_grad_enabled, no_grad
+from .autograd.grad_mode import no_grad
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "polygamma", "multigammaln",
            "xlogy", "xlog1py", "sinc", "entr", "ndtr", "ndtri", "log_ndtr", "logsumexp", "softmax", "log_softmax",
@@ -154,16 +154,20 @@ def _ndtri_values(p):
 
 
 class _Ndtri(Function):
-    @staticmethod
-    def forward(ctx, p):
-        ctx.save_for_backward(p)
-        return _ndtri_values(p)
+    """ndtri's graph node (NdtriBackward): `_C.autograd_ndtri(p, z)`
+    (csrc/autograd/special.cpp) records it over the values computed here, and its
+    first-order backward (this formula with the saved output for ``ndtri(p)``: the
+    same ops on the same input, the same bits) is there. This class is the formula
+    under create_graph; the node is its ctx (saved (p, z))."""
 
     @staticmethod
     def backward(ctx, g):
-        (p,) = ctx.saved_tensors
+        p, _ = ctx.saved_tensors
         z = ndtri(p)  # recorded again under create_graph: the gradient is differentiable
-        return g * _o.exp(z * z * 0.5 + _HALF_LOG_2PI)
+        return (g * _o.exp(z * z * 0.5 + _HALF_LOG_2PI),)
+
+
+_C._register_ndtri(_Ndtri)
 
 
 def ndtri(input):
@@ -175,10 +179,9 @@ def ndtri(input):
     '1.95996'
     """
     p = _float("ndtri", input)
-    if p._requires_grad and is_grad_enabled():
-        return _Ndtri.apply(p)
     with no_grad():
-        return _ndtri_values(p)
+        z = _ndtri_values(p)
+    return _C.autograd_ndtri(p, z)  # NdtriBackward over p when it requires grad and grad mode is on
 
 
 _SERIES_TERMS, _ASYM_TERMS, _SWITCH = 60, 30, 20.0

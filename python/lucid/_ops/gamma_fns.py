@@ -1,4 +1,7 @@
-"""polygamma and mvlgamma, composed from lucid ops (both streams), and digamma's gradient.
+"""polygamma and mvlgamma (both streams), and digamma's gradient. polygamma's ops run
+in C++ (csrc/autograd/special.cpp: `_C.autograd_polygamma`, one call that also records
+PolygammaBackward), with the coefficients that need exact arithmetic computed here
+(``_plan``); mvlgamma is composed from lucid ops.
 
 ``polygamma(n, x)`` for n >= 1 is ``(-1)^(n+1) n! zeta(n+1, x)`` with the Hurwitz
 zeta ``zeta(s, y) = sum_k (y + k)^-s``. For ``y = x >= 1/2``: the first ``M = 10 + n``
@@ -8,8 +11,9 @@ terms; at ``z >= 10.5 + n`` the first dropped term is below 1e-17 of the sum).
 Below 1/2 the reflection ``psi^(n)(x) = (-1)^n psi^(n)(1-x) - pi^(n+1) P_n(cot(pi x))``,
 ``P_n`` the polynomial with ``d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x))``
 (``P_0(c) = c``, ``P_(k+1) = -(1 + c^2) P_k'``); ``cot(pi x)`` is reduced exactly
-to a tangent of an argument in [0, pi/4] (``_cot_pi``), so it is 0 at the half-integers. At 0 and the negative
-integers (and -inf) the result is ``(-1)^(n+1) inf``, +inf gives 0, as PyTorch.
+to a tangent of an argument in [0, pi/4] (``cot_pi`` in special.cpp), so it is 0 at the
+half-integers. At 0 and the negative integers (and -inf) the result is
+``(-1)^(n+1) inf``, +inf gives 0, as PyTorch.
 The forward runs in the input's dtype (float32 on the GPU stream) without recording;
 the gradient is ``g * polygamma(n+1, x)``, itself differentiable.
 """
@@ -19,12 +23,12 @@ import math
 import numbers
 from fractions import Fraction
 
+from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
-from ..autograd.grad_mode import is_grad_enabled, no_grad
 from . import elementwise as E
 from .elementwise import _GRADIENT
-from .math_extra import digamma, lgamma, tan
+from .math_extra import lgamma
 
 __all__ = ["polygamma", "mvlgamma"]
 TENSOR_METHODS = ["mvlgamma"]
@@ -52,66 +56,47 @@ def _cot_polynomial(n):
     return p
 
 
-def _hurwitz_zeta(s, y):
-    """sum_k (y + k)^-s for y >= 1/2 (a tensor), integer s >= 2."""
-    shift = 10 + s
-    total = None
-    for k in range(shift):
-        term = E.pow(E.reciprocal(E.add(y, float(k))), s)
-        total = term if total is None else E.add(total, term)
-    t = E.reciprocal(E.add(y, float(shift)))
-    tail = E.add(E.mul(E.pow(t, s - 1), 1.0 / (s - 1)), E.mul(E.pow(t, s), 0.5))
-    t2 = E.mul(t, t)
-    power = E.pow(t, s + 1)  # z^(1 - s - 2j) at j = 1
-    rising = Fraction(s)  # (s)_(2j-1)
+def _plan(n):
+    """What polygamma's ops of order n read that needs exact arithmetic, rounded once:
+    the Euler-Maclaurin coefficients for s = n + 1, (-1)^(n+1) n!, and P_n's
+    coefficients as floats (csrc/autograd/special.cpp runs the same ops with them)."""
+    s = n + 1
+    bernoulli, rising = [], Fraction(s)
     for j, b in enumerate(_BERNOULLI, 1):
-        coef = b * rising / math.factorial(2 * j)
-        tail = E.add(tail, E.mul(power, float(coef)))
-        power = E.mul(power, t2)
+        bernoulli.append(float(b * rising / math.factorial(2 * j)))
         rising *= (s + 2 * j - 1) * (s + 2 * j)
-    return E.add(total, tail)
+    sign = -1.0 if n % 2 == 0 else 1.0
+    return bernoulli, sign * float(math.factorial(n)), [float(a) for a in _cot_polynomial(n)]
 
 
-def _polygamma_values(n, x):
-    if n == 0:
-        return digamma(x)
-    sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
-    reflect = E.lt(x, 0.5)
-    y = E.where(reflect, E.sub(1.0, x), x)
-    psi_y = E.mul(_hurwitz_zeta(n + 1, y), sign * float(math.factorial(n)))
-    c = _cot_pi(x)
-    coeffs = _cot_polynomial(n)
-    poly = E.add(E.mul(c, float(coeffs[-1])), float(coeffs[-2]))
-    for a in reversed(coeffs[:-2]):  # Horner
-        poly = E.add(E.mul(poly, c), float(a))
-    reflected = E.sub(E.mul(psi_y, (-1.0) ** n), E.mul(poly, math.pi ** (n + 1)))
-    out = E.where(reflect, reflected, psi_y)
-    pole = E.logical_and(E.le(x, 0.0), E.eq(x, E.floor(x)))
-    return E.where(pole, sign * math.inf, out)
+_PLANNED = set()
 
 
-def _cot_pi(x):
-    """cot(pi x), reduced exactly to an argument in [0, pi/4]: r = x - floor(x) in [0, 1),
-    cot(pi r) = -cot(pi (1 - r)), and cot(pi s) = tan(pi (1/2 - s)) for s in [1/4, 1/2]
-    (so cot is exactly 0 at the half-integers; inf at the integers, which are poles)."""
-    r = E.sub(x, E.floor(x))
-    upper = E.gt(r, 0.5)
-    s = E.where(upper, E.sub(1.0, r), r)
-    c = E.where(E.gt(s, 0.25), tan(E.mul(E.sub(0.5, s), math.pi)), E.reciprocal(tan(E.mul(s, math.pi))))
-    return E.where(upper, E.neg(c), c)
+def _ensure_plans(*orders):
+    """Registers with _C the plans of these orders (n >= 1) not registered yet."""
+    for n in orders:
+        if n >= 1 and n not in _PLANNED:
+            _C._polygamma_plan(n, *_plan(n))
+            _PLANNED.add(n)
 
 
 class _Polygamma(Function):
-    @staticmethod
-    def forward(ctx, x, n):
-        ctx.save_for_backward(x)
-        ctx.n = n
-        return _polygamma_values(n, x)
+    """polygamma's graph node (PolygammaBackward): `_C.autograd_polygamma(x, n)`
+    (csrc/autograd/special.cpp) runs the composition described above (`polygamma_values`
+    there: the ops the Python composition ran, in its order, so the same bits) and
+    records the node, whose first-order backward, g * polygamma(n + 1, x), is there.
+    This class is that formula under create_graph; the node is its ctx (saved (x,),
+    ``ctx.params[0]`` n)."""
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return E.mul(g, polygamma(ctx.n + 1, x)), None
+        n = ctx.params[0] + 1
+        _ensure_plans(n, n + 1)
+        return (E.mul(g, _C.autograd_polygamma(x, n)),)
+
+
+_C._register_polygamma(_Polygamma)
 
 
 def _check_float(fn, x):
@@ -139,10 +124,8 @@ def polygamma(n, input):
                          "reflection polynomial grow with n, and n! overflows float64 past 170)")
     x = _check_float("polygamma", input)
     n = int(n)
-    if x._requires_grad and is_grad_enabled():
-        return _Polygamma.apply(x, n)
-    with no_grad():
-        return _polygamma_values(n, x)
+    _ensure_plans(n, n + 1)
+    return _C.autograd_polygamma(x, n)  # the values and (when recording) PolygammaBackward: one C++ call
 
 
 def _tensor_polygamma(self, n):

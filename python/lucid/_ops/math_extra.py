@@ -21,7 +21,6 @@ from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from .common import wrap
 from . import elementwise as E
 from .copy import assign_
 from .elementwise import _DERIVATIVE, _GRADIENT, _Unary, _binary_args, _grad_for
@@ -200,24 +199,17 @@ def logit(input, eps=None):
 # ----- binary kernels ------------------------------------------------------------------------
 
 class _MathBinary(Function):
-    """hypot ... fmin through one node (HypotBackward, ...); the gradient formulas are
-    PyTorch's (docs/numerics.md, "Extra elementwise math")."""
-
-    @classmethod
-    def node_name(cls, ctx):
-        return ctx.name.capitalize() + "Backward"
-
-    @staticmethod
-    def forward(ctx, a, b, name):
-        y = wrap(getattr(_C, name)(a._impl, b._impl))
-        ctx.name = name
-        ctx.save_for_backward(a, b, y)
-        return y
+    """hypot ... fmin, each one graph node (HypotBackward, ...): `_C.autograd_<name>`
+    (csrc/autograd/elementwise.cpp) coerces a number operand, runs the kernel and
+    records the node, whose first-order backward (this formula, op for op) is there.
+    This class is the formula under create_graph; the node is its ctx (saved
+    (a, b, y), ``ctx.op`` the name). The formulas are PyTorch's (docs/numerics.md,
+    "Extra elementwise math")."""
 
     @staticmethod
     def backward(ctx, g):
         a, b, y = ctx.saved_tensors
-        name = ctx.name
+        name = ctx.op
         if name == "hypot":
             ga, gb = E.div(E.mul(g, a), y), E.div(E.mul(g, b), y)
         elif name == "logaddexp":
@@ -239,14 +231,16 @@ class _MathBinary(Function):
             pick_a = E.ge(a, b) if name == "fmax" else E.le(a, b)
             pick_a = E.logical_or(pick_a, E.isnan(b))
             ga, gb = E._masked(pick_a, g), E._masked(E.logical_not(pick_a), g)
-        return _grad_for(ga, a.shape, a.dtype), _grad_for(gb, b.shape, b.dtype), None
+        return _grad_for(ga, a.shape, a.dtype), _grad_for(gb, b.shape, b.dtype)
+
+
+for _name in _BINARY:
+    _C._register_elementwise(_name, _MathBinary)
+_AUTOGRAD_BINARY = {name: getattr(_C, "autograd_" + name) for name in _BINARY}
 
 
 def _binary(name, input, other):
-    a, b = _binary_args(input, other)
-    if (a._requires_grad or b._requires_grad) and is_grad_enabled():
-        return _MathBinary.apply(a, b, name)
-    return Tensor(getattr(_C, name)(a._impl, b._impl))
+    return _AUTOGRAD_BINARY[name](input, other)  # coercion, kernel and (when recording) the node: one C++ call
 
 
 def hypot(input, other):

@@ -14,7 +14,7 @@ from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
-from .common import dims_arg, wrap
+from .common import dims_arg
 from .decomposition import svdvals
 
 __all__ = ["vector_norm", "matrix_norm", "linalg_norm", "norm"]
@@ -26,41 +26,31 @@ def _check(fn, x):
         raise TypeError(f"{fn}(): argument 'input' must be a tensor, got {type(x).__name__}")
 
 
-def _pnorm(x, p, dims, keepdim):
-    a = _C.abs(x._impl)
-    if p == 2.0:
-        return _C.sqrt(_C.sum(_C.mul(a._impl, a._impl), dims, keepdim, None))
-    return (a ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
-
-
 class _PNorm(Function):
-    """(sum |x|^p)^(1/p) for finite p > 0; d/dx = sign(x) |x|^(p-1) / n^(p-1)."""
-
-    @classmethod
-    def node_name(cls, ctx):
-        return "NormBackward"
-
-    @staticmethod
-    def forward(ctx, x, p, dims, keepdim):
-        n = _pnorm(x, p, dims, keepdim)
-        ctx.p, ctx.dims, ctx.keepdim, ctx.shape = p, dims, keepdim, x.shape
-        ctx.save_for_backward(x, n)
-        return n
+    """(sum |x|^p)^(1/p) for finite p > 0 as one graph node (NormBackward):
+    `_C.autograd_pnorm` (csrc/autograd/norms.cpp) runs it (the 2-norm as
+    sqrt(sum(|x| * |x|))) and records the node, whose first-order backward (this
+    class's grad-mode-off branch, op for op) is there. This class is its formula
+    under create_graph; the node is its ctx: saved (x, n), ``ctx.scalars[0]`` p,
+    ``ctx.params[0]`` keepdim, ``ctx.dims`` (None: all axes), ``ctx.shape`` x's.
+    d/dx = sign(x) |x|^(p-1) / n^(p-1), 0 where the norm is 0."""
 
     @staticmethod
     def backward(ctx, g):
         from .elementwise import where
 
         x, n = ctx.saved_tensors
-        if not ctx.keepdim and ctx.dims != ():
+        dims, shape = ctx.dims, tuple(ctx.shape)
+        dims = None if dims is None else tuple(dims)
+        if not ctx.params[0] and dims != ():  # not keepdim
             if is_grad_enabled():  # create_graph: recorded reshapes (broadcasting does the rest)
-                axes = range(len(ctx.shape)) if ctx.dims is None else {d % len(ctx.shape) for d in ctx.dims}
-                keep = tuple(1 if i in axes else s for i, s in enumerate(ctx.shape))
+                axes = range(len(shape)) if dims is None else {d % len(shape) for d in dims}
+                keep = tuple(1 if i in axes else s for i, s in enumerate(shape))
                 g, n = g.reshape(keep), n.reshape(keep)
             else:
-                g = _C.broadcast_reduced(g._impl, tuple(ctx.shape), ctx.dims)
-                n = _C.broadcast_reduced(n._impl, tuple(ctx.shape), ctx.dims)
-        p = ctx.p
+                g = _C.broadcast_reduced(g._impl, shape, dims)
+                n = _C.broadcast_reduced(n._impl, shape, dims)
+        p = ctx.scalars[0]
         if p == 2.0:
             d = x / n
         elif p == 1.0:
@@ -68,7 +58,10 @@ class _PNorm(Function):
         else:
             d = x.sign() * x.abs() ** (p - 1.0) / n ** (p - 1.0)
         d = where(n == 0, 0.0, d)  # PyTorch's subgradient 0 at a zero norm, not 0/0
-        return g * d, None, None, None
+        return (g * d,)
+
+
+_C._register_norm(_PNorm)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
@@ -97,9 +90,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
         return (x != 0).to(x.dtype).sum(dim=dims, keepdim=keepdim)
     if p < 0:
         return (a ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
-    if x._requires_grad and is_grad_enabled():
-        return _PNorm.apply(x, p, dims, bool(keepdim))
-    return _pnorm(x, p, dims, bool(keepdim))
+    return _C.autograd_pnorm(x, p, dims, bool(keepdim))  # the norm and (when recording) NormBackward
 
 
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002

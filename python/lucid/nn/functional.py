@@ -198,8 +198,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ValueError(f"{fn}(): expected more than 1 value per channel when training, got input of shape "
                              f"{tuple(input.shape)}")
-        return _BatchNormTrain.apply(input, weight, bias, running_mean, running_var, dims, shape, count,
-                                     momentum, eps)
+        # the ops, the running buffers' update and (when recording) the node: one C++ call
+        return _C.autograd_batch_norm(input, weight, bias, running_mean, running_var, dims, count, momentum, eps)
     if running_mean is None or running_var is None:
         raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
     y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
@@ -207,44 +207,24 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 class _BatchNormTrain(Function):
-    """Train-mode batch_norm as one graph node. The forward runs the same lucid ops
-    (in the same order, so the same bits) as the composed form, without recording
-    each of them; the backward is the closed form, written with lucid ops so it
-    runs on either stream and can itself be differentiated (with grad mode on
-    it recomputes xhat and rstd from the input, recorded):
-    ``gx = rstd * weight * (g - mean(g) - xhat * mean(g * xhat))`` with means
-    over every axis but the channel's, ``gweight = sum(g * xhat)``,
+    """Train-mode batch_norm as one graph node (BatchNormTrainBackward):
+    `_C.autograd_batch_norm` (csrc/autograd/normalization.cpp) runs the composed
+    form's ops in the same order (the same bits) without recording each, moves the
+    running buffers in place (after every value is computed: a failing call changes
+    nothing) and records the node, whose first-order backward (this class's grad-mode-
+    off branch, op for op) is there. This class is its formula under create_graph (the
+    node is its ctx: saved (input, xhat, rstd, weight), ``ctx.dims``, ``ctx.eps``). The
+    closed form, written with lucid ops so it runs on either stream and can itself be
+    differentiated (with grad mode on it recomputes xhat and rstd from the input,
+    recorded): ``gx = rstd * weight * (g - mean(g) - xhat * mean(g * xhat))`` with
+    means over every axis but the channel's, ``gweight = sum(g * xhat)``,
     ``gbias = sum(g)`` (the means are those sums over the count)."""
-
-    @staticmethod
-    def forward(ctx, input, weight, bias, running_mean, running_var, dims, shape, count, momentum, eps):
-        # Tensor-with-tensor ops and reductions call _C directly: what the lucid
-        # wrappers call when nothing records (grad mode is off in here).
-        c, C, shp = shape[1], _C, list(shape)
-        mean = C.mean(input._impl, dims, True)
-        centered = C.sub(input._impl, mean)
-        var = C.mean(C.mul(centered, centered), dims, True)
-        if running_mean is not None:
-            running_mean.copy_(running_mean * (1.0 - momentum) + C.reshape(mean, [c]) * momentum)
-        if running_var is not None:
-            unbiased = C.reshape(var._impl, [c]) * (count / (count - 1))
-            running_var.copy_(running_var * (1.0 - momentum) + unbiased * momentum)
-        rstd = lucid.rsqrt(var + eps)
-        xhat = C.mul(centered, rstd._impl)
-        y = xhat
-        if weight is not None:
-            y = C.mul(y, C.reshape(weight._impl, shp))
-        if bias is not None:
-            y = C.add(y, C.reshape(bias._impl, shp))
-        ctx.save_for_backward(input, xhat, rstd, weight)
-        ctx.dims, ctx.shape, ctx.eps = dims, shape, eps
-        return y  # xhat itself without weight and bias
 
     @staticmethod
     def backward(ctx, g):
         input, xhat, rstd, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        dims, shape = ctx.dims, ctx.shape
+        dims, shape = tuple(ctx.dims), (1, input.shape[1]) + (1,) * (input.ndim - 2)
         # Per channel: sum(g) and sum(g * xhat) are the bias and weight gradients, and
         # (over the count, times weight) the two means of the input gradient: two
         # full-size reductions in all, where the textbook form takes four.
@@ -260,7 +240,7 @@ class _BatchNormTrain(Function):
                 a = (gw.reshape(shape) * inv)._impl
                 b = (gb.reshape(shape) * inv)._impl
                 gx = C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl)
-            return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
+            return gx, gw if needs[1] else None, gb if needs[2] else None
         # A backward that is itself recorded (create_graph): xhat and rstd as functions of input.
         centered = input - lucid.mean(input, dim=dims, keepdim=True)
         rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
@@ -271,7 +251,10 @@ class _BatchNormTrain(Function):
         if needs[0]:
             scale = rstd if weight is None else rstd * weight.reshape(shape)
             gx = ((g - xhat * (gw.reshape(shape) * inv)) - gb.reshape(shape) * inv) * scale
-        return (gx, gw if needs[1] else None, gb if needs[2] else None) + (None,) * 7
+        return gx, gw if needs[1] else None, gb if needs[2] else None
+
+
+_C._register_batch_norm(_BatchNormTrain)
 
 
 # ----- losses ---------------------------------------------------------------------------
