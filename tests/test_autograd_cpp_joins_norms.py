@@ -302,3 +302,81 @@ def test_cross_entropy_target_written_in_place_raises():
     t.fill_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+# ----- cross_entropy's general form (csrc/autograd/loss.cpp) ----------------------------
+
+def np_cross_entropy(x, t, w, ignore, reduction, eps, axis):
+    logp = np.log(np_softmax(x.astype(np.float64), axis))
+    c = x.shape[axis]
+    hot = np.moveaxis(np.eye(c)[np.where(t == ignore, 0, t)], -1, axis)
+    valid = (t != ignore).astype(np.float64)
+    wb = np.ones(c) if w is None else w.astype(np.float64)
+    wshape = [1] * x.ndim
+    wshape[axis] = c
+    wb = wb.reshape(wshape)
+    q = (1 - eps) * hot + eps / c
+    loss = -(q * wb * logp).sum(axis) * valid
+    if reduction == "mean":
+        return loss.sum() / ((hot * wb).sum(axis) * valid).sum()
+    return loss.sum() if reduction == "sum" else loss
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted, ignore, eps", [(True, -100, 0.0), (False, 2, 0.0), (True, 1, 0.2), (False, -100, 0.1)])
+def test_cross_entropy_general_form_against_numpy(device, reduction, weighted, ignore, eps):
+    xn = rng.standard_normal((5, 4)).astype(np.float32)
+    tn = np.array([0, 2, 3, 1, 2])
+    wn = np.array([0.5, 2.0, 1.0, 1.5], dtype=np.float32) if weighted else None
+    x = leaf(xn, device)
+    w = None if wn is None else lucid.tensor(wn, device=device)
+    loss = F.cross_entropy(x, lucid.tensor(tn, device=device), weight=w, ignore_index=ignore, reduction=reduction,
+                           label_smoothing=eps)
+    assert loss.grad_fn.name() == "CrossEntropyIndexBackward"
+    ref = np_cross_entropy(xn, tn, wn, ignore, reduction, eps, 1)
+    np.testing.assert_allclose(loss.detach().numpy(), ref, rtol=1e-5, atol=1e-6)
+    # the gradient against central differences of the numpy loss (float64)
+    gn = rng.standard_normal(np.shape(ref))
+    (loss * lucid.tensor(np.asarray(gn, dtype=np.float32), device=device)).sum().backward()
+    num = np.zeros_like(xn, dtype=np.float64)
+    for i in np.ndindex(xn.shape):
+        for sign in (1, -1):
+            p = xn.astype(np.float64).copy()
+            p[i] += sign * 1e-6
+            num[i] += sign * (np_cross_entropy(p, tn, wn, ignore, reduction, eps, 1) * gn).sum() / 2e-6
+    np.testing.assert_allclose(x.grad.numpy(), num, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cross_entropy_general_first_order_is_the_python_formula_bit_for_bit(device):
+    x = leaf(rng.standard_normal((2, 3, 4)), device)  # (N, C, d): class axis 1
+    t = lucid.tensor([[0, 2, 1, 1], [2, 2, 0, 1]], device=device)
+    w = lucid.tensor([1.0, 3.0, 0.5], device=device)
+    make = lambda: F.cross_entropy(x, t, weight=w, ignore_index=1, label_smoothing=0.3)  # noqa: E731
+    first, second = grads_both_ways(make, [x])
+    np.testing.assert_array_equal(first[0], second[0])
+
+
+def test_cross_entropy_general_1d_input_and_all_ignored_mean():
+    x = leaf([0.5, -1.0, 2.0], "cpu")
+    loss = F.cross_entropy(x, lucid.tensor(2), label_smoothing=0.1)
+    ref = np_cross_entropy(np.array([[0.5, -1.0, 2.0]], np.float32), np.array([2]), None, -100, "mean", 0.1, 1)
+    np.testing.assert_allclose(loss.item(), ref, rtol=1e-6)
+    y = leaf(rng.standard_normal((2, 3)), "cpu")
+    nan = F.cross_entropy(y, lucid.tensor([1, 1]), ignore_index=1)  # 0 / 0, as PyTorch
+    assert np.isnan(nan.item())
+    nan.backward()
+    assert y.grad.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_cross_entropy_general_bad_arguments():
+    x = lucid.randn(3, 4)
+    with pytest.raises(ValueError, match=r"expected weight of shape \(4,\), got \(3,\)"):
+        F.cross_entropy(x, lucid.tensor([0, 1, 2]), weight=lucid.ones(3))
+    with pytest.raises(IndexError, match=r"target values must lie in \[0, 4\) or equal ignore_index=1"):
+        F.cross_entropy(x, lucid.tensor([0, 5, 2]), ignore_index=1)
+    with pytest.raises(ValueError, match=r"expected a 0-d target for a 1-D input of shape \(4,\)"):
+        F.cross_entropy(lucid.randn(4), lucid.tensor([1]))
+    with pytest.raises(TypeError, match="'ignore_index' must be an int, got float"):
+        F.cross_entropy(x, lucid.tensor([0, 1, 2]), ignore_index=1.5)

@@ -183,6 +183,22 @@ PyObject* get_params(PyObject* self, void*) {
   }
 }
 
+// The tensors only the node holds, None for an empty slot (cross_entropy's general form reads them).
+PyObject* get_buffers(PyObject* self, void*) {
+  const std::vector<Tensor>& b = node_of(self)->buffers;
+  PyObject* out = PyTuple_New(static_cast<Py_ssize_t>(b.size()));
+  if (!out) return nullptr;
+  for (size_t i = 0; i < b.size(); ++i) {
+    PyObject* t = b[i].defined() ? wrap(b[i]) : (Py_INCREF(Py_None), Py_None);
+    if (!t) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(i), t);
+  }
+  return out;
+}
+
 PyObject* get_scalars(PyObject* self, void*) {
   const double* v = node_of(self)->scalars;
   return Py_BuildValue("(dd)", v[0], v[1]);
@@ -207,6 +223,7 @@ PyGetSetDef node_getsets[] = {
     {"correction", get_scalar, nullptr, "var's correction (what _Var reads).", nullptr},
     {"plan", get_plan, nullptr, "Basic indexing's slices (what _BasicIndex reads).", nullptr},
     {"params", get_params, nullptr, "An nn op's integer arguments (conv geometry, pool window: nn.cpp).", nullptr},
+    {"buffers", get_buffers, nullptr, "Tensors only the node holds (None: an empty slot).", nullptr},
     {"scalars", get_scalars, nullptr, "The op's number arguments (softplus: beta, threshold).", nullptr},
     {"_released", get_released, set_released, nullptr, nullptr},
     {"_saved", get_saved, set_saved, nullptr, nullptr},

@@ -311,10 +311,10 @@ def _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn):
     valid_mask = target != ignore_index
     valid = valid_mask.to(logp.dtype)
     onehot = _one_hot(target, c, class_axis, logp.ndim, logp.dtype)
-    if ignore_index not in range(c):  # an index outside [0, C) must be the ignored one
-        bad = lucid.logical_and(target != ignore_index, lucid.logical_or(target < 0, target >= c))
-        if bool(lucid.any(bad)):
-            raise IndexError(f"{fn}(): target values must lie in [0, {c}) or equal ignore_index={ignore_index}")
+    # a target outside [0, C) must be the ignored one
+    bad = lucid.logical_and(target != ignore_index, lucid.logical_or(target < 0, target >= c))
+    if bool(lucid.any(bad)):
+        raise IndexError(f"{fn}(): target values must lie in [0, {c}) or equal ignore_index={ignore_index}")
     w = None if weight is None else weight.reshape(shape)
     picked = onehot if w is None else onehot * w
     # Per-element weight of the target class (0 where ignored): the mean's denominator.
@@ -355,57 +355,40 @@ class _CrossEntropyTargets(Function):
         return dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=1, keepdim=True), None
 
 
-_C._register_loss(_CrossEntropyTargets)
-
-
 class _CrossEntropyIndex(Function):
-    """cross_entropy with class-index targets as one graph node. The forward runs the
-    same lucid ops as log_softmax followed by nll (the same bits) without recording
-    each; the backward is the closed form, in lucid ops: with ``q`` the target
-    distribution (one-hot, smoothed by e: ``(1-e) onehot + e/C``, times the class
-    weights) and ``s`` the upstream gradient per element (divided by the summed
-    target weights for the mean; 0 where ignored), ``dlogp = -s q`` and
+    """cross_entropy with class-index targets in general (class weights, ignored targets,
+    label smoothing, any reduction, a 1-D input) as one graph node
+    (CrossEntropyIndexBackward): `_C.autograd_cross_entropy_general`
+    (csrc/autograd/loss.cpp) runs log_softmax's ops and then what ``_nll_parts`` runs,
+    op for op (the same bits), and records the node, whose first-order backward is
+    there. This class is its formula under create_graph; the node is its ctx (saved:
+    input, logp; ``ctx.buffers``: onehot, valid, the weight shaped to broadcast or None,
+    the mean's denominator or None; ``ctx.params``: class axis, reduction (0 none,
+    1 mean, 2 sum); ``ctx.scalars[0]``: label smoothing). The closed form, in lucid ops:
+    with ``q`` the target distribution (one-hot, smoothed by e: ``(1-e) onehot + e/C``,
+    times the class weights) and ``s`` the upstream gradient per element (divided by the
+    summed target weights for the mean; 0 where ignored), ``dlogp = -s q`` and
     ``dinput = dlogp - softmax * sum_c dlogp``."""
-
-    @staticmethod
-    def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing, fn):
-        if target._device_name != input._device_name:
-            raise ValueError(f"{fn}(): argument 'target' is on '{target._device_name}', the input on "
-                             f"'{input._device_name}'; move one with .to()")
-        class_axis = 0 if input.ndim == 1 else 1
-        # log_softmax's ops (its class axis is not empty here), straight to the kernels:
-        # nothing records inside forward.
-        axes = (class_axis,)
-        shifted = _C.sub(input, _C.amax(input, axes, True))
-        logp = _C.sub(shifted, _C.log(_C.sum(_C.exp(shifted), axes, True, None)))
-        ctx.save_for_backward(input, logp)
-        ctx.target = target
-        loss, elem_w, onehot, valid, w = _nll_parts(logp, target, weight, ignore_index, label_smoothing, fn)
-        den = None
-        if reduction == "mean":
-            den = lucid.sum(elem_w)
-            out = lucid.sum(loss) / den
-        else:
-            out = _reduce(loss, reduction)
-        ctx.parts = (onehot, valid, w, den, class_axis, reduction, label_smoothing)
-        return out
 
     @staticmethod
     def backward(ctx, g):
         input, logp = ctx.saved_tensors
-        onehot, valid, w, den, class_axis, reduction, e = ctx.parts
-        recorded = lucid.is_grad_enabled()
-        if recorded:  # a backward that is itself recorded: logp as a function of input
+        onehot, valid, w, den = ctx.buffers
+        class_axis, reduction = ctx.params
+        e = ctx.scalars[0]
+        if lucid.is_grad_enabled():  # a backward that is itself recorded: logp as a function of input
             logp = log_softmax(input, dim=class_axis)
         c = logp.shape[class_axis]
         q = onehot if e <= 0.0 else onehot * (1.0 - e) + e / c
         if w is not None:
             q = q * w
         # Select, not multiply: an all-ignored mean divides by 0, and its gradient is 0 as in the composed form.
-        s = lucid.where(valid != 0, g / den if reduction == "mean" else g, 0.0)
+        s = lucid.where(valid != 0, g / den if reduction == 1 else g, 0.0)
         dlogp = -(q * lucid.unsqueeze(s, class_axis))
-        gx = dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True)
-        return (gx,) + (None,) * 6
+        return dlogp - lucid.exp(logp) * lucid.sum(dlogp, dim=class_axis, keepdim=True)
+
+
+_C._register_loss(_CrossEntropyTargets, _CrossEntropyIndex)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -451,6 +434,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if input.ndim == 0:
         raise ValueError(f"{fn}(): expected an input of shape (C,) or (N, C, *), got a 0-d tensor")
     class_axis = 0 if input.ndim == 1 else 1
+    if type(ignore_index) is not int and (isinstance(ignore_index, bool)
+                                         or not isinstance(ignore_index, (int, np.integer))):
+        raise TypeError(f"{fn}(): argument 'ignore_index' must be an int, got {type(ignore_index).__name__}")
     if not target.dtype.is_floating_point:
         # One node, unless the class weights themselves want a gradient (the composed form gives one).
         if (input.dtype.is_floating_point and input.shape[class_axis] > 0
@@ -460,8 +446,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                 out = _C.autograd_cross_entropy(input, target)  # None unless every target is a class
                 if out is not None:
                     return out
-            return _CrossEntropyIndex.apply(input, target, weight, ignore_index, reduction, float(label_smoothing),
-                                            fn)
+            # the general form, one node: the kernels and (when recording) the node in one C++ call
+            return _C.autograd_cross_entropy_general(input, target, weight, int(ignore_index), reduction,
+                                                     float(label_smoothing))
         logp = log_softmax(input, dim=class_axis)
         return _nll_from_log_probs(logp, target, weight, ignore_index, reduction, float(label_smoothing), fn)
     logp = log_softmax(input, dim=class_axis)
