@@ -443,10 +443,11 @@ class _Unary(Function):
     ``_GRADIENT[name](g, x, y)`` the whole input gradient where dividing ``g`` rounds
     better than multiplying by a reciprocal (log1p, log2: ``_ops/special.py``).
 
-    The ops of ``_unary`` (neg ... round) run and record in C++ (``_C.autograd_unary``,
-    csrc/autograd/unary.h: the node's first-order backward is this formula against
-    ops::); this class is their nodes' ``function``, whose recorded formula serves
-    create_graph, and the recorded path of the other unary ops (special, math_extra)."""
+    The ops of ``_unary`` (neg ... round) and those of math_extra / special (tan ...
+    log2) run and record in C++ (``_C.autograd_unary``, csrc/autograd/unary.h: the
+    node's first-order backward is this formula against ops::); this class is their
+    nodes' ``function``, whose recorded formula serves create_graph, and the recorded
+    path of digamma (math_extra: its gradient is composed in Python)."""
 
     @classmethod
     def node_name(cls, ctx):  # ExpBackward, not UnaryBackward

@@ -56,7 +56,11 @@ def _sinc_grad(g, x, y):
     return E.where(zero, 0.0, E.mul(g, E.div(E.sub(E.cos(E.mul(x, math.pi)), y), safe)))
 
 
-# Recorded through elementwise's unary node (TanBackward, AsinBackward, ...).
+# The unary node's formulas (TanBackward, AsinBackward, ...). These ops run and
+# record in C++ (`_C.autograd_unary`, csrc/autograd/unary.h), whose first-order
+# backward is each formula against ops::, the same operations in the same order;
+# `_Unary.backward` reads them under create_graph. digamma still records through
+# `_Unary.apply` (its gradient, polygamma(1, x), is composed in lucid/_ops/gamma_fns.py).
 _DERIVATIVE.update({
     "tan": lambda x, y: E.add(E.mul(y, y), 1.0),
     "sinh": lambda x, y: cosh(x),
@@ -80,11 +84,16 @@ _GRADIENT.update({
 })
 
 
+_PYTHON_RECORDED = frozenset(("digamma",))  # no C++ formula: see above
+
+
 def _unary(name, x):
     E._check_tensor(name, x)
-    if x._requires_grad and is_grad_enabled():
-        return _Unary.apply(x, name)
-    return Tensor(getattr(_C, name)(x._impl))
+    if name in _PYTHON_RECORDED:
+        if x._requires_grad and is_grad_enabled():
+            return _Unary.apply(x, name)
+        return Tensor(getattr(_C, name)(x._impl))
+    return _C.autograd_unary(x, name)  # the kernel and (when x requires grad) the node: one C++ call
 
 
 def _make_unary(name, doc):

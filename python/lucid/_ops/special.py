@@ -8,9 +8,8 @@ import math
 from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
-from ..autograd.grad_mode import is_grad_enabled
 from .common import as_tensor, sum_to_shape, wrap
-from .elementwise import _GRADIENT, _Unary
+from .elementwise import _GRADIENT
 
 __all__ = ["log1p", "expm1", "log2", "atan2", "arctan2"]
 TENSOR_METHODS = ["log1p", "expm1", "log2", "atan2", "arctan2"]
@@ -18,8 +17,10 @@ TENSOR_METHODS = ["log1p", "expm1", "log2", "atan2", "arctan2"]
 _LN2 = math.log(2.0)
 
 
-# Recorded through elementwise's unary node (Log1pBackward, Expm1Backward,
-# Log2Backward) with these whole-gradient formulas.
+# The unary node's whole-gradient formulas (Log1pBackward, Expm1Backward,
+# Log2Backward). The ops run and record in C++ (`_C.autograd_unary`,
+# csrc/autograd/unary.h: the same formulas against ops::); `_Unary.backward`
+# reads these under create_graph.
 _GRADIENT.update({
     "log1p": lambda g, x, y: g / (x + 1.0),
     "expm1": lambda g, x, y: g * (y + 1.0),
@@ -30,9 +31,7 @@ _GRADIENT.update({
 def _special(name, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be a tensor, got {type(x).__name__}")
-    if x._requires_grad and is_grad_enabled():
-        return _Unary.apply(x, name)
-    return Tensor(getattr(_C, name)(x._impl))
+    return _C.autograd_unary(x, name)  # the kernel and (when x requires grad) the node: one C++ call
 
 
 def log1p(input):
