@@ -74,11 +74,6 @@ NodeKind kinds[] = {{"AddBackward", "add", nullptr, add_backward, true},
 // neither tensors nor numbers (lists, arrays). Never released.
 PyObject* coerce = nullptr;
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 // Makes `out` the output of a new node over `a` and `b`. Each factor of mul is
 // saved only when the other's gradient needs it, so an in-place write to `y`
 // after `y * 2.0` is no error (as in PyTorch); div always reads b.

@@ -51,11 +51,6 @@ InputGrads clone_backward(const CppNode&, const Tensor&) {
 
 NodeKind kinds[] = {{"ToBackward", "to", nullptr, to_backward}, {"CloneBackward", "clone", nullptr, clone_backward}};
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 // Whether Function.apply would have recorded: x requires grad, grad mode is
 // on and the result is floating point.
 bool records(py::handle x, const py::object& out) {

@@ -25,12 +25,6 @@ namespace py = pybind11;
 
 namespace {
 
-py::object result(Tensor t) {
-  PyObject* o = wrap(std::move(t));
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
 bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
 
 bool recording(py::handle a) { return tensor_object(a.ptr())->requires_grad && grad_enabled(); }
@@ -226,7 +220,7 @@ NodeKind kinds[] = {{"InvBackward", "inv", nullptr, inv_backward},
 
 // One input A, its result saved (inv, cholesky) or (A, result) (det).
 py::object one_input(py::handle a, const char* fn, Kind kind, Tensor (*run)(const Tensor&), bool save_input) {
-  py::object out = result(run(tensor_arg(a.ptr(), fn, "A")));
+  py::object out = wrapped(run(tensor_arg(a.ptr(), fn, "A")));
   if (recording(a)) {
     PyObject* in = a.ptr();
     PyObject* saved[2] = {save_input ? a.ptr() : out.ptr(), out.ptr()};
@@ -252,7 +246,7 @@ py::object solve(py::handle a, py::handle b, bool left) {
   // _vector_case: B is a column (…, n) when 1-D or shaped as A without its last axis.
   bool vector = hb.ndim() == 1 || (hb.ndim() == ha.ndim() - 1 &&
                                    Shape(ha.shape().begin(), ha.shape().end() - 1) == hb.shape());
-  py::object out = result(ops::solve(ha, hb, left));
+  py::object out = wrapped(ops::solve(ha, hb, left));
   if (CppNode* n = record_two(kSolve, a, b, out)) n->params = {left ? 1 : 0, vector ? 1 : 0};
   return out;
 }
@@ -260,13 +254,13 @@ py::object solve(py::handle a, py::handle b, bool left) {
 py::object solve_triangular(py::handle a, py::handle b, bool upper, bool left, bool unit) {
   const char* fn = "linalg.solve_triangular";
   py::object out =
-      result(ops::solve_triangular(tensor_arg(a.ptr(), fn, "A"), tensor_arg(b.ptr(), fn, "B"), upper, left, unit));
+      wrapped(ops::solve_triangular(tensor_arg(a.ptr(), fn, "A"), tensor_arg(b.ptr(), fn, "B"), upper, left, unit));
   if (CppNode* n = record_two(kSolveTriangular, a, b, out)) n->params = {upper ? 1 : 0, left ? 1 : 0, unit ? 1 : 0};
   return out;
 }
 
 py::object cholesky(py::handle a, bool upper) {
-  py::object out = result(ops::cholesky(tensor_arg(a.ptr(), "linalg.cholesky", "A"), upper));
+  py::object out = wrapped(ops::cholesky(tensor_arg(a.ptr(), "linalg.cholesky", "A"), upper));
   if (recording(a)) {
     PyObject* in = a.ptr();
     PyObject* saved = out.ptr();
@@ -279,9 +273,9 @@ py::object cholesky(py::handle a, bool upper) {
 // then name linalg.eigh, as the Python Function's forward did).
 py::object eigvalsh(py::handle a, const std::string& uplo) {
   const Tensor& h = tensor_arg(a.ptr(), "linalg.eigvalsh", "A");
-  if (!recording(a)) return result(ops::eigh(h, uplo, false).first);
+  if (!recording(a)) return wrapped(ops::eigh(h, uplo, false).first);
   auto [w, v] = ops::eigh(h, uplo, true);
-  py::object out = result(std::move(w)), vectors = result(std::move(v));
+  py::object out = wrapped(std::move(w)), vectors = wrapped(std::move(v));
   PyObject* in = a.ptr();
   PyObject* saved[2] = {a.ptr(), vectors.ptr()};
   record_node(kinds[kEigvalsh], &in, 1, saved, 2, out.ptr()).params = {uplo == "U" ? 1 : 0};
@@ -290,9 +284,9 @@ py::object eigvalsh(py::handle a, const std::string& uplo) {
 
 py::object svdvals(py::handle a) {
   const Tensor& h = tensor_arg(a.ptr(), "linalg.svdvals", "A");
-  if (!recording(a)) return result(std::move(ops::svd(h, false, false)[0]));
+  if (!recording(a)) return wrapped(std::move(ops::svd(h, false, false)[0]));
   std::vector<Tensor> usv = ops::svd(h, false, true);
-  py::object out = result(std::move(usv[1])), u = result(std::move(usv[0])), vh = result(std::move(usv[2]));
+  py::object out = wrapped(std::move(usv[1])), u = wrapped(std::move(usv[0])), vh = wrapped(std::move(usv[2]));
   PyObject* in = a.ptr();
   PyObject* saved[3] = {a.ptr(), u.ptr(), vh.ptr()};
   record_node(kinds[kSvdvals], &in, 1, saved, 3, out.ptr());
@@ -315,7 +309,7 @@ NodeKind lu_factor_kind = {"LUFactorBackward", "lu_factor", nullptr, nullptr};
 
 py::tuple eigh_entry(py::handle a, const std::string& uplo) {
   auto [w, v] = ops::eigh(tensor_arg(a.ptr(), "linalg.eigh", "A"), uplo, true);
-  py::object ow = result(std::move(w)), ov = result(std::move(v));
+  py::object ow = wrapped(std::move(w)), ov = wrapped(std::move(v));
   if (recording(a)) {
     PyObject* input = a.ptr();
     PyObject* outs[2] = {ow.ptr(), ov.ptr()};
@@ -326,7 +320,7 @@ py::tuple eigh_entry(py::handle a, const std::string& uplo) {
 
 py::tuple slogdet_entry(py::handle a) {
   auto [sign, logabs] = ops::slogdet(tensor_arg(a.ptr(), "linalg.slogdet", "A"));
-  py::object os = result(std::move(sign)), ol = result(std::move(logabs));
+  py::object os = wrapped(std::move(sign)), ol = wrapped(std::move(logabs));
   if (recording(a)) {
     PyObject* input = a.ptr();
     PyObject* outs[2] = {nullptr, ol.ptr()};  // the sign is piecewise constant: no gradient
@@ -337,7 +331,7 @@ py::tuple slogdet_entry(py::handle a) {
 
 py::tuple svd_entry(py::handle a, bool full_matrices) {
   std::vector<Tensor> usv = ops::svd(tensor_arg(a.ptr(), "linalg.svd", "A"), full_matrices, true);
-  py::object ou = result(usv[0]), os = result(usv[1]), ov = result(usv[2]);
+  py::object ou = wrapped(usv[0]), os = wrapped(usv[1]), ov = wrapped(usv[2]);
   if (recording(a)) {
     PyObject* input = a.ptr();
     PyObject* outs[3] = {ou.ptr(), os.ptr(), ov.ptr()};
@@ -349,7 +343,7 @@ py::tuple svd_entry(py::handle a, bool full_matrices) {
 py::tuple qr_entry(py::handle a, const std::string& mode) {
   const Tensor& h = tensor_arg(a.ptr(), "linalg.qr", "A");
   auto [q, r] = ops::qr(h, mode);
-  py::object oq = result(std::move(q)), orr = result(std::move(r));
+  py::object oq = wrapped(std::move(q)), orr = wrapped(std::move(r));
   if (recording(a)) {
     PyObject* input = a.ptr();
     PyObject* outs[2] = {oq.ptr(), orr.ptr()};
@@ -362,7 +356,7 @@ py::tuple qr_entry(py::handle a, const std::string& mode) {
 
 py::tuple lu_factor_entry(py::handle a, bool check) {
   auto [lu, piv] = ops::lu_factor(tensor_arg(a.ptr(), "linalg.lu_factor", "A"), check);
-  py::object olu = result(std::move(lu)), opiv = result(std::move(piv));
+  py::object olu = wrapped(std::move(lu)), opiv = wrapped(std::move(piv));
   if (recording(a)) {
     PyObject* input = a.ptr();
     PyObject* outs[2] = {olu.ptr(), opiv.ptr()};  // the pivots are integers: no gradient

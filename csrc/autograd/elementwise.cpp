@@ -265,11 +265,6 @@ const NodeKind* kinds_begin() { return kinds; }
 PyObject* binary_coercion = nullptr;
 PyObject* as_tensor_fn = nullptr;
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 bool requires_grad(PyObject* t) { return t != Py_None && tensor_object(t)->requires_grad; }
 
 // What Function.apply recorded: an input requires grad, grad mode is on and

@@ -38,11 +38,6 @@ const Names& names() {
   return n;
 }
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 py::object get(py::handle o, PyObject* name) { return steal(PyObject_GetAttr(o.ptr(), name)); }
 
 void set(py::handle o, PyObject* name, py::handle value) {

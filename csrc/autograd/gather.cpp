@@ -19,11 +19,6 @@ namespace py = pybind11;
 
 namespace {
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 bool requires_grad(py::handle t) { return tensor_object(t.ptr())->requires_grad != 0; }
 
 // What Function.apply records: grad mode on, an input needing a gradient, a floating result.

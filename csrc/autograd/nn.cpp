@@ -28,11 +28,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 bool requires_grad(py::handle t) { return !t.is_none() && tensor_object(t.ptr())->requires_grad; }
 
 // Whether a result of inputs, one of which `needs` a gradient, is recorded:

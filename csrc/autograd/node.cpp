@@ -24,11 +24,6 @@ PyTypeObject CppNodeType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 CppNode* node_of(PyObject* o) { return reinterpret_cast<CppNode*>(o); }
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 int node_traverse(PyObject* self, visitproc visit, void* arg) {
   CppNode* n = node_of(self);
   Py_VISIT(n->inputs);

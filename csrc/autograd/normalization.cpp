@@ -25,12 +25,6 @@ namespace py = pybind11;
 
 namespace {
 
-py::object result(Tensor t) {
-  PyObject* o = wrap(std::move(t));
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
 // `_Softmax.backward`: y * (g - sum(g * y)) over the axis; saved: (y).
 InputGrads softmax_backward(const CppNode& n, const Tensor& g) {
   const Tensor& y = n.saved_handles[0];
@@ -129,7 +123,7 @@ py::object softmax(py::handle x, py::handle dim, bool log) {
     Tensor e = ops::exp(shifted);
     y = ops::div(e, ops::sum(e, axis, true, std::nullopt));
   }
-  py::object out = result(std::move(y));
+  py::object out = wrapped(std::move(y));
   if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
     PyObject* input = x.ptr();
     PyObject* saved = out.ptr();
@@ -160,7 +154,7 @@ py::object layer_norm(py::handle x, py::handle weight, py::handle bias, const st
   Tensor y = xhat;
   if (w) y = ops::mul(y, *w);
   if (b) y = ops::add(y, *b);
-  py::object out = result(std::move(y));
+  py::object out = wrapped(std::move(y));
   if (!grad_enabled()) return out;
   bool wanted = tensor_object(x.ptr())->requires_grad || (w && tensor_object(weight.ptr())->requires_grad) ||
                 (b && tensor_object(bias.ptr())->requires_grad);
@@ -172,8 +166,8 @@ py::object layer_norm(py::handle x, py::handle weight, py::handle bias, const st
                     "(lucid.nn.functional.layer_norm records other calls op by op)");
   // xhat and rstd are saved as tensor objects (the Python formula reads them);
   // without weight and bias the output is xhat itself.
-  py::object xhat_object = (w || b) ? result(xhat) : out;
-  py::object rstd_object = result(rstd);
+  py::object xhat_object = (w || b) ? wrapped(xhat) : out;
+  py::object rstd_object = wrapped(rstd);
   PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
   PyObject* saved[4] = {x.ptr(), xhat_object.ptr(), rstd_object.ptr(), weight.ptr()};
   CppNode& n = record_node(kinds[2], inputs, 3, saved, 4, out.ptr());
@@ -240,7 +234,7 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
   if (std::optional<Tensor> e = number_as_tensor(eps.ptr(), var)) {
     var_eps = ops::add(var, *e);
   } else {  // a tensor or a list: `var + eps` as Tensor.__add__ takes it (and its TypeError)
-    py::object var_object = result(var);
+    py::object var_object = wrapped(var);
     PyObject* sum = PyNumber_Add(var_object.ptr(), eps.ptr());
     if (!sum) throw py::error_already_set();
     py::object sum_object = py::reinterpret_steal<py::object>(sum);
@@ -252,7 +246,7 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
   Tensor y = xhat;
   if (w) y = ops::mul(y, ops::reshape(*w, shape));
   if (b) y = ops::add(y, ops::reshape(*b, shape));
-  py::object out = result(std::move(y));
+  py::object out = wrapped(std::move(y));
   bool wanted = grad_enabled() && (tensor_object(x.ptr())->requires_grad ||
                                    (w && tensor_object(weight.ptr())->requires_grad) ||
                                    (b && tensor_object(bias.ptr())->requires_grad));
@@ -261,8 +255,8 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
   if (wanted) {  // everything the node needs, before anything is written
     eps_value = PyFloat_AsDouble(eps.ptr());
     if (PyErr_Occurred()) throw py::error_already_set();
-    xhat_object = (w || b) ? result(xhat) : out;  // without weight and bias the output is xhat itself
-    rstd_object = result(rstd);
+    xhat_object = (w || b) ? wrapped(xhat) : out;  // without weight and bias the output is xhat itself
+    rstd_object = wrapped(rstd);
   }
   if (new_mean) {
     ops::copy_(*rm, *new_mean);

@@ -43,11 +43,6 @@ InputGrads learnable_backward(const CppNode& n, const Tensor& g) {
 NodeKind kind = {"FakeQuantizeBackward", "fake_quantize", nullptr, fake_quantize_backward};
 NodeKind learnable_kind = {"FakeQuantizeLearnableBackward", "fake_quantize_learnable", nullptr, learnable_backward};
 
-py::object steal(PyObject* o) {
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
 // y as a tensor object; with a node over x (the mask saved) when x requires grad and grad mode is on.
 py::object recorded(py::handle x, std::pair<Tensor, Tensor> y_mask) {
   py::object y = steal(wrap(std::move(y_mask.first)));

@@ -50,11 +50,6 @@ InputGrads gru_backward(const CppNode& n, const std::vector<std::optional<Tensor
 NodeKind lstm_kind = {"LSTMLayerBackward", "lstm_layer", nullptr, nullptr, false, lstm_backward};
 NodeKind gru_kind = {"GRULayerBackward", "gru_layer", nullptr, nullptr, false, gru_backward};
 
-py::object steal(PyObject* o) {
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
 bool wanted(std::initializer_list<PyObject*> inputs) {
   if (!grad_enabled()) return false;
   for (PyObject* t : inputs)

@@ -53,11 +53,6 @@ InputGrads mean_backward(const CppNode& n, const Tensor& g) {
 
 NodeKind kinds[] = {{"SumBackward", "sum", nullptr, sum_backward}, {"MeanBackward", "mean", nullptr, mean_backward}};
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 // Attaches a node of `kind` to `out` when x requires grad, grad mode is on and
 // the result is floating point (what Function.apply would record).
 void maybe_record(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims& dims, const py::object& out) {

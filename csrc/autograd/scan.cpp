@@ -95,11 +95,6 @@ InputGrads cumprod_backward(const CppNode& n, const Tensor& g) {
 NodeKind kinds[] = {{"CumsumBackward", "cumsum", nullptr, cumsum_backward},
                     {"CumprodBackward", "cumprod", nullptr, cumprod_backward}};
 
-py::object steal(PyObject* p) {
-  if (!p) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 // `dim` arrives wrapped, a dtype= cast done (lucid/_ops/scan.py's _prepare).
 py::object scan(bool is_sum, py::handle x, int64_t dim) {
   const Tensor& h = tensor_arg(x.ptr(), is_sum ? "cumsum" : "cumprod", "input");

@@ -95,16 +95,10 @@ CppNode* maybe_record(NodeKind& kind, py::handle x, const py::object& out) {
   return &record_node(kind, &input, 1, nullptr, 0, out.ptr());
 }
 
-py::object result(Tensor t) {
-  PyObject* o = wrap(std::move(t));
-  if (!o) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(o);
-}
-
 // A reshape of x (unsqueeze, squeeze) recorded as ReshapeBackward, as
 // lucid.reshape records it.
 py::object reshaped(py::handle x, const Tensor& h, const Shape& shape) {
-  py::object out = result(ops::reshape(h, shape));
+  py::object out = wrapped(ops::reshape(h, shape));
   if (CppNode* n = maybe_record(kReshape, x, out)) n->input_shape = h.shape();
   return out;
 }
@@ -133,7 +127,7 @@ std::vector<PyObject*> tensor_list(py::handle tensors, const char* fn) {
 // requires grad, records `kind` over (None for the axis argument, *items).
 py::object joined(NodeKind& kind, const std::vector<PyObject*>& items, const std::vector<Tensor>& handles,
                   int64_t axis) {
-  py::object out = result(ops::cat(handles, axis));
+  py::object out = wrapped(ops::cat(handles, axis));
   if (!grad_enabled()) return out;
   bool any = false;
   for (PyObject* t : items) any = any || tensor_object(t)->requires_grad;
@@ -152,13 +146,13 @@ py::object joined(NodeKind& kind, const std::vector<PyObject*>& items, const std
 void init_shape(py::module_& m) {
   m.def("autograd_reshape", [](py::handle x, const Shape& shape, bool must_view) {
     const Tensor& h = tensor_arg(x.ptr(), must_view ? "view" : "reshape", "input");
-    py::object out = result(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
+    py::object out = wrapped(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
     if (CppNode* n = maybe_record(kinds[0], x, out)) n->input_shape = h.shape();
     return out;
   });
   m.def("autograd_permute", [](py::handle x, const std::vector<int64_t>& dims) {
     const Tensor& h = tensor_arg(x.ptr(), "permute", "input");
-    py::object out = result(ops::permute(h, dims));
+    py::object out = wrapped(ops::permute(h, dims));
     if (CppNode* n = maybe_record(kinds[1], x, out)) {  // ops::permute accepted them; wrapped for the inverse
       std::vector<int64_t> order = dims;
       for (int64_t& d : order) d = d < 0 ? d + h.ndim() : d;
@@ -168,7 +162,7 @@ void init_shape(py::module_& m) {
   });
   m.def("autograd_expand", [](py::handle x, const Shape& shape) {
     const Tensor& h = tensor_arg(x.ptr(), "expand", "input");
-    py::object out = result(ops::expand(h, shape));
+    py::object out = wrapped(ops::expand(h, shape));
     if (CppNode* n = maybe_record(kinds[2], x, out)) n->input_shape = h.shape();
     return out;
   });

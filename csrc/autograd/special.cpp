@@ -129,7 +129,7 @@ NodeKind polygamma_kind = {"PolygammaBackward", "polygamma", nullptr, polygamma_
 // polygamma(n, x) after lucid's checks (n a non-negative int, x floating; the
 // plans of n and n + 1 registered): the values, and PolygammaBackward when x
 // requires grad and grad mode is on.
-py::object polygamma(py::handle x, int64_t n) {
+py::object polygamma_entry(py::handle x, int64_t n) {
   const Tensor& h = tensor_arg(x.ptr(), "polygamma", "input");
   if (n < 0) throw ValueError("polygamma: argument 'n' must be a non-negative int");
   PyObject* o = wrap(polygamma_values(n, h));
@@ -179,8 +179,10 @@ py::object ndtri(py::handle p, py::handle z) {
 
 }  // namespace
 
+Tensor polygamma(int64_t n, const Tensor& x) { return polygamma_values(n, x); }
+
 void init_special_autograd(py::module_& m) {
-  m.def("autograd_polygamma", &polygamma);
+  m.def("autograd_polygamma", &polygamma_entry);
   m.def("_polygamma_plan", [](int64_t n, std::vector<double> bernoulli, double scale, std::vector<double> poly) {
     if (n < 1 || poly.size() < 2) throw ValueError("_polygamma_plan: expected an order n >= 1 and P_n's coefficients");
     plans[n] = PolygammaPlan{std::move(bernoulli), scale, std::move(poly)};

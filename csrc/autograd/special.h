@@ -21,7 +21,13 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include "core/tensor.h"
+
 namespace lucid::autograd {
+
+// polygamma(n, x)'s values, nothing recorded (the plan of order n >= 1
+// registered; RuntimeError otherwise). digamma's gradient (unary.cpp) reads it.
+Tensor polygamma(int64_t n, const Tensor& x);
 
 void init_special_autograd(pybind11::module_& m);
 

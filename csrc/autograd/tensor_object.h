@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/tensor.h"
 #include "ops/scalar.h"
@@ -75,6 +76,15 @@ std::optional<ops::ScalarKind> scalar_kind(PyObject* value);
 // scalar dtype), or empty when it is no real number. float(value) raises
 // OverflowError for a huge int, as Python does.
 std::optional<Tensor> number_as_tensor(PyObject* value, const Tensor& like);
+
+// `o`, a new reference, as an owned object; error_already_set when it is
+// null (the Python error is set).
+inline py::object steal(PyObject* o) {
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(o);
+}
+// `t` as a new tensor object (wrap), owned.
+inline py::object wrapped(Tensor t) { return steal(wrap(std::move(t))); }
 
 // Readies TensorBase and adds it, and `_register_tensor_class`, to `m`.
 void init_tensor_type(py::module_& m);

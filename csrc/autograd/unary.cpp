@@ -5,6 +5,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/special.h"
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "ops/copy.h"
@@ -175,6 +176,9 @@ const Derivative kGradients[] = {
     [](const Tensor& g, const Tensor&, const Tensor& y) { return ops::mul(g, ops::add(y, real(1.0, y))); },
     /* log2: g / (x ln 2) */
     [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::div(g, ops::mul(x, real(kLn2, x))); },
+    // ----- lucid/_ops/gamma_fns.py: _GRADIENT -----
+    /* digamma: g polygamma(1, x) (special.cpp's composition) */
+    [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::mul(g, polygamma(1, x)); },
 };
 
 using Kernel = Tensor (*)(const Tensor&);
@@ -184,7 +188,8 @@ const Kernel kKernels[] = {
     ops::erf,        ops::floor,      ops::ceil,         ops::round,      math<U::Tan>,      math<U::Sinh>,
     math<U::Cosh>,   math<U::Trunc>,  math<U::Exp2>,     math<U::Erfc>,   math<U::Erfinv>,   math<U::Asin>,
     math<U::Acos>,   math<U::Atan>,   math<U::Asinh>,    math<U::Acosh>,  math<U::Atanh>,    math<U::Frac>,
-    math<U::Log10>,  math<U::Lgamma>, math<U::Sinc>,     ops::log1p,      ops::expm1,        ops::log2};
+    math<U::Log10>,  math<U::Lgamma>, math<U::Sinc>,     ops::log1p,      ops::expm1,        ops::log2,
+    math<U::Digamma>};
 constexpr int kCount = sizeof(kKernels) / sizeof(kKernels[0]);
 static_assert(sizeof(kGradients) / sizeof(kGradients[0]) == kCount, "one gradient per kernel");
 
@@ -208,7 +213,8 @@ NodeKind kinds[kCount] = {
     {"AtanhBackward", "atanh", nullptr, unary_backward},   {"FracBackward", "frac", nullptr, unary_backward},
     {"Log10Backward", "log10", nullptr, unary_backward},   {"LgammaBackward", "lgamma", nullptr, unary_backward},
     {"SincBackward", "sinc", nullptr, unary_backward},     {"Log1pBackward", "log1p", nullptr, unary_backward},
-    {"Expm1Backward", "expm1", nullptr, unary_backward},   {"Log2Backward", "log2", nullptr, unary_backward}};
+    {"Expm1Backward", "expm1", nullptr, unary_backward},   {"Log2Backward", "log2", nullptr, unary_backward},
+    {"DigammaBackward", "digamma", nullptr, unary_backward}};
 
 InputGrads unary_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;

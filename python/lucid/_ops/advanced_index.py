@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor
-from .common import is_tensor, wrap
+from .common import is_tensor
 
 __all__ = ["index_put", "index_put_"]
 TENSOR_METHODS = ["index_put", "index_put_"]

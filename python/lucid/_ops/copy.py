@@ -5,7 +5,6 @@ from .. import _C
 from .._device import as_device
 from .._dtype import as_dtype, dtype as _Dtype
 from ..autograd import Function, is_grad_enabled
-from .._tensor import Tensor
 from .common import as_tensor, is_tensor, wrap
 
 __all__ = ["to", "clone", "contiguous", "assign_", "copy_"]

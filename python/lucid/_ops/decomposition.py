@@ -31,7 +31,7 @@ from .._creation import eye
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from . import shape
-from .common import records, sum_to_shape
+from .common import sum_to_shape
 from .elementwise import log, where
 from .linalg import matmul
 from .linalg_extra import diag_embed

@@ -97,6 +97,7 @@ class _Polygamma(Function):
 
 
 _C._register_polygamma(_Polygamma)
+_ensure_plans(1)  # digamma's gradient, recorded in C++ (csrc/autograd/unary.cpp), reads polygamma(1, x)
 
 
 def _check_float(fn, x):

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
-from .common import as_tensor, is_tensor, sum_to_shape, wrap, wrap_dim
+from .common import as_tensor, is_tensor, wrap, wrap_dim
 from . import advanced_index  # several index tensors in one expression (imports this module lazily)
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",

@@ -13,7 +13,7 @@ from .. import _C
 from ..amp.autocast_mode import _state as _amp, lower as _amp_lower
 from ..autograd import Function, is_grad_enabled
 from . import shape
-from .common import records, sum_to_shape, wrap
+from .common import sum_to_shape, wrap
 
 __all__ = ["matmul", "mm", "bmm"]
 TENSOR_METHODS = list(__all__)

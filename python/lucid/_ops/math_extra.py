@@ -20,10 +20,10 @@ import math
 from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from .copy import assign_
-from .elementwise import _DERIVATIVE, _GRADIENT, _Unary, _binary_args, _grad_for
+from .elementwise import _DERIVATIVE, _GRADIENT, _binary_args, _grad_for
 from .inplace import _recorded, _records
 
 _UNARY = ["tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "trunc", "frac", "log10",
@@ -59,8 +59,7 @@ def _sinc_grad(g, x, y):
 # The unary node's formulas (TanBackward, AsinBackward, ...). These ops run and
 # record in C++ (`_C.autograd_unary`, csrc/autograd/unary.h), whose first-order
 # backward is each formula against ops::, the same operations in the same order;
-# `_Unary.backward` reads them under create_graph. digamma still records through
-# `_Unary.apply` (its gradient, polygamma(1, x), is composed in lucid/_ops/gamma_fns.py).
+# `_Unary.backward` reads them under create_graph (digamma's is in lucid/_ops/gamma_fns.py).
 _DERIVATIVE.update({
     "tan": lambda x, y: E.add(E.mul(y, y), 1.0),
     "sinh": lambda x, y: cosh(x),
@@ -84,15 +83,8 @@ _GRADIENT.update({
 })
 
 
-_PYTHON_RECORDED = frozenset(("digamma",))  # no C++ formula: see above
-
-
 def _unary(name, x):
     E._check_tensor(name, x)
-    if name in _PYTHON_RECORDED:
-        if x._requires_grad and is_grad_enabled():
-            return _Unary.apply(x, name)
-        return Tensor(getattr(_C, name)(x._impl))
     return _C.autograd_unary(x, name)  # the kernel and (when x requires grad) the node: one C++ call
 
 

@@ -21,7 +21,6 @@ import collections
 import functools
 
 from .. import _C
-from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
 from .common import dims_arg, is_tensor, wrap, wrap_dim
 

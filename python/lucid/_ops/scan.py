@@ -11,7 +11,7 @@ from .. import _C
 from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd import Function
-from .common import wrap, wrap_dim
+from .common import wrap_dim
 
 __all__ = ["cumsum", "cumprod"]
 TENSOR_METHODS = ["cumsum", "cumprod"]

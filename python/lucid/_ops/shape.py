@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function
 from .common import is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
 
 __all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "t",

@@ -8,7 +8,7 @@ import math
 from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
-from .common import as_tensor, sum_to_shape, wrap
+from .common import as_tensor, sum_to_shape
 from .elementwise import _GRADIENT
 
 __all__ = ["log1p", "expm1", "log2", "atan2", "arctan2"]

@@ -13,7 +13,6 @@ import lucid
 
 from .. import _C
 from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
-from .._tensor import Tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 

@@ -21,7 +21,6 @@ import lucid
 
 from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
 from .. import _C
-from .._tensor import Tensor
 from ..autograd.function import Function
 from .._ops.nn import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, embedding, linear, max_pool2d  # noqa: F401
 from ._f_normalization import channel_affine
