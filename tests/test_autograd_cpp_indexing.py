@@ -460,3 +460,26 @@ def test_basic_index_backward_recorded_under_create_graph(device, index):
     np.testing.assert_array_equal(_np(gg), np.asarray(w0[index], dtype=np.float64).reshape(_np(G).shape))
     (gg2,) = grad((gx * w).sum(), [G], create_graph=True)
     assert _bits(gg) == _bits(gg2)
+
+
+# ----- x[idx] through the Python parser's plan: recorded in C++ as well ---------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mixed_basic_and_advanced_index_records_cpp_nodes(device):
+    xn = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = lucid.tensor(xn, device=device, requires_grad=True)
+    y = x[1:, [0, 2], ::2]  # a slice, an integer list, a stepped slice: the Python parser
+    np.testing.assert_array_equal(y.detach().numpy(), xn[1:, [0, 2], ::2])
+    nodes, stack = set(), [y.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or n in nodes:
+            continue
+        nodes.add(n)
+        stack.extend(e[0] for e in n.edges if e is not None)
+    assert all(type(n).__name__ == "CppNode" for n in nodes), {type(n).__name__ for n in nodes}
+    w = np.arange(y.numel(), dtype=np.float32).reshape(y.shape)
+    (y * lucid.tensor(w, device=device)).sum().backward()
+    ref = np.zeros_like(xn)
+    np.add.at(ref, (slice(1, None), [0, 2], slice(None, None, 2)), w)
+    np.testing.assert_array_equal(x.grad.numpy(), ref)

@@ -139,6 +139,20 @@ bool records(bool needs, PyObject* out) { return needs && grad_enabled() && is_f
 
 bool requires_grad(py::handle t) { return tensor_object(t.ptr())->requires_grad != 0; }
 
+// x[idx] as the plan's slices reshaped to `shape`, with BasicIndexBackward when x
+// requires grad and grad mode is on.
+py::object sliced(py::handle x, const Tensor& h, Ints starts, Ints steps, Shape lengths, Shape shape) {
+  Tensor view = ops::slice(h, starts, steps, lengths);
+  py::object out = wrapped(shape == lengths ? view : ops::reshape(view, shape));
+  if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
+    PyObject* input = x.ptr();
+    CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
+    n.input_shape = h.shape();
+    n.index_plan = {std::move(starts), std::move(steps), std::move(lengths), std::move(shape)};
+  }
+  return out;
+}
+
 // lucid/_ops/indexing.py's _Plan, for the `plan` a create_graph pass reads. Never released.
 PyObject* plan_class = nullptr;
 
@@ -150,18 +164,15 @@ void init_indexing(py::module_& m) {
     const Tensor& h = handle_of(x.ptr());
     Plan plan;
     if (!parse(h, idx, plan)) return py::none();
-    Tensor view = ops::slice(h, plan.starts, plan.steps, plan.lengths);
-    py::object out = py::reinterpret_steal<py::object>(
-        wrap(plan.shape == plan.lengths ? view : ops::reshape(view, plan.shape)));
-    if (!out) throw py::error_already_set();
-    if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
-      PyObject* input = x.ptr();
-      CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
-      n.input_shape = h.shape();
-      n.index_plan = {std::move(plan.starts), std::move(plan.steps), std::move(plan.lengths), std::move(plan.shape)};
-    }
-    return out;
+    return sliced(x, h, std::move(plan.starts), std::move(plan.steps), std::move(plan.lengths),
+                  std::move(plan.shape));
   }, py::arg("x"), py::arg("index"));
+  // x[idx] from the Python parser's plan (lucid/_ops/indexing.py: indices `basic_index`
+  // leaves to it, and the formulas under create_graph), recorded the same way.
+  m.def("autograd_basic_index", [](py::handle x, Ints starts, Ints steps, Shape lengths, Shape shape) {
+    const Tensor& h = tensor_arg(x.ptr(), "getitem", "input");
+    return sliced(x, h, std::move(starts), std::move(steps), std::move(lengths), std::move(shape));
+  });
   // `x[idx] = value` while recording (lucid/_ops/indexing.py's _write): a copy of x with
   // value (shaped like the slices' lengths) written into the plan's slices, and
   // SetItemBackward over (x, value, plan), the plan kept for the formulas.

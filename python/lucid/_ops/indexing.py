@@ -217,7 +217,8 @@ class _SliceScatter(Function):
 
     @staticmethod
     def backward(ctx, gg):
-        return _BasicIndex.apply(gg, ctx.plan), None, None
+        p = ctx.plan
+        return _C.autograd_basic_index(gg, p.starts, p.steps, p.lengths, p.shape), None, None
 
 
 def getitem(x, idx):
@@ -247,11 +248,7 @@ def getitem(x, idx):
         if type(idx) is tuple and advanced_index.count_tensor_indices(idx) > 1:
             return advanced_index.getitem(x, idx)
         plan = _plan(x, idx, "getitem")
-    if x._requires_grad and is_grad_enabled():
-        out = _BasicIndex.apply(x, plan)
-    else:  # no graph to record: skip Function's overhead
-        sliced = _C.slice(x._impl, plan.starts, plan.steps, plan.lengths)
-        out = Tensor(sliced if plan.shape == plan.lengths else _C.reshape(sliced, plan.shape))
+    out = _C.autograd_basic_index(x, plan.starts, plan.steps, plan.lengths, plan.shape)  # recorded when needed
     if plan.advanced is None:
         return out
     pos, t, k, _ = plan.advanced
@@ -313,8 +310,9 @@ class _SetItem(Function):
         p = ctx.plan
         if g._requires_grad and is_grad_enabled():  # create_graph: both gradients recorded (linear in g)
             zero = _C.full((), 0.0, g.dtype.name, g._device_name)
-            gx = _SetItem.apply(g, zero, p) if ctx.needs_input_grad[0] else None
-            gv = _BasicIndex.apply(g, p).reshape(p.lengths) if ctx.needs_input_grad[1] else None
+            gx = _C.autograd_setitem(g, zero, p.starts, p.steps, p.lengths, p.shape) if ctx.needs_input_grad[0] else None
+            gv = (_C.autograd_basic_index(g, p.starts, p.steps, p.lengths, p.shape).reshape(p.lengths)
+                  if ctx.needs_input_grad[1] else None)
             return gx, gv, None
         gx = gv = None
         if ctx.needs_input_grad[0]:
@@ -369,7 +367,7 @@ def _merge_advanced(x, plan, value):
     """The indexed region of x with ``value`` stored at the tensor / mask
     positions: x[basic part] as a new tensor, updated with index_copy."""
     pos, t, k, _ = plan.advanced
-    region = _BasicIndex.apply(x, plan)
+    region = _C.autograd_basic_index(x, plan.starts, plan.steps, plan.lengths, plan.shape)
     merged = int(np.prod(region.shape[pos:pos + k]))
     flat = region.reshape(list(region.shape[:pos]) + [merged] + list(region.shape[pos + k:]))
     if t.dtype.name == "bool":
