@@ -405,3 +405,21 @@ def test_bad_arguments_give_the_same_errors(device):
         with pytest.raises(exc) as info:
             call()
         assert str(info.value).startswith(message), str(info.value)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_entry_wraps_a_negative_dim_given_straight_to_C(device, op):
+    # found by fuzzing the _C entry points: the formula indexed with dim -1 unwrapped
+    x = leaf([[1.5, -2.0, 0.5], [2.0, 1.0, -1.0]], device)
+    y = getattr(lucid._C, f"autograd_{op}")(x, -1)
+    y.sum().backward()
+    xn = _np(x.detach())
+    if op == "cumsum":
+        ref = np.array([[3.0, 2.0, 1.0]] * 2)
+    else:  # d/dx_j sum_i prod_{k<=i} x_k = sum_{i>=j} prod_{k<=i, k!=j} x_k
+        ref = np.zeros_like(xn)
+        for r in range(2):
+            for j in range(3):
+                ref[r, j] = sum(np.prod([xn[r, k] for k in range(i + 1) if k != j]) for i in range(j, 3))
+    np.testing.assert_allclose(_np(x.grad), ref, rtol=1e-6)

@@ -187,6 +187,9 @@ class Walk {
       returned = cpp_backward(node.ptr(), grad_args);  // recorded in C++: the formula against ops::
     } else {
       py::object ctx = get(node, n.ctx), function = get(node, n.function);
+      if (function.is_none())  // a CppNode whose op's Python module was never imported (a direct `_C` call)
+        throw RuntimeError(node_name(node) + ": its Python formula is not registered; import the lucid module "
+                           "that defines the op (e.g. lucid.quantization) before differentiating through it");
       if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))
         returned = call(a_.engine, n.backward_refusing, node, grad_args);
       else

@@ -224,7 +224,7 @@ void init_reduction(py::module_& m) {
   m.def("autograd_amin", [](py::handle x, const ops::Dims& dims, bool keepdim) {
     return extreme(more_kinds[kAmin], "amin", x, dims, keepdim, false);
   });
-  // `dim` arrives wrapped (lucid.max / lucid.min check and wrap it); (values, indices).
+  // (values, indices); ops:: checks `dim`, the node keeps it wrapped.
   m.def("autograd_max_dim", [](py::handle x, int64_t dim, bool keepdim) {
     return extreme_dim(more_kinds[kMaxDim], "max", x, dim, keepdim, true);
   });

@@ -1,6 +1,7 @@
 // cumsum / cumprod recorded in C++; see scan.h.
 #include "autograd/scan.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -95,10 +96,12 @@ InputGrads cumprod_backward(const CppNode& n, const Tensor& g) {
 NodeKind kinds[] = {{"CumsumBackward", "cumsum", nullptr, cumsum_backward},
                     {"CumprodBackward", "cumprod", nullptr, cumprod_backward}};
 
-// `dim` arrives wrapped, a dtype= cast done (lucid/_ops/scan.py's _prepare).
+// A dtype= cast done (lucid/_ops/scan.py's _prepare). ops:: checks `dim`; the
+// formulas index with it wrapped.
 py::object scan(bool is_sum, py::handle x, int64_t dim) {
   const Tensor& h = tensor_arg(x.ptr(), is_sum ? "cumsum" : "cumprod", "input");
   py::object out = steal(wrap(is_sum ? ops::cumsum(h, dim) : ops::cumprod(h, dim)));
+  if (dim < 0) dim += std::max<int64_t>(h.ndim(), 1);
   if (tensor_object(x.ptr())->requires_grad && grad_enabled() && is_floating(handle_of(out.ptr()).dtype())) {
     PyObject* input = x.ptr();
     PyObject* saved[2] = {input, out.ptr()};
