@@ -380,3 +380,35 @@ def test_cross_entropy_general_bad_arguments():
         F.cross_entropy(lucid.randn(4), lucid.tensor([1]))
     with pytest.raises(TypeError, match="'ignore_index' must be an int, got float"):
         F.cross_entropy(x, lucid.tensor([0, 1, 2]), ignore_index=1.5)
+
+
+# ----- softmax's fused CPU rows (csrc/cpu/reduction.cpp: softmax_rows) -------------------
+
+def _composed_softmax(x, log, axis):
+    C = lucid._C
+    shifted = C.sub(x, C.amax(x, [axis], True))
+    if log:
+        return C.sub(shifted, C.log(C.sum(C.exp(shifted), [axis], True, None)))
+    e = C.exp(shifted)
+    return C.div(e, C.sum(e, [axis], True, None))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 8), (3, 1, 33), (2, 2049), (5, 4100), (2, 65536), (1, 65537)])
+@pytest.mark.parametrize("special", [None, "nan", "inf", "-inf row", "tiny"])
+def test_fused_softmax_rows_give_the_composed_ops_bits(shape, special):
+    a = rng.standard_normal(shape).astype(np.float32) * 20
+    if special == "nan":
+        a.flat[a.size // 2] = np.nan
+    elif special == "inf":
+        a.flat[-1] = np.inf
+    elif special == "-inf row":
+        a[..., :] = -np.inf
+    elif special == "tiny":
+        a *= np.float32(1e-38)
+    x = lucid.tensor(a)
+    for log in (False, True):
+        fused = lucid._C.autograd_softmax(x, -1, log).numpy()
+        assert fused.tobytes() == _composed_softmax(x, log, x.ndim - 1).numpy().tobytes()
+    # a non-contiguous input and another axis take the composed ops themselves
+    t = lucid.tensor(a).transpose(0, -1)
+    assert F.softmax(t, dim=0).numpy().tobytes() == _composed_softmax(t, False, 0).numpy().tobytes()

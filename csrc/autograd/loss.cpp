@@ -90,9 +90,7 @@ py::object cross_entropy(py::handle input, py::handle target) {
   Tensor in_range = ops::logical_and(ops::ge(t, ops::scalar_tensor(0.0, ops::ScalarKind::Integer, t)),
                                      ops::lt(t, ops::scalar_tensor(static_cast<double>(c), ops::ScalarKind::Integer, t)));
   if (!all_true(in_range)) return py::none();
-  ops::Dims axis = std::vector<int64_t>{kClassAxis};
-  Tensor shifted = ops::sub(x, ops::amax(x, axis, true));
-  Tensor logp = ops::sub(shifted, ops::log(ops::sum(ops::exp(shifted), axis, true, std::nullopt)));
+  Tensor logp = ops::softmax(x, kClassAxis, true);
   Shape tshape = t.shape();
   tshape.insert(tshape.begin() + kClassAxis, 1);
   Tensor picked = ops::reshape(ops::gather(logp, kClassAxis, ops::reshape(t, tshape)), t.shape());
@@ -175,8 +173,7 @@ py::object cross_entropy_general(py::handle input, py::handle target, py::handle
                      shape_str(weights->shape()));
   // log_softmax over the class axis (not empty here)
   ops::Dims axes = std::vector<int64_t>{axis};
-  Tensor shifted = ops::sub(x, ops::amax(x, axes, true));
-  Tensor logp = ops::sub(shifted, ops::log(ops::sum(ops::exp(shifted), axes, true, std::nullopt)));
+  Tensor logp = ops::softmax(x, axis, true);
   // _nll_parts
   Tensor valid_mask = ops::ne(t, integer(static_cast<double>(ignore_index), t));
   Tensor valid = ops::astype(valid_mask, logp.dtype());

@@ -113,17 +113,7 @@ py::object softmax(py::handle x, py::handle dim, bool log) {
   else
     d = wrap_dim(dim.ptr(), h.ndim(), fn);
   ops::Dims axis = std::vector<int64_t>{d};
-  // Over an empty axis the result is empty (as in PyTorch) and there is no max to shift by.
-  bool empty = h.ndim() > 0 && h.shape()[static_cast<size_t>(d)] == 0;
-  Tensor shifted = empty ? h : ops::sub(h, ops::amax(h, axis, true));
-  Tensor y;
-  if (log) {
-    y = ops::sub(shifted, ops::log(ops::sum(ops::exp(shifted), axis, true, std::nullopt)));
-  } else {
-    Tensor e = ops::exp(shifted);
-    y = ops::div(e, ops::sum(e, axis, true, std::nullopt));
-  }
-  py::object out = wrapped(std::move(y));
+  py::object out = wrapped(ops::softmax(h, d, log));
   if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
     PyObject* input = x.ptr();
     PyObject* saved = out.ptr();

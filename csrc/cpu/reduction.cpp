@@ -10,6 +10,8 @@
 #include "core/errors.h"
 #include "core/thread_pool.h"
 #include "cpu/copy.h"
+#include "cpu/elementwise_loops.h"
+#include "cpu/elementwise_math.h"
 
 // Runtime AVX2 dispatch for the hot loops on x86-64 glibc (ifunc), as the
 // elementwise kernels do; empty elsewhere (arm64 vectorizes for NEON).
@@ -727,6 +729,55 @@ void aminmax(const Tensor& x, int64_t outer, int64_t channels, int64_t inner, co
       aminmax_typed<T>(x.numel() ? x.data<T>() : nullptr, outer, channels, inner, mn.data<T>(), mx.data<T>());
     else
       throw TypeError("aminmax(): internal: integer input reached the fused kernel");
+  });
+}
+
+int64_t softmax_row_limit() { return kTask; }
+
+namespace {
+
+// The per-row elementwise passes of softmax_rows, vectorized like the
+// elementwise kernels (their ISA clones; the same operations, so the same bits).
+LUCID_AVX2_CLONES void exp_of_shifted(const float* __restrict r, float m, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = fast::exp_f32(r[i] - m);
+}
+LUCID_AVX2_CLONES void shifted_and_exp(const float* __restrict r, float m, float* __restrict y,
+                                       float* __restrict e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = r[i] - m;
+    e[i] = fast::exp_f32(y[i]);
+  }
+}
+LUCID_AVX2_CLONES void divide_by(float* __restrict y, float s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s;
+}
+LUCID_AVX2_CLONES void subtract(float* __restrict y, float s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] - s;
+}
+
+}  // namespace
+
+void softmax_rows(const Tensor& x, const Tensor& out, bool log) {
+  const int64_t red = x.shape().empty() ? 1 : x.shape().back();
+  const int64_t rows = red ? x.numel() / red : 0;
+  check<RuntimeError>(red >= 1 && red <= kTask && x.is_contiguous() && x.dtype() == DType::Float32,
+                      "internal: softmax_rows takes contiguous float32 rows of 1 .. softmax_row_limit() elements");
+  const float* xp = x.data<float>();
+  float* yp = out.data<float>();
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / red), [&](int64_t lo, int64_t hi) {
+    std::vector<float> e(log ? static_cast<size_t>(red) : 0);
+    for (int64_t o = lo; o < hi; ++o) {
+      const float* r = xp + o * red;
+      float* y = yp + o * red;
+      const float m = convert<float>(reduce_run<ExtremeR<float, true>>(r, red));  // amax
+      if (log) {  // shifted - log(sum(exp(shifted)))
+        shifted_and_exp(r, m, y, e.data(), red);
+        subtract(y, fast::log_f32(convert<float>(reduce_run<SumR<float>>(e.data(), red))), red);
+      } else {  // exp(shifted) / sum(exp(shifted))
+        exp_of_shifted(r, m, y, red);
+        divide_by(y, convert<float>(reduce_run<SumR<float>>(y, red)), red);
+      }
+    }
   });
 }
 
