@@ -412,3 +412,40 @@ def test_fused_softmax_rows_give_the_composed_ops_bits(shape, special):
     # a non-contiguous input and another axis take the composed ops themselves
     t = lucid.tensor(a).transpose(0, -1)
     assert F.softmax(t, dim=0).numpy().tobytes() == _composed_softmax(t, False, 0).numpy().tobytes()
+
+
+# ----- layer_norm's fused CPU rows (csrc/cpu/reduction.cpp: layer_norm_rows) --------------
+
+def _composed_layer_norm(x, w, b, dims, eps):
+    C = lucid._C
+    c = C.sub(x, C.mean(x, list(dims), True))
+    v = C.mean(C.mul(c, c), list(dims), True)
+    h = C.mul(c, C.rsqrt(v + eps))
+    y = h if w is None else C.mul(h, w)
+    return y if b is None else C.add(y, b)
+
+
+@pytest.mark.parametrize("shape, k", [((4, 8), 1), ((2, 3, 5), 2), ((7,), 1), ((3, 4100), 1), ((2, 2, 2), 3)])
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+@pytest.mark.parametrize("eps", [1e-5, 0])
+def test_fused_layer_norm_rows_give_the_composed_ops_bits(shape, k, affine, eps):
+    a = (rng.standard_normal(shape) * 30 + 7).astype(np.float32)
+    a.flat[-1] = np.nan if affine == "both" else a.flat[-1]
+    ns = shape[len(shape) - k:]
+    w = lucid.tensor(rng.standard_normal(ns).astype(np.float32)) if affine != "none" else None
+    b = lucid.tensor(rng.standard_normal(ns).astype(np.float32)) if affine == "both" else None
+    x = lucid.tensor(a, requires_grad=True)
+    y = F.layer_norm(x, ns, w, b, eps=eps)
+    dims = range(len(shape) - k, len(shape))
+    assert y.detach().numpy().tobytes() == _composed_layer_norm(x.detach(), w, b, dims, eps).numpy().tobytes()
+    # the node's saved xhat and rstd are the composed ones too: its gradient against the composed graph's
+    g = lucid.tensor(rng.standard_normal(shape).astype(np.float32))
+    (gx,) = lucid.autograd.grad((y * g).sum(), [x])
+    xc = lucid.tensor(a, requires_grad=True)
+    mean = lucid.mean(xc, dim=tuple(dims), keepdim=True)
+    cen = xc - mean
+    ref = cen * lucid.rsqrt(lucid.mean(cen * cen, dim=tuple(dims), keepdim=True) + eps)
+    ref = ref if w is None else ref * w
+    ref = ref if b is None else ref + b
+    (gref,) = lucid.autograd.grad((ref * g).sum(), [xc])
+    np.testing.assert_allclose(gx.numpy(), gref.numpy(), rtol=2e-3, atol=2e-4)

@@ -14,7 +14,9 @@
 #include "core/errors.h"
 #include "core/version.h"
 #include "ops/copy.h"
+#include "ops/copy.h"
 #include "ops/elementwise.h"
+#include "ops/normalization.h"
 #include "ops/reduction.h"
 #include "ops/scalar.h"
 #include "ops/shape.h"
@@ -133,18 +135,15 @@ py::object layer_norm(py::handle x, py::handle weight, py::handle bias, const st
   std::optional<Tensor> w, b;
   if (!weight.is_none()) w = tensor_arg(weight.ptr(), "layer_norm", "weight");
   if (!bias.is_none()) b = tensor_arg(bias.ptr(), "layer_norm", "bias");
-  ops::Dims axes = dims;
-  Tensor centered = ops::sub(h, ops::mean(h, axes, true));
-  Tensor var = ops::mean(ops::mul(centered, centered), axes, true);
-  std::optional<Tensor> e = number_as_tensor(eps.ptr(), var);
+  // `var + eps` coerces eps next to the variance, whose dtype is the input's (floating)
+  // or float32 (ops::mean's); a number next to a 0-d tensor of that dtype is the same.
+  const DType var_dtype = is_floating(h.dtype()) ? h.dtype() : DType::Float32;
+  std::optional<Tensor> e = number_as_tensor(eps.ptr(), ops::full({}, 0.0, var_dtype, h.device()));
   if (!e) throw TypeError("layer_norm(): argument 'eps' must be a real number, got " +
                           std::string(_PyType_Name(Py_TYPE(eps.ptr()))));
-  Tensor rstd = ops::rsqrt(ops::add(var, *e));
-  Tensor xhat = ops::mul(centered, rstd);
-  Tensor y = xhat;
-  if (w) y = ops::mul(y, *w);
-  if (b) y = ops::add(y, *b);
-  py::object out = wrapped(std::move(y));
+  ops::LayerNormParts parts = ops::layer_norm(h, w, b, dims, *e);
+  Tensor xhat = parts.xhat, rstd = parts.rstd;
+  py::object out = wrapped(std::move(parts.y));
   if (!grad_enabled()) return out;
   bool wanted = tensor_object(x.ptr())->requires_grad || (w && tensor_object(weight.ptr())->requires_grad) ||
                 (b && tensor_object(bias.ptr())->requires_grad);

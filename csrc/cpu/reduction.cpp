@@ -781,4 +781,53 @@ void softmax_rows(const Tensor& x, const Tensor& out, bool log) {
   });
 }
 
+namespace {
+
+LUCID_AVX2_CLONES void centre(const float* __restrict r, float mean, float* __restrict c, float* __restrict sq,
+                              int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    c[i] = r[i] - mean;
+    sq[i] = c[i] * c[i];
+  }
+}
+LUCID_AVX2_CLONES void scale_shift(const float* __restrict c, float rstd, const float* __restrict w,
+                                   const float* __restrict b, float* __restrict xhat, float* __restrict y,
+                                   int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float h = c[i] * rstd;
+    if (xhat) xhat[i] = h;
+    float v = h;
+    if (w) v = v * w[i];
+    if (b) v = v + b[i];
+    y[i] = v;
+  }
+}
+
+}  // namespace
+
+void layer_norm_rows(const Tensor& x, int64_t row, const float* w, const float* b, float eps, const Tensor& y,
+                     const Tensor* xhat, const Tensor& rstd) {
+  check<RuntimeError>(row >= 1 && row <= kTask && x.numel() % row == 0 && x.is_contiguous() &&
+                          x.dtype() == DType::Float32,
+                      "internal: layer_norm_rows takes contiguous float32 rows of 1 .. softmax_row_limit() elements");
+  const int64_t rows = x.numel() / row;
+  const float count = static_cast<float>(row);  // ops::mean's divisor: the count as a float32 0-d tensor
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  float* hp = xhat ? xhat->data<float>() : nullptr;
+  float* rp = rstd.data<float>();
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / row), [&](int64_t lo, int64_t hi) {
+    std::vector<float> c(static_cast<size_t>(row)), sq(static_cast<size_t>(row));
+    for (int64_t o = lo; o < hi; ++o) {
+      const float* r = xp + o * row;
+      const float mean = convert<float>(reduce_run<SumR<float>>(r, row)) / count;
+      centre(r, mean, c.data(), sq.data(), row);
+      const float var = convert<float>(reduce_run<SumR<float>>(sq.data(), row)) / count;
+      const float rs = 1.0f / std::sqrt(var + eps);  // rsqrt(var + eps), as the Rsqrt kernel
+      rp[o] = rs;
+      scale_shift(c.data(), rs, w, b, hp ? hp + o * row : nullptr, yp + o * row, row);
+    }
+  });
+}
+
 }  // namespace lucid::cpu

@@ -26,6 +26,14 @@ void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Te
 // folds task partials: the caller composes the ops instead).
 int64_t softmax_row_limit();
 void softmax_rows(const Tensor& x, const Tensor& out, bool log);
+// layer_norm over the last `row` elements of a contiguous float32 x, the same
+// way: per row mean = sum / n, centred = x - mean, var = sum(centred^2) / n,
+// rstd = 1 / sqrt(var + eps), xhat = centred * rstd, y = xhat * w + b (each
+// optional, contiguous, `row` elements) — the composed ops' bits. xhat may be
+// null (no w and b: y is xhat); rstd gets one value per row. Rows of 1 ..
+// softmax_row_limit() elements.
+void layer_norm_rows(const Tensor& x, int64_t row, const float* w, const float* b, float eps, const Tensor& y,
+                     const Tensor* xhat, const Tensor& rstd);
 
 // min[c] and max[c] over x viewed as (outer, channels, inner) (contiguous,
 // floating), in one pass; a NaN in a channel makes both NaN (as amin / amax).

@@ -1,0 +1,25 @@
+// layer_norm's forward, validated entry point. The autograd layer
+// (csrc/autograd/normalization.cpp) records its node over these parts.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace lucid::ops {
+
+// y = (x - mean) * rsqrt(var + eps) * weight + bias over the trailing axes
+// `dims` (biased variance), with xhat = (x - mean) * rsqrt(var + eps) and
+// rstd = rsqrt(var + eps) (keepdim shape) kept for the gradient. `eps` is the
+// 0-d tensor `var + eps` adds (the caller coerces the Python number). The
+// composed ops mean, sub, mul, mean, add, rsqrt, mul (then * weight, + bias)
+// in that order; on the CPU stream, float32 throughout with contiguous
+// operands and rows of at most 65,536 elements, one fused pass per row
+// (cpu::layer_norm_rows) with the same bits.
+struct LayerNormParts {
+  Tensor y, xhat, rstd;
+};
+LayerNormParts layer_norm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                          const std::vector<int64_t>& dims, const Tensor& eps);
+
+}  // namespace lucid::ops
