@@ -1,12 +1,12 @@
 // softmax, log_softmax and layer_norm run and recorded in C++ (node.h), each
 // one node over its input(s) instead of the chain of ops it is made of:
-// `_C.autograd_softmax(x, dim, log)` runs amax (a constant shift: softmax is
-// shift-invariant), sub, exp, sum, div (or, for log_softmax, sub, exp, sum,
-// log, sub), the ops the composed form ran, in its order (the same bits), and
-// records SoftmaxBackward / LogSoftmaxBackward, whose first-order formula is
-// here: y * (g - sum(g * y)) and g - exp(y) * sum(g) over the axis.
-// `_C.autograd_layer_norm(x, weight, bias, dims, eps)` runs the composed
-// form's ops in its order and records LayerNormBackward (the closed form of
+// `_C.autograd_softmax(x, dim, log)` runs ops::softmax (amax as a constant
+// shift, sub, exp, sum, div; log_softmax: sum, log, sub — the composed form's
+// ops and bits, one fused pass per row on the CPU stream) and records
+// SoftmaxBackward / LogSoftmaxBackward, whose first-order formula is here:
+// y * (g - sum(g * y)) and g - exp(y) * sum(g) over the axis.
+// `_C.autograd_layer_norm(x, weight, bias, dims, eps)` runs ops::layer_norm
+// (the composed form's ops and bits) and records LayerNormBackward (the closed form of
 // lucid/nn/_f_normalization.py's `_LayerNorm`) when the input and parameters
 // share a float32 / float64 dtype. Under create_graph the walk calls the
 // Python Functions (`_Softmax` in lucid/nn/functional.py, `_LayerNorm`).
