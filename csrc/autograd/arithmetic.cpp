@@ -26,22 +26,22 @@ InputGrads add_backward(const CppNode&, const Tensor&) {
 InputGrads sub_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
   r.pass[0] = true;
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) r.grad[1] = ops::neg(g);
+  if (needs(n, 1)) r.grad[1] = ops::neg(g);
   return r;
 }
 
 InputGrads mul_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;  // saved: (a if b needs a gradient, b if a does)
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) r.grad[0] = ops::mul(g, n.saved_handles[1]);
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) r.grad[1] = ops::mul(g, n.saved_handles[0]);
+  if (needs(n, 0)) r.grad[0] = ops::mul(g, n.saved_handles[1]);
+  if (needs(n, 1)) r.grad[1] = ops::mul(g, n.saved_handles[0]);
   return r;
 }
 
 InputGrads div_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;  // saved: (a if b needs a gradient, b)
   const Tensor &a = n.saved_handles[0], &b = n.saved_handles[1];
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) r.grad[0] = ops::div(g, b);
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) r.grad[1] = ops::neg(ops::div(ops::mul(g, a), ops::mul(b, b)));
+  if (needs(n, 0)) r.grad[0] = ops::div(g, b);
+  if (needs(n, 1)) r.grad[1] = ops::neg(ops::div(ops::mul(g, a), ops::mul(b, b)));
   return r;
 }
 
@@ -52,11 +52,11 @@ InputGrads pow_backward(const CppNode& n, const Tensor& g) {
   auto integer = [](double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); };
   auto masked = [&](const Tensor& mask, const Tensor& t) { return ops::where(mask, t, integer(0, t)); };
   InputGrads r;
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) {
+  if (needs(n, 0)) {
     Tensor d = ops::mul(b, ops::pow(a, ops::sub(b, integer(1, b))));
     r.grad[0] = masked(ops::ne(b, integer(0, b)), ops::mul(g, d));
   }
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) {
+  if (needs(n, 1)) {
     Tensor d = ops::mul(y, ops::log(a));
     Tensor keep = ops::logical_not(ops::logical_and(ops::eq(a, integer(0, a)), ops::ge(b, integer(0, b))));
     r.grad[1] = masked(keep, ops::mul(g, d));

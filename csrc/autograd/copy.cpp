@@ -51,12 +51,6 @@ InputGrads clone_backward(const CppNode&, const Tensor&) {
 
 NodeKind kinds[] = {{"ToBackward", "to", nullptr, to_backward}, {"CloneBackward", "clone", nullptr, clone_backward}};
 
-// Whether Function.apply would have recorded: x requires grad, grad mode is
-// on and the result is floating point.
-bool records(py::handle x, const py::object& out) {
-  return tensor_object(x.ptr())->requires_grad && grad_enabled() && is_floating(handle_of(out.ptr()).dtype());
-}
-
 }  // namespace
 
 void init_copy(py::module_& m) {
@@ -83,7 +77,7 @@ void init_copy(py::module_& m) {
     }
     if (copy && !moved) t = ops::clone(t);
     py::object out = steal(wrap(std::move(t)));
-    if (records(x, out)) {
+    if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
       CppNode& n = record_node(kinds[0], &input, 1, nullptr, 0, out.ptr());
       n.input_dtype = h.dtype();
@@ -94,7 +88,7 @@ void init_copy(py::module_& m) {
   m.def("autograd_clone", [](py::handle x) {
     const Tensor& h = tensor_arg(x.ptr(), "clone", "input");
     py::object out = steal(wrap(ops::clone(h)));
-    if (records(x, out)) {
+    if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
       record_node(kinds[1], &input, 1, nullptr, 0, out.ptr());
     }

@@ -25,7 +25,6 @@ namespace py = pybind11;
 
 namespace {
 
-bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
 
 bool recording(py::handle a) { return tensor_object(a.ptr())->requires_grad && grad_enabled(); }
 

@@ -23,8 +23,6 @@ namespace {
 
 // Numbers next to `like` as lucid's formulas coerce them (`mul(g, 0.5)` is a
 // real, `where(mask, g, 0)` an integer: PyTorch's weak scalars, ops/scalar.h).
-Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 // `_masked(mask, g)`: g where mask holds, else 0 (not g * mask, which keeps NaN * 0).
 Tensor masked(const Tensor& mask, const Tensor& g) { return ops::where(mask, g, integer(0, g)); }
@@ -35,7 +33,6 @@ Tensor grad_for(const Tensor& g, const Tensor& like) {
   return r.dtype() == like.dtype() ? r : ops::astype(r, like.dtype());
 }
 
-bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.inputs, i) != Py_None; }
 
 // The first of `kinds` (below): a kind's index is its Kind.
 const NodeKind* kinds_begin();
@@ -265,15 +262,6 @@ const NodeKind* kinds_begin() { return kinds; }
 PyObject* binary_coercion = nullptr;
 PyObject* as_tensor_fn = nullptr;
 
-bool requires_grad(PyObject* t) { return t != Py_None && tensor_object(t)->requires_grad; }
-
-// What Function.apply recorded: an input requires grad, grad mode is on and
-// the result is floating point.
-bool records(std::initializer_list<PyObject*> inputs, const py::object& out) {
-  bool any = false;
-  for (PyObject* t : inputs) any = any || requires_grad(t);
-  return any && grad_enabled() && is_floating(handle_of(out.ptr()).dtype());
-}
 
 Tensor binary_kernel(Kind op, const Tensor& a, const Tensor& b) {
   switch (op) {
@@ -312,7 +300,7 @@ py::object binary(Kind op, PyObject* x, PyObject* y) {
     (tx ? y : x) = number.ptr();
   }
   py::object out = steal(wrap(binary_kernel(op, handle_of(x), handle_of(y))));
-  if (!records({x, y}, out)) return out;
+  if (!records({x, y}, out.ptr())) return out;
   PyObject* inputs[2] = {x, y};
   PyObject* saved[3] = {x, y, out.ptr()};  // hypot ... fmin also read the result
   int num_saved = op == kFloorDivide ? 0 : op >= kHypot ? 3 : 2;
@@ -344,7 +332,7 @@ py::object where(PyObject* cond, PyObject* a, PyObject* b) {
   const Tensor& ha = tensor_in(a, "where", "input");
   const Tensor& hb = tensor_in(b, "where", "other");
   py::object out = steal(wrap(ops::where(c, ha, hb)));
-  if (!records({a, b, cond}, out)) return out;
+  if (!records({a, b, cond}, out.ptr())) return out;
   PyObject* inputs[3] = {a, b, cond};
   CppNode& n = record_node(kinds[kWhere], inputs, 3, &cond, 1, out.ptr());
   // The branches' gradients fit as they are when both have the result's shape
@@ -381,7 +369,7 @@ py::object clamp(PyObject* x, PyObject* min, PyObject* max) {
   if (!lo.is_none()) y = ops::maximum(y, handle_of(lo.ptr()));
   if (!hi.is_none()) y = ops::minimum(y, handle_of(hi.ptr()));
   py::object out = steal(wrap(std::move(y)));
-  if (!records({x, lo.ptr(), hi.ptr()}, out)) return out;
+  if (!records({x, lo.ptr(), hi.ptr()}, out.ptr())) return out;
   PyObject* inputs[3] = {x, lo.ptr(), hi.ptr()};
   record_node(kinds[kClamp], inputs, 3, inputs, 3, out.ptr());
   return out;
@@ -393,7 +381,7 @@ py::object gelu(PyObject* x, PyObject* approximate) {
     throw TypeError("gelu(): argument 'approximate' must be a str, got " + type_name(approximate));
   std::string mode = py::str(approximate);
   py::object out = steal(wrap(ops::gelu(h, mode)));  // checks the mode
-  if (records({x}, out)) record_node(kinds[mode == "tanh" ? kGeluTanh : kGelu], &x, 1, &x, 1, out.ptr());
+  if (records({x}, out.ptr())) record_node(kinds[mode == "tanh" ? kGeluTanh : kGelu], &x, 1, &x, 1, out.ptr());
   return out;
 }
 
@@ -409,7 +397,7 @@ py::object softplus(PyObject* x, PyObject* beta_arg, PyObject* threshold_arg) {
   Tensor sum = ops::add(ops::relu(zh), ops::log1p(ops::exp(ops::neg(ops::abs(zh)))));
   Tensor soft = ops::div(sum, real(beta, sum));
   py::object out = steal(wrap(ops::where(ops::gt(zh, real(threshold, zh)), h, soft)));
-  if (records({x}, out)) {
+  if (records({x}, out.ptr())) {
     PyObject* saved[2] = {x, z.ptr()};
     CppNode& n = record_node(kinds[kSoftplus], &x, 1, saved, 2, out.ptr());
     n.scalars[0] = beta;

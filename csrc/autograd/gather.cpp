@@ -19,14 +19,7 @@ namespace py = pybind11;
 
 namespace {
 
-bool requires_grad(py::handle t) { return tensor_object(t.ptr())->requires_grad != 0; }
 
-// What Function.apply records: grad mode on, an input needing a gradient, a floating result.
-bool records(bool needs, const py::object& out) {
-  return needs && grad_enabled() && is_floating(handle_of(out.ptr()).dtype());
-}
-
-bool wants(const CppNode& n, int input) { return PyTuple_GET_ITEM(n.inputs, input) != Py_None; }
 
 // The node's axis (ctx.dim) and saved index.
 int64_t axis_of(const CppNode& n) { return (*n.dims)[0]; }
@@ -65,33 +58,33 @@ InputGrads index_select_backward(const CppNode& n, const Tensor& g) {
 InputGrads scatter_add_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
   r.pass[0] = 1;
-  if (wants(n, 3)) r.grad[3] = src_grad(n, g);
+  if (needs(n, 3)) r.grad[3] = src_grad(n, g);
   return r;
 }
 
 // `_Scatter.backward`: overwritten positions get no gradient (zeros scattered into g).
 InputGrads scatter_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
-  if (wants(n, 0)) r.grad[0] = ops::scatter(g, axis_of(n), index_of(n), zeros_like_grad(index_of(n).shape(), g));
-  if (wants(n, 3)) r.grad[3] = src_grad(n, g);
+  if (needs(n, 0)) r.grad[0] = ops::scatter(g, axis_of(n), index_of(n), zeros_like_grad(index_of(n).shape(), g));
+  if (needs(n, 3)) r.grad[3] = src_grad(n, g);
   return r;
 }
 
 InputGrads index_add_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
   r.pass[0] = 1;
-  if (wants(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
   return r;
 }
 
 // `_IndexCopy.backward`: the replaced rows get no gradient (zero rows copied into g).
 InputGrads index_copy_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
-  if (wants(n, 0)) {
+  if (needs(n, 0)) {
     Shape src_shape(n.params.begin(), n.params.end());
     r.grad[0] = ops::index_copy(g, axis_of(n), index_of(n), zeros_like_grad(src_shape, g));
   }
-  if (wants(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
   return r;
 }
 
@@ -111,7 +104,7 @@ NodeKind median_kind = {"MedianBackward", "median", nullptr, gather_backward};
 py::object record_read(NodeKind& kind, py::handle x, int64_t dim, py::handle index, Tensor result,
                        const Shape& in_shape) {
   py::object out = steal(wrap(std::move(result)));
-  if (records(requires_grad(x), out)) {
+  if (records({x.ptr()}, out.ptr())) {
     PyObject* inputs[3] = {x.ptr(), Py_None, index.ptr()};
     PyObject* saved = index.ptr();
     CppNode& n = record_node(kind, inputs, 3, &saved, 1, out.ptr());
@@ -131,7 +124,7 @@ py::object record_write(NodeKind& kind, Write write, const char* fn, const char*
   const Tensor& hi = tensor_arg(index.ptr(), fn, "index");
   const Tensor& hs = tensor_arg(src.ptr(), fn, src_name);
   py::object out = steal(wrap(write(hx, dim, hi, hs)));
-  if (records(requires_grad(x) || requires_grad(src), out)) {
+  if (records({x.ptr(), src.ptr()}, out.ptr())) {
     PyObject* inputs[4] = {x.ptr(), Py_None, index.ptr(), src.ptr()};
     PyObject* saved = index.ptr();
     CppNode& n = record_node(kind, inputs, 4, &saved, 1, out.ptr());

@@ -111,12 +111,12 @@ NodeKind kind = {"BasicIndexBackward", "basic_index", nullptr, basic_index_backw
 InputGrads setitem_backward(const CppNode& n, const Tensor& g) {
   const auto& p = n.index_plan;
   InputGrads r;
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None) {
+  if (needs(n, 0)) {
     Tensor gx = ops::clone(g);
     ops::slice_assign(gx, p[0], p[1], p[2], ops::full(Shape{}, 0.0, g.dtype(), g.device()));
     r.grad[0] = std::move(gx);
   }
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None) r.grad[1] = ops::slice(g, p[0], p[1], p[2]);
+  if (needs(n, 1)) r.grad[1] = ops::slice(g, p[0], p[1], p[2]);
   return r;
 }
 
@@ -135,9 +135,7 @@ NodeKind slice_scatter_kind = {"SliceScatterBackward", "slice_scatter", nullptr,
 using Ints = std::vector<int64_t>;
 
 // What Function.apply records: grad mode on, an input needing a gradient, a floating result.
-bool records(bool needs, PyObject* out) { return needs && grad_enabled() && is_floating(handle_of(out).dtype()); }
 
-bool requires_grad(py::handle t) { return tensor_object(t.ptr())->requires_grad != 0; }
 
 // x[idx] as the plan's slices reshaped to `shape`, with BasicIndexBackward when x
 // requires grad and grad mode is on.
@@ -184,7 +182,7 @@ void init_indexing(py::module_& m) {
     ops::slice_assign(copy, starts, steps, lengths, hv);
     py::object out = py::reinterpret_steal<py::object>(wrap(std::move(copy)));
     if (!out) throw py::error_already_set();
-    if (records(requires_grad(x) || requires_grad(value), out.ptr())) {
+    if (records({x.ptr(), value.ptr()}, out.ptr())) {
       PyObject* inputs[3] = {x.ptr(), value.ptr(), Py_None};
       CppNode& n = record_node(setitem_kind, inputs, 3, nullptr, 0, out.ptr());
       n.index_plan = {starts, steps, lengths, shape};
@@ -200,7 +198,7 @@ void init_indexing(py::module_& m) {
     ops::slice_assign(out_t, starts, steps, lengths, ops::reshape(hg, lengths));
     py::object out = py::reinterpret_steal<py::object>(wrap(std::move(out_t)));
     if (!out) throw py::error_already_set();
-    if (records(requires_grad(g), out.ptr())) {
+    if (records({g.ptr()}, out.ptr())) {
       PyObject* inputs[3] = {g.ptr(), Py_None, Py_None};
       CppNode& n = record_node(slice_scatter_kind, inputs, 3, nullptr, 0, out.ptr());
       n.index_plan = {starts, steps, lengths, shape};

@@ -46,9 +46,9 @@ InputGrads matmul_backward(const CppNode& n, const Tensor& g) {
   if (a.ndim() == 1) g2 = unsqueeze(g2, b.ndim() > 1 ? -2 : 0);
   if (b.ndim() == 1) g2 = unsqueeze(g2, -1);
   InputGrads r;
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None)
+  if (needs(n, 0))
     r.grad[0] = reshaped(sum_to_shape(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None)
+  if (needs(n, 1))
     r.grad[1] = reshaped(sum_to_shape(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
   return r;
 }

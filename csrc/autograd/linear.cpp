@@ -20,7 +20,7 @@ namespace {
 
 InputGrads linear_backward(const CppNode& n, const Tensor& g) {
   std::vector<bool> want(3);
-  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(i)] = PyTuple_GET_ITEM(n.inputs, i) != Py_None;
+  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(i)] = needs(n, i);
   auto [gx, gw, gb] = ops::linear_backward(g, n.saved_handles[0], n.saved_handles[1], want);
   InputGrads r;
   r.grad[0] = std::move(gx);

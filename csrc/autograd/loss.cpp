@@ -117,8 +117,6 @@ py::object cross_entropy(py::handle input, py::handle target) {
 
 enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
-Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 // `_CrossEntropyIndex.backward`, first order: q the target distribution (one-hot, smoothed,
 // weighted), s the upstream gradient per element (over the denominator for the mean; 0 where

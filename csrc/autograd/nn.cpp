@@ -28,13 +28,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-bool requires_grad(py::handle t) { return !t.is_none() && tensor_object(t.ptr())->requires_grad; }
-
-// Whether a result of inputs, one of which `needs` a gradient, is recorded:
-// what Function.apply records (grad mode on, a floating result).
-bool records(bool needs, const py::object& out) {
-  return needs && grad_enabled() && is_floating(handle_of(out.ptr()).dtype());
-}
 
 // params[at, at + n) as a vector (a window argument the formula reads back).
 Ints slice(const Ints& p, size_t at, size_t n) {
@@ -45,7 +38,7 @@ Ints slice(const Ints& p, size_t at, size_t n) {
 
 InputGrads conv2d_backward(const CppNode& n, const Tensor& g) {
   std::vector<bool> want(3);
-  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(i)] = PyTuple_GET_ITEM(n.inputs, i) != Py_None;
+  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(i)] = needs(n, i);
   const Ints& p = n.params;
   auto [gx, gw, gb] = ops::conv2d_backward(g, n.saved_handles[0], n.saved_handles[1], slice(p, 0, 2), slice(p, 2, 4),
                                            slice(p, 6, 2), p[8], want);
@@ -65,11 +58,11 @@ InputGrads conv_transpose2d_backward(const CppNode& n, const Tensor& g) {
   const Ints stride = slice(p, 0, 2), padding = slice(p, 2, 4), dilation = slice(p, 6, 2);
   const Tensor &x = n.saved_handles[0], &w = n.saved_handles[1];
   InputGrads r;
-  if (PyTuple_GET_ITEM(n.inputs, 0) != Py_None)
+  if (needs(n, 0))
     r.grad[0] = ops::conv2d(g, w, std::nullopt, stride, padding, dilation, p[8], "conv_transpose2d");
-  if (PyTuple_GET_ITEM(n.inputs, 1) != Py_None)
+  if (needs(n, 1))
     r.grad[1] = std::get<1>(ops::conv2d_backward(x, g, w, stride, padding, dilation, p[8], {false, true, false}));
-  if (PyTuple_GET_ITEM(n.inputs, 2) != Py_None) r.grad[2] = ops::sum(g, Ints{0, 2, 3}, false, std::nullopt);
+  if (needs(n, 2)) r.grad[2] = ops::sum(g, Ints{0, 2, 3}, false, std::nullopt);
   return r;
 }
 
@@ -128,7 +121,7 @@ void init_nn(py::module_& m) {
     std::optional<Tensor> hb;
     if (!bias.is_none()) hb = tensor_arg(bias.ptr(), fn.c_str(), "bias");
     py::object out = steal(wrap(ops::conv2d(hx, hw, hb, stride, padding, dilation, groups, fn)));
-    if (records(requires_grad(x) || requires_grad(weight) || requires_grad(bias), out)) {
+    if (records({x.ptr(), weight.ptr(), bias.ptr()}, out.ptr())) {
       PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
       CppNode& n = record_node(conv2d_kind, inputs, 3, inputs, 2, out.ptr());
       n.params = join({&stride, &padding, &dilation});
@@ -150,7 +143,7 @@ void init_nn(py::module_& m) {
                                                  {true, false, false}));
     if (hb) y = ops::add(y, ops::reshape(*hb, Shape{1, hb->numel(), 1, 1}));
     py::object out = steal(wrap(std::move(y)));
-    if (records(requires_grad(x) || requires_grad(weight) || requires_grad(bias), out)) {
+    if (records({x.ptr(), weight.ptr(), bias.ptr()}, out.ptr())) {
       PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
       CppNode& n = record_node(conv_transpose2d_kind, inputs, 3, inputs, 2, out.ptr());
       n.params = join({&stride, &padding, &dilation});
@@ -163,7 +156,7 @@ void init_nn(py::module_& m) {
     const Tensor& hx = tensor_arg(x.ptr(), "max_pool2d", "input");
     auto [y, idx] = ops::max_pool2d(hx, kernel, stride, padding, dilation, ceil_mode);
     py::object out = steal(wrap(std::move(y))), indices = steal(wrap(std::move(idx)));
-    if (records(requires_grad(x), out)) {  // the indices: not differentiable, saved for the formula
+    if (records({x.ptr()}, out.ptr())) {  // the indices: not differentiable, saved for the formula
       PyObject* input = x.ptr();
       PyObject* saved[2] = {x.ptr(), indices.ptr()};
       record_node(max_pool2d_kind, &input, 1, saved, 2, out.ptr());
@@ -175,7 +168,7 @@ void init_nn(py::module_& m) {
     const Tensor& hx = tensor_arg(x.ptr(), "avg_pool2d", "input");
     py::object out =
         steal(wrap(ops::avg_pool2d(hx, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)));
-    if (records(requires_grad(x), out)) {
+    if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
       CppNode& n = record_node(avg_pool2d_kind, &input, 1, &input, 1, out.ptr());
       n.params = join({&kernel, &stride, &padding});
@@ -186,7 +179,7 @@ void init_nn(py::module_& m) {
   m.def("autograd_adaptive_avg_pool2d", [](py::handle x, const Ints& output_size) {
     const Tensor& hx = tensor_arg(x.ptr(), "adaptive_avg_pool2d", "input");
     py::object out = steal(wrap(ops::adaptive_avg_pool2d(hx, output_size)));
-    if (records(requires_grad(x), out)) {
+    if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
       CppNode& n = record_node(adaptive_kind, &input, 1, &input, 1, out.ptr());
       n.params = output_size;
@@ -197,7 +190,7 @@ void init_nn(py::module_& m) {
     const Tensor& hw = tensor_arg(weight.ptr(), "embedding", "weight");
     const Tensor& hi = tensor_arg(indices.ptr(), "embedding", "input");
     py::object out = steal(wrap(ops::embedding(hw, hi)));
-    if (records(requires_grad(weight), out)) {
+    if (records({weight.ptr()}, out.ptr())) {
       PyObject* inputs[2] = {weight.ptr(), indices.ptr()};
       CppNode& n = record_node(embedding_kind, inputs, 2, &inputs[1], 1, out.ptr());
       n.params = {hw.ndim() > 0 ? hw.shape()[0] : 0, padding_idx};

@@ -14,10 +14,14 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
+#include "autograd/grad_mode.h"
+#include "autograd/tensor_object.h"
 #include "core/tensor.h"
+#include "ops/scalar.h"
 
 namespace lucid::autograd {
 
@@ -95,6 +99,25 @@ struct CppNode {
 };
 
 bool is_cpp_node(PyObject* node);
+
+// ----- what every op family's entry and formulas share ------------------------------
+
+// Whether an op over `inputs` (tensor objects; Py_None for an absent optional
+// one) records a node for its result `out` (a tensor object): grad mode on, an
+// input requiring grad and a floating-point result, as Function.apply decides.
+inline bool records(std::initializer_list<PyObject*> inputs, PyObject* out) {
+  if (!grad_enabled() || !is_floating(tensor_object(out)->handle.dtype())) return false;
+  for (PyObject* t : inputs)
+    if (t != Py_None && tensor_object(t)->requires_grad) return true;
+  return false;
+}
+// Whether the node's input i needs a gradient (`needs_input_grad[i]`).
+inline bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
+// A Python number next to `like` in a formula, as lucid's ops coerce it
+// (ops/scalar.h, PyTorch's weak scalars): `x * 0.5` a real, `where(m, g, 0)`
+// an integer.
+inline Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
+inline Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 // A CppNode whose kind has a first-order formula in C++ (the walk runs it
 // unless create_graph).
 bool has_cpp_formula(PyObject* node);

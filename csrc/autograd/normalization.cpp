@@ -52,11 +52,10 @@ InputGrads layer_norm_backward(const CppNode& n, const Tensor& g) {
   std::vector<int64_t> lead;
   for (int64_t i = 0; i < input.ndim() - static_cast<int64_t>(n.dims->size()); ++i) lead.push_back(i);
   auto over_lead = [&](const Tensor& t) { return lead.empty() ? t : ops::sum(t, lead, false, std::nullopt); };
-  auto needs = [&](int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; };
   InputGrads r;
-  if (needs(1)) r.grad[1] = over_lead(ops::mul(g, xhat));
-  if (needs(2)) r.grad[2] = over_lead(g);
-  if (needs(0)) {
+  if (needs(n, 1)) r.grad[1] = over_lead(ops::mul(g, xhat));
+  if (needs(n, 2)) r.grad[2] = over_lead(g);
+  if (needs(n, 0)) {
     Tensor gy = weight.defined() ? ops::mul(g, weight) : g;
     Tensor a = ops::mean(gy, n.dims, true);
     Tensor b = ops::mean(ops::mul(gy, xhat), n.dims, true);
@@ -79,25 +78,24 @@ Shape channel_shape(const Tensor& input) {
 InputGrads batch_norm_backward(const CppNode& n, const Tensor& g) {
   const Tensor &input = n.saved_handles[0], &xhat = n.saved_handles[1], &rstd = n.saved_handles[2];
   const Tensor& weight = n.saved_handles[3];
-  auto needs = [&](int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; };
   Shape shape = channel_shape(input);
   double inv = 1.0 / static_cast<double>(input.numel() / shape[1]);
   InputGrads r;
   Tensor gb = ops::sum(g, n.dims, false, std::nullopt);
-  if (!needs(0) && !needs(1)) {
+  if (!needs(n, 0) && !needs(n, 1)) {
     r.grad[2] = gb;
     return r;
   }
   Tensor gw = ops::sum(ops::mul(g, xhat), n.dims, false, std::nullopt);
-  if (needs(0)) {
+  if (needs(n, 0)) {
     Tensor scale = weight.defined() ? ops::mul(rstd, ops::reshape(weight, shape)) : rstd;
     Tensor gw_c = ops::reshape(gw, shape), gb_c = ops::reshape(gb, shape);
     Tensor a = ops::mul(gw_c, ops::scalar_tensor(inv, ops::ScalarKind::Real, gw_c));
     Tensor b = ops::mul(gb_c, ops::scalar_tensor(inv, ops::ScalarKind::Real, gb_c));
     r.grad[0] = ops::mul(ops::sub(ops::sub(g, ops::mul(xhat, a)), b), scale);
   }
-  if (needs(1)) r.grad[1] = gw;
-  if (needs(2)) r.grad[2] = gb;
+  if (needs(n, 1)) r.grad[1] = gw;
+  if (needs(n, 2)) r.grad[2] = gb;
   return r;
 }
 

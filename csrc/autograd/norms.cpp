@@ -22,8 +22,6 @@ namespace {
 
 // Numbers next to `like` as Tensor's operators coerce them (`n * 0` an
 // integer, `x ** 0.5` a real: weak scalars, ops/scalar.h).
-Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 // `_PNorm.backward` with grad mode off, op for op; saved: (x, n), node.dims
 // the reduced axes (None: all), params[0] keepdim, scalars[0] p.

@@ -19,7 +19,6 @@ namespace py = pybind11;
 
 namespace {
 
-bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
 
 // saved: (w_hh, h0, c0); buffers: (out, acts, cells); params: (reverse).
 InputGrads lstm_backward(const CppNode& n, const std::vector<std::optional<Tensor>>& g) {

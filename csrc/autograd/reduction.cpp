@@ -150,12 +150,6 @@ std::optional<std::vector<int64_t>> wrapped_sorted(const ops::Dims& dims, int64_
   return axes;
 }
 
-// Whether Function.apply would have recorded: x requires grad, grad mode is
-// on and the result is floating point.
-bool records(py::handle x, const Tensor& out) {
-  return tensor_object(x.ptr())->requires_grad && grad_enabled() && is_floating(out.dtype());
-}
-
 // A node of `kind` over x saving `saved` (tensor objects), with x's shape and
 // dtype and the reduced axes.
 CppNode& record_reduction(NodeKind& kind, py::handle x, const Tensor& h, std::initializer_list<PyObject*> saved,
@@ -171,7 +165,7 @@ CppNode& record_reduction(NodeKind& kind, py::handle x, const Tensor& h, std::in
 py::object extreme(NodeKind& kind, const char* fn, py::handle x, const ops::Dims& dims, bool keepdim, bool is_max) {
   const Tensor& h = tensor_arg(x.ptr(), fn, "input");
   py::object out = steal(wrap(is_max ? ops::amax(h, dims, keepdim) : ops::amin(h, dims, keepdim)));
-  if (records(x, handle_of(out.ptr()))) record_reduction(kind, x, h, {x.ptr(), out.ptr()}, dims, out);
+  if (records({x.ptr()}, out.ptr())) record_reduction(kind, x, h, {x.ptr(), out.ptr()}, dims, out);
   return out;
 }
 
@@ -179,7 +173,7 @@ py::tuple extreme_dim(NodeKind& kind, const char* fn, py::handle x, int64_t dim,
   const Tensor& h = tensor_arg(x.ptr(), fn, "input");
   auto [v, i] = is_max ? ops::max_dim(h, dim, keepdim) : ops::min_dim(h, dim, keepdim);
   py::object values = steal(wrap(std::move(v))), indices = steal(wrap(std::move(i)));
-  if (records(x, handle_of(values.ptr()))) {
+  if (records({x.ptr()}, values.ptr())) {
     CppNode& n = record_reduction(kind, x, h, {indices.ptr()}, std::vector<int64_t>{dim}, values);
     n.params = {keepdim ? 1 : 0};
     n.num_outputs = 2;  // (values, indices), as Function.apply had it; the indices take no gradient
@@ -207,7 +201,7 @@ void init_reduction(py::module_& m) {
   m.def("autograd_var", [](py::handle x, const ops::Dims& dims, double correction, bool keepdim) {
     const Tensor& h = tensor_arg(x.ptr(), "var", "input");
     py::object out = steal(wrap(ops::var(h, dims, correction, keepdim)));
-    if (records(x, handle_of(out.ptr()))) record_reduction(more_kinds[kVar], x, h, {x.ptr()}, dims, out).scalars[0] = correction;
+    if (records({x.ptr()}, out.ptr())) record_reduction(more_kinds[kVar], x, h, {x.ptr()}, dims, out).scalars[0] = correction;
     return out;
   });
   m.def("autograd_prod", [](py::handle x, const ops::Dims& dims, bool keepdim, const std::optional<std::string>& dtype) {
@@ -215,7 +209,7 @@ void init_reduction(py::module_& m) {
     std::optional<DType> dt;
     if (dtype) dt = dtype_from_name(*dtype);
     py::object out = steal(wrap(ops::prod(h, dims, keepdim, dt)));
-    if (records(x, handle_of(out.ptr()))) record_reduction(more_kinds[kProd], x, h, {x.ptr()}, dims, out);
+    if (records({x.ptr()}, out.ptr())) record_reduction(more_kinds[kProd], x, h, {x.ptr()}, dims, out);
     return out;
   });
   m.def("autograd_amax", [](py::handle x, const ops::Dims& dims, bool keepdim) {

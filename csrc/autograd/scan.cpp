@@ -54,7 +54,6 @@ Tensor positions(int64_t first, int64_t last, Device device) {
   return device == Device::CPU ? t : ops::to_device(t, device);
 }
 
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 // `_Cumprod.backward`: without zeros in x, reverse_cumsum(g * y) / x; with one,
 // per position i the cumprod of x with x_i set to 1, read from i on against g

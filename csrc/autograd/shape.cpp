@@ -62,7 +62,7 @@ InputGrads cat_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(static_cast<size_t>(n.num_inputs));
   int64_t axis = (*n.dims)[0], start = 0;
   for (size_t i = 0; i < n.params.size(); ++i) {
-    if (PyTuple_GET_ITEM(n.needs, static_cast<Py_ssize_t>(i + 1)) == Py_True)
+    if (needs(n, static_cast<int>(i + 1)))
       r.grad[i + 1] = piece(g, axis, start, n.params[i]);
     start += n.params[i];
   }
@@ -74,7 +74,7 @@ InputGrads stack_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(static_cast<size_t>(n.num_inputs));
   int64_t axis = (*n.dims)[0];
   for (int i = 1; i < n.num_inputs; ++i)
-    if (PyTuple_GET_ITEM(n.needs, i) == Py_True) r.grad[i] = ops::reshape(piece(g, axis, i - 1, 1), n.input_shape);
+    if (needs(n, i)) r.grad[i] = ops::reshape(piece(g, axis, i - 1, 1), n.input_shape);
   return r;
 }
 

@@ -25,8 +25,6 @@ namespace {
 
 // Numbers next to `like` as lucid's ops coerce them (`E.add(y, float(k))` a
 // real, `E.pow(t, s)` with an int s an integer: weak scalars, ops/scalar.h).
-Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 const double kPi = 3.14159265358979323846;  // math.pi
 

@@ -23,8 +23,6 @@ namespace {
 // A number next to `like` as lucid's formulas coerce it (`mul(-0.5, t)`,
 // `sub(1.0, t)`: a Python float is a Real weak scalar, an int an Integer one,
 // ops/scalar.h, as lucid/_ops/common.py's as_tensor and the C++ operators).
-Tensor real(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Real, like); }
-Tensor integer(double v, const Tensor& like) { return ops::scalar_tensor(v, ops::ScalarKind::Integer, like); }
 
 // The constants of lucid/_ops/math_extra.py and special.py, as Python computes
 // them (math.log(2.0) ...), spelled exactly so the scalars match bit for bit.
