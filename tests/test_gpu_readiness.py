@@ -7,6 +7,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -43,9 +44,23 @@ def test_tf32_set_by_the_user_is_kept():
 
 
 def test_tf32_is_set_before_mlx_loads():
-    # lucid/__init__.py sets the variable before importing lucid._C (which loads libmlx).
-    text = (ROOT / "python" / "lucid" / "__init__.py").read_text()
-    assert text.index('setdefault("MLX_ENABLE_TF32", "0")') < text.index("from . import _C")
+    # lucid/__init__.py sets the variable before anything imports lucid._C (which loads libmlx):
+    # a fresh interpreter records the variable at the moment lucid._C starts to load.
+    probe = textwrap.dedent("""
+        import importlib.abc, os, sys
+        seen = []
+        class Probe(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "lucid._C":
+                    seen.append(os.environ.get("MLX_ENABLE_TF32"))
+                return None
+        sys.meta_path.insert(0, Probe())
+        import lucid
+        print(seen)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "MLX_ENABLE_TF32"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['0']"
 
 
 def test_choose_stream_never_overrides_a_real_gpu():

@@ -12,6 +12,7 @@ import numpy as np
 from . import _C
 from ._device import as_device
 from ._dtype import as_dtype, float32, int64
+from . import _tensor as _tensor_module
 from ._tensor import Tensor
 
 _DEFAULT_FLOAT = "float32"  # the default floating dtype's name (lucid.set_default_dtype changes it)
@@ -294,16 +295,15 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     comes back as is (or ``.to(dtype, device)`` when those differ), and a
     numpy array of a lucid dtype becomes a CPU tensor sharing its memory
     (:func:`from_numpy`) when no other dtype or device is asked for."""
-    from ._dtype import as_dtype as _as_dtype
 
     if isinstance(data, Tensor):
-        return data.to(*(a for a in (device, None if dtype is None else _as_dtype(dtype)) if a is not None))
+        return data.to(*(a for a in (device, None if dtype is None else as_dtype(dtype)) if a is not None))
     if isinstance(data, np.ndarray) and (device is None or str(device) == "cpu"):
         try:
             t = from_numpy(data)
         except (TypeError, ValueError):
             t = None
-        if t is not None and (dtype is None or _as_dtype(dtype) == t.dtype):
+        if t is not None and (dtype is None or as_dtype(dtype) == t.dtype):
             return t
     return tensor(data, dtype=dtype, device=device)
 
@@ -327,3 +327,9 @@ def set_default_dtype(d) -> None:
     if dt is None or not dt.is_floating_point:
         raise TypeError(f"set_default_dtype(): argument 'd' must be a floating point dtype, got {d!r}")
     _DEFAULT_FLOAT = dt.name
+
+
+# _tensor sits below this module: it reaches the default dtype (Tensor.__repr__) and
+# tensor() (unpickling) through these two names.
+_tensor_module._default_float = get_default_dtype
+_tensor_module._tensor_from = tensor

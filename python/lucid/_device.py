@@ -1,6 +1,8 @@
 """Devices: "cpu" (lucid's own kernels) and "gpu" (MLX; aliases "metal", "cuda")."""
 from __future__ import annotations
 
+from . import gpu
+
 _ALIASES = {"cpu": "cpu", "gpu": "gpu", "metal": "gpu", "cuda": "gpu", "mps": "gpu"}
 
 
@@ -44,8 +46,6 @@ def as_device(value, argument: str = "device") -> str:
     """Normalises a device argument to "cpu" or "gpu"; a GPU request fails early when none exists."""
     d = device(value).type
     if d == "gpu":
-        from . import gpu
-
         if not gpu.is_available():
             raise RuntimeError(
                 f"argument '{argument}': device 'gpu' requested but MLX sees no GPU on this host; "

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _C
+
 
 class dtype:
     """An element type. ``lucid.float32.itemsize == 4``; compare with ``==`` or ``is``."""
@@ -102,6 +104,4 @@ def as_dtype(value, argument: str = "dtype") -> dtype:
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """numpy-like promotion: ``promote_types(int8, uint8) is int16``."""
-    from . import _C
-
     return dtype._by_name[_C.promote_types(as_dtype(a).name, as_dtype(b).name)]

@@ -1,8 +1,9 @@
 """``lucid.Tensor``: a C++ tensor handle plus autograd state.
 
-Math methods delegate to the functions in ``lucid._ops`` (one module per op
-family, mirroring ``csrc/ops``), so every op has exactly one Python
-implementation shared by ``lucid.add(a, b)`` and ``a + b``.
+The class only: the math methods and operators are installed by
+``lucid._namespace`` (a layer above), each a delegation to the function in
+``lucid._ops``, so every op has one Python implementation shared by
+``lucid.add(a, b)`` and ``a + b``.
 """
 from __future__ import annotations
 
@@ -17,6 +18,17 @@ from ._device import device
 from ._dtype import as_dtype, dtype
 
 _DTYPES = dtype._by_name  # engine dtype name -> lucid dtype
+
+
+def wrap_dim(dim, ndim: int, fn: str, argument: str = "dim") -> int:
+    """``dim`` as an index in ``[0, ndim)`` (``ndim`` 0 takes -1 and 0); TypeError / IndexError
+    naming ``fn`` and ``argument`` otherwise."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, builtins.bool):
+        raise TypeError(f"{fn}(): argument '{argument}' must be an int, got {type(dim).__name__}")
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"{fn}(): argument '{argument}' is out of range: expected in [{lo}, {hi}], got {dim}")
+    return builtins.int(dim) % builtins.max(ndim, 1)
 _DEVICES = {"cpu": device("cpu"), "gpu": device("gpu")}  # devices are immutable: one object each
 
 
@@ -46,8 +58,6 @@ class Tensor(_C.TensorBase):
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        from ._ops.common import wrap_dim
-
         return self.shape[wrap_dim(dim, self.ndim, "size")]
 
     def dim(self) -> int:
@@ -136,15 +146,7 @@ class Tensor(_C.TensorBase):
                 device = a
             else:
                 dtype = a
-        from ._ops import copy as _copy
-
-        return _copy.to(self, dtype=dtype, device=device, copy=copy)
-
-    def where(self, condition, other):
-        """``lucid.where(condition, self, other)``."""
-        from ._ops import elementwise as _elementwise
-
-        return _elementwise.where(condition, self, other)
+        return _copy_to(self, dtype=dtype, device=device, copy=copy)
 
     def cpu(self):
         return self.to("cpu")
@@ -210,8 +212,6 @@ class Tensor(_C.TensorBase):
             strides = tuple(reversed(out))
         if dim is None:
             return strides
-        from ._ops.common import wrap_dim
-
         return strides[wrap_dim(dim, self.ndim, "stride")]
 
     @property
@@ -314,9 +314,7 @@ _C._register_tensor_class(Tensor, _DTYPES, _DEVICES)
 
 def _rebuild_tensor(cls, values, dtype_name, device_name, requires_grad, state):
     """Tensor.__reduce_ex__'s inverse: a new leaf of class ``cls``."""
-    from ._creation import tensor
-
-    t = tensor(values, dtype=dtype_name, device=device_name)
+    t = _tensor_from(values, dtype=dtype_name, device=device_name)
     new = t if cls is Tensor else cls.__new__(cls)
     Tensor.__init__(new, t, requires_grad)
     if state:
@@ -324,10 +322,10 @@ def _rebuild_tensor(cls, values, dtype_name, device_name, requires_grad, state):
     return new
 
 
-def _default_float():
-    from . import _creation
-
-    return as_dtype(_creation._DEFAULT_FLOAT)
+# Bound by lucid._creation (a layer above; it holds the default dtype and builds tensors
+# from host values): lucid.get_default_dtype and lucid.tensor.
+_default_float = None
+_tensor_from = None
 
 
 # lucid.set_printoptions: what Tensor.__repr__ passes to numpy's array2string (empty: numpy's defaults)
@@ -353,92 +351,8 @@ def _int64():
     return as_dtype("int64")
 
 
-_autograd = None  # lucid.autograd, bound by _install_methods (it imports this module)
-# lucid._ops.copy.to, bound by _install_methods: t.float(), t.double() ... call it
-# with the dtype directly (one Python call before C++'s autograd_to).
+# Bound by lucid._namespace when it installs the Tensor methods (both modules sit above
+# this one): lucid.autograd, and lucid._ops.copy.to, which t.float(), t.double() ...
+# call with the dtype directly (one Python call before C++'s autograd_to).
+_autograd = None
 _copy_to = None
-
-
-def _install_methods():
-    """Tensor methods and operators, each a one-line delegation to lucid._ops."""
-    global _autograd, _copy_to
-    from . import _ops as F
-    from . import autograd
-    from ._ops import copy
-
-    _autograd, _copy_to = autograd, copy.to
-
-    def method(name):
-        fn = getattr(F, name)
-
-        def m(self, *args, **kwargs):
-            return fn(self, *args, **kwargs)
-
-        m.__name__ = name
-        m.__doc__ = f"Method form of :func:`lucid.{name}`."
-        return m
-
-    for name in F.TENSOR_METHODS:
-        setattr(Tensor, name, method(name))
-
-    def binary(fn, reflected=False):
-        if reflected:
-            return lambda self, other: fn(other, self)
-        return fn  # a plain function binds `self` as its first argument: one frame less per operator
-
-    def inplace(name, fn):
-        real = getattr(F, name + "_", None) if name in ("add", "sub", "mul", "truediv") else None
-        if name == "truediv":
-            real = F.div_
-        if real is not None:
-            return real  # x += y is x.add_(y): written into x's memory (lucid._ops.inplace)
-
-        def op(self, other):
-            return F.assign_(self, fn(self, other))
-
-        return op
-
-    # + - * / (both orders) are TensorBase's own number slots: one C++ call that
-    # records when needed (csrc/autograd/arithmetic.h); only their in-place forms
-    # are set here.
-    for name, fn in {"add": F.add, "sub": F.sub, "mul": F.mul, "truediv": F.div}.items():
-        setattr(Tensor, f"__i{name}__", inplace(name, fn))
-    ops = {}
-    ops.update({k: getattr(F, v) for k, v in
-                {"pow": "pow", "matmul": "matmul", "and": "logical_and", "or": "logical_or",
-                 "xor": "logical_xor", "floordiv": "floor_divide", "mod": "remainder"}.items() if hasattr(F, v)})
-    for name, fn in ops.items():
-        setattr(Tensor, f"__{name}__", binary(fn))
-        setattr(Tensor, f"__r{name}__", binary(fn, reflected=True))
-        setattr(Tensor, f"__i{name}__", inplace(name, fn))
-    for name, fname in {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}.items():
-        if hasattr(F, fname):
-            setattr(Tensor, f"__{name}__", binary(getattr(F, fname)))
-    Tensor.__hash__ = object.__hash__
-    Tensor.__neg__ = F.neg
-    Tensor.__pos__ = lambda self: self
-    if hasattr(F, "abs"):
-        Tensor.__abs__ = F.abs
-    if hasattr(F, "logical_not"):
-        Tensor.__invert__ = F.logical_not
-    if hasattr(F, "getitem"):
-        Tensor.__getitem__ = _fast_getitem(F.getitem)
-        Tensor.__setitem__ = F.setitem
-
-
-def _fast_getitem(general):
-    """``x[idx]``: a basic index (ints, slices, None, Ellipsis) is parsed, sliced
-    and (when x requires grad) recorded in one C++ call (``_C.basic_index``,
-    csrc/autograd/indexing.h: the same view and node ``general`` makes);
-    everything else, and every error, goes to ``general``
-    (lucid._ops.indexing.getitem)."""
-    basic_index = _C.basic_index
-
-    def __getitem__(self, idx):
-        out = basic_index(self, idx)
-        if out is not None:
-            return out
-        return general(self, idx)
-
-    __getitem__.__doc__ = general.__doc__
-    return __getitem__

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from .. import _C
-from .._tensor import _DTYPES, Tensor
+from .._tensor import _DTYPES, Tensor, wrap_dim  # noqa: F401  (wrap_dim: used here and re-exported)
 from ..autograd.grad_mode import is_grad_enabled
 
 _scalar_tensor = _C.scalar_tensor
@@ -58,15 +58,6 @@ def as_tensor(x, like, argument: str = "other"):
     raise TypeError(f"argument '{argument}' must be a tensor or a number, got {type(x).__name__}")
 
 
-def wrap_dim(dim, ndim: int, fn: str, argument: str = "dim") -> int:
-    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{fn}(): argument '{argument}' must be an int, got {type(dim).__name__}")
-    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not lo <= dim <= hi:
-        raise IndexError(f"{fn}(): argument '{argument}' is out of range: expected in [{lo}, {hi}], got {dim}")
-    return builtins.int(dim) % builtins.max(ndim, 1)
-
-
 def dims_arg(dim, axis, ndim: int, fn: str):
     """Accepts PyTorch's ``dim=`` or numpy's ``axis=`` (int, tuple or None) -> sorted tuple or None."""
     if dim is not None and axis is not None:
@@ -107,3 +98,25 @@ def quantized_input(x) -> bool:
     route those to their ``lucid.nn.quantized`` versions, so a ported model that calls them
     functionally in ``forward`` still runs after ``convert``)."""
     return type(x).__name__ == "QTensor" and hasattr(x, "int_repr")
+
+
+# The integer versions of float ops, by op name ("max_pool2d", "relu", "flatten" ...).
+# lucid.nn.quantized sits layers above this one: it registers each version when it
+# loads (register_quantized), so a QTensor reaching a float op runs the integer
+# version without this layer importing upward. A QTensor only exists once
+# lucid.quantization has loaded, and that loads nn.quantized.
+QUANTIZED_OPS: dict = {}
+
+
+def register_quantized(name: str, fn) -> None:
+    """``fn`` runs when op ``name`` gets a QTensor input (``quantized_op(name)``)."""
+    QUANTIZED_OPS[name] = fn
+
+
+def quantized_op(name: str):
+    """The registered integer version of op ``name``; NotImplementedError if none is."""
+    fn = QUANTIZED_OPS.get(name)
+    if fn is None:
+        raise NotImplementedError(f"{name}(): this op has no integer version for a QTensor input "
+                                  "(lucid.nn.quantized registers them when lucid.quantization loads)")
+    return fn
