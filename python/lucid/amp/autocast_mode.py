@@ -19,19 +19,16 @@ argument checks of each op see the cast tensors. Each op calls ``lower`` /
 from __future__ import annotations
 
 import functools
-import threading
 
 from .._dtype import as_dtype
+from .._ops import autocast as _autocast
 from .._tensor import Tensor
 
 _STREAM = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "mps": "gpu"}
 _DEFAULT = {"cpu": "bfloat16", "gpu": "float16"}
 _LOWER = frozenset({"float16", "bfloat16"})
-class _State(threading.local):
-    on = None  # {stream: dtype name} while some autocast region is enabled in this thread
-
-
-_state = _State()  # ops test `_state.on` (one attribute read) before calling lower / upper
+# The state the marked ops read (lucid._ops.autocast, the one hook into dispatch).
+_state = _autocast.state
 
 
 def _stream_of(device_type, fn):
