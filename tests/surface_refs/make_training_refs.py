@@ -1,6 +1,7 @@
 """Writes training_refs.py: PyTorch 2.14 parameters after steps of Adadelta, Rprop,
 ASGD and LBFGS, and the learning rates of ConstantLR, MultiplicativeLR, CyclicLR and
-ChainedScheduler, for tests/test_optim_extra.py and tests/test_lr_scheduler_extra.py.
+ChainedScheduler, for tests/test_optim_adadelta_rprop_asgd_lbfgs.py and
+tests/test_lr_scheduler_constant_multiplicative_cyclic_chained.py.
 Run with a Python that has torch: python make_training_refs.py > training_refs.py"""
 import numpy as np
 import torch

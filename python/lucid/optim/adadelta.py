@@ -1,7 +1,7 @@
 """Adadelta (Zeiler, 2012), PyTorch's form with a learning rate."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ._per_parameter import PerParameterOptimizer
 from .optimizer import check_number

@@ -1,7 +1,7 @@
 """Adagrad (Duchi et al., 2011)."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ._per_parameter import PerParameterOptimizer
 from .optimizer import check_number

@@ -3,21 +3,14 @@ from __future__ import annotations
 
 import math
 
+import lucid._namespace as lucid
+
 from .. import _C
 from .._creation import zeros_like
 from ..autograd import no_grad
 from .optimizer import Optimizer, check_number
 
 __all__ = ["Adam", "AdamW"]
-
-
-def _op(name: str):
-    from .. import _ops
-
-    fn = getattr(_ops, name, None)
-    if fn is None:
-        raise NotImplementedError(f"Adam: lucid.{name} is not available in this build")
-    return fn
 
 
 class Adam(Optimizer):
@@ -73,7 +66,6 @@ class Adam(Optimizer):
         parameter by parameter, with the same formula."""
         loss = self._run_closure(closure)
         self._check_grads()
-        sqrt, maximum = _op("sqrt"), None
         touched = []
         with no_grad():
             for group in self.param_groups:
@@ -103,10 +95,9 @@ class Adam(Optimizer):
                     v = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
                     state["exp_avg"], state["exp_avg_sq"] = m, v
                     if group["amsgrad"]:
-                        maximum = maximum or _op("maximum")
-                        v = maximum(state["max_exp_avg_sq"], v)
+                        v = lucid.maximum(state["max_exp_avg_sq"], v)
                         state["max_exp_avg_sq"] = v
-                    denom = sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+                    denom = lucid.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
                     p.copy_(param - m / denom * (lr / (1 - beta1 ** t)))
                     touched.extend(x for x in state.values() if hasattr(x, "eval"))
                     touched.append(p)

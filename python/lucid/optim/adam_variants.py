@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 
 from ._per_parameter import PerParameterOptimizer, check_betas
 from .optimizer import check_number

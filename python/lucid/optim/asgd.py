@@ -1,7 +1,7 @@
 """Averaged SGD (Polyak and Juditsky, 1992), with PyTorch's step-size schedule."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ._per_parameter import PerParameterOptimizer
 from .optimizer import check_number

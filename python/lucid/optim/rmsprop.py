@@ -1,7 +1,7 @@
 """RMSprop (Hinton, 2012), with PyTorch's options: momentum, centred, weight decay."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from .. import _C
 from ._per_parameter import PerParameterOptimizer

@@ -2,7 +2,7 @@
 the gradient keeps its sign and shrinks when it flips."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ._per_parameter import PerParameterOptimizer
 from .optimizer import check_number

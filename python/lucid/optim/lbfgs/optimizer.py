@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numbers
 
-import lucid
+import lucid._namespace as lucid
 
-from ..autograd import enable_grad, no_grad
-from .optimizer import Optimizer, check_number
+from ...autograd import enable_grad, no_grad
+from ..optimizer import Optimizer, check_number
+from .strong_wolfe import strong_wolfe
 
 __all__ = ["LBFGS"]
 
@@ -182,8 +183,6 @@ class LBFGS(Optimizer):
 
             ls_evals = 0
             if group["line_search_fn"] == "strong_wolfe":
-                from ._strong_wolfe import strong_wolfe
-
                 x0 = [p.detach().clone() for p in self._params]
 
                 def directional(x, step, direction):
