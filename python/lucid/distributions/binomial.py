@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .discrete import _BINARY_LOGITS, _BINARY_PROBS, Categorical, _OverCategorical, _one_of, _softplus
 from .distribution import Distribution

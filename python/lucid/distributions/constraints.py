@@ -6,7 +6,7 @@ inside; for ``event_dim > 0`` the last ``event_dim`` dims are reduced) and a
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 __all__ = ["Constraint", "real", "real_vector", "positive", "nonnegative", "unit_interval", "boolean",
            "nonnegative_integer", "simplex", "one_hot", "lower_cholesky", "interval", "half_open_interval",

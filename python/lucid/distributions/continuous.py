@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution

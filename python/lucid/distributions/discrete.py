@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 import lucid.nn.functional as F
+from .._ops.random import _draw
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, host_draw, host_values, lazy_property, logits_to_probs, probs_to_logits
@@ -201,7 +202,6 @@ class Categorical(_ProbsOrLogits):
 
 
 def _draw_uniform(shape):
-    from .._ops.random import _draw
     return _draw(None, "Categorical.sample", lambda r: r.random(shape))
 
 

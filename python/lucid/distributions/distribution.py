@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numbers
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
+from .utils import lazy_property
 
 __all__ = ["Distribution"]
 
@@ -192,7 +193,6 @@ class Distribution:
 
 
 def _is_lazy(cls, name):
-    from .utils import lazy_property
     for klass in cls.__mro__:
         if name in klass.__dict__:
             return isinstance(klass.__dict__[name], lazy_property)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, host_draw, host_values

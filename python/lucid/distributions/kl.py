@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-import lucid
+import lucid._namespace as lucid
 from .binomial import Binomial
 from .continuous import Exponential, Laplace, LogNormal, Normal, Uniform
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical, Poisson

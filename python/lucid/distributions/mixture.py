@@ -10,7 +10,7 @@ dim of one distribution.
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 import lucid.nn.functional as F
 from .discrete import Categorical
 from .distribution import Distribution

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
+import lucid.linalg as linalg
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, host_draw, lazy_property
@@ -18,7 +19,7 @@ __all__ = ["MultivariateNormal"]
 
 def solve_lower(L, B):
     """X with L X = B for lower-triangular L (..., d, d) and B (..., d, k); batch dims broadcast."""
-    return lucid.linalg.solve_triangular(L, B, upper=False)
+    return linalg.solve_triangular(L, B, upper=False)
 
 
 def _half_log_det(L):
@@ -48,8 +49,8 @@ class MultivariateNormal(Distribution):
             if not isinstance(matrix, lucid.Tensor) or matrix.ndim < 2:
                 raise ValueError(f"MultivariateNormal: argument '{given[0]}' must be a tensor of at least 2 dims")
             if precision_matrix is not None:
-                matrix = lucid.linalg.inv(matrix)
-            scale_tril = lucid.linalg.cholesky(matrix)
+                matrix = linalg.inv(matrix)
+            scale_tril = linalg.cholesky(matrix)
         for name, v, nd in (("loc", loc, 1), ("scale_tril", scale_tril, 2)):
             if not isinstance(v, lucid.Tensor) or v.ndim < nd:
                 raise ValueError(f"MultivariateNormal: argument '{name}' must be a tensor of at least {nd} dim(s)")

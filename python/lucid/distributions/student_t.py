@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, host_draw, host_values

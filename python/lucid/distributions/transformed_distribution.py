@@ -12,7 +12,7 @@ base distribution, with log_prob by the change of variables
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .distribution import Distribution, _shape
 from .independent import Independent

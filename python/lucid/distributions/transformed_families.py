@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 from . import constraints
 from .continuous import Cauchy, Normal, Uniform
 from .transformed_distribution import TransformedDistribution

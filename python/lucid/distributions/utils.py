@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 from .._ops.random import _draw
 
 __all__ = ["broadcast_all", "lazy_property", "probs_to_logits", "logits_to_probs", "clamp_probs",

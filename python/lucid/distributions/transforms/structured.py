@@ -1,19 +1,43 @@
-"""Transforms over vectors and matrices: IndependentTransform (reinterprets
-batch dims as event dims), StickBreakingTransform (R^(K-1) <-> the K-simplex)
-and LowerCholeskyTransform (square matrices -> lower triangular with a
-positive diagonal). Reached as ``lucid.distributions.transforms.<name>``.
+"""Transforms over vectors and matrices: SoftmaxTransform (real vectors -> the
+simplex), IndependentTransform (reinterprets batch dims as event dims),
+StickBreakingTransform (R^(K-1) <-> the K-simplex) and LowerCholeskyTransform
+(square matrices -> lower triangular with a positive diagonal).
 """
 from __future__ import annotations
 
 import numbers
 
-import lucid
+import lucid._namespace as lucid
 import lucid.nn.functional as F
-from . import constraints
-from .transforms import Transform, _cache_size
-from .utils import sum_rightmost
+from .. import constraints
+from ..utils import sum_rightmost
+from .base import Transform, _cache_size
 
-__all__ = ["IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform"]
+__all__ = ["SoftmaxTransform", "IndependentTransform", "StickBreakingTransform", "LowerCholeskyTransform"]
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax(x) over the last dim (real vectors -> the simplex); inverse
+    log(y), which is one of the many preimages (softmax is not injective), so
+    there is no log-det, as PyTorch."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return lucid.softmax(x, dim=-1)
+
+    def _inverse(self, y):
+        return lucid.log(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError("SoftmaxTransform.log_abs_det_jacobian: softmax is not injective (it has no "
+                                  "Jacobian determinant)")
 
 
 class IndependentTransform(Transform):
