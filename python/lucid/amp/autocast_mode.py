@@ -13,8 +13,9 @@ like any ``.to()``, so gradients flow back to float32 parameters in float32.
 ``device_type`` is ``"cpu"`` (the CPU stream; default dtype bfloat16, as
 PyTorch's CPU autocast) or ``"gpu"`` (the GPU stream; ``"cuda"`` and ``"mps"``
 name it too; default float16). The state is per thread and nests; the
-argument checks of each op see the cast tensors. Each op calls ``lower`` /
-``upper`` below first thing: one thread-local read when autocast is off.
+argument checks of each op see the cast tensors. This module only sets the
+state; the ops read it through their ``@autocast_op`` mark
+(``lucid._ops.autocast``): one thread-local read when autocast is off.
 """
 from __future__ import annotations
 
@@ -22,11 +23,9 @@ import functools
 
 from .._dtype import as_dtype
 from .._ops import autocast as _autocast
-from .._tensor import Tensor
 
 _STREAM = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "mps": "gpu"}
 _DEFAULT = {"cpu": "bfloat16", "gpu": "float16"}
-_LOWER = frozenset({"float16", "bfloat16"})
 # The state the marked ops read (lucid._ops.autocast, the one hook into dispatch).
 _state = _autocast.state
 
@@ -63,7 +62,7 @@ class autocast:
         if dtype is None:
             dtype = _DEFAULT[self._stream]
         name = as_dtype(dtype).name
-        if name not in _LOWER:
+        if name not in _autocast.LOWER_DTYPES:
             raise ValueError(f"autocast(): argument 'dtype' must be float16 or bfloat16, got {name}")
         self._dtype, self._enabled = name, bool(enabled)
         self._saved = []
@@ -90,36 +89,15 @@ class autocast:
         return wrapped
 
 
-def _cast(t, stream_dtypes, want_lower):
-    if not isinstance(t, Tensor):
-        return t
-    name = t._dtype_name
-    target = stream_dtypes.get(t._device_name)
-    if target is None:
-        return t
-    if want_lower:
-        return t.to(as_dtype(target)) if name == "float32" else t
-    return t.to(as_dtype("float32")) if name in _LOWER else t
-
-
+# For the core modules that test ``_state.on`` inline rather than carry an @autocast_op mark;
+# the casting itself is lucid._ops.autocast's. Remove both once no module calls them.
 def lower(*tensors):
     """The arguments of a lower-precision-list op: float32 tensors on an autocast
     device cast to its dtype (others unchanged). A tuple, in order."""
-    on = _state.on
-    if not on:
-        return tensors
-    return tuple(_cast(t, on, True) for t in tensors)
+    return _autocast.cast_arguments(tensors, {}, True)[0] if _state.on else tensors
 
 
 def upper(*tensors):
     """The arguments of a float32-list op: float16 / bfloat16 tensors on an autocast
     device cast to float32 (others unchanged). A tuple, in order."""
-    on = _state.on
-    if not on:
-        return tensors
-    return tuple(_cast(t, on, False) for t in tensors)
-
-
-def active() -> bool:
-    """Whether any autocast region is on in this thread (the ops' one-read test)."""
-    return bool(_state.on)
+    return _autocast.cast_arguments(tensors, {}, False)[0] if _state.on else tensors

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import lucid._namespace as lucid
 from ..autograd.grad_mode import no_grad
 
 
@@ -60,8 +61,6 @@ class GradScaler:
         entry = self._entry(optimizer)
         if entry["unscaled"]:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update()")
-        from .._ops import isfinite
-
         inv = 1.0 / self._scale
         found = False
         with no_grad():
@@ -70,7 +69,7 @@ class GradScaler:
                     if p.grad is None:
                         continue
                     p.grad.mul_(inv)
-                    if not found and not bool(isfinite(p.grad).all().item()):
+                    if not found and not bool(lucid.isfinite(p.grad).all().item()):
                         found = True
         entry["unscaled"], entry["found_inf"] = True, found
 
