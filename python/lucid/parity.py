@@ -32,8 +32,14 @@ import itertools
 import json
 import os
 import platform
+import random
 import sys
 import time
+
+import lucid._namespace as lucid
+from . import gpu
+from .testing import battery, fuzz
+from .testing.harness import format_table, run_cases
 
 RANDOM_ELEMENTS = {"quick": 20_000, "default": 4_000_000, "full": 16_000_000}
 
@@ -67,43 +73,27 @@ def _parse(argv):
     return p.parse_args(argv)
 
 
-def _choose_gpu_stream() -> str:
-    """Falls back to MLX's CPU backend when no GPU exists and the user chose nothing; returns a note."""
-    import lucid
-
-    return lucid.gpu.choose_stream()
-
-
 def main(argv=None) -> int:
     args = _parse(argv)
     mode = "quick" if args.quick else "full" if args.full else "default"
     if args.require_gpu:
         os.environ["LUCID_REQUIRE_GPU"] = "1"
-    note = _choose_gpu_stream()
-    import lucid
-
-    if lucid.gpu.gpu_required():
+    # Without a GPU and with no choice made, the GPU stream runs on MLX's CPU backend (a note says so).
+    note = gpu.choose_stream()
+    if gpu.gpu_required():
         try:
-            lucid.gpu.require_gpu()
+            gpu.require_gpu()
         except RuntimeError as e:
             print(f"FAIL: {e}", file=sys.stderr)
             return 2
-    from lucid.testing import battery
-    from lucid.testing.harness import format_table, run_cases
-
     if args.threads is not None:
         lucid.set_num_threads(args.threads)
     if args.fuzz is not None:
         return _fuzz_main(args, note)
     print(f"lucid {lucid.__version__} parity ({mode}) on {platform.machine()} {platform.system()}, "
-          f"GPU stream: {lucid.gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
+          f"GPU stream: {gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
     if note:
         print(note)
-    try:
-        import lucid.quantization  # noqa: F401
-    except ImportError as e:
-        print(f"lucid.quantization is not available ({e}); nothing to check", file=sys.stderr)
-        return 2
     start = time.perf_counter()
     cases = itertools.chain(battery.fixed_cases(), battery.random_cases(RANDOM_ELEMENTS[mode]))
     report = run_cases(cases, inject=os.environ.get(INJECT_ENV) or None)
@@ -123,7 +113,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"lucid_version": lucid.__version__, "machine": f"{platform.machine()} {platform.system()}",
-                       "mode": mode, "gpu_backend": lucid.gpu.backend(), "threads": lucid.get_num_threads(),
+                       "mode": mode, "gpu_backend": gpu.backend(), "threads": lucid.get_num_threads(),
                        "note": note, "seconds": seconds, "ok": report.ok,
                        "mismatches": report.mismatches, "errors": report.errors,
                        "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
@@ -134,15 +124,9 @@ def main(argv=None) -> int:
 
 def _fuzz_main(args, note: str) -> int:
     """``--fuzz N``: random configurations, reported like the battery (a table, then each failure)."""
-    import random
-
-    import lucid
-    from lucid.testing import fuzz
-    from lucid.testing.harness import format_table
-
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     print(f"lucid {lucid.__version__} fuzz: {args.fuzz} configurations, seed {seed}, on {platform.machine()} "
-          f"{platform.system()}, GPU stream: {lucid.gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
+          f"{platform.system()}, GPU stream: {gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
     if note:
         print(note)
     report = fuzz.run(args.fuzz, seed=seed)

@@ -18,8 +18,15 @@ from typing import Iterator
 
 import numpy as np
 
+import lucid.nn.intrinsic.quantized as nniq
+import lucid.nn.quantized as nnq
+import lucid.nn.quantized.dynamic as nnqd
+import lucid.quantization as Q
+from .._dtype import as_dtype
 from . import adversarial as adv
 from .harness import Case
+from .harness import case_tensor as _t
+from .observer_battery import observer_cases
 
 F32 = np.float32
 SEED = 20240917
@@ -40,24 +47,10 @@ CHANNELS = 5
 GROUP_SIZE = 32
 
 
-def _q():
-    from .. import quantization
-
-    return quantization
-
-
 def qdtype(name: str):
     """The ``lucid.quantization`` QDtype called ``name``."""
-    Q = _q()
     found = getattr(Q, name, None)
     return found if found is not None else getattr(Q.QDtype, name)
-
-
-def _t(arr, dtype=None, requires_grad=False):
-    from .. import tensor
-
-    with np.errstate(over="ignore", invalid="ignore"):  # huge values become ±inf in float16, on purpose
-        return tensor(np.ascontiguousarray(arr), dtype=dtype, requires_grad=requires_grad)
 
 
 def _batteries(name: str):
@@ -107,7 +100,6 @@ def _group_tensor(name: str, rows: int, groups: int) -> tuple:
 
 
 def _quantize_cases(name: str):
-    Q = _q()
     qd = qdtype(name)
     for i, ((s, z), values) in enumerate(zip(GRID_PARAMS[name], _batteries(name))):
         fn = lambda x, s=s, z=z: Q.quantize(x, s, z, qd)  # noqa: E731
@@ -145,13 +137,10 @@ def _codes(name: str, seed: int) -> np.ndarray:
 
 
 def _dequantize_cases(name: str):
-    Q = _q()
     for i, (s, z) in enumerate(GRID_PARAMS[name]):
         codes = _codes(name, SEED + i)
         for dt in ("float32", "float16", "bfloat16"):
-            from .. import _dtype
-
-            fn = lambda q, s=s, z=z, dt=dt: Q.dequantize(q, s, z, dtype=_dtype.as_dtype(dt))  # noqa: E731
+            fn = lambda q, s=s, z=z, dt=dt: Q.dequantize(q, s, z, dtype=as_dtype(dt))  # noqa: E731
             scheme = "per-tensor" if dt == "float32" else f"per-tensor {dt}"
             yield Case("dequantize", name, scheme, f"dequantize/{name}/{i}/{dt}", fn, (_t(codes),))
     codes = _codes(name, SEED)
@@ -175,7 +164,6 @@ def _grad_seed(shape, seed: int) -> np.ndarray:
 
 
 def _fake_quantize_cases(name: str):
-    Q = _q()
     qmin, qmax = adv.grid(name)
 
     def forward(x, s, z, axis=None, group=None):
@@ -214,7 +202,6 @@ def _fake_quantize_learnable_cases():
     """LSQ fake quantization (forward, then dx / dscale / dzero_point) on the grids whose range
     holds 0 (the op's requirement): float zero points half-way between codes, where the forward
     (rint, ties to even) and PyTorch's per-tensor backward (trunc(z + 0.5)) round differently."""
-    Q = _q()
     for name in ("qint8", "quint8", "qint4", "quint4"):
         qmin, qmax = adv.grid(name)
         for i, ((s, z), values) in enumerate(zip(GRID_PARAMS[name], _batteries(name))):
@@ -268,7 +255,6 @@ def _minmax_pairs(seed: int) -> tuple:
 
 
 def _qparams_cases(name: str):
-    Q = _q()
     qd = qdtype(name)
     mins, maxs = _minmax_pairs(SEED)
     schemes = [("per-channel affine", Q.QScheme.per_channel_affine),
@@ -293,7 +279,6 @@ def _qparams_cases(name: str):
 
 
 def _int4_cases():
-    Q = _q()
     rng = np.random.default_rng(SEED)
     for name, signed in (("qint4", True), ("quint4", False)):
         qmin, qmax = adv.grid(name)
@@ -315,7 +300,6 @@ def _int4_cases():
 
 
 def _qmatmul_cases():
-    Q = _q()
     rng = np.random.default_rng(SEED)
     for x_name in ("quint8", "qint8"):
         xmin, xmax = adv.grid(x_name)
@@ -357,7 +341,6 @@ def _qconv2d_cases():
     grid ends (the padding holds them), strides, dilation, groups, per-channel
     weights with bias, float and requantized outputs. Not fingerprinted, so the
     fingerprint of the earlier battery stays comparable across versions."""
-    Q = _q()
     rng = np.random.default_rng(SEED + 11)
     geoms = (((2, 3, 8, 8), (4, 3, 3), 1, 1, 1, 1), ((1, 4, 9, 7), (6, 3, 2), (2, 1), (0, 2), (1, 2), 2),
              ((1, 16, 6, 6), (8, 1, 1), 1, 0, 1, 1))
@@ -390,7 +373,6 @@ def _strided_cases(name: str):
     Each stream builds the view itself, so its strided path (or its copy to
     contiguous) is what gets compared.
     """
-    Q = _q()
     qd = qdtype(name)
     qmin, qmax = adv.grid(name)
     (s, z), values = GRID_PARAMS[name][0], _batteries(name)[0]
@@ -428,7 +410,6 @@ LARGE = 2 * PARALLEL_GRAIN + 7
 def _large_cases(name: str):
     """Above-grain tensors for every scheme of every op, so the fingerprint depends on the
     threaded paths agreeing with the serial ones (the --threads test can fail)."""
-    Q = _q()
     qd = qdtype(name)
     qmin, qmax = adv.grid(name)
     (s, z) = GRID_PARAMS[name][1]
@@ -482,7 +463,6 @@ def _large_cases(name: str):
 
 def _large_qmatmul_cases():
     """qmatmul splits rows into tasks of about 2^16 multiply-adds: 67 rows of K=129, N=33 make several."""
-    Q = _q()
     rng = np.random.default_rng(SEED + 21)
     xq = rng.integers(0, 256, (67, 129)).astype(np.uint8)
     wq = rng.integers(-128, 128, (33, 129)).astype(np.int8)
@@ -515,7 +495,6 @@ def _fill_qmodule(rng, mod, wshape, per_channel, n=None):
 
 def _run_qmodule(mod, zx):
     """A case function: the module on the stream of its input codes (quint8, scale 0.0173, ``zx``)."""
-    Q = _q()
 
     def fn(xq):
         out = mod.to(xq.device)(Q.QTensor(xq, 0.0173, zx, Q.quint8))
@@ -528,10 +507,6 @@ def _quantized_module_cases():
     LinearReLU, Conv2d with 'same' padding of an even kernel, fused ConvReLU2d) and the
     dynamic Linear: weights and qparams fixed here, the module moved to each stream, the
     output codes (float output for the dynamic layer) compared and fingerprinted."""
-    Q = _q()
-    from ..nn import quantized as nnq
-    from ..nn.intrinsic import quantized as nniq
-    from ..nn.quantized import dynamic as nnqd
 
     rng = np.random.default_rng(SEED + 23)
 
@@ -564,8 +539,6 @@ def _quantized_layer_norm_cases():
     """nnq.LayerNorm (docs/numerics.md, "Quantized LayerNorm"): quint8 over the last axis
     with weight and bias, qint8 over two axes without, and one row of 70000 codes, where
     ``N * d - S1`` passes 2^24 and its float32 conversion rounds."""
-    Q = _q()
-    from ..nn import quantized as nnq
 
     rng = np.random.default_rng(SEED + 29)
     for label, qd, shape, norm, affine in (("last/quint8", "quint8", (3, 5, 33), (33,), True),
@@ -590,9 +563,6 @@ def _qconv3d_transpose_cases():
     group-transposed weight) with float and requantized outputs, and the modules
     nnq.Conv3d, nniq.ConvReLU3d, nnq.ConvTranspose1d/2d/3d (per-tensor and per-channel).
     Added after the earlier cases, so those keep their order."""
-    Q = _q()
-    from ..nn import quantized as nnq
-    from ..nn.intrinsic import quantized as nniq
 
     rng = np.random.default_rng(SEED + 37)
     # (op, x shape, w shape, kwargs)
@@ -646,7 +616,6 @@ def _int4_qd8_cases():
     exact integer group dots, groups combined in float strictly left to right
     (docs/numerics.md), so the float output is the same bits on both streams.
     Added after the earlier cases, so those keep their order."""
-    Q = _q()
     rng = np.random.default_rng(SEED + 41)
     for name, signed in (("qint4", True), ("quint4", False)):
         qmin, qmax = adv.grid(name)
@@ -689,7 +658,6 @@ def fixed_cases() -> list:
     for name in QDTYPES:
         cases += _large_cases(name)
     cases += _large_qmatmul_cases()
-    from .observer_battery import observer_cases  # observers' qparams (lucid.quantization.observer)
 
     cases += observer_cases()
     cases += _qconv2d_cases()
@@ -708,7 +676,6 @@ def random_cases(n: int) -> Iterator[Case]:
     """
     if n <= 0:
         return
-    Q = _q()
     rng = np.random.default_rng(SEED + 7)
     cols = 4 * GROUP_SIZE + 1  # per-channel rows of odd length; per-group rows hold 4 groups
     rows = max(1, n // cols)

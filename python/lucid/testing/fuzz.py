@@ -34,7 +34,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import lucid._namespace as lucid
+import lucid.quantization as Q
 from . import reference as R
+from .harness import Row
 
 F32 = np.float32
 GRIDS = {"qint8": (-128, 127, "int8"), "quint8": (0, 255, "uint8"), "qint4": (-8, 7, "int8"),
@@ -330,8 +333,6 @@ def config(seed: int, index: int) -> Config:
 # ------------------------------------------------------------------------- running
 
 def _lucid_param(v, device):
-    import lucid
-
     if isinstance(v, np.ndarray) and v.ndim > 0:
         return lucid.tensor(v.astype(F32) if v.dtype.kind == "f" else v.astype(np.int32), device=device)
     if isinstance(v, (np.floating, float)):
@@ -341,9 +342,6 @@ def _lucid_param(v, device):
 
 def _run_stream(cfg: Config, device: str) -> tuple:
     """The configuration's outputs on ``device`` as numpy arrays (floats as bit patterns)."""
-    import lucid
-    import lucid.quantization as Q
-
     def t(arr, dtype=None, requires_grad=False):
         # Built and narrowed on the CPU, then copied: both streams get the same input bits.
         a = lucid.tensor(np.array(arr, order="C"))  # (ascontiguousarray would make 0-d arrays 1-d)
@@ -388,8 +386,6 @@ def _run_stream(cfg: Config, device: str) -> tuple:
 
 def _stream_bits(outs) -> tuple:
     """Output tensors as comparable numpy arrays: floats as their bit patterns in their own width."""
-    import lucid
-
     arrays = []
     for o in outs:
         o = o.detach()
@@ -545,8 +541,6 @@ class FuzzReport:
 
 def run(n: int, seed: int = DEFAULT_SEED, start: int = 0, progress=None) -> FuzzReport:
     """Runs configurations ``start .. start + n - 1`` of the stream of ``seed``."""
-    from .harness import Row
-
     rows: dict = {}
     report = FuzzReport()
     t0 = time.perf_counter()

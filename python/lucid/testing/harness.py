@@ -23,7 +23,14 @@ from typing import Callable
 
 import numpy as np
 
+from .._creation import tensor
 from .streams import compare_streams
+
+
+def case_tensor(arr, dtype=None, requires_grad=False):
+    """A case's input: a CPU tensor of ``arr`` (contiguous), which the harness copies to each stream."""
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values become ±inf in float16, on purpose
+        return tensor(np.ascontiguousarray(arr), dtype=dtype, requires_grad=requires_grad)
 
 
 @dataclass
@@ -105,8 +112,6 @@ def _hash_outputs(h, label: str, arrays) -> None:
 
 def _corrupt_gpu(fn):
     """``fn`` with its first output's first byte flipped on the GPU stream: the harness's self-test."""
-    from .. import tensor
-
     def corrupted(*args, **kwargs):
         out = fn(*args, **kwargs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .harness import Case
+import lucid.quantization as Q
+from . import adversarial as adv
+from .harness import Case, case_tensor
 
 SEED = 20241130
 F32 = np.float32
@@ -34,8 +36,6 @@ _CONFIGS = [
 def _datasets() -> dict:
     """Host-independent batches: integer draws and single float32 operations only
     (``adversarial.uniform`` / ``bell``), as the rest of the fixed battery."""
-    from . import adversarial as adv
-
     rng = np.random.default_rng(SEED)
     shape = (3, 7, 301)
     n = 3 * 7 * 301
@@ -55,9 +55,6 @@ def _datasets() -> dict:
 
 def observer_cases() -> list:
     """The fixed observer cases, in a fixed order (fingerprinted)."""
-    from .. import quantization as Q
-    from .battery import _t
-
     data = _datasets()
     cases = []
     for cls_name, qdtypes, schemes, extras in _CONFIGS:
@@ -76,5 +73,5 @@ def observer_cases() -> list:
 
                         cases.append(Case(f"observer {cls_name}", name, label,
                                           f"observer/{cls_name}/{name}/{label}/{data_name}", fn,
-                                          tuple(_t(batches[i]) for i in range(3))))
+                                          tuple(case_tensor(batches[i]) for i in range(3))))
     return cases

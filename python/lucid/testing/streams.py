@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import lucid._namespace as lucid
+from .._tensor import Tensor
+
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _is_tensor(x) -> bool:
-    from .._tensor import Tensor
-
     return isinstance(x, Tensor)
 
 
@@ -55,8 +56,6 @@ def _as_outputs(result, fn) -> tuple:
 
 
 def _run(fn, args, kwargs, dev: str):
-    import lucid
-
     args = _move(args, dev)
     kwargs = {k: _move(v, dev) for k, v in kwargs.items()}
     start = time.perf_counter()

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler

@@ -11,6 +11,10 @@ import numbers
 
 import numpy as np
 
+from ... import _creation
+from ..._ops.random import Generator
+from ..._tensor import Tensor
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
 
@@ -18,9 +22,6 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 def _rng_draw(generator, where, draw):
     """``draw(rng)`` with the numpy generator behind ``generator`` (lucid's default one,
     under its lock, when None)."""
-    from ... import _creation
-    from ..._ops.random import Generator
-
     if generator is None:
         with _creation._rng_lock:
             return draw(_creation._generator())
@@ -124,8 +125,6 @@ class WeightedRandomSampler(Sampler):
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         _check_positive_int("WeightedRandomSampler", "num_samples", num_samples)
         _check_bool("WeightedRandomSampler", "replacement", replacement)
-        from ..._tensor import Tensor
-
         w = weights.detach().to("cpu").numpy() if isinstance(weights, Tensor) else weights
         try:
             w = np.asarray(w, dtype=np.float64)
