@@ -17,7 +17,7 @@ rounds ties differently, which is why the GPU stream composes the steps itself.
 >>> words, scales, biases = Q.group_quantize(w, group_size=32, bits=4)
 >>> words.shape, scales.shape
 ((1, 8), (1, 2))
->>> float((Q.group_dequantize(words, scales, biases, 32, 4) - w).abs().max()) < scales.max().item()
+>>> float((Q.group_dequantize(words, scales, biases, 32, 4) - w).abs().max()) < scales.abs().max().item()
 True
 """
 from __future__ import annotations
