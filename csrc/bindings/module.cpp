@@ -5,6 +5,7 @@
 namespace lucid::bindings {
 
 void init_inplace(py::module_& m);  // bindings/inplace.cpp
+void init_group_quant(py::module_& m);  // bindings/group_quant.cpp
 
 namespace {
 
@@ -61,6 +62,7 @@ PYBIND11_MODULE(_C, m) {
   init_decomposition(m);
   init_nn(m);
   init_quantization(m);
+  init_group_quant(m);
   init_histogram(m);
   init_special(m);
   init_math_extra(m);

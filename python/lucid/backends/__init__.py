@@ -9,6 +9,12 @@ debugging and for proving equality), or one kernel family (``"avx2"``,
 ``lucid.backends.quantized.available`` lists those this host can run; setting
 any other name raises ValueError listing them. The GPU stream is unaffected.
 
+``"mlx_group"`` (upstream lucid's name) keeps the CPU stream's int8 kernels on
+``"auto"`` and makes ``lucid.quantization.convert`` / ``quantize_dynamic`` turn
+``nn.Linear`` into ``nn.quantized.QuantizedLinearMLX`` (MLX's group-wise
+packed weights); ``use_mlx()`` says whether it is selected. It is never the
+default.
+
 PyTorch's engine names (``"x86"``, ``"fbgemm"``, ``"onednn"``, ``"qnnpack"``)
 are accepted so ported scripts run unchanged: each selects ``"auto"`` (lucid's
 engines all give the same bits, so there is no numerical choice to make), and
@@ -30,6 +36,8 @@ __all__ = ["quantized"]
 
 # PyTorch's quantized engine names: kernel libraries there, all "auto" here.
 _TORCH_ENGINE_NAMES = ("x86", "fbgemm", "onednn", "qnnpack")
+# Upstream lucid's engine for MLX's group-wise affine linear: "auto" kernels plus routing.
+MLX_GROUP = "mlx_group"
 
 
 class _QuantizedBackend:
@@ -38,7 +46,9 @@ class _QuantizedBackend:
     __slots__ = ("_torch_name",)
 
     def __init__(self):
-        self._torch_name = None  # the PyTorch engine name last set, while it is in force
+        # The PyTorch (or "mlx_group") engine name last set, while it is in force: the
+        # kernels are "auto" then, and `engine` reads back the name that was set.
+        self._torch_name = None
 
     @property
     def engine(self) -> str:
@@ -51,12 +61,16 @@ class _QuantizedBackend:
     def engine(self, name: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"backends.quantized.engine must be a str, got {type(name).__name__}")
-        if name in _TORCH_ENGINE_NAMES:
+        if name in _TORCH_ENGINE_NAMES or name == MLX_GROUP:
             _C.set_qengine("auto")
             self._torch_name = name
             return
         _C.set_qengine(name)
         self._torch_name = None
+
+    def use_mlx(self) -> bool:
+        """Whether ``"mlx_group"`` is selected (convert routes nn.Linear to QuantizedLinearMLX)."""
+        return self.engine == MLX_GROUP
 
     @property
     def available(self) -> list[str]:

@@ -12,6 +12,7 @@ from .embedding_bag import EmbeddingBag
 from .conv import Conv1d, Conv2d, Conv3d
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .functional_modules import FloatFunctional, QFunctional
+from .mlx_linear import QuantizedLinearMLX
 from ...quantization.stubs import DeQuantStub, QuantStub, QuantWrapper
 from . import dynamic  # noqa: F401
 from . import reference  # noqa: F401
@@ -20,7 +21,7 @@ __all__ = ["Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTrans
            "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "LeakyReLU",
            "ELU", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "BatchNorm2d", "LayerNorm", "Embedding",
            "EmbeddingBag", "LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d",
-           "FloatFunctional", "QFunctional", "QuantStub", "DeQuantStub", "QuantWrapper"]
+           "FloatFunctional", "QFunctional", "QuantStub", "DeQuantStub", "QuantWrapper", "QuantizedLinearMLX"]
 
 
 _FUSED = ("LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d")
