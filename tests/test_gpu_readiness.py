@@ -146,3 +146,9 @@ def test_docs_cite_no_path_outside_the_project():
         text = doc.read_text()
         assert checkout + "/" not in text, doc.name
         assert not absolute.search(text), (doc.name, absolute.search(text))
+
+
+def test_is_metal_names_the_metal_backend_only():
+    assert lucid.zeros(2).is_metal is False
+    if lucid.gpu.is_available():
+        assert lucid.zeros(2, device="gpu").is_metal is (lucid.gpu.backend() == "metal")

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _C
 from . import _device
+from . import gpu
 from ._device import device
 from ._dtype import as_dtype, dtype
 
@@ -66,6 +67,13 @@ class Tensor(_C.TensorBase):
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def is_metal(self) -> bool:
+        """Whether the tensor lives on the GPU stream and that stream is Metal (Apple
+        silicon); False on the CPU stream, on CUDA and on MLX's CPU backend. Upstream
+        lucid's name."""
+        return self._device_name == "gpu" and gpu.backend() == "metal"
 
     @property
     def T(self):
