@@ -65,7 +65,8 @@ PYBIND11_MODULE(_C, m) {
   init_group_quant(m);
   init_histogram(m);
   init_special(m);
-  init_math_extra(m);
+  init_math(m);
+  init_bitwise(m);
   init_scan(m);
   init_sort(m);
   init_recurrent(m);

@@ -10,17 +10,17 @@
 //          except fmax / fmin (integers keep their dtype: maximum / minimum)
 //          and nextafter (TypeError unless floating).
 // Accuracy: the CPU stream rounds a double-precision result once
-// (cpu/math_extra.h); the GPU stream computes in float32 with MLX ops. Not
+// (cpu/math.h); the GPU stream computes in float32 with MLX ops. Not
 // bit-identical across streams, except the bool predicates, trunc, copysign,
 // fmax / fmin and nextafter, which are exact on both.
 #pragma once
+#include "core/math_kind.h"
 #include "core/tensor.h"
-#include "cpu/math_extra.h"
 
 namespace lucid::ops {
 
-Tensor math_unary(cpu::MathUnaryOp op, const char* fn, const Tensor& x);
-Tensor math_predicate(cpu::MathPredicate op, const char* fn, const Tensor& x);
-Tensor math_binary(cpu::MathBinaryOp op, const char* fn, const Tensor& a, const Tensor& b);
+Tensor math_unary(MathUnaryOp op, const char* fn, const Tensor& x);
+Tensor math_predicate(MathPredicate op, const char* fn, const Tensor& x);
+Tensor math_binary(MathBinaryOp op, const char* fn, const Tensor& a, const Tensor& b);
 
 }  // namespace lucid::ops

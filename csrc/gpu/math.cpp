@@ -1,6 +1,6 @@
 // GPU-stream extra elementwise math (MLX); formulas: docs/numerics.md,
 // "Extra elementwise math".
-#include "gpu/math_extra.h"
+#include "gpu/math.h"
 
 #include <cmath>
 #include <limits>
@@ -163,76 +163,76 @@ mx::array nextafter_bits(const mx::array& a, const mx::array& b, mx::StreamOrDev
 
 }  // namespace
 
-Tensor math_unary(cpu::MathUnaryOp op, const Tensor& x) {
+Tensor math_unary(MathUnaryOp op, const Tensor& x) {
   auto s = stream();
   const mx::array& a = array_of(x);
   mx::Dtype dt = a.dtype();
   mx::array w = mx::astype(a, mx::float32, s);
   mx::array r = w;
   switch (op) {
-    case cpu::MathUnaryOp::Tan: r = mx::tan(w, s); break;
-    case cpu::MathUnaryOp::Sinh: r = mx::sinh(w, s); break;
-    case cpu::MathUnaryOp::Cosh: r = mx::cosh(w, s); break;
-    case cpu::MathUnaryOp::Asin: r = mx::arcsin(w, s); break;
-    case cpu::MathUnaryOp::Acos: r = mx::arccos(w, s); break;
-    case cpu::MathUnaryOp::Atan: r = mx::arctan(w, s); break;
-    case cpu::MathUnaryOp::Asinh: r = mx::arcsinh(w, s); break;
-    case cpu::MathUnaryOp::Acosh: r = mx::arccosh(w, s); break;
-    case cpu::MathUnaryOp::Atanh: r = mx::arctanh(w, s); break;
-    case cpu::MathUnaryOp::Trunc: r = mx::trunc(w, s); break;
-    case cpu::MathUnaryOp::Frac: r = mx::subtract(w, mx::trunc(w, s), s); break;
-    case cpu::MathUnaryOp::Log10: r = mx::log10(w, s); break;
-    case cpu::MathUnaryOp::Exp2: r = mx::power(f(2.0f), w, s); break;
-    case cpu::MathUnaryOp::Erfc: r = erfc_f32(w, s); break;
-    case cpu::MathUnaryOp::Erfinv: r = mx::erfinv(w, s); break;
-    case cpu::MathUnaryOp::Lgamma: r = lgamma_f32(w, s); break;
-    case cpu::MathUnaryOp::Digamma: r = digamma_f32(w, s); break;
-    case cpu::MathUnaryOp::Sinc: r = sinc_f32(w, s); break;
+    case MathUnaryOp::Tan: r = mx::tan(w, s); break;
+    case MathUnaryOp::Sinh: r = mx::sinh(w, s); break;
+    case MathUnaryOp::Cosh: r = mx::cosh(w, s); break;
+    case MathUnaryOp::Asin: r = mx::arcsin(w, s); break;
+    case MathUnaryOp::Acos: r = mx::arccos(w, s); break;
+    case MathUnaryOp::Atan: r = mx::arctan(w, s); break;
+    case MathUnaryOp::Asinh: r = mx::arcsinh(w, s); break;
+    case MathUnaryOp::Acosh: r = mx::arccosh(w, s); break;
+    case MathUnaryOp::Atanh: r = mx::arctanh(w, s); break;
+    case MathUnaryOp::Trunc: r = mx::trunc(w, s); break;
+    case MathUnaryOp::Frac: r = mx::subtract(w, mx::trunc(w, s), s); break;
+    case MathUnaryOp::Log10: r = mx::log10(w, s); break;
+    case MathUnaryOp::Exp2: r = mx::power(f(2.0f), w, s); break;
+    case MathUnaryOp::Erfc: r = erfc_f32(w, s); break;
+    case MathUnaryOp::Erfinv: r = mx::erfinv(w, s); break;
+    case MathUnaryOp::Lgamma: r = lgamma_f32(w, s); break;
+    case MathUnaryOp::Digamma: r = digamma_f32(w, s); break;
+    case MathUnaryOp::Sinc: r = sinc_f32(w, s); break;
   }
   return wrap(mx::astype(r, dt, s));
 }
 
-Tensor math_predicate(cpu::MathPredicate op, const Tensor& x) {
+Tensor math_predicate(MathPredicate op, const Tensor& x) {
   auto s = stream();
   const mx::array& a = array_of(x);
   if (!mx::issubdtype(a.dtype(), mx::floating)) {
-    if (op == cpu::MathPredicate::Signbit && mx::issubdtype(a.dtype(), mx::signedinteger))
+    if (op == MathPredicate::Signbit && mx::issubdtype(a.dtype(), mx::signedinteger))
       return wrap(mx::less(a, mx::array(0, a.dtype()), s));
     return wrap(mx::zeros(a.shape(), mx::bool_, s));
   }
   switch (op) {
-    case cpu::MathPredicate::Signbit: return wrap(sign_bit(a, s));
-    case cpu::MathPredicate::IsPosInf: return wrap(mx::isposinf(a, s));
-    case cpu::MathPredicate::IsNegInf: return wrap(mx::isneginf(a, s));
+    case MathPredicate::Signbit: return wrap(sign_bit(a, s));
+    case MathPredicate::IsPosInf: return wrap(mx::isposinf(a, s));
+    case MathPredicate::IsNegInf: return wrap(mx::isneginf(a, s));
   }
   return wrap(sign_bit(a, s));
 }
 
-Tensor math_binary(cpu::MathBinaryOp op, const Tensor& a, const Tensor& b) {
+Tensor math_binary(MathBinaryOp op, const Tensor& a, const Tensor& b) {
   auto s = stream();
   mx::array x = array_of(a);
   mx::array y = array_of(b);
   mx::Dtype dt = x.dtype();
   switch (op) {  // exact ones: in the tensor's own dtype
-    case cpu::MathBinaryOp::Copysign: {
+    case MathBinaryOp::Copysign: {
       mx::array m = mx::abs(x, s);
       return wrap(mx::where(sign_bit(y, s), mx::negative(m, s), m, s));
     }
-    case cpu::MathBinaryOp::Fmax:
-    case cpu::MathBinaryOp::Fmin: {
-      mx::array r = op == cpu::MathBinaryOp::Fmax ? mx::maximum(x, y, s) : mx::minimum(x, y, s);
+    case MathBinaryOp::Fmax:
+    case MathBinaryOp::Fmin: {
+      mx::array r = op == MathBinaryOp::Fmax ? mx::maximum(x, y, s) : mx::minimum(x, y, s);
       return wrap(mx::where(mx::isnan(x, s), y, mx::where(mx::isnan(y, s), x, r, s), s));
     }
-    case cpu::MathBinaryOp::Nextafter: return wrap(nextafter_bits(x, y, s));
+    case MathBinaryOp::Nextafter: return wrap(nextafter_bits(x, y, s));
     default: break;
   }
   mx::array u = mx::astype(x, mx::float32, s), v = mx::astype(y, mx::float32, s);
   mx::array r = u;
   switch (op) {
-    case cpu::MathBinaryOp::Hypot: r = hypot_f32(u, v, s); break;
-    case cpu::MathBinaryOp::LogAddExp: r = logaddexp_f32(u, v, s); break;
-    case cpu::MathBinaryOp::LogAddExp2: r = logaddexp2_f32(u, v, s); break;
-    case cpu::MathBinaryOp::Xlogy:
+    case MathBinaryOp::Hypot: r = hypot_f32(u, v, s); break;
+    case MathBinaryOp::LogAddExp: r = logaddexp_f32(u, v, s); break;
+    case MathBinaryOp::LogAddExp2: r = logaddexp2_f32(u, v, s); break;
+    case MathBinaryOp::Xlogy:
       r = mx::where(mx::isnan(v, s), v,
                     mx::where(mx::equal(u, f(0.0f), s), f(0.0f), mx::multiply(u, mx::log(v, s), s), s), s);
       break;

@@ -1,9 +1,10 @@
-#include "ops/math_extra.h"
+#include "ops/math.h"
 
 #include <string>
 
 #include "core/errors.h"
-#include "gpu/math_extra.h"
+#include "cpu/math.h"
+#include "gpu/math.h"
 #include "ops/copy.h"
 #include "ops/elementwise.h"
 #include "ops/shape.h"
@@ -16,14 +17,14 @@ Tensor as_dtype(const Tensor& x, DType dt) { return x.dtype() == dt ? x : astype
 
 }  // namespace
 
-Tensor math_unary(cpu::MathUnaryOp op, const char* fn, const Tensor& x) {
+Tensor math_unary(MathUnaryOp op, const char* fn, const Tensor& x) {
   common_device(fn, {&x});
   bool floating = is_floating(x.dtype());
-  if (op == cpu::MathUnaryOp::Trunc && !floating) {
+  if (op == MathUnaryOp::Trunc && !floating) {
     if (x.dtype() == DType::Bool) throw TypeError(std::string(fn) + "(): 'input' must not be a bool tensor");
     return astype(x, x.dtype());  // integers are already whole: a copy
   }
-  if (op == cpu::MathUnaryOp::Frac && !floating)
+  if (op == MathUnaryOp::Frac && !floating)
     throw TypeError(std::string(fn) + "(): 'input' must be a floating tensor, got " + dtype_name(x.dtype()));
   DType dt = floating ? x.dtype() : DType::Float32;
   if (x.device() == Device::GPU) return gpu::math_unary(op, as_dtype(x, dt));
@@ -33,7 +34,7 @@ Tensor math_unary(cpu::MathUnaryOp op, const char* fn, const Tensor& x) {
   return out;
 }
 
-Tensor math_predicate(cpu::MathPredicate op, const char* fn, const Tensor& x) {
+Tensor math_predicate(MathPredicate op, const char* fn, const Tensor& x) {
   common_device(fn, {&x});
   if (x.device() == Device::GPU) return gpu::math_predicate(op, x);
   Tensor xc = contiguous(x);
@@ -42,13 +43,13 @@ Tensor math_predicate(cpu::MathPredicate op, const char* fn, const Tensor& x) {
   return out;
 }
 
-Tensor math_binary(cpu::MathBinaryOp op, const char* fn, const Tensor& a, const Tensor& b) {
+Tensor math_binary(MathBinaryOp op, const char* fn, const Tensor& a, const Tensor& b) {
   common_device(fn, {&a, &b});
   DType dt = promote_types(a.dtype(), b.dtype());
   if (!is_floating(dt)) {
-    if (op == cpu::MathBinaryOp::Fmax) return maximum(a, b);  // no NaN among integers
-    if (op == cpu::MathBinaryOp::Fmin) return minimum(a, b);
-    if (op == cpu::MathBinaryOp::Nextafter)
+    if (op == MathBinaryOp::Fmax) return maximum(a, b);  // no NaN among integers
+    if (op == MathBinaryOp::Fmin) return minimum(a, b);
+    if (op == MathBinaryOp::Nextafter)
       throw TypeError(std::string(fn) + "(): 'input' and 'other' must be floating tensors, got " +
                       dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
     dt = DType::Float32;

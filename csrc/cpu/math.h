@@ -1,20 +1,14 @@
-// CPU-stream extra elementwise math (see ops/math_extra.h for the op list).
+// CPU-stream kernels of the math family (ops/math.h has the op list).
 // As in cpu/special.h, each float element is widened to double, passed to the
 // C library's double function (or a double-precision routine here: erfinv,
 // digamma) and rounded once to the output type, so float32 results are within
 // about 0.5 ulp of the exact value. nextafter works on the output type's own
 // bits (exact). Scalar loops: accuracy first.
 #pragma once
+#include "core/math_kind.h"
 #include "core/tensor.h"
 
 namespace lucid::cpu {
-
-enum class MathUnaryOp {
-  Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh, Trunc, Frac, Log10, Exp2, Erfc, Erfinv, Lgamma,
-  Digamma, Sinc
-};
-enum class MathPredicate { Signbit, IsPosInf, IsNegInf };  // bool results
-enum class MathBinaryOp { Hypot, LogAddExp, LogAddExp2, Xlogy, Copysign, Fmax, Fmin, Nextafter };
 
 // out = op(x); x contiguous, floating, of out's dtype and shape.
 void math_unary(MathUnaryOp op, const Tensor& x, const Tensor& out);

@@ -1,5 +1,5 @@
-// CPU-stream extra elementwise math (accuracy argument: cpu/math_extra.h).
-#include "cpu/math_extra.h"
+// CPU-stream kernels of the math family (accuracy argument: cpu/math.h).
+#include "cpu/math.h"
 
 #include <algorithm>
 #include <cmath>
