@@ -60,8 +60,16 @@ PYBIND11_MODULE(_C, m) {
   init_shape(m);
   init_linalg(m);
   init_decomposition(m);
-  init_nn(m);
-  init_quantization(m);
+  init_conv(m);
+  init_pool(m);
+  init_linear(m);
+  init_embedding(m);
+  init_quantize(m);
+  init_fake_quantize_learnable(m);
+  init_int4_pack(m);
+  init_int4_linear(m);
+  init_qmatmul(m);
+  init_qconv2d(m);
   init_group_quant(m);
   init_histogram(m);
   init_special(m);

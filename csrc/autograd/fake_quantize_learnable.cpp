@@ -1,5 +1,5 @@
-// fake_quantize recorded in C++; see quantization.h.
-#include "autograd/quantization.h"
+// fake_quantize_learnable recorded in C++; see fake_quantize_learnable.h.
+#include "autograd/fake_quantize_learnable.h"
 
 #include <pybind11/stl.h>
 
@@ -10,20 +10,12 @@
 #include "autograd/node.h"
 #include "autograd/tensor_object.h"
 #include "ops/fake_quantize_learnable.h"
-#include "ops/quantization.h"
 
 namespace lucid::autograd {
 
 namespace py = pybind11;
 
 namespace {
-
-// saved: (mask).
-InputGrads fake_quantize_backward(const CppNode& n, const Tensor& g) {
-  InputGrads r;
-  r.grad[0] = ops::fake_quantize_backward(g, n.saved_handles[0]);
-  return r;
-}
 
 // saved: (x, scale, zero_point); params (quant_min, quant_max, has ch_axis,
 // ch_axis), scalars[0] grad_factor. The fused kernel of every gradient.
@@ -40,39 +32,11 @@ InputGrads learnable_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"FakeQuantizeBackward", "fake_quantize", nullptr, fake_quantize_backward};
 NodeKind learnable_kind = {"FakeQuantizeLearnableBackward", "fake_quantize_learnable", nullptr, learnable_backward};
-
-// y as a tensor object; with a node over x (the mask saved) when x requires grad and grad mode is on.
-py::object recorded(py::handle x, std::pair<Tensor, Tensor> y_mask) {
-  py::object y = steal(wrap(std::move(y_mask.first)));
-  if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
-    py::object mask = steal(wrap(std::move(y_mask.second)));
-    PyObject* input = x.ptr();
-    PyObject* saved = mask.ptr();
-    record_node(kind, &input, 1, &saved, 1, y.ptr());
-  }
-  return y;
-}
 
 }  // namespace
 
-void init_quantization(py::module_& m) {
-  m.def("autograd_fake_quantize", [](py::handle x, const Tensor& scale, const Tensor& zero_point, int64_t quant_min,
-                                     int64_t quant_max, std::optional<int64_t> ch_axis, int64_t group_size,
-                                     int64_t axis) {
-    ops::QAxes axes;
-    axes.ch_axis = ch_axis;
-    axes.group_size = group_size;
-    axes.axis = axis;
-    const Tensor& h = tensor_arg(x.ptr(), "fake_quantize", "x");
-    return recorded(x, ops::fake_quantize(h, scale, zero_point, quant_min, quant_max, axes));
-  });
-  m.def("autograd_fake_quantize_scalar", [](py::handle x, double scale, int64_t zero_point, int64_t quant_min,
-                                            int64_t quant_max) {
-    const Tensor& h = tensor_arg(x.ptr(), "fake_quantize", "x");
-    return recorded(x, ops::fake_quantize(h, scale, zero_point, quant_min, quant_max));
-  });
+void init_fake_quantize_learnable(py::module_& m) {
   // fake_quantize_learnable(x, scale, zero_point, ...): checked by the caller (lucid.quantization).
   m.def("autograd_fake_quantize_learnable", [](py::handle x, py::handle scale, py::handle zero_point,
                                                int64_t quant_min, int64_t quant_max, std::optional<int64_t> ch_axis,
@@ -92,12 +56,8 @@ void init_quantization(py::module_& m) {
     }
     return y;
   });
-  // lucid/quantization/primitives.py, at import: `_FakeQuantize` and `_FakeQuantizeLearnable`,
-  // whose Python formulas serve create_graph (the learnable one refuses it: once_differentiable).
-  m.def("_register_fake_quantize", [](py::object f, py::object learnable) {
-    kind.function = f.release().ptr();
-    learnable_kind.function = learnable.release().ptr();
-  });
 }
+
+void register_fake_quantize_learnable(py::object learnable) { learnable_kind.function = learnable.release().ptr(); }
 
 }  // namespace lucid::autograd

@@ -8,15 +8,14 @@
 // Its first-order formula is ops::fake_quantize_backward (dy where the mask
 // passes, else 0); under create_graph the walk calls `_FakeQuantize` in
 // lucid/quantization/primitives.py (lucid.where on the mask, recorded).
-// `_C.autograd_fake_quantize_learnable(x, scale, zero_point, quant_min,
-// quant_max, ch_axis, grad_factor)` (LSQ) records
-// FakeQuantizeLearnableBackward over (x, scale, zero_point), whose formula is
-// the fused ops::fake_quantize_learnable_backward (once differentiable).
 #pragma once
 #include <pybind11/pybind11.h>
 
 namespace lucid::autograd {
 
-void init_quantization(pybind11::module_& m);
+void init_quantize(pybind11::module_& m);
+// The Python Function (`_C._register_fake_quantize`, bindings/autograd.cpp)
+// whose recorded formula serves create_graph.
+void register_quantize(pybind11::object fake_quantize);
 
 }  // namespace lucid::autograd

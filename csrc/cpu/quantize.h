@@ -1,12 +1,11 @@
-// CPU-stream quantization kernels (docs/numerics.md is the contract). Every
-// kernel here reads its input once and writes its output once; parameters
-// arrive as host arrays already validated by ops/quantization.cpp.
+// CPU-stream kernels of the quantize family (docs/numerics.md is the
+// contract), and the parameter layouts and grid bounds every quantization
+// kernel shares. Each kernel reads its input once and writes its output once;
+// parameters arrive as host arrays already validated by ops/quantize.cpp.
 #pragma once
 #include <cstdint>
-#include <memory>
 
 #include "core/tensor.h"
-#include "core/window2d.h"
 
 namespace lucid::cpu {
 
@@ -66,31 +65,5 @@ void dequantize_reference(const Tensor& q, const Tensor& out, const QSegments& s
                           const int32_t* zp);
 void fake_quantize_reference(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg,
                              const float* scale, const int32_t* zp, int64_t qmin, int64_t qmax);
-
-// int4 packing along the middle axis of a contiguous (outer, len, inner)
-// view: out is (outer, ceil(len/2), inner) uint8, low nibble = even index.
-void pack_int4(const Tensor& codes, const Tensor& out, int64_t outer, int64_t len, int64_t inner);
-void unpack_int4(const Tensor& packed, const Tensor& out, int64_t outer, int64_t len, int64_t inner);
-
-// Integer matrix product with the fused epilogue of docs/numerics.md, on the
-// int8 GEMM kernels of cpu/kernels (the engine lucid.backends.quantized.engine
-// selects): acc[m, n] = sum_k (x[m,k] - zx) * (w[n,k] - zw[n]) + bias[n]
-// (exact int32; bias may be null), then out = fl(float(acc) * scale[n]) when
-// out is float32, else the requantized codes
-// clamp(fl(rint(fl(float(acc) * scale[n])) + zy), lo, hi) in out's integer
-// dtype (scale holds the multipliers M[n]). x: (M, K) uint8/int8, w: (N, K)
-// int8, out: (M, N), all contiguous.
-// When `cache` is given, w's packed panels are taken from it (packed on the
-// first call per engine kernel) instead of being packed for this call.
-struct QWeightCache;
-std::shared_ptr<QWeightCache> make_qweight_cache();
-void qmatmul(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
-             const float* scale, int32_t zy, QBounds b, const Tensor& out, QWeightCache* cache = nullptr);
-
-// Integer 2-D convolution through the same GEMM: per image and group, an
-// integer im2col of x (N, C, H, W) whose padding holds zx, the product with
-// w (O, C / groups, kh, kw) and the epilogue above; out (N, O, oh, ow).
-void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
-             const float* scale, int32_t zy, QBounds b, const Window2d& win, int64_t groups, const Tensor& out);
 
 }  // namespace lucid::cpu

@@ -1,14 +1,12 @@
-// nn kernels: convolution, pooling, linear, embedding (forward and backward).
+// The conv family (ops/conv.h, ops/conv_geometry.h): conv2d and its backward, and the
+// one validation of every float convolution's geometry.
 #include "bindings/common.h"
 #include "ops/conv.h"
 #include "ops/conv_geometry.h"
-#include "ops/embedding.h"
-#include "ops/linear.h"
-#include "ops/pool.h"
 
 namespace lucid::bindings {
 
-void init_nn(py::module_& m) {
+void init_conv(py::module_& m) {
   m.def("conv2d", &ops::conv2d, py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("stride"),
         py::arg("padding"), py::arg("dilation"), py::arg("groups"), py::arg("fn") = "conv2d");
   m.def("conv2d_backward", &ops::conv2d_backward);
@@ -21,17 +19,6 @@ void init_nn(py::module_& m) {
                                              output_padding, dilation, groups, fn);
     return py::make_tuple(g.unbatched, g.pad_low, g.pad_high, g.out_sizes, g.out_channels);
   });
-  m.def("max_pool2d", &ops::max_pool2d);
-  m.def("max_pool2d_backward", &ops::max_pool2d_backward);
-  m.def("qmax_pool2d", &ops::qmax_pool2d);
-  m.def("avg_pool2d", &ops::avg_pool2d);
-  m.def("avg_pool2d_backward", &ops::avg_pool2d_backward);
-  m.def("adaptive_avg_pool2d", &ops::adaptive_avg_pool2d);
-  m.def("adaptive_avg_pool2d_backward", &ops::adaptive_avg_pool2d_backward);
-  m.def("linear", &ops::linear);
-  m.def("linear_backward", &ops::linear_backward);
-  m.def("embedding", &ops::embedding);
-  m.def("embedding_backward", &ops::embedding_backward);
 }
 
 }  // namespace lucid::bindings
