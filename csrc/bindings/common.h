@@ -22,6 +22,7 @@ inline Tensor optional_tensor(const std::optional<Tensor>& t) { return t ? *t : 
 
 // One init function per op family; module.cpp calls them all.
 void init_tensor(py::module_& m);
+void init_copy(py::module_& m);
 void init_elementwise(py::module_& m);
 void init_reduction(py::module_& m);
 void init_shape(py::module_& m);

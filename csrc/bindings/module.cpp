@@ -55,6 +55,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   init_tensor(m);
+  init_copy(m);
   init_elementwise(m);
   init_reduction(m);
   init_shape(m);
