@@ -1,5 +1,5 @@
-// Graph nodes recorded in C++ (issue 11: "each differentiable ops:: entry
-// point records its node, whose backward is written against ops::").
+// Graph nodes recorded in C++: each differentiable ops:: entry point records
+// its node, whose backward is written against ops::.
 //
 // A CppNode is a Python object with the attributes the backward walk and
 // lucid.autograd read from any node (`function`, `ctx`, `inputs`, `edges`,
@@ -9,7 +9,7 @@
 // Function whose recorded formula serves create_graph, and the first-order
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // Every file of csrc/autograd/ but tensor_object, grad_mode, node and engine
-// is an op family recording this way (docs/architecture.md rule 5 lists
+// is an op family recording this way (docs/architecture.md lists
 // them and their ops).
 #pragma once
 #include <pybind11/pybind11.h>

@@ -2,7 +2,7 @@
 // recorded in C++ (node.h).
 //
 // `_C.autograd_polygamma(x, n)` runs lucid/_ops/gamma_fns.py's composition
-// (docs/numerics.md, "polygamma"; formerly `_polygamma_values` in Python) op
+// (docs/numerics.md, "polygamma") op
 // for op against ops::, reading per order n the coefficients that need exact
 // arithmetic (registered by `_C._polygamma_plan(n, bernoulli, scale, poly)`
 // from gamma_fns.py's `_plan`), and records PolygammaBackward (saved: x;
