@@ -88,3 +88,47 @@ def test_umbrella_header_compiles_without_mlx_or_pybind11():
     r = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", f"-I{CSRC}", "-x", "c++", "-"],
                        input='#include "ops/ops.h"\n', capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _file_local_names(path):
+    """Names a file defines in anonymous namespaces (or `static` at namespace
+    scope): functions, variables, types and aliases, found by a brace walk
+    over the source without comments and strings."""
+    s = re.sub(r"//[^\n]*|/\*.*?\*/", "", path.read_text(), flags=re.S)
+    s = re.sub(r'"(?:\\.|[^"\\])*"', '""', s)
+    names, stack, start = set(), [], 0
+    for m in re.finditer(r"namespace\s*([\w:]+)?\s*\{|\{|\}|;", s):
+        if all(k != "other" for k in stack):  # at namespace scope
+            stmt = s[start:m.start()].strip()
+            if stmt and ("anon" in stack or stmt.startswith("static ")) and not stmt.startswith(("using namespace", "#")):
+                head = stmt.split("=")[0]
+                found = (re.match(r"(?:template\s*<.*?>\s*)?(?:struct|class|enum\s+class|enum|union)\s+(\w+)", stmt, re.S)
+                         or re.match(r"using\s+(\w+)\s*=", stmt)
+                         or re.search(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:\(|$)", head.split("(")[0] + ("(" if "(" in head else "")))
+                if found and (not stmt.startswith("using ") or re.match(r"using\s+\w+\s*=", stmt)):
+                    names.add(found.group(1))
+        token = m.group(0)
+        if token == "}":
+            if stack:
+                stack.pop()
+        elif token.startswith("namespace"):
+            stack.append("ns" if m.group(1) else "anon")
+        elif token == "{":
+            stack.append("other")
+        start = m.end()
+    return names
+
+
+# What may repeat within one translation unit: an alias of the same type, static_assert.
+REPEATABLE = {"Ints", "static_assert"}
+
+
+@pytest.mark.parametrize("layer", ["gpu", "autograd", "bindings"])
+def test_unity_built_layers_have_unique_file_local_names(layer):
+    # Their files compile together (CMakeLists.txt, UNITY_BUILD): two files'
+    # helpers of one name would be redefinitions, or overloads of each other.
+    seen = {}
+    for path in sorted((CSRC / layer).glob("*.cpp")):
+        for name in _file_local_names(path) - REPEATABLE:
+            seen.setdefault(name, []).append(path.name)
+    assert {n: f for n, f in seen.items() if len(f) > 1} == {}

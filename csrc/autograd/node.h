@@ -126,6 +126,9 @@ inline std::vector<int64_t> params_join(std::initializer_list<const std::vector<
 
 // Whether the node's input i needs a gradient (`needs_input_grad[i]`).
 inline bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
+// math.pi, as the Python formulas the C++ ones follow read it.
+inline constexpr double kPi = 3.141592653589793;
+
 // A Python number next to `like` in a formula, as lucid's ops coerce it
 // (ops/scalar.h, PyTorch's weak scalars): `x * 0.5` a real, `where(m, g, 0)`
 // an integer.

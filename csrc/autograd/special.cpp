@@ -26,8 +26,6 @@ namespace {
 // Numbers next to `like` as lucid's ops coerce them (`E.add(y, float(k))` a
 // real, `E.pow(t, s)` with an int s an integer: weak scalars, ops/scalar.h).
 
-const double kPi = 3.14159265358979323846;  // math.pi
-
 // ----- polygamma: lucid/_ops/gamma_fns.py's `_polygamma_values`, op for op -----------
 
 // What the composition of order n reads that only exact arithmetic gives
@@ -156,7 +154,7 @@ InputGrads ndtri_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"NdtriBackward", "ndtri", nullptr, ndtri_backward};
+NodeKind ndtri_kind = {"NdtriBackward", "ndtri", nullptr, ndtri_backward};
 
 // z = ndtri(p), computed by the caller without recording: records the node
 // when p requires grad and grad mode is on; returns z.
@@ -170,7 +168,7 @@ py::object ndtri(py::handle p, py::handle z) {
       throw ValueError("special.ndtri: the values must be computed without recording");
     PyObject* input = p.ptr();
     PyObject* saved[2] = {input, z.ptr()};
-    record_node(kind, &input, 1, saved, 2, z.ptr());
+    record_node(ndtri_kind, &input, 1, saved, 2, z.ptr());
   }
   return out;
 }
@@ -189,7 +187,7 @@ void init_special_autograd(py::module_& m) {
   m.def("_register_polygamma", [](py::object f) { polygamma_kind.function = f.release().ptr(); });
   m.def("autograd_ndtri", &ndtri);
   // lucid/special.py's `_Ndtri`, at import: the formula under create_graph.
-  m.def("_register_ndtri", [](py::object ndtri) { kind.function = ndtri.release().ptr(); });
+  m.def("_register_ndtri", [](py::object ndtri) { ndtri_kind.function = ndtri.release().ptr(); });
 }
 
 }  // namespace lucid::autograd
