@@ -196,3 +196,21 @@ def test_backward_reaches_every_parameter():
         (logits * lucid.randn(*logits.shape)).sum().backward()
         missing = [n for n, p in model.named_parameters() if p.grad is None]
         assert not missing, (type(model).__name__, missing[:5])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: M.resnet18(num_classes=10), lambda: M.mobilenet_v2(num_classes=10, width_mult=0.25),
+    lambda: M.VisionTransformer(32, 8, 2, 2, 16, 32, num_classes=10), lambda: M.resnet_50_cls(num_classes=10, **NARROW),
+    lambda: M.vit_base_16_cls(image_size=32, patch_size=8, dim=16, depth=1, num_heads=2, num_classes=10),
+], ids=["resnet18", "mobilenet_v2", "VisionTransformer", "resnet_50_cls", "vit_base_16_cls"])
+def test_both_streams_compute_the_same_model(make, device):
+    lucid.manual_seed(2)
+    model = make().eval()
+    for m in model.modules():  # the ViTs' heads start at zero: make their logits informative
+        if isinstance(m, lucid.nn.Linear) and not np.abs(m.weight.numpy()).max():
+            lucid.nn.init.normal_(m.weight)
+    ref = model(X32)
+    ref = (ref if isinstance(ref, lucid.Tensor) else ref.logits).numpy()
+    out = model.to(device)(X32.to(device))
+    out = (out if isinstance(out, lucid.Tensor) else out.logits).to("cpu").numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(ref).max())))
