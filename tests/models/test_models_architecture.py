@@ -152,6 +152,10 @@ def test_upstream_configs_and_factories():
     wide = M.resnet_50(bottleneck_width_mult=2, layers=(1, 1, 1, 1))
     assert wide.layer1[0].conv1.out_channels == 128 and wide.layer1[0].conv3.out_channels == 256
     assert isinstance(M.resnet_18_cls(dropout=0.5).classifier[1], lucid.nn.Linear)
+    for head in (M.resnet_18_cls(**NARROW), M.mobilenet_v2_cls(width_mult=0.25),
+                 M.vit_base_16_cls(image_size=32, patch_size=8, dim=16, depth=1, num_heads=2)):
+        head.reset_classifier(7)
+        assert head.eval()(X32).logits.shape == (2, 7)
     # lists (as JSON gives them back) become tuples
     assert M.ResNetConfig.from_dict(dict(M.resnet_18().config.to_dict(), layers=[2, 2, 2, 2])).layers == (2, 2, 2, 2)
     with pytest.raises(ValueError, match="block_type"):

@@ -27,24 +27,26 @@ from ..serialization import load, save
 
 __all__ = ["ModelConfig", "PretrainedModel", "FeatureInfo"]
 
+_NO_WEIGHTS = ("lucid.models ships no pretrained weights and downloads nothing. Build the model with random "
+               "weights and load your own checkpoint (model.load_state_dict(lucid.load(path)), or "
+               "from_pretrained(directory) of a directory written by save_pretrained).")
+
 
 def reject_weights(factory: str, weights) -> None:
     """torchvision's ``weights=``: only None (random initialization) is available."""
     if weights is not None:
         raise NotImplementedError(
             f"{factory}(weights={weights!r}): lucid.models ships no pretrained weights and downloads nothing. "
-            f"Build the model with weights=None and load a checkpoint converted to safetensors: "
-            f"model.load_state_dict(lucid.load('checkpoint.safetensors')) (the state_dict keys are torchvision's).")
+            "Build the model with weights=None and load a checkpoint converted to safetensors: "
+            "model.load_state_dict(lucid.load('checkpoint.safetensors')) (the state_dict keys are torchvision's).")
 
 
 def reject_pretrained(factory: str, pretrained, weights=None) -> None:
     """Upstream's ``pretrained=`` / ``weights=``: only False / None are available."""
     if pretrained or weights is not None:
         asked = f"pretrained={pretrained!r}" if pretrained else f"weights={weights!r}"
-        raise NotImplementedError(
-            f"{factory}({asked}): lucid.models ships no pretrained weights and downloads nothing. "
-            f"Build the model with random weights and load your own checkpoint "
-            f"(model.load_state_dict(lucid.load(path)), or {{Model}}.from_pretrained(directory)).")
+        raise NotImplementedError(f"{factory}({asked}): {_NO_WEIGHTS}")
+
 
 
 class ModelConfig:
@@ -123,7 +125,7 @@ class PretrainedModel(Module):
         (upstream downloads those) raises NotImplementedError: no weights ship."""
         path = os.fspath(path)
         if not os.path.isdir(path):
-            reject_pretrained(f"{cls.__name__}.from_pretrained", path)
+            raise NotImplementedError(f"{cls.__name__}.from_pretrained({path!r}): not a directory; {_NO_WEIGHTS}")
         config_file = os.path.join(path, "config.json")
         if not os.path.exists(config_file):
             raise FileNotFoundError(f"{cls.__name__}.from_pretrained(): no config.json in {path!r}")

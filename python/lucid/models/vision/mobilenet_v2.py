@@ -157,6 +157,7 @@ class MobileNetV2ForImageClassification(_MobileNetV2Body):
         self.classifier = build_classifier(self.num_features, num_classes, 0.0)
 
 
+# torchvision's MobileNetV2 class, given this config, builds this backbone
 tv.CONFIG_MODELS[MobileNetV2Config] = MobileNetV2
 
 _CFG_100 = MobileNetV2Config(width_mult=1.0)

@@ -152,6 +152,7 @@ class ResNetForImageClassification(_ResNetBody):
         self.classifier = build_classifier(self.num_features, num_classes, self.config.dropout)
 
 
+# torchvision's ResNet class, given this config, builds this backbone
 tv.CONFIG_MODELS[ResNetConfig] = ResNet
 
 _CFG_18 = ResNetConfig(block_type="basic", layers=(2, 2, 2, 2))
