@@ -242,9 +242,7 @@ def _default_mapping(is_qat: bool, backend: str, version: int) -> QConfigMapping
     if weight().qscheme.is_per_channel:
         weight = default_weight
     transpose = QConfig(activation=qconfig.activation, weight=weight)
-    from .. import nn
-
-    for op in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d):
+    for op in (_layers.ConvTranspose1d, _layers.ConvTranspose2d, _layers.ConvTranspose3d):
         mapping.set_object_type(op, transpose)
     return mapping
 

@@ -12,6 +12,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .. import _C
+from .._tensor import Tensor
 from .qdtype import QDtype, QScheme, as_qdtype, as_qscheme
 
 __all__ = ["QParams", "calculate_qparams"]
@@ -32,8 +33,6 @@ class QParams(NamedTuple):
 
 
 def _host(value, fn, argument):
-    from .._tensor import Tensor
-
     if isinstance(value, Tensor):
         if not (value.dtype.is_floating_point or value.dtype.name.startswith(("int", "uint"))):
             raise TypeError(f"{fn}(): argument '{argument}' must be a numeric tensor, got {value.dtype!r}")
@@ -121,8 +120,6 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
         zp = np.clip(np.float64(qmin) - r, qmin, qmax).astype(np.int64)
     scale = np.asarray(scale, dtype=np.float32)
     zp = np.asarray(zp, dtype=np.int32)
-    from .._tensor import Tensor
-
     s_t = _C.to_device(_C.from_numpy(np.array(scale, dtype=np.float32, copy=True)), device)
     z_t = _C.to_device(_C.from_numpy(np.array(zp, dtype=np.int32, copy=True)), device)
     return QParams(s_t, z_t, qd, qs, ch_axis)

@@ -26,15 +26,27 @@ import copy
 import re
 import warnings
 
+from ..nn import layers as L
+from ..nn.containers import ModuleDict, ModuleList, Sequential
+from ..nn.intrinsic.fused_containers import _FusedModule
+from ..nn.layers import Identity, ReLU
 from ..nn.module import Module
+from ..nn.quantized.dynamic.linear import Float16Linear, WeightOnlyInt4Linear
+from ..nn.quantized.embedding import Embedding as QEmbedding
+from ..nn.quantized.embedding_bag import EmbeddingBag as QEmbeddingBag
+from ..nn.quantized.float_functional import FloatFunctional
+from ..nn.quantized.observed_qparams import observer_qparams
+from ..nn.quantized.reference import QuantDeQuant, reference_of
+from ..nn.quantized.weighted_base import WeightedQuantized
 from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 from .qconfig_mapping import QConfigMapping
+from .stubs import QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
-           "quantize_dynamic", "swap_module"]
+           "quantize_dynamic", "swap_module", "add_quant_dequant"]
 
 _HOOK_ATTR = "_lucid_observer_hook"
 
@@ -123,17 +135,12 @@ def _detach_observer(module):
 
 
 def _is_fused(module) -> bool:
-    from ..nn.intrinsic import _FusedModule
-
     return isinstance(module, _FusedModule)
 
 
 def _add_observers(model, allow_list, left_in_float):
     """Attaches output observers; returns how many. Records leaves with a qconfig that
     nothing handles in ``left_in_float`` ({type: [names]})."""
-    from ..nn.containers import ModuleDict, ModuleList, Sequential
-    from ..nn.quantized.functional_modules import FloatFunctional
-
     skip = no_observer_set()
     count = 0
     model_device = _device_of(model)  # for parameter-free modules (QuantStub), as PyTorch's prepare does
@@ -171,8 +178,6 @@ def _add_observers(model, allow_list, left_in_float):
 
 
 def _is_observer_like(mod) -> bool:
-    from ..nn.layers import Identity
-
     return hasattr(mod, "calculate_qparams") or isinstance(mod, Identity)
 
 
@@ -287,27 +292,20 @@ def _reference_swap(mod, target, name, left):
     Weighted layers become ``Sequential(reference layer, [ReLU,] QuantDeQuant)`` sharing the
     integer module's codes and qparams; weighted layers without a reference version are
     recorded in ``left`` (they stay in float)."""
-    from ..nn.containers import Sequential
-    from ..nn.layers import ReLU
-    from ..nn.quantized import reference as nnqr
-    from ..nn.quantized._weighted import WeightedQuantized
-    from ..nn.quantized.embedding import Embedding
-    from ..nn.quantized.embedding_bag import EmbeddingBag
-
     if not isinstance(target, type):
         return None
-    if issubclass(target, (Embedding, EmbeddingBag)):
+    if issubclass(target, (QEmbedding, QEmbeddingBag)):
         left.setdefault(type(mod), []).append(name)
         return None
     if not issubclass(target, WeightedQuantized):
         return None
     qmod = target.from_float(mod, module_name=name)
-    found = nnqr.reference_of(qmod)
+    found = reference_of(qmod)
     if found is None:
         left.setdefault(type(mod), []).append(name)
         return None
     ref, relu = found
-    qdq = nnqr.QuantDeQuant(float(qmod.scale.item()), int(qmod.zero_point.item()), qmod.out_qdtype)
+    qdq = QuantDeQuant(float(qmod.scale.item()), int(qmod.zero_point.item()), qmod.out_qdtype)
     return Sequential(*([ref] + ([ReLU()] if relu else []) + [qdq.to(qmod.weight_int8.device)]))
 
 
@@ -317,10 +315,6 @@ def _convert_reference(module, table, left):
     module keeps its float forward and its observer becomes a ``QuantDeQuant`` with the
     observer's qparams (QuantStub included); observers of unmapped modules are removed.
     Builds every replacement before changing anything."""
-    from ..nn.quantized._common import observer_qparams
-    from ..nn.quantized.functional_modules import FloatFunctional
-    from ..nn.quantized.reference import QuantDeQuant
-
     if type(module) in table and getattr(module, "qconfig", None) is not None:
         root = _reference_swap(module, table[type(module)], type(module).__name__, left)
         if root is not None:
@@ -419,9 +413,6 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
     ``qconfig_spec``: None (every ``nn.Linear``, and with qint8 every ``nn.LSTM`` / ``nn.GRU``), a
     set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns
     "no module of a targeted type" when nothing matched."""
-    from ..nn import layers as L
-    from ..nn.quantized import dynamic as nnqd
-
     name = _dtype_name(dtype)
     if name not in ("qint8", "float16", "int4_weight_only"):
         raise ValueError(f"quantize_dynamic(): dtype must be qint8, float16 or 'int4_weight_only', got {dtype!r}")
@@ -446,7 +437,7 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
         if name == "qint8":
             mapping = get_default_dynamic_quant_module_mappings()
         elif name == "float16":
-            mapping = {L.Linear: nnqd.Float16Linear}
+            mapping = {L.Linear: Float16Linear}
         else:
             mapping = {L.Linear: _Int4Factory(group_size)}
     plan = []  # built first, swapped after: an error leaves the model as it was
@@ -479,6 +470,14 @@ class _Int4Factory:
         self.group_size = group_size
 
     def from_float(self, mod, module_name=""):
-        from ..nn.quantized.dynamic import WeightOnlyInt4Linear
-
         return WeightOnlyInt4Linear.from_float(mod, group_size=self.group_size, module_name=module_name)
+
+
+def add_quant_dequant(module):
+    """Wraps in ``QuantWrapper`` every leaf module that has a non-None ``qconfig``
+    (the module itself when it is such a leaf), as PyTorch does; returns the module."""
+    if not module._modules and getattr(module, "qconfig", None) is not None:
+        return QuantWrapper(module)
+    for name, child in list(module.named_children()):
+        module._modules[name] = add_quant_dequant(child)
+    return module

@@ -5,13 +5,15 @@ split: the extra row / column on the right); those pads are written as zero-poin
 codes before the product."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ..layers import Conv1d as _FloatConv1d
 from ..layers import Conv2d as _FloatConv2d
 from ..layers import Conv3d as _FloatConv3d
-from ._common import Q, as_qtensor
-from ._weighted import WeightedQuantized, _float_parts
+from ...quantization.primitives import qconv1d, qconv2d
+from ...quantization.qconv_nd import qconv3d
+from .checks import as_qtensor
+from .weighted_base import WeightedQuantized, _float_parts
 
 
 def _same_pads(kernel, dilation):
@@ -84,7 +86,7 @@ class _QConvNd(WeightedQuantized):
         codes, padding = self._padded_codes(x)
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = getattr(Q(), ("qconv1d", "qconv2d", "qconv3d")[self._nd - 1])
+        op = (qconv1d, qconv2d, qconv3d)[self._nd - 1]
         pad_arg = padding if self._nd > 1 else padding[0]
         stride = self.stride if self._nd > 1 else self.stride[0]
         dilation = self.dilation if self._nd > 1 else self.dilation[0]
@@ -127,3 +129,24 @@ class Conv3d(_QConvNd):
 
     _FLOAT_MODULE = _FloatConv3d
     _nd = 3
+
+
+# The fused forms (PyTorch's home for them is nn.intrinsic.quantized, which re-exports
+# them): ReLU is the lower clamp bound of the output codes (``max(code, zero_point)``),
+# exactly ``quantize(relu(y))`` since quantization is monotone and maps 0 to the zero point.
+class ConvReLU1d(Conv1d):
+    """Quantized Conv1d followed by ReLU."""
+
+    _relu = True
+
+
+class ConvReLU2d(Conv2d):
+    """Quantized Conv2d followed by ReLU."""
+
+    _relu = True
+
+
+class ConvReLU3d(Conv3d):
+    """Quantized Conv3d followed by ReLU."""
+
+    _relu = True

@@ -16,8 +16,11 @@ from ..layers import ConvTranspose1d as _FloatConvTranspose1d
 from ..layers import ConvTranspose2d as _FloatConvTranspose2d
 from ..layers import ConvTranspose3d as _FloatConvTranspose3d
 from ..layers.conv_transpose import output_padding_for
-from ._common import Q, as_qtensor
-from ._weighted import WeightedQuantized, _float_parts
+from ...quantization.qconv_nd import qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
+from ...quantization.qdtype import qint8
+from ...quantization.qtensor import QTensor
+from .checks import as_qtensor
+from .weighted_base import WeightedQuantized, _float_parts
 
 
 class _QConvTransposeNd(WeightedQuantized):
@@ -51,14 +54,14 @@ class _QConvTransposeNd(WeightedQuantized):
     def weight(self):
         """The weight as a QTensor in PyTorch's layout (qint8; per tensor, or per channel
         along axis 1 = the output channels when groups is 1)."""
-        QT = Q().QTensor
+        QT = QTensor
         if self.weight_qscheme == "per_tensor_affine":
-            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], Q().qint8)
+            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], qint8)
         if self.groups != 1:
             raise NotImplementedError(f"{type(self).__name__}.weight(): per-output-channel weights with groups > 1 "
                                       "are not one axis of the (in, out / groups, *k) layout; read weight_int8 and "
                                       "weight_scale (per output channel) instead")
-        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=1)
+        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=1)
 
     @classmethod
     def _observed_weight(cls, weight, new):
@@ -85,7 +88,7 @@ class _QConvTransposeNd(WeightedQuantized):
         unbatched = x.ndim == nd + 1
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = {1: Q().qconv_transpose1d, 2: Q().qconv_transpose2d, 3: Q().qconv_transpose3d}[nd]
+        op = {1: qconv_transpose1d, 2: qconv_transpose2d, 3: qconv_transpose3d}[nd]
         y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
                bias=self.bias_float, stride=self.stride, padding=self.padding, output_padding=output_padding,
                groups=self.groups, dilation=self.dilation, out_scale=self.scale, out_zp=self.zero_point,

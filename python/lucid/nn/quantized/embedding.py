@@ -4,13 +4,17 @@ codes and their row parameters and dequantizes them (exact, elementwise): float3
 bit-identical on both streams. Integer indices in, as ``nn.Embedding``."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._creation import zeros
 from ..layers import Embedding as _FloatEmbedding
 from ..module import Module
-from ._common import Q, QuantizedStateMixin, quantize_weight
+from ...quantization.primitives import dequantize
+from ...quantization.qdtype import qint8
+from ...quantization.qtensor import QTensor
+from .checks import QuantizedStateMixin
+from .observed_qparams import quantize_weight
 
 
 class Embedding(QuantizedStateMixin, Module):
@@ -39,7 +43,7 @@ class Embedding(QuantizedStateMixin, Module):
         self.register_buffer("weight_zero_point", zeros(self.num_embeddings, dtype=_dtype.int32))
 
     def weight(self):
-        return Q().QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=0)
+        return QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=0)
 
     def forward(self, indices):
         if not isinstance(indices, lucid.Tensor) or indices.dtype.is_floating_point:
@@ -52,7 +56,7 @@ class Embedding(QuantizedStateMixin, Module):
         rows = lucid.index_select(self.weight_int8, 0, flat)
         s = lucid.index_select(self.weight_scale, 0, flat)
         z = lucid.index_select(self.weight_zero_point, 0, flat)
-        out = Q().dequantize(rows, s, z, ch_axis=0) if flat.numel() else rows.to(_dtype.float32)
+        out = dequantize(rows, s, z, ch_axis=0) if flat.numel() else rows.to(_dtype.float32)
         return out.reshape(tuple(indices.shape) + (self.embedding_dim,))
 
     @classmethod

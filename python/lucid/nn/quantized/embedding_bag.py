@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._creation import tensor, zeros

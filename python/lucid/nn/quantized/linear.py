@@ -3,8 +3,9 @@ exact int32 accumulation, requantized to the output grid (docs/numerics.md)."""
 from __future__ import annotations
 
 from ..layers import Linear as _FloatLinear
-from ._common import Q, as_qtensor
-from ._weighted import WeightedQuantized
+from ...quantization.primitives import qmatmul
+from .checks import as_qtensor
+from .weighted_base import WeightedQuantized, _float_parts
 
 
 class Linear(WeightedQuantized):
@@ -35,15 +36,13 @@ class Linear(WeightedQuantized):
         if x.shape[-1] != self.in_features:
             raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, got "
                              f"shape {tuple(x.shape)}")
-        codes = Q().qmatmul(x.int_repr(), x.q_scale(), x.q_zero_point(), self._packed_weight(), self.weight_scale,
+        codes = qmatmul(x.int_repr(), x.q_scale(), x.q_zero_point(), self._packed_weight(), self.weight_scale,
                             self.weight_zero_point, bias=self.bias_float, out_scale=self.scale,
                             out_zp=self.zero_point, out_qdtype=self.out_qdtype)
         return self._out(codes)
 
     @classmethod
     def from_float(cls, mod, module_name=""):
-        from ._weighted import _float_parts
-
         layer, _ = _float_parts(mod)
         new = cls(layer.in_features, layer.out_features, layer.bias is not None)
         return cls._from_float_common(mod, new, module_name)
@@ -51,3 +50,11 @@ class Linear(WeightedQuantized):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale.item()}, "
                 f"zero_point={self.zero_point.item()}, qscheme={self.weight_qscheme}")
+
+
+class LinearReLU(Linear):
+    """Quantized Linear followed by ReLU, in one integer kernel call: ReLU is the lower
+    clamp bound of the output codes (PyTorch's home for it is nn.intrinsic.quantized,
+    which re-exports it)."""
+
+    _relu = True

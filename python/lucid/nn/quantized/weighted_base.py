@@ -2,12 +2,17 @@
 fused ReLU forms): the buffers they keep, their state checks and ``from_float``."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
-from ..._creation import tensor, zeros
+from ..._creation import zeros
+from ..intrinsic.fused_containers import _FusedModule
 from ..module import Module
-from ._common import Q, QuantizedStateMixin, observer_qparams, quantize_weight, requant_param_buffers
+from ...quantization.primitives import prepack_weight
+from ...quantization.qdtype import as_qdtype, qint8
+from ...quantization.qtensor import QTensor
+from .checks import QuantizedStateMixin
+from .observed_qparams import observer_qparams, quantize_weight, requant_param_buffers
 
 
 class _PackCache:
@@ -23,7 +28,7 @@ class _PackCache:
             return weight
         key = (id(weight), weight.device.type)
         if key != self.key:
-            self.key, self.packed = key, Q().prepack_weight(weight)
+            self.key, self.packed = key, prepack_weight(weight)
         return self.packed
 
     def clear(self):
@@ -36,8 +41,6 @@ class _PackCache:
 def _float_parts(mod):
     """(the float layer holding weight / bias, the module holding the output observer) of a
     float / fused / QAT module."""
-    from ..intrinsic import _FusedModule
-
     if isinstance(mod, _FusedModule):
         return mod[0], mod
     return mod, mod
@@ -63,7 +66,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         self.register_buffer("bias_float", zeros(n, dtype=_dtype.float32) if bias else None)
         requant_param_buffers(self, 1.0, 0)
         self.weight_qscheme = "per_tensor_affine"
-        self.out_qdtype = Q().as_qdtype(dtype or "quint8")
+        self.out_qdtype = as_qdtype(dtype or "quint8")
         self._pack_cache = _PackCache()
 
     def _packed_weight(self):
@@ -74,10 +77,10 @@ class WeightedQuantized(QuantizedStateMixin, Module):
     # ----- PyTorch's accessors -----------------------------------------------------------
     def weight(self):
         """The weight as a QTensor (qint8; per channel along axis 0, or per tensor)."""
-        QT = Q().QTensor
+        QT = QTensor
         if self.weight_qscheme == "per_tensor_affine":
-            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], Q().qint8)
-        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=0)
+            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], qint8)
+        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=0)
 
     def bias(self):
         """The float32 bias (or None)."""
@@ -89,7 +92,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         # clamps to the grid, so a zero point at its bottom (quint8's usual 0) needs nothing.
         if self._relu and zp > self.out_qdtype.quant_min:
             codes = lucid.maximum(codes, lucid.full((), zp, dtype=codes.dtype, device=codes.device))
-        return Q().QTensor(codes, float(self.scale.item()), zp, self.out_qdtype)
+        return QTensor(codes, float(self.scale.item()), zp, self.out_qdtype)
 
     def get_extra_state(self):
         return {"kind": type(self).__name__, "weight_qscheme": self.weight_qscheme,
@@ -102,7 +105,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
                                f"{type(self).__name__}")
         self._pack_cache.clear()  # the codes were just written in place
         self.weight_qscheme = state["weight_qscheme"]
-        self.out_qdtype = Q().as_qdtype(state["out_qdtype"])
+        self.out_qdtype = as_qdtype(state["out_qdtype"])
 
     def _check_state(self, prefix, state, problems):
         super()._check_state(prefix, state, problems)

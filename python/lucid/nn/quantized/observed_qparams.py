@@ -1,33 +1,20 @@
-"""Shared pieces of the quantized modules: input checks, qparams taken from observers
-(with the "never saw data" warning), weight quantization, and the state checks that
-keep a corrupt or mismatched state dict from being loaded."""
+"""What the quantized modules take from observers: the output ``scale`` / ``zero_point``
+of an activation observer or fake-quant (with the "never saw data" warning), the int8
+weight codes and qparams a weight observer gives, and the buffers that store them."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
+import lucid._namespace as lucid
+
 from ... import _dtype
 from ..._creation import tensor
 from ..._tensor import Tensor
+from ...quantization.primitives import quantize
+from ...quantization.qdtype import qint8
 from ..module import Module
-
-
-def Q():
-    import lucid.quantization as _q
-
-    return _q
-
-
-def as_qtensor(x, owner: str):
-    """``x`` as a per-tensor QTensor; TypeError naming ``owner`` otherwise."""
-    QTensor = Q().QTensor
-    if not isinstance(x, QTensor):
-        raise TypeError(f"{owner}.forward(): expected a lucid.quantization.QTensor (quantize the input first, "
-                        f"e.g. with QuantStub / nn.quantized.Quantize), got {type(x).__name__}")
-    if x._axis is not None:
-        raise ValueError(f"{owner}.forward(): expected a per-tensor quantized input, got a per-channel one")
-    return x
 
 
 def observer_qparams(observer, module_name: str):
@@ -61,7 +48,6 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
     """int8 codes, per-output-channel float32 scales and int32 zero points (length N; a
     per-tensor scheme is stored replicated) and the scheme name, from ``weight_observer``
     (an observer or fake-quant module that has seen ``weight``)."""
-    q = Q()
     if weight_observer.dtype.name != "qint8":
         raise NotImplementedError(f"convert: '{module_name}': quantized weights must be qint8, the weight "
                                   f"observer gives {weight_observer.dtype.name}")
@@ -77,16 +63,14 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
     if per_channel:
         if getattr(weight_observer, "ch_axis", 0) != 0:
             raise NotImplementedError(f"convert: '{module_name}': per-channel weights must use ch_axis=0")
-        codes = q.quantize(weight.detach(), s, z, q.qint8, ch_axis=0)
+        codes = quantize(weight.detach(), s, z, qint8, ch_axis=0)
     else:
-        codes = q.quantize(weight.detach(), s.reshape(()), z.reshape(()), q.qint8)
+        codes = quantize(weight.detach(), s.reshape(()), z.reshape(()), qint8)
         # stored replicated per output channel (same bits as per tensor in qmatmul / qconv2d)
         s = s.reshape(1).expand(n).contiguous()
         z = z.reshape(1).expand(n).contiguous()
     qmin, qmax = getattr(weight_observer, "quant_min", -128), getattr(weight_observer, "quant_max", 127)
     if (qmin, qmax) != (-128, 127):  # a restricted weight range (e.g. -127..127) holds for the codes too
-        import lucid
-
         codes = lucid.clamp(codes, qmin, qmax)
     return codes, s, z, ("per_channel_affine" if per_channel else "per_tensor_affine")
 
@@ -94,32 +78,3 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
 def requant_param_buffers(module: Module, scale: float, zero_point: int):
     module.register_buffer("scale", tensor(float(np.float32(scale)), dtype=_dtype.float32))
     module.register_buffer("zero_point", tensor(int(zero_point), dtype=_dtype.int32))
-
-
-def check_positive_scale(value: Tensor, name: str, problems: list):
-    arr = value.detach().to("cpu").float().numpy()
-    if not (np.isfinite(arr).all() and (arr > 0).all()):
-        problems.append(f"{name}: scales must be finite and > 0")
-
-
-class QuantizedStateMixin:
-    """State checks for quantized modules, run by ``Module.load_state_dict`` before
-    anything is written: codes and qparams must keep their exact dtype, scales must be
-    finite and > 0, and zero points must lie on the output grid."""
-
-    _exact_dtype_state = frozenset()
-    _scale_state = frozenset()
-
-    def _check_state(self, prefix: str, state: dict, problems: list) -> None:
-        for local in self._exact_dtype_state:
-            own = self._buffers.get(local)
-            value = state.get(prefix + local)
-            if own is None or not isinstance(value, Tensor):
-                continue
-            if value.dtype != own.dtype:
-                problems.append(f"dtype mismatch for {prefix + local}: the checkpoint holds {value.dtype!r}, "
-                                f"the quantized module stores {own.dtype!r}")
-        for local in self._scale_state:
-            value = state.get(prefix + local)
-            if isinstance(value, Tensor) and value.dtype.is_floating_point:
-                check_positive_scale(value, prefix + local, problems)

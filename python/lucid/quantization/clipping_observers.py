@@ -11,8 +11,9 @@ import numbers
 
 import numpy as np
 
+from .._creation import tensor, zeros
 from .histogram_observer import _accumulate
-from .observer import _EPS, UniformQuantizationObserverBase, _host32, _int_or_none
+from .observer_base import _EPS, UniformQuantizationObserverBase, _host32, _int_or_none
 from .qdtype import as_qscheme, per_tensor_affine, quint8
 
 __all__ = ["PercentileObserver", "MSEObserver"]
@@ -50,8 +51,6 @@ class _ClippingObserverBase(UniformQuantizationObserverBase):
             raise TypeError(f"{owner}(): argument 'ch_axis' must be an int, got None")
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
-        from .._creation import tensor, zeros
-
         self.bins, self.upsample_rate, self.ch_axis = b, u, ch
         if per_channel:
             self._resizable_buffers = frozenset({"min_val", "max_val", "histogram"})

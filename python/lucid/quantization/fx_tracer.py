@@ -21,8 +21,15 @@ module returning something other than a tensor. ``GraphModule`` replays a graph.
 from __future__ import annotations
 
 import itertools
+import sys
 
+from .. import _ops
+from .._tensor import Tensor
+from ..autograd import no_grad
+from ..nn import functional as F
+from ..nn.intrinsic.fused_containers import _FusedModule
 from ..nn.module import Module
+from .mappings import get_default_qat_module_mappings, get_default_static_quant_module_mappings
 
 __all__ = ["Node", "GraphModule", "trace"]
 
@@ -125,18 +132,14 @@ class GraphModule(Module):
 
 
 # ----- the recorder -----------------------------------------------------------------------
-def _ops_modules():
-    import lucid
-    from lucid import _ops
-    from lucid.nn import functional as F
-
-    return lucid, _ops, F
+def _user_namespace():
+    """The root package ``lucid``, whose functions (``lucid.add`` ...) a forward calls and the
+    recorder patches. Looked up, not imported: the root imports every layer, so nothing
+    inside the package imports it; as this module's parent it has loaded before any trace."""
+    return sys.modules[__name__.partition(".")[0]]
 
 
 def _is_leaf(mod) -> bool:
-    from ..nn.intrinsic import _FusedModule
-    from .mappings import get_default_qat_module_mappings, get_default_static_quant_module_mappings
-
     if not mod._modules or isinstance(mod, _FusedModule):
         return True
     known = set(get_default_static_quant_module_mappings()) | set(get_default_qat_module_mappings())
@@ -165,8 +168,6 @@ class _Recorder:
         return hit[1] if hit is not None and hit[0] is x else None
 
     def bind(self, value, node, what):
-        from .._tensor import Tensor
-
         if not isinstance(value, Tensor):
             raise NotImplementedError(f"prepare_fx: {what} returned {type(value).__name__}; graph mode traces values "
                                       "that are single tensors only")
@@ -174,8 +175,6 @@ class _Recorder:
         return value
 
     def to_graph_args(self, obj, what):
-        from .._tensor import Tensor
-
         def conv(v):
             if isinstance(v, Tensor):
                 n = self.lookup(v)
@@ -205,7 +204,6 @@ _SUPPORTED = ("add", "mul", "cat", "relu", "flatten", "reshape", "view", "max_po
 def _canonical_functions():
     """Name -> the function a recorded node calls (the originals, captured before patching).
     ``view`` replays as ``reshape`` (the same values; reshape also takes QTensors)."""
-    _, _ops, F = _ops_modules()
     return {"add": _ops.add, "mul": _ops.mul, "cat": _ops.cat, "relu": F.relu, "flatten": _ops.flatten,
             "reshape": _ops.reshape, "view": _ops.reshape, "max_pool2d": _ops.max_pool2d,
             "adaptive_avg_pool2d": _ops.adaptive_avg_pool2d}
@@ -221,11 +219,8 @@ def _patch_table():
     """(owner, attribute, canonical op name or None) for everything the recorder wraps: the
     supported functions under their public names, and every other public lucid function and
     Tensor method (these raise NotImplementedError when they touch a traced value)."""
-    from .._tensor import Tensor
-
-    lucid, _ops, F = _ops_modules()
     table = []
-    for owner in (lucid, F):
+    for owner in (_user_namespace(), F):
         for attr in getattr(owner, "__all__", None) or [a for a in dir(owner) if not a.startswith("_")]:
             fn = getattr(owner, attr, None)
             if callable(fn) and not isinstance(fn, type) and getattr(fn, "__module__", "").startswith("lucid"):
@@ -257,9 +252,6 @@ def _patch_table():
 def trace(model: Module, example_inputs) -> GraphModule:
     """Records ``model``'s forward on ``example_inputs`` (a tuple of tensors) as a
     ``GraphModule`` sharing ``model``'s children (pass a copy to keep ``model`` apart)."""
-    from .._tensor import Tensor
-    from ..autograd import no_grad
-
     if not model._modules:
         raise NotImplementedError(f"prepare_fx: the model ({type(model).__name__}) has no submodules; graph mode "
                                   "traces a model's forward over its submodules (wrap a single layer in "

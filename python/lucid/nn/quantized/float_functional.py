@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from ..layers import Identity
 from ..module import Module
 from .. import functional as F
-from ._common import Q, QuantizedStateMixin, as_qtensor, observer_qparams, requant_param_buffers
+from ...quantization.qdtype import as_qdtype
+from ...quantization.qtensor import QTensor, quantize_per_tensor
+from .checks import QuantizedStateMixin, as_qtensor
+from .observed_qparams import observer_qparams, requant_param_buffers
 
 
 class FloatFunctional(Module):
@@ -61,13 +64,13 @@ class QFunctional(QuantizedStateMixin, Module):
     def __init__(self, scale=1.0, zero_point=0, dtype=None):
         super().__init__()
         requant_param_buffers(self, scale, zero_point)
-        self.dtype = Q().as_qdtype(dtype or "quint8")
+        self.dtype = as_qdtype(dtype or "quint8")
 
     def forward(self, x):
         raise RuntimeError("QFunctional is not meant to be called; use its add / mul / cat methods")
 
     def _requant(self, real):
-        return Q().quantize_per_tensor(real, self.scale.item(), int(self.zero_point.item()), self.dtype)
+        return quantize_per_tensor(real, self.scale.item(), int(self.zero_point.item()), self.dtype)
 
     def _two(self, x, y, name):
         return as_qtensor(x, f"QFunctional.{name}").dequantize(), as_qtensor(y, f"QFunctional.{name}").dequantize()
@@ -89,7 +92,7 @@ class QFunctional(QuantizedStateMixin, Module):
 
     def add_scalar(self, x, c):
         x = as_qtensor(x, "QFunctional.add_scalar")
-        return Q().quantize_per_tensor(x.dequantize() + float(c), x.q_scale(), x.q_zero_point(), x.dtype)
+        return quantize_per_tensor(x.dequantize() + float(c), x.q_scale(), x.q_zero_point(), x.dtype)
 
     def mul_scalar(self, x, c):
         x = as_qtensor(x, "QFunctional.mul_scalar")
@@ -97,13 +100,13 @@ class QFunctional(QuantizedStateMixin, Module):
         qd = x.dtype
         if c == 0.0:
             codes = lucid.full(tuple(x.shape), x.q_zero_point(), dtype=qd.storage, device=x.device)
-            return Q().QTensor(codes, x.q_scale(), x.q_zero_point(), qd)
+            return QTensor(codes, x.q_scale(), x.q_zero_point(), qd)
         s = float(np.float32(x.q_scale()) * np.float32(abs(c)))
         if c > 0:
-            return Q().QTensor(x.int_repr(), s, x.q_zero_point(), qd)
+            return QTensor(x.int_repr(), s, x.q_zero_point(), qd)
         mirror = qd.quant_min + qd.quant_max  # code q -> mirror - q keeps the grid and negates the real value
         codes = (lucid.full((), mirror, dtype="int32", device=x.device) - x.int_repr().to(dtype=lucid.int32)).to(dtype=qd.storage)
-        return Q().QTensor(codes, s, mirror - x.q_zero_point(), qd)
+        return QTensor(codes, s, mirror - x.q_zero_point(), qd)
 
     @classmethod
     def from_float(cls, mod, module_name=""):
