@@ -564,8 +564,8 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
     if any(o >= st for o, st in zip(op, s)):
         # output_padding >= stride (allowed below the dilation, as PyTorch): the C++ kernel covers
         # only < stride, so run the composed 3-D form over a unit depth (csrc-free, differentiable).
-        y = squeeze(conv3d_compose.conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p, [0] + op,
-                                     int(groups), [1] + d), 2)
+        y = squeeze(conv3d_compose.conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p,
+                                                    [0] + op, int(groups), [1] + d), 2)
     else:
         y = _autograd_conv_transpose2d(x, weight, bias, s, pad, d, int(groups), out_shape)
     if nd == 1:

@@ -23,7 +23,7 @@ from .. import _C
 from .._creation import arange, full, tensor, zeros
 from .._tensor import Tensor
 from ..autograd import Function
-from . import indexing  # basic and advanced indexing; indexing's recorded gradients pad (a cycle of call-time uses)
+from . import indexing  # narrow, select, flip, pad slice through it; it pads (calls at run time only)
 from .common import index_tensor, is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
 from .copy import clone
 from .elementwise import ge, le, sub, where
