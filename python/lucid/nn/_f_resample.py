@@ -267,13 +267,13 @@ def _patch_kernel(c, kh, kw, like):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L), L the number
-    of block positions; one implementation, ``lucid._ops.shape_extra.im2col``.
+    of block positions; one implementation, ``lucid._ops.windows.im2col``.
 
     >>> import lucid
     >>> lucid.nn.functional.unfold(lucid.arange(9.0).reshape(1, 1, 3, 3), 2).tolist()[0][0]
     [0.0, 1.0, 3.0, 4.0]
     """
-    from .._ops.shape_extra import im2col
+    from .._ops.windows import im2col
 
     if input.ndim != 4:
         raise ValueError(f"unfold(): expected a 4-D input (N, C, H, W), got shape {tuple(input.shape)}")

@@ -1,8 +1,9 @@
-"""Extra elementwise math (lucid._ops.math_extra) on both streams against numpy
-references written here: values with edge inputs (0, +-inf, NaN, domain edges),
-dtype promotion, the exact ops bit-identical across streams, the bitwise ops and
-operators, gradients that the torch-reference cases do not reach (digamma's
-gradient, trigamma, float_power in float64), and bad input."""
+"""Elementwise math beyond the basic ops (lucid._ops.trig, special, gamma, floating,
+bitwise) on both streams against numpy references written here: values with edge
+inputs (0, +-inf, NaN, domain edges), dtype promotion, the exact ops bit-identical
+across streams, the bitwise ops and operators, gradients that the torch-reference
+cases do not reach (digamma's gradient, trigamma, float_power in float64), and bad
+input."""
 import math
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The unary ops of math_extra (tan ... sinc) and special (log1p, expm1, log2) recorded
+"""The unary ops of trig / special / gamma / floating (tan ... sinc, log1p, expm1, log2) recorded
 in C++ through `_C.autograd_unary` (csrc/autograd/unary.h): gradients against numpy
 written here, node names, the C++ first-order gradient bit for bit equal to the
 Python formula's (create_graph=True), second derivatives, in-place checks on saved

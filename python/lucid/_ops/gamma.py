@@ -1,4 +1,6 @@
-"""polygamma and mvlgamma (both streams), and digamma's gradient. polygamma's ops run
+"""The gamma function family (both streams): ``lgamma`` and ``digamma`` (unary kernels,
+csrc/ops/math_extra.cpp), ``polygamma`` and ``mvlgamma``, with their gradients and the
+in-place forms ``lgamma_`` / ``digamma_``. polygamma's ops run
 in C++ (csrc/autograd/special.cpp: `_C.autograd_polygamma`, one call that also records
 PolygammaBackward), with the coefficients that need exact arithmetic computed here
 (``_plan``); mvlgamma is composed from lucid ops.
@@ -27,11 +29,20 @@ from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function
 from . import elementwise as E
-from .elementwise import _GRADIENT
-from .math_extra import lgamma
+from .elementwise import _GRADIENT, math_unary
+from .inplace import inplace_form
 
-__all__ = ["polygamma", "mvlgamma"]
-TENSOR_METHODS = ["mvlgamma"]
+__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "lgamma_", "digamma_"]
+TENSOR_METHODS = ["lgamma", "digamma", "mvlgamma", "lgamma_", "digamma_"]
+
+lgamma = math_unary("lgamma", "``ln |Gamma(x)|``; +inf at 0, the negative integers and +-inf. Gradient digamma(x).")
+digamma = math_unary("digamma", """``psi(x) = d/dx ln Gamma(x)``: -inf at +0, +inf at -0, NaN at the negative
+integers (as PyTorch). Gradient ``polygamma(1, x)`` (lucid/_ops/gamma.py).
+
+>>> import lucid
+>>> round(lucid.digamma(lucid.tensor([1.0])).item(), 6)
+-0.577216
+""")
 
 # B_2, B_4, ..., B_20
 _BERNOULLI = [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30), Fraction(5, 66),
@@ -112,7 +123,7 @@ def polygamma(n, input):
     """The n-th derivative of digamma: ``psi^(n)(x)``; ``polygamma(0, x) = digamma(x)``.
 
     ``n`` a non-negative int; integer inputs promote to float32. Differentiable
-    (gradient ``polygamma(n + 1, x)``). Accuracy and method: python/lucid/_ops/gamma_fns.py.
+    (gradient ``polygamma(n + 1, x)``). Accuracy and method: python/lucid/_ops/gamma.py.
 
     >>> import lucid
     >>> round(lucid.polygamma(1, lucid.tensor([1.0])).item(), 6)  # pi^2 / 6
@@ -157,5 +168,10 @@ def mvlgamma(input, p):
     return out
 
 
-# digamma's gradient: polygamma(1, x) (recorded through elementwise's unary node).
+# The unary node's formulas under create_graph (LgammaBackward, DigammaBackward; the ops
+# run and record in C++, csrc/autograd/unary.h). digamma's gradient is polygamma(1, x).
+_GRADIENT["lgamma"] = lambda g, x, y: E.mul(g, digamma(x))
 _GRADIENT["digamma"] = lambda g, x, y: E.mul(g, polygamma(1, x))
+
+lgamma_ = inplace_form("lgamma_", lgamma)
+digamma_ = inplace_form("digamma_", digamma)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import numbers
 
-import lucid
+import lucid._namespace as lucid
 
 from .._tensor import Tensor
-from .numerics import _tensor
 
 __all__ = ["cov", "corrcoef"]
+TENSOR_METHODS: list = []
+
+
+def _tensor(fn, x, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' must be a tensor, got {type(x).__name__}")
+    return x
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

@@ -5,7 +5,7 @@
 LAPACK on the CPU stream (scipy-openblas32, Accelerate on macOS) and
 ``mlx.core.linalg`` on the GPU stream (on MLX's CPU device, the only one its
 linalg ops have); ``logdet``, ``lu`` and ``lu_solve`` are composed from them
-(pinv, matrix_power, matrix_exp … are in linalg_composed.py). Public names
+(pinv, matrix_power, matrix_exp … are in matrix_functions.py). Public names
 live in ``lucid.linalg`` (PyTorch's spellings); the top-level aliases
 ``lucid.inverse``, ``det``, ``slogdet``, ``logdet``, ``cholesky`` and the
 Tensor methods of the same names are exported from here.
@@ -25,17 +25,18 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from .. import _C
 from .._C import LinAlgError, ShapeError
-from .._creation import eye
+from .._creation import eye, tensor
+from .._ops import shape
+from .._ops.common import sum_to_shape
+from .._ops.diagonals import diag_embed, diagonal
+from .._ops.elementwise import log, where
+from .._ops.linalg import matmul
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
-from . import shape
-from .common import sum_to_shape
-from .elementwise import log, where
-from .linalg import matmul
-from .linalg_extra import diag_embed
-from .shape_extra import diagonal
 
 __all__ = ["inverse", "det", "slogdet", "logdet", "cholesky"]
 TENSOR_METHODS = list(__all__)
@@ -514,8 +515,6 @@ LUResult = namedtuple("lu", ["P", "L", "U"])
 
 def _permutation(pivots, m, like):
     """P (…, m, m) with A = P L U from LAPACK's 1-based row swaps (read on the host)."""
-    import numpy as np
-
     piv = np.asarray(pivots.to("cpu").numpy(), dtype=np.int64) - 1
     batch = piv.shape[:-1]
     flat = piv.reshape(-1, piv.shape[-1])
@@ -529,8 +528,6 @@ def _permutation(pivots, m, like):
 
 
 def _const(values, like):
-    from .._creation import tensor
-
     return tensor(values, dtype=like.dtype, device=like.device)
 
 

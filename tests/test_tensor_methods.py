@@ -1,4 +1,4 @@
-"""Tensor odds and ends (python/lucid/_ops/tensor_extra.py, lucid/_tensor.py):
+"""Tensor methods PyTorch scripts use (lucid/_ops/indexing.py, shape.py, copy.py, lucid/_tensor.py):
 layout queries, ``.data``, the in-place indexing and shape forms, index_fill,
 new_tensor and the byte / char / short casts, against numpy on both streams."""
 import numpy as np
