@@ -6,7 +6,7 @@ from __future__ import annotations
 import lucid
 
 from .. import init
-from .._f_attention import multi_head_attention
+from ..functional.attention import multi_head_attention
 from ..module import Module
 from ..parameter import Parameter
 from ._factory import check_positive

@@ -5,7 +5,7 @@ given, as PyTorch; class weights are buffers, so they appear in state dicts)."""
 from __future__ import annotations
 
 from .. import functional as F
-from .._f_loss_extra import _legacy
+from ..functional.loss import _legacy
 from ..module import Module
 
 

@@ -1,20 +1,22 @@
-"""Normalisation and similarity in ``lucid.nn.functional``: layer_norm,
-group_norm, rms_norm, instance_norm, normalize, cosine_similarity,
-pairwise_distance. All are compositions of lucid ops (biased variance, as
-PyTorch normalises with); a recorded layer_norm is one graph node
-(``_LayerNorm``) running the same ops."""
+"""Normalisation in ``lucid.nn.functional``: batch_norm, layer_norm, rms_norm,
+group_norm, instance_norm, local_response_norm and normalize. All are
+compositions of lucid ops (biased variance, as PyTorch normalises with); a
+recorded train-mode batch_norm and a recorded layer_norm are one graph node each
+(``_BatchNormTrain``, ``_LayerNorm``), run in C++ over the same ops."""
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
-from .. import _C
-from ..amp.autocast_mode import _state as _amp, upper as _amp_upper
-from ..autograd import is_grad_enabled
-from ..autograd.function import Function
+from ... import _C
+from ..._ops.autocast import autocast_op
+from ..._ops.nn import avg_pool2d
+from ...autograd import is_grad_enabled
+from ...autograd.function import Function
+from .distance import _norm
 
 
 def channel_affine(y, weight, bias, shape):
@@ -49,6 +51,92 @@ def _check_param(t, shape, name, fn):
         raise ValueError(f"{fn}(): expected {name} of shape {tuple(shape)}, got {tuple(t.shape)}")
 
 
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    """Normalises each channel (axis 1) of an (N, C, *) input.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the batch's
+    mean and biased variance when ``training`` (then the running buffers,
+    if given, move by ``momentum`` towards the batch mean and *unbiased*
+    variance, in place), else the running statistics. ValueError when
+    training with a single value per channel.
+    """
+    fn = "batch_norm"
+    if input.ndim < 2:
+        raise ValueError(f"{fn}(): expected an input of at least 2 dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ValueError(f"{fn}(): expected {name} of shape ({c},), got {tuple(t.shape)}")
+    if training:
+        dims = (0,) + tuple(range(2, input.ndim))
+        count = input.numel() // max(c, 1)
+        if count <= 1:
+            raise ValueError(f"{fn}(): expected more than 1 value per channel when training, got input of shape "
+                             f"{tuple(input.shape)}")
+        # the ops, the running buffers' update and (when recording) the node: one C++ call
+        return _C.autograd_batch_norm(input, weight, bias, running_mean, running_var, dims, count, momentum, eps)
+    if running_mean is None or running_var is None:
+        raise ValueError(f"{fn}(): running_mean and running_var are required when not training")
+    y = (input - running_mean.reshape(shape)) * lucid.rsqrt(running_var.reshape(shape) + eps)
+    return channel_affine(y, weight, bias, shape)
+
+
+class _BatchNormTrain(Function):
+    """Train-mode batch_norm as one graph node (BatchNormTrainBackward):
+    `_C.autograd_batch_norm` (csrc/autograd/normalization.cpp) runs the composed
+    form's ops in the same order (the same bits) without recording each, moves the
+    running buffers in place (after every value is computed: a failing call changes
+    nothing) and records the node, whose first-order backward (this class's grad-mode-
+    off branch, op for op) is there. This class is its formula under create_graph (the
+    node is its ctx: saved (input, xhat, rstd, weight), ``ctx.dims``, ``ctx.eps``). The
+    closed form, written with lucid ops so it runs on either stream and can itself be
+    differentiated (with grad mode on it recomputes xhat and rstd from the input,
+    recorded): ``gx = rstd * weight * (g - mean(g) - xhat * mean(g * xhat))`` with
+    means over every axis but the channel's, ``gweight = sum(g * xhat)``,
+    ``gbias = sum(g)`` (the means are those sums over the count)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        input, xhat, rstd, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        dims, shape = tuple(ctx.dims), (1, input.shape[1]) + (1,) * (input.ndim - 2)
+        # Per channel: sum(g) and sum(g * xhat) are the bias and weight gradients, and
+        # (over the count, times weight) the two means of the input gradient: two
+        # full-size reductions in all, where the textbook form takes four.
+        inv = 1.0 / (input.numel() // shape[1])
+        if not lucid.is_grad_enabled():  # the usual backward: full-size ops straight to _C
+            C = _C
+            G, XH = g._impl, xhat._impl
+            gb = C.sum(G, dims, False, None)
+            gw = C.sum(C.mul(G, XH), dims, False, None)
+            gx = None
+            if needs[0]:
+                scale = rstd if weight is None else rstd * weight.reshape(shape)
+                a = (gw.reshape(shape) * inv)._impl
+                b = (gb.reshape(shape) * inv)._impl
+                gx = C.mul(C.sub(C.sub(G, C.mul(XH, a)), b), scale._impl)
+            return gx, gw if needs[1] else None, gb if needs[2] else None
+        # A backward that is itself recorded (create_graph): xhat and rstd as functions of input.
+        centered = input - lucid.mean(input, dim=dims, keepdim=True)
+        rstd = lucid.rsqrt(lucid.mean(centered * centered, dim=dims, keepdim=True) + ctx.eps)
+        xhat = centered * rstd
+        gb = lucid.sum(g, dim=dims)
+        gw = lucid.sum(g * xhat, dim=dims)
+        gx = None
+        if needs[0]:
+            scale = rstd if weight is None else rstd * weight.reshape(shape)
+            gx = ((g - xhat * (gw.reshape(shape) * inv)) - gb.reshape(shape) * inv) * scale
+        return gx, gw if needs[1] else None, gb if needs[2] else None
+
+
+_C._register_batch_norm(_BatchNormTrain)
+
+
+@autocast_op("float32")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing
     ``normalized_shape`` axes (biased variance).
@@ -58,8 +146,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     >>> [round(v, 3) for v in y[0].tolist()]
     [-1.0, 1.0]
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
-        input, weight, bias = _amp_upper(input, weight, bias)
     fn = "layer_norm"
     shape = _shape_arg(normalized_shape, fn)
     _check_trailing(input, shape, fn)
@@ -158,6 +244,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y if weight is None else y * weight
 
 
+@autocast_op("float32")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalises each of ``num_groups`` channel groups of an (N, C, *) input over
     its channels and spatial axes, then applies per-channel ``weight``/``bias``.
@@ -166,8 +253,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     >>> lucid.nn.functional.group_norm(lucid.randn(2, 4, 3), 2).shape
     (2, 4, 3)
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py): float32 list
-        input, weight, bias = _amp_upper(input, weight, bias)
     fn = "group_norm"
     if input.ndim < 2:
         raise ValueError(f"{fn}(): expected an input of at least 2 dimensions (N, C, *), got shape "
@@ -225,14 +310,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return channel_affine(y, weight, bias, shape)
 
 
-def _norm(x, p, dim):
-    if p == 2:
-        return lucid.sqrt(lucid.sum(x * x, dim=dim, keepdim=True))
-    if p == 1:
-        return lucid.sum(lucid.abs(x), dim=dim, keepdim=True)
-    if p == float("inf"):
-        return lucid.amax(lucid.abs(x), dim=dim, keepdim=True)
-    return lucid.sum(lucid.abs(x) ** p, dim=dim, keepdim=True) ** (1.0 / p)
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta`` over (N, C, *):
+    the channel window is centred (``size // 2`` before, ``(size - 1) // 2`` after) with
+    zeros past the ends, and the mean always divides by ``size``, as PyTorch."""
+    fn = "local_response_norm"
+    if input.ndim < 3:
+        raise ValueError(f"{fn}(): expected an input of at least 3 dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    if not isinstance(size, numbers.Integral) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"{fn}(): argument 'size' must be a positive int, got {size!r}")
+    if input.numel() == 0:
+        return input
+    shape = tuple(input.shape)
+    sq = (input * input).reshape(shape[0], 1, shape[1], -1)  # (N, 1, C, rest)
+    sq = lucid.pad(sq, (0, 0, size // 2, (size - 1) // 2))
+    mean = avg_pool2d(sq, (size, 1), 1).reshape(shape)
+    return input / (mean * alpha + k) ** beta
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
@@ -247,23 +341,4 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     return input / lucid.clamp(_norm(input, p, dim), min=eps)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs broadcast).
-
-    >>> import lucid
-    >>> lucid.nn.functional.cosine_similarity(lucid.tensor([[1.0, 0.0]]), lucid.tensor([[1.0, 1.0]])).tolist()
-    [0.7071067690849304]
-    """
-    n1 = lucid.clamp(_norm(x1, 2, dim), min=eps)
-    n2 = lucid.clamp(_norm(x2, 2, dim), min=eps)
-    return lucid.sum((x1 / n1) * (x2 / n2), dim=dim)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` along the last axis."""
-    out = _norm(x1 - x2 + eps, p, -1)
-    return out if keepdim else out.squeeze(-1)
-
-
-__all__ = ["layer_norm", "rms_norm", "group_norm", "instance_norm", "normalize", "cosine_similarity",
-           "pairwise_distance"]
+__all__ = ["batch_norm", "layer_norm", "rms_norm", "group_norm", "instance_norm", "local_response_norm", "normalize"]

@@ -1,7 +1,8 @@
-"""``F.bilinear``: ``y = x1^T A x2 + b`` per output feature, as two lucid matmuls."""
+"""``F.bilinear``: ``y = x1^T A x2 + b`` per output feature, as two lucid matmuls
+(``F.linear`` is a kernel, ``lucid._ops.nn``)."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 
 def bilinear(input1, input2, weight, bias=None):

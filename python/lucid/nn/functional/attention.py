@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 
-from .functional import dropout, linear, softmax
+from ..._ops.nn import linear
+from .activation import softmax
+from .dropouts import dropout
 
 
 def _causal_keep(l, s, device):

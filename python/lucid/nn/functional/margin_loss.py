@@ -1,40 +1,19 @@
-"""Margin, embedding and likelihood losses of ``lucid.nn.functional`` (PyTorch's
-signatures, defaults and reductions), composed from lucid ops so autograd
-differentiates them on either stream: margin_ranking, triplet_margin,
-cosine_embedding, soft_margin, multilabel_soft_margin, hinge_embedding,
-poisson_nll, gaussian_nll, multi_margin."""
+"""Margin, ranking and embedding losses of ``lucid.nn.functional`` (PyTorch's
+signatures, defaults and reductions): margin_ranking, triplet_margin (and with
+any distance), cosine_embedding, hinge_embedding, soft_margin,
+multilabel_soft_margin, multi_margin and multilabel_margin, composed from lucid
+ops so autograd differentiates them on either stream."""
 from __future__ import annotations
 
-import math
 import numbers
 
-import lucid
+import numpy as np
 
-from ._f_activation import logsigmoid, softplus
-from ._f_normalization import pairwise_distance
-from .functional import _check_reduction, _reduce
+import lucid._namespace as lucid
 
-
-def _legacy(size_average, reduce, reduction):
-    """PyTorch's deprecated ``size_average`` / ``reduce`` flags, when given, decide the
-    reduction (each defaults to True): reduce=False is 'none', else size_average picks
-    'mean' or 'sum'."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return "none" if not reduce else ("mean" if size_average else "sum")
-
-
-def _as_tensor(x, fn, name):
-    if isinstance(x, lucid.Tensor):
-        return x
-    raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(x).__name__}")
-
-
-def _check_real(value, fn, name):
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{fn}(): argument '{name}' must be a number, got {type(value).__name__}")
+from .activation import logsigmoid, softplus
+from .distance import pairwise_distance
+from .loss import _check_real, _check_reduction, _legacy, _reduce, _reduce_checked
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -82,6 +61,38 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = lucid.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(lucid.clamp(d_pos - d_neg + margin, min=0.0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """``max(0, margin + d(a, p) - d(a, n))`` with any ``distance_function`` (default
+    ``pairwise_distance``); ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    >>> import lucid
+    >>> a, p, n = lucid.tensor([[0.0, 0.0]]), lucid.tensor([[3.0, 4.0]]), lucid.tensor([[0.0, 1.0]])
+    >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+    >>> lucid.nn.functional.triplet_margin_with_distance_loss(a, p, n, distance_function=l1).item()
+    7.0
+    """
+    fn = "triplet_margin_with_distance_loss"
+    _check_reduction(reduction, fn)
+    if not isinstance(margin, numbers.Real) or isinstance(margin, bool) or not margin > 0:
+        raise ValueError(f"{fn}(): argument 'margin' must be greater than 0, got {margin!r}")
+    if distance_function is not None and not callable(distance_function):
+        raise TypeError(f"{fn}(): argument 'distance_function' must be callable, got "
+                        f"{type(distance_function).__name__}")
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        if not isinstance(t, lucid.Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' must be a tensor, got {type(t).__name__}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise ValueError(f"{fn}(): anchor, positive and negative must have one number of dimensions, got "
+                         f"{anchor.ndim}-D, {positive.ndim}-D and {negative.ndim}-D")
+    dist = pairwise_distance if distance_function is None else distance_function
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = lucid.minimum(d_neg, dist(positive, negative))
     return _reduce(lucid.clamp(d_pos - d_neg + margin, min=0.0), reduction)
 
 
@@ -171,69 +182,6 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
-                     reduction="mean"):
-    """Poisson negative log-likelihood: ``exp(input) - target * input`` (``log_input``),
-    else ``input - target * log(input + eps)``; ``full`` adds Stirling's term
-    ``t log t - t + log(2 pi t) / 2`` where ``target > 1``.
-
-    >>> import lucid
-    >>> lucid.nn.functional.poisson_nll_loss(lucid.tensor([0.0]), lucid.tensor([2.0])).item()
-    1.0
-    """
-    fn = "poisson_nll_loss"
-    reduction = _legacy(size_average, reduce, reduction)
-    _check_reduction(reduction, fn)
-    if log_input:
-        loss = lucid.exp(input) - target * input
-    else:
-        loss = input - target * lucid.log(input + eps)
-    if full:
-        big = target > 1
-        t = lucid.where(big, target, 2.0)  # a safe value where the term is not used (no log(0) in the gradient)
-        stirling = t * lucid.log(t) - t + 0.5 * lucid.log(t * (2.0 * math.pi))
-        loss = loss + lucid.where(big, stirling, 0.0)
-    return _reduce(loss, reduction)
-
-
-def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """Gaussian negative log-likelihood ``(log(var) + (input - target)^2 / var) / 2``
-    (plus ``log(2 pi) / 2`` with ``full``). ``var`` has the input's shape, or one
-    dimension less (the last), or one dimension of size 1 where the input's differs
-    (homoscedastic), or is a float. It is clamped at ``eps`` for the value only: the
-    gradient passes the clamp unchanged, as PyTorch's no_grad clamp. ValueError for a
-    negative entry.
-
-    >>> import lucid
-    >>> lucid.nn.functional.gaussian_nll_loss(lucid.tensor([1.0]), lucid.tensor([3.0]), lucid.tensor([1.0])).item()
-    2.0
-    """
-    fn = "gaussian_nll_loss"
-    if isinstance(var, numbers.Real) and not isinstance(var, bool):
-        if var < 0:
-            raise ValueError(f"{fn}(): argument 'var' has negative entry/entries, got {var}")
-        var = lucid.full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
-    var = _as_tensor(var, fn, "var")
-    if bool(lucid.any(var < 0)):
-        raise ValueError(f"{fn}(): argument 'var' has negative entry/entries")
-    ishape, vshape = tuple(input.shape), tuple(var.shape)
-    if vshape != ishape:
-        if ishape[:-1] == vshape:
-            var = lucid.unsqueeze(var, -1)
-        elif not (len(ishape) == len(vshape) and sum(v for i, v in zip(ishape, vshape) if i != v) == 1):
-            raise ValueError(f"{fn}(): argument 'var' is of incorrect size {vshape} for input of shape {ishape}: "
-                             f"expected the input's shape, its shape without the last dimension, or one "
-                             f"dimension of size 1")
-    _check_reduction(reduction, fn)
-    # The clamped value, with var's gradient passed through unchanged (var - var.detach() is an exact 0).
-    var = lucid.clamp(var, min=eps).detach() + (var - var.detach())
-    d = input - target
-    loss = 0.5 * (lucid.log(var) + d * d / var)
-    if full:
-        loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, reduction)
-
-
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Multi-class hinge loss: per sample ``sum_{j != y} w[y] max(0, margin - x[y] + x[j])^p / C``
@@ -272,6 +220,35 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
-__all__ = ["margin_ranking_loss", "triplet_margin_loss", "cosine_embedding_loss", "soft_margin_loss",
-           "multilabel_soft_margin_loss", "hinge_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
-           "multi_margin_loss"]
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])) / C``
+    per sample; ``target`` (N, C) (or (C,)) lists the target classes, ended by the first -1."""
+    fn = "multilabel_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = "sum" if size_average is False and reduce is not False else \
+            ("none" if reduce is False else "mean")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"{fn}(): expected input and target of one shape (N, C) or (C,), got {tuple(input.shape)} "
+                         f"and {tuple(target.shape)}")
+    n, c = x.shape
+    t = np.asarray(target.to("cpu").numpy(), dtype=np.int64).reshape(n, c)
+    is_target = np.zeros((n, c), dtype=bool)
+    for row in range(n):
+        for j in t[row]:
+            if j == -1:
+                break
+            if not 0 <= j < c:
+                raise IndexError(f"{fn}(): target class {j} is out of range for {c} classes")
+            is_target[row, j] = True
+    pairs = lucid.tensor(is_target[:, :, None] & ~is_target[:, None, :], device=x.device)
+    hinge = lucid.relu(1.0 - (x.unsqueeze(2) - x.unsqueeze(1)))  # [n, j, i]: 1 - (x_j - x_i)
+    loss = lucid.sum(lucid.where(pairs, hinge, 0.0), dim=(1, 2)) / float(c)
+    if input.ndim == 1:
+        loss = loss.reshape(())
+    return _reduce_checked(loss, reduction, fn)
+
+
+__all__ = ["margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "cosine_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",
+           "multi_margin_loss", "multilabel_margin_loss"]

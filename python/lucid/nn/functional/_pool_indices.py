@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
+
 
 _CHUNK = 1 << 24
 
