@@ -21,7 +21,7 @@ from ..nn import init
 from ..nn.containers import Sequential
 from ..nn.layers import AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Dropout, GroupNorm, Linear, ReLU, ReLU6
 from ..nn.module import Module
-from ..nn.quantized.functional_modules import FloatFunctional
+from ..nn.quantized.float_functional import FloatFunctional
 from ..quantization.stubs import DeQuantStub, QuantStub
 from ._quantizable import conv_bn_groups, fuse
 from .pretrained import reject_weights

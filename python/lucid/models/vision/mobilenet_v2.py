@@ -26,7 +26,7 @@ from ...nn import functional as F
 from ...nn.containers import Sequential
 from ...nn.layers import AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Dropout, ReLU6
 from ...nn.module import Module
-from ...nn.quantized.functional_modules import FloatFunctional
+from ...nn.quantized.float_functional import FloatFunctional
 from ...quantization.stubs import DeQuantStub, QuantStub
 from .. import mobilenetv2 as tv
 from .._quantizable import conv_bn_groups, fuse
