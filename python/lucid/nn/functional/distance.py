@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 
 import lucid._namespace as lucid
+from ..._ops.norms import vector_norm
 
 
 def _norm(x, p, dim):
@@ -59,7 +60,7 @@ def pdist(input, p=2.0):
         return lucid.zeros(0, dtype=input.dtype, device=input.device) + input.sum() * 0.0
     rows, cols = lucid.triu_indices(n, n, 1).to(input.device)
     diff = lucid.index_select(input, 0, rows) - lucid.index_select(input, 0, cols)
-    return lucid.linalg.vector_norm(diff, float(p), dim=-1)
+    return vector_norm(diff, float(p), dim=-1)
 
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
