@@ -353,7 +353,7 @@ TENSOR_ONLY = {
     "dim": "metadata", "size": "metadata", "numel": "metadata", "is_contiguous": "metadata",
     "item": "a Python number", "tolist": "Python numbers", "numpy": "a numpy array",
     "shape": "metadata", "ndim": "metadata", "dtype": "metadata", "device": "metadata",
-    "is_leaf": "metadata", "requires_grad": "metadata", "grad": "the gradient slot", "grad_fn": "the graph node",
+    "is_leaf": "metadata", "is_metal": "metadata", "requires_grad": "metadata", "grad": "the gradient slot", "grad_fn": "the graph node",
 }
 
 
