@@ -22,8 +22,7 @@ from __future__ import annotations
 import __future__
 import ast
 import functools
-import inspect
-import textwrap
+import linecache
 import threading
 
 from .._dtype import as_dtype
@@ -86,27 +85,63 @@ def _future_flags(code) -> int:
     return flags
 
 
+def _function_source(code):
+    """The source of the function whose code is ``code``: its decorators, ``def`` and body,
+    as ``(text, indent)``, the text preceded by blank lines so that it parses with the
+    file's line numbers; None when the file cannot be read. The body ends at the first
+    line (not blank, not a comment) indented no deeper than the ``def``; the caller checks
+    that the text parses to exactly that function."""
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno - 1
+    if not lines or start >= len(lines):
+        return None
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start
+    while end < len(lines) and not lines[end].lstrip().startswith(("def ", "async def ")):
+        end += 1  # the decorators
+    end += 1
+    while end < len(lines):
+        text = lines[end]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent:
+            break
+        end += 1
+    block = lines[start:end]
+    if indent:
+        if any(line.strip() and len(line) - len(line.lstrip()) < indent for line in block):
+            return None
+        block = [line[indent:] if line.strip() else "\n" for line in block]
+    return "\n" * start + "".join(block), indent
+
+
+def _located(node, like):
+    node.lineno, node.col_offset = like.lineno, like.col_offset
+    node.end_lineno, node.end_col_offset = like.lineno, like.col_offset
+    return node
+
+
 def _compiled_with_check(fn, want_lower):
     """``fn`` compiled again with the cast as the first statement of its body, or None
     when its source cannot be used (no file, a closure, a wrapped function)."""
     code = fn.__code__
     if code.co_freevars or hasattr(fn, "__wrapped__"):
         return None
-    try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
+    found = _function_source(code)
+    if found is None:
         return None
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(found[0])
+    except SyntaxError:
+        return None
     fdef = tree.body[0] if len(tree.body) == 1 else None
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__name__:
         return None
-    ast.increment_lineno(tree, code.co_firstlineno - min([fdef.lineno] + [d.lineno for d in fdef.decorator_list]))
     fdef.decorator_list = []
     # Defaults and annotations are the original function's objects (set below), not
     # evaluated again here.
     args = fdef.args
-    args.defaults = [ast.Constant(None) for _ in args.defaults]
-    args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+    args.defaults = [_located(ast.Constant(None), d) for d in args.defaults]
+    args.kw_defaults = [None if d is None else _located(ast.Constant(None), d) for d in args.kw_defaults]
     for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
         if a is not None:
             a.annotation = None
@@ -123,22 +158,21 @@ def _compiled_with_check(fn, want_lower):
         return None
     check = ast.parse(f"if {_STATE}.on:\n" + "\n".join(lines) + "\n").body[0]
     for node in ast.walk(check):
-        node.lineno = node.end_lineno = fdef.lineno
-        node.col_offset = node.end_col_offset = 0
+        if hasattr(node, "lineno"):
+            _located(node, fdef)
     body = fdef.body
     docstring = body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str)
     body.insert(1 if docstring else 0, check)
-    factory = ast.FunctionDef(
+    factory = _located(ast.FunctionDef(
         name="_autocast_factory_",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in (_STATE, _CAST, _CAST_MAP)], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None)
-    ast.copy_location(factory, fdef)
-    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+        args=ast.arguments(posonlyargs=[], args=[_located(ast.arg(n), fdef) for n in (_STATE, _CAST, _CAST_MAP)],
+                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[fdef, _located(ast.Return(_located(ast.Name(fdef.name, ast.Load()), fdef)), fdef)],
+        decorator_list=[], returns=None), fdef)
     namespace: dict = {}
-    exec(compile(module, code.co_filename, "exec", flags=_future_flags(code), dont_inherit=True),
-         fn.__globals__, namespace)
+    exec(compile(ast.Module(body=[factory], type_ignores=[]), code.co_filename, "exec", flags=_future_flags(code),
+                 dont_inherit=True), fn.__globals__, namespace)
     op = namespace["_autocast_factory_"](state, _cast_values, _cast_mapping)
     op.__defaults__, op.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     op.__qualname__, op.__module__, op.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
