@@ -41,8 +41,7 @@ def _reduce(loss, reduction):
     return loss
 
 
-# The reduction of the losses whose own check is this one (its message lists the modes
-# in PyTorch's words for them).
+# ctc_loss and multilabel_margin_loss check the mode as they reduce, with their own message.
 def _reduce_checked(loss, reduction, fn):
     if reduction == "mean":
         return lucid.mean(loss)

@@ -1,5 +1,5 @@
 """3-D and power-average pools, local response norm, embedding bags (against PyTorch
-literals from tests/surface_refs/make_pool3d_more_refs.py), and alpha dropout /
+literals from tests/surface_refs/make_pool3d_lp_embedding_bag_refs.py), and alpha dropout /
 Gumbel-softmax by their defining properties, on both streams."""
 import os
 import sys
@@ -12,7 +12,7 @@ import lucid.nn as nn
 import lucid.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_refs"))
-from pool3d_more_refs import BAGS, FUNCS  # noqa: E402
+from pool3d_lp_embedding_bag_refs import BAGS, FUNCS  # noqa: E402
 
 
 def det(*shape, k=1.3, s=2.0):

@@ -1,7 +1,7 @@
 """1-D pools, padding layers, pixel / channel shuffles, Unflatten, the shrink and
 threshold activations, Softmin / Softmax2d, UpsamplingBilinear2d, RNN and the
 RNN / LSTM / GRU cells, and ParameterList / ParameterDict, against PyTorch (outputs
-and input gradients written by tests/surface_refs/make_layers_extra_refs.py) on both
+and input gradients written by tests/surface_refs/make_layers_vs_torch_refs.py) on both
 streams."""
 import os
 import sys
@@ -14,7 +14,7 @@ import lucid.nn as nn
 import lucid.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_refs"))
-from layers_extra_refs import FUNCS, RNNS  # noqa: E402
+from layers_vs_torch_refs import FUNCS, RNNS  # noqa: E402
 
 
 def det(*shape, k=1.3, s=2.0):

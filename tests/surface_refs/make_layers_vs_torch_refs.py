@@ -1,7 +1,7 @@
-"""Writes layers_extra_refs.py: PyTorch 2.14 outputs and input gradients of the 1-D pools,
+"""Writes layers_vs_torch_refs.py: PyTorch 2.14 outputs and input gradients of the 1-D pools,
 padding layers, shuffles, shrink / threshold activations, RNN / RNNCell / LSTMCell /
-GRUCell (with their state dicts) for tests/test_layers_extra.py. Run with a Python that
-has torch: python make_layers_extra_refs.py > layers_extra_refs.py"""
+GRUCell (with their state dicts) for tests/test_layers_vs_torch.py. Run with a Python that
+has torch: python make_layers_vs_torch_refs.py > layers_vs_torch_refs.py"""
 import numpy as np
 import torch
 import torch.nn as nn
@@ -42,7 +42,7 @@ FUNCS = {  # name -> (input, function); the same lambdas are written in the test
     "softmax2d": (X4, lambda x: nn.Softmax2d()(x)),
     "upsampling_bilinear2d": (X4, lambda x: nn.UpsamplingBilinear2d(scale_factor=2)(x)),
 }
-print('"""PyTorch 2.14 references, written by make_layers_extra_refs.py."""')
+print('"""PyTorch 2.14 references, written by make_layers_vs_torch_refs.py."""')
 print("FUNCS = {")
 for name, (a, f) in FUNCS.items():
     x = torch.tensor(a, requires_grad=True)

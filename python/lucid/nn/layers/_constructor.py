@@ -1,7 +1,7 @@
 """Creating a layer's parameters on the requested device and dtype."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ..parameter import Parameter
 

@@ -1,6 +1,6 @@
 """The margin, embedding and likelihood losses (functional and nn.*Loss forms) and
 F.bilinear / nn.Bilinear against PyTorch 2.14 literals
-(tests/surface_refs/make_loss_extra_refs.py): outputs and gradients in every
+(tests/surface_refs/make_margin_likelihood_loss_refs.py): outputs and gradients in every
 reduction, on both streams; state dicts; argument and shape errors."""
 import os
 import sys
@@ -13,7 +13,7 @@ import lucid.nn.functional as F
 from lucid import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "surface_refs"))
-from loss_extra_refs import REFS  # noqa: E402
+from margin_likelihood_loss_refs import REFS  # noqa: E402
 
 
 def close(x, ref, rtol=1e-5, atol=1e-5):
@@ -110,7 +110,7 @@ def test_legacy_flags_in_functional(device):
 
 
 # PyTorch 2.14 nn.Bilinear(3, 2, 2) after torch.manual_seed(0): its state dict, and
-# y = m(x1, x2) for x1 = [[1, 2, 3]], x2 = [[-1, 0.5]] (make_loss_extra_refs.py's
+# y = m(x1, x2) for x1 = [[1, 2, 3]], x2 = [[-1, 0.5]] (make_margin_likelihood_loss_refs.py's
 # "bilinear" cases cover the gradients).
 BILINEAR_STATE = {"weight": [[[-0.0043, 0.3097], [-0.4752, -0.4249], [-0.2224, 0.1548]],
                              [[-0.0114, 0.4578], [-0.0512, 0.1528], [-0.1745, -0.1135]]],

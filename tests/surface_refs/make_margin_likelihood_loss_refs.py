@@ -1,9 +1,9 @@
-"""Writes loss_extra_refs.py: PyTorch 2.14 values and gradients of the margin,
+"""Writes margin_likelihood_loss_refs.py: PyTorch 2.14 values and gradients of the margin,
 embedding and likelihood losses (every reduction) and of F.bilinear, for
-tests/test_loss_extra.py. Inputs are rounded to 6 decimals before use, so the
+tests/test_margin_likelihood_losses.py. Inputs are rounded to 6 decimals before use, so the
 literals are the exact inputs. Run with a Python that has torch:
 
-    python make_loss_extra_refs.py > loss_extra_refs.py   (a Python with torch and numpy)
+    python make_margin_likelihood_loss_refs.py > margin_likelihood_loss_refs.py   (a Python with torch and numpy)
 
 Per case: args, a list of ("t", values, requires_grad) float tensors, ("i", values)
 integer tensors or ("f", number); kw; and per reduction the output and the
@@ -93,7 +93,7 @@ def lit(arg):
     return ("t", r(v), arg[2])
 
 
-print('"""PyTorch 2.14 references for the extra losses and F.bilinear, written by make_loss_extra_refs.py."""')
+print('"""PyTorch 2.14 references for the margin and likelihood losses and F.bilinear, written by make_margin_likelihood_loss_refs.py."""')
 print("REFS = {")
 for name, (fn, args, kw) in CASES.items():
     reductions = [None] if fn == "bilinear" else ["none", "mean", "sum"]

@@ -1,4 +1,4 @@
-"""PyTorch 2.14 references for the extra losses and F.bilinear, written by make_loss_extra_refs.py."""
+"""PyTorch 2.14 references for the margin and likelihood losses and F.bilinear, written by make_margin_likelihood_loss_refs.py."""
 REFS = {
     'margin_ranking': dict(fn='margin_ranking_loss', args=[('t', [0.365546, 1.90646, 0.216865, 0.296335, -1.015996], True), ('t', [-0.606435, 0.17441, -0.630614, -0.095398, 0.319058], True), ('t', [1.0, -1.0, 1.0, 1.0, -1.0], False)], kw={'margin': 0.3},
         results={'none': {'out': [0.0, 2.03205, 0.0, 0.0, 0.0], 'grads': [[-0.0, -0.5, -0.0, -0.0, 0.0], [0.0, 0.5, 0.0, 0.0, -0.0]]}, 'mean': {'out': 0.40641, 'grads': [[-0.0, 0.2, -0.0, -0.0, 0.0], [0.0, -0.2, 0.0, 0.0, -0.0]]}, 'sum': {'out': 2.03205, 'grads': [[-0.0, 1.0, -0.0, -0.0, 0.0], [0.0, -1.0, 0.0, 0.0, -0.0]]}}),

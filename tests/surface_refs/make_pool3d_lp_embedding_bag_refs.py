@@ -1,7 +1,7 @@
-"""Writes pool3d_more_refs.py: PyTorch 2.14 outputs and input gradients of the 3-D and
+"""Writes pool3d_lp_embedding_bag_refs.py: PyTorch 2.14 outputs and input gradients of the 3-D and
 power-average pools, local response norm and embedding bags for
-tests/test_pool3d_more.py. Run with a Python that has torch:
-python make_pool3d_more_refs.py > pool3d_more_refs.py"""
+tests/test_pool3d_lp_embedding_bag.py. Run with a Python that has torch:
+python make_pool3d_lp_embedding_bag_refs.py > pool3d_lp_embedding_bag_refs.py"""
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -44,7 +44,7 @@ BAGS = {
                                                        per_sample_weights=torch.tensor(det(9, k=0.3)),
                                                        include_last_offset=True),
 }
-print('"""PyTorch 2.14 references, written by make_pool3d_more_refs.py."""')
+print('"""PyTorch 2.14 references, written by make_pool3d_lp_embedding_bag_refs.py."""')
 print("FUNCS = {")
 for name, (a, f) in FUNCS.items():
     x = torch.tensor(a, requires_grad=True)

@@ -11,16 +11,16 @@ work: materialization keeps each parameter object).
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
-from ..module import Module
-from ..parameter import UninitializedBuffer, UninitializedParameter
-from ._factory import check_positive
-from .conv import Conv1d, Conv2d, Conv3d
-from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-from .layer_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .linear import Linear
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .layers._constructor import check_positive
+from .layers.conv import Conv1d, Conv2d, Conv3d
+from .layers.conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .layers.linear import Linear
+from .layers.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
+                                   InstanceNorm3d)
+from .module import Module
+from .parameter import UninitializedBuffer, UninitializedParameter
 
 __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",

@@ -1,24 +1,14 @@
-"""Loss modules over the margin, embedding, likelihood and CTC losses of
-``nn.functional`` (``_f_loss_extra``), with PyTorch's constructor signatures
-(the deprecated ``size_average`` / ``reduce`` flags decide the reduction when
-given, as PyTorch; class weights are buffers, so they appear in state dicts)."""
+"""Loss modules over ``lucid.nn.functional.margin_loss``, with PyTorch's
+constructor signatures (the deprecated ``size_average`` / ``reduce`` flags decide
+the reduction when given; class weights are buffers, so they appear in state
+dicts): MarginRankingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+CosineEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss,
+HingeEmbeddingLoss, MultiMarginLoss, MultiLabelMarginLoss."""
 from __future__ import annotations
 
 from .. import functional as F
-from ..functional.loss import _legacy
 from ..module import Module
-
-
-class _Loss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction="mean"):
-        super().__init__()
-        self.reduction = _legacy(size_average, reduce, reduction)
-
-
-class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+from .loss import _Loss, _WeightedLoss
 
 
 class MarginRankingLoss(_Loss):
@@ -99,29 +89,6 @@ class HingeEmbeddingLoss(_Loss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class PoissonNLLLoss(_Loss):
-    """``F.poisson_nll_loss`` with ``log_input``, ``full`` and ``eps`` (PyTorch's argument order)."""
-
-    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.log_input, self.full, self.eps = log_input, full, eps
-
-    def forward(self, log_input, target):
-        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
-                                  reduction=self.reduction)
-
-
-class GaussianNLLLoss(_Loss):
-    """``F.gaussian_nll_loss``; ``forward(input, target, var)``. Keyword-only options, as PyTorch."""
-
-    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
-        super().__init__(None, None, reduction)
-        self.full, self.eps = full, eps
-
-    def forward(self, input, target, var):
-        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
-
-
 class MultiMarginLoss(_WeightedLoss):
     """``F.multi_margin_loss`` with ``p`` (1 or 2), ``margin`` and an optional per-class ``weight``."""
 
@@ -149,13 +116,6 @@ class MultiLabelMarginLoss(Module):
         return F.multilabel_margin_loss(input, target, self.size_average, self.reduce, self.reduction)
 
 
-class CTCLoss(Module):
-    """Connectionist temporal classification loss; see ``lucid.nn.functional.ctc_loss``."""
-
-    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
-        super().__init__()
-        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
-
-    def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
-                          self.zero_infinity)
+__all__ = ["MarginRankingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CosineEmbeddingLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss"]

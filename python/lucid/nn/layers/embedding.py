@@ -1,13 +1,13 @@
-"""Embedding and EmbeddingBag."""
+"""Embedding and EmbeddingBag (``lucid.nn.functional.embeddings``)."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
-from ._factory import check_positive, new_parameter
+from ._constructor import check_positive, new_parameter
 
 
 class Embedding(Module):
@@ -37,8 +37,6 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            import lucid
-
             with lucid.no_grad():
                 self.weight[self.padding_idx] = 0.0
 
@@ -114,4 +112,4 @@ class EmbeddingBag(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
 
 
-__all__ = ["LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout", "EmbeddingBag"]
+__all__ = ["Embedding", "EmbeddingBag"]
