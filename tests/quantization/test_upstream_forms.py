@@ -109,3 +109,82 @@ def test_prepare_fx_eager_wrap_and_convert_fx():
     # PyTorch's form still needs example_inputs with a QConfigMapping
     with pytest.raises(ValueError, match="example_inputs"):
         Q.prepare_fx(model, Q.get_default_qconfig_mapping())
+
+
+# ----- observers, qparams, mappings -----------------------------------------------------------
+def test_calculate_qparams_unpacks_as_scale_zero_point():
+    p = Q.calculate_qparams(-1.0, 3.0, Q.quint8, Q.per_tensor_affine)
+    scale, zero_point = p  # 4 / 255 and 0 - rint(-1 / (4 / 255)) = 64
+    assert abs(scale.item() - 4.0 / 255.0) < 1e-7 and zero_point.item() == 64
+    assert p.qdtype is Q.quint8 and p.qscheme is Q.per_tensor_affine and p.ch_axis is None
+    assert p.scale is scale and p.zero_point is zero_point and len(p) == 2
+    # upstream's (qscheme, qdtype) order gives the same
+    s2, z2 = Q.calculate_qparams(-1.0, 3.0, Q.per_tensor_affine, Q.quint8)
+    assert s2.item() == scale.item() and z2.item() == 64
+    obs = Q.MinMaxObserver()
+    obs(lucid.tensor([-1.0, 3.0]))
+    s, z = obs.calculate_qparams()
+    assert s.tolist() == [scale.item()] and z.tolist() == [64]
+
+
+def test_qdtype_alias_and_upstream_positional_order():
+    assert Q.MinMaxObserver(qdtype=Q.qint8).dtype is Q.qint8
+    assert Q.MinMaxObserver(dtype=Q.qint8).qdtype is Q.qint8
+    o = Q.MinMaxObserver(Q.per_tensor_symmetric, Q.qint8)
+    assert o.qscheme is Q.per_tensor_symmetric and o.qdtype is Q.qint8
+    o = Q.MinMaxObserver(Q.per_tensor_symmetric)
+    assert o.qscheme is Q.per_tensor_symmetric and o.qdtype is Q.quint8
+    o = Q.MovingAverageMinMaxObserver(Q.per_tensor_affine, Q.qint8, 0.5)
+    assert o.averaging_constant == 0.5 and o.qdtype is Q.qint8 and o.qscheme is Q.per_tensor_affine
+    o = Q.PerChannelMinMaxObserver(1, Q.per_channel_symmetric, Q.qint8)
+    assert o.ch_axis == 1 and o.qscheme is Q.per_channel_symmetric and o.qdtype is Q.qint8
+    # PyTorch's order and default are unchanged; the bare per-channel observer stays affine quint8
+    o = Q.MovingAverageMinMaxObserver(0.5, Q.qint8, Q.per_tensor_symmetric)
+    assert o.averaging_constant == 0.5 and o.qdtype is Q.qint8 and o.qscheme is Q.per_tensor_symmetric
+    bare = Q.PerChannelMinMaxObserver()
+    assert bare.qdtype is Q.quint8 and bare.qscheme is Q.per_channel_affine
+    fq = Q.FakeQuantize(observer=Q.MinMaxObserver, qdtype=Q.qint8, quant_min=-128, quant_max=127)
+    assert fq.qdtype is Q.qint8 and fq.dtype is Q.qint8
+    assert Q.PlaceholderObserver(qdtype=lucid.float16).qdtype is lucid.float16
+    q = nn.quantized.Quantize(0.5, 3, qdtype=Q.qint8)
+    assert q.dtype is Q.qint8 and q.qdtype is Q.qint8
+    assert nn.quantized.QFunctional(qdtype=Q.qint8).qdtype is Q.qint8
+    assert nn.quantized.Sigmoid(1.0 / 256, 0, qdtype=Q.quint8).qdtype is Q.quint8
+    assert nn.quantized.ELU(0.1, 10, qdtype=Q.qint8).dtype is Q.qint8
+
+
+def test_toggles_return_self():
+    fq = Q.FakeQuantize()
+    assert fq.disable_observer() is fq and int(fq.observer_enabled.item()) == 0
+    assert fq.enable_observer() is fq and int(fq.observer_enabled.item()) == 1
+    assert fq.disable_fake_quant() is fq and int(fq.fake_quant_enabled.item()) == 0
+    assert fq.enable_fake_quant() is fq and int(fq.fake_quant_enabled.item()) == 1
+    lfq = Q.LearnableFakeQuantize(observer=Q.MovingAverageMinMaxObserver)
+    assert lfq.disable_observer() is lfq and lfq.enable_fake_quant() is lfq
+
+
+def test_qconfig_mapping_get_qconfig_order():
+    a, b, c = Q.default_qconfig, Q.default_per_channel_qconfig, Q.default_dynamic_qconfig
+    m = Q.QConfigMapping().set_global(a).set_object_type(nn.Linear, b).set_module_name("head", c)
+    assert m.get_qconfig(nn.Linear, "head") is c
+    assert m.get_qconfig(nn.Linear, "body") is b
+    assert m.get_qconfig(nn.Conv2d, "body") is a
+    assert m.get_qconfig(nn.Conv2d) is a
+    assert Q.QConfigMapping().get_qconfig(nn.Linear, "x") is None
+
+
+def test_placeholder_family_and_histogram_reduced_symmetric_quint8():
+    assert issubclass(Q.NoopObserver, Q.PlaceholderObserver)
+    assert Q.NoopObserver().dtype is lucid.float16
+    with pytest.raises(RuntimeError, match="collects no statistics"):
+        Q.PlaceholderObserver().calculate_qparams()
+    with pytest.raises(RuntimeError, match="should not be called for NoopObserver"):
+        Q.NoopObserver().calculate_qparams()
+    h = Q.HistogramObserver(dtype=Q.quint8, qscheme=Q.per_tensor_symmetric, reduce_range=True)
+    assert (h.quant_min, h.quant_max) == (0, 127)
+    h(lucid.tensor([-1.0, 0.5, 1.0]))
+    s, z = h.calculate_qparams()
+    assert z.tolist() == [128] and s.item() > 0  # PyTorch's quint8 symmetric zero point
+    for cls in (Q.MinMaxObserver, Q.MovingAverageMinMaxObserver):
+        with pytest.raises(NotImplementedError, match="cannot reduce range"):
+            cls(dtype=Q.quint8, qscheme=Q.per_tensor_symmetric, reduce_range=True)
