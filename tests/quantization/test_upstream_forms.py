@@ -188,3 +188,72 @@ def test_placeholder_family_and_histogram_reduced_symmetric_quint8():
     for cls in (Q.MinMaxObserver, Q.MovingAverageMinMaxObserver):
         with pytest.raises(NotImplementedError, match="cannot reduce range"):
             cls(dtype=Q.quint8, qscheme=Q.per_tensor_symmetric, reduce_range=True)
+
+
+# ----- module coverage ------------------------------------------------------------------------
+def test_elu_and_embedding_bag_in_default_mappings():
+    static = Q.get_default_static_quant_module_mappings()
+    assert static[nn.ELU] is nn.quantized.ELU and static[nn.EmbeddingBag] is nn.quantized.EmbeddingBag
+    lucid.manual_seed(0)
+    model = nn.Sequential(Q.QuantStub(), nn.Linear(4, 4), nn.ELU(), Q.DeQuantStub())
+    prepared = Q.prepare(model, Q.default_qconfig)
+    x = lucid.randn(32, 4)
+    prepared(x)
+    qmodel = Q.convert(prepared)
+    assert type(qmodel[2]) is nn.quantized.ELU
+    y = qmodel(x)
+    ref = prepared(x)
+    # within two output steps of the float model
+    step = float(qmodel[2].scale.item()) + float(qmodel[1].scale.item())
+    assert float((y - ref).abs().max().item()) <= 2 * step
+
+
+def _rowwise_symmetric_int8(w):
+    import numpy as np
+    w = np.asarray(w, dtype=np.float32)
+    amax = np.maximum(np.abs(w).max(axis=1), 0).astype(np.float32)
+    scale = np.maximum(amax / np.float32(127.5), np.float32(2.0 ** -23))
+    codes = np.clip(np.rint(w / scale[:, None]), -128, 127)
+    return codes, scale
+
+
+def test_embedding_defaults_and_bag_mode_kept():
+    import numpy as np
+    lucid.manual_seed(0)
+    emb = nn.Embedding(6, 4)
+    q = nn.quantized.Embedding.from_float(emb)
+    codes, scale = _rowwise_symmetric_int8(emb.weight.numpy())
+    assert np.array_equal(q.weight_int8.numpy().astype(np.float32), codes)
+    assert np.allclose(q.weight_scale.numpy(), scale, rtol=1e-6)
+    assert q.weight_zero_point.numpy().tolist() == [0] * 6
+    bag = nn.EmbeddingBag(6, 4, mode="mean")
+    qb = nn.quantized.EmbeddingBag.from_float(bag)
+    assert qb.mode == "mean"
+    idx = lucid.tensor([[0, 1, 2], [3, 4, 5]])
+    w = bag.weight.numpy()
+    c, s = _rowwise_symmetric_int8(w)
+    deq = c * s[:, None]
+    expect = np.stack([deq[[0, 1, 2]].mean(0), deq[[3, 4, 5]].mean(0)])
+    assert np.allclose(qb(idx).numpy(), expect, atol=1e-6)
+    assert nn.quantized.EmbeddingBag.from_float(bag, mode="sum").mode == "sum"
+
+
+def test_convert_without_qconfig_quantizes_embeddings():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(8, 4)
+            self.bag = nn.EmbeddingBag(8, 4, mode="sum")
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, i):
+            return self.fc(self.emb(i).sum(1) + self.bag(i))
+
+    lucid.manual_seed(0)
+    m = M()
+    q = Q.convert(m)
+    assert type(q.emb) is nn.quantized.Embedding and type(q.bag) is nn.quantized.EmbeddingBag
+    assert type(q.fc) is nn.Linear and type(m.emb) is nn.Embedding
+    assert q.bag.mode == "sum"
+    out = q(lucid.tensor([[1, 2], [3, 4]]))
+    assert out.shape == (2, 2)

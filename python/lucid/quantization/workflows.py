@@ -313,6 +313,10 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     table = get_quantized_activation_module_mappings()
     table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
     left = {}
+    if not is_reference and not _has_qconfig(module):
+        # Upstream lucid's convert quantizes embedding tables without any qconfig (weight-only,
+        # per-row symmetric qint8): they need no calibration.
+        module = _convert_embeddings(module, table)
     if is_reference:
         module = _convert_reference(module, table, left)
     elif type(module) in table and getattr(module, "qconfig", None) is not None:
@@ -322,6 +326,18 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     _warn_left_in_float("convert", left)
     if remove_qconfig:
         _remove_qconfig(module)
+    return module
+
+
+def _convert_embeddings(module, table):
+    kinds = (L.Embedding, L.EmbeddingBag)
+    if type(module) in kinds and type(module) in table:
+        return table[type(module)].from_float(module)
+    plan = [(parent, name, table[type(child)].from_float(child, module_name=f"{prefix}{name}"))
+            for prefix, parent in ((f"{n}." if n else "", m) for n, m in module.named_modules())
+            for name, child in parent.named_children() if type(child) in kinds and type(child) in table]
+    for parent, name, new in plan:
+        parent._modules[name] = new
     return module
 
 
