@@ -257,3 +257,33 @@ def test_convert_without_qconfig_quantizes_embeddings():
     assert q.bag.mode == "sum"
     out = q(lucid.tensor([[1, 2], [3, 4]]))
     assert out.shape == (2, 2)
+
+
+def test_dynamic_rnn_per_weight_names():
+    lucid.manual_seed(0)
+    for float_cls in (nn.LSTM, nn.GRU):
+        q = Q.quantize_dynamic(nn.Sequential(float_cls(3, 4, bidirectional=True)))[0]
+        for kind in ("ih", "hh"):
+            for sfx in ("", "_reverse"):
+                cell = q.cells[f"{kind}_l0{sfx}"]
+                assert getattr(q, f"weight_{kind}_l0{sfx}_int8") is cell.weight_int8
+                assert getattr(q, f"weight_{kind}_l0{sfx}_scale") is cell.weight_scale
+                assert getattr(q, f"weight_{kind}_l0{sfx}_zero_point") is cell.weight_zero_point
+        assert q.weight_ih_l0_int8.dtype is lucid.int8
+        with pytest.raises(AttributeError):
+            q.weight_ih_l5_int8
+
+
+def test_primitives_move_qparams_to_x_device():
+    import numpy as np
+    x = lucid.tensor([0.0, 0.26, -0.4, 1.0])
+    other = "gpu" if x.device.type == "cpu" else "cpu"
+    s = lucid.tensor(0.1, device=other)
+    z = lucid.tensor(3, dtype=lucid.int32, device=other)
+    fq = Q.fake_quantize(x, s, z, 0, 255)
+    assert fq.device == x.device
+    # rint(x / 0.1) + 3 clamped to [0, 255], back: (q - 3) * 0.1
+    assert np.allclose(fq.numpy(), [0.0, 0.3, -0.3, 1.0], atol=1e-6)
+    q = Q.quantize(x, s, z, Q.quint8)
+    d = Q.dequantize(q, s, z) if not isinstance(q, Q.QTensor) else q.dequantize()
+    assert np.allclose(d.numpy(), [0.0, 0.3, -0.3, 1.0], atol=1e-6)
