@@ -287,3 +287,47 @@ def test_primitives_move_qparams_to_x_device():
     q = Q.quantize(x, s, z, Q.quint8)
     d = Q.dequantize(q, s, z) if not isinstance(q, Q.QTensor) else q.dequantize()
     assert np.allclose(d.numpy(), [0.0, 0.3, -0.3, 1.0], atol=1e-6)
+
+
+# ----- the mlx_group engine -------------------------------------------------------------------
+@pytest.fixture
+def mlx_group_engine():
+    before = lucid.backends.quantized.engine
+    lucid.backends.quantized.engine = "mlx_group"
+    try:
+        yield
+    finally:
+        lucid.backends.quantized.engine = before
+
+
+
+def test_convert_routes_linear_to_mlx_only_with_mlx_group(mlx_group_engine):
+    import numpy as np
+    m = nn.Sequential(nn.Linear(192, 64), nn.ReLU(), nn.Linear(64, 40), nn.Linear(40, 8)).eval()
+    prepared = Q.prepare(m, Q.default_qconfig)
+    x = lucid.randn(8, 192)
+    prepared(x)
+    qm = Q.convert(prepared)
+    mlx = nn.quantized.QuantizedLinearMLX
+    assert type(qm[0]) is mlx and qm[0].group_size == 64 and qm[0].bits == 8  # 192 = 3 * 64
+    assert type(qm[2]) is mlx and qm[2].group_size == 64
+    assert type(qm[3]) is nn.quantized.Linear  # 40: no group size divides it
+    # the packed layer is the same as building it by hand
+    ref = mlx.from_float(m[0], bits=8, group_size=64)
+    assert np.array_equal(qm[0].packed_weight.numpy(), ref.packed_weight.numpy())
+    fused = nn.Sequential(nn.intrinsic.LinearReLU(nn.Linear(256, 32), nn.ReLU())).eval()
+    p = Q.prepare(fused, Q.default_qconfig)
+    p(lucid.randn(4, 256))
+    qf = Q.convert(p)
+    assert type(qf[0]) is mlx and qf[0].relu and qf[0].group_size == 128
+    d = Q.quantize_dynamic(nn.Sequential(nn.Linear(96, 8), nn.Linear(8, 4)))
+    assert type(d[0]) is mlx and d[0].group_size == 32 and type(d[1]) is nn.quantized.dynamic.Linear
+
+
+def test_no_mlx_routing_by_default():
+    assert not lucid.backends.quantized.use_mlx()
+    m = nn.Sequential(nn.Linear(128, 8)).eval()
+    p = Q.prepare(m, Q.default_qconfig)
+    p(lucid.randn(2, 128))
+    assert type(Q.convert(p)[0]) is nn.quantized.Linear
+    assert type(Q.quantize_dynamic(m)[0]) is nn.quantized.dynamic.Linear

@@ -26,7 +26,11 @@ import copy
 import re
 import warnings
 
+from .. import backends
 from ..nn import layers as L
+from ..nn.intrinsic.fused_containers import LinearReLU
+from ..nn.qat.linear import Linear as QATLinear
+from ..nn.quantized.mlx_linear import QuantizedLinearMLX
 from ..nn.containers import ModuleDict, ModuleList, Sequential
 from ..nn.intrinsic.fused_containers import _FusedModule
 from ..nn.layers import Identity, ReLU
@@ -312,6 +316,8 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
         module = copy.deepcopy(module)
     table = get_quantized_activation_module_mappings()
     table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
+    if not is_reference:
+        table = _route_to_mlx(table)
     left = {}
     if not is_reference and not _has_qconfig(module):
         # Upstream lucid's convert quantizes embedding tables without any qconfig (weight-only,
@@ -516,6 +522,8 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
             mapping = {L.Linear: Float16Linear}
         else:
             mapping = {L.Linear: _Int4Factory(group_size)}
+    if name == "qint8":
+        mapping = _route_to_mlx(mapping)
     plan = []  # built first, swapped after: an error leaves the model as it was
 
     def visit(mod, prefix):
@@ -539,6 +547,38 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
                       "quantized", UserWarning, stacklevel=2)
     _remove_qconfig(model)
     return model
+
+
+def _mlx_group_size(in_features):
+    """The largest group size MLX's kernels take (128, 64, 32) that divides ``in_features``."""
+    return next((g for g in (128, 64, 32) if in_features % g == 0), None)
+
+
+class _MLXLinearFactory:
+    """Builds ``QuantizedLinearMLX`` (8-bit, the largest group size dividing ``in_features``)
+    from a Linear or a fused LinearReLU; with no such group size, ``fallback.from_float``."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def from_float(self, mod, module_name=""):
+        layer = mod if isinstance(mod, L.Linear) else mod[0]
+        g = _mlx_group_size(layer.in_features)
+        if g is None:
+            return self.fallback.from_float(mod, module_name=module_name)
+        return QuantizedLinearMLX.from_float(mod, bits=8, group_size=g)
+
+
+def _route_to_mlx(table):
+    """With the "mlx_group" engine selected, ``nn.Linear`` (and the fused / QAT Linear forms)
+    in ``table`` go to ``QuantizedLinearMLX`` instead; never otherwise."""
+    if not backends.quantized.use_mlx():
+        return table
+    table = dict(table)
+    for kind in (L.Linear, LinearReLU, QATLinear):
+        if kind in table:
+            table[kind] = _MLXLinearFactory(table[kind])
+    return table
 
 
 class _Int4Factory:
