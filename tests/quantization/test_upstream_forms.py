@@ -331,3 +331,14 @@ def test_no_mlx_routing_by_default():
     p(lucid.randn(2, 128))
     assert type(Q.convert(p)[0]) is nn.quantized.Linear
     assert type(Q.quantize_dynamic(m)[0]) is nn.quantized.dynamic.Linear
+
+
+def test_prepare_fx_without_anything_uses_the_default_mapping():
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 8), nn.ReLU())
+    prepared = Q.prepare_fx(model)
+    assert isinstance(prepared, Q.QuantWrapper)
+    prepared(lucid.randn(16, 16))
+    q = Q.convert_fx(prepared)
+    assert type(q.module[0]) is nn.quantized.Linear and type(q.quant) is nn.quantized.Quantize
+    assert q(lucid.randn(2, 16)).shape == (2, 8)

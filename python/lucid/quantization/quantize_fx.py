@@ -381,12 +381,14 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
     NotImplementedError naming a construct the tracer cannot record.
 
     Upstream lucid's forms: a bool in place of ``prepare_custom_config`` is ``inplace``;
-    a single ``QConfig`` without ``example_inputs`` wraps ``model`` in a ``QuantWrapper``
-    and prepares it eagerly (``prepare``), which ``convert_fx`` also accepts."""
+    a single ``QConfig`` (or no qconfig at all) without ``example_inputs`` wraps ``model`` in
+    a ``QuantWrapper`` and prepares it eagerly (``prepare``, whose default is
+    ``get_default_qconfig_mapping()``), which ``convert_fx`` also accepts. A
+    ``QConfigMapping`` still needs ``example_inputs`` (PyTorch's rule)."""
     inplace = False
     if isinstance(prepare_custom_config, bool):
         prepare_custom_config, inplace = None, prepare_custom_config
-    if isinstance(qconfig_mapping, QConfig) and example_inputs is None:
+    if (qconfig_mapping is None or isinstance(qconfig_mapping, QConfig)) and example_inputs is None:
         if prepare_custom_config is not None or backend_config is not None:
             raise NotImplementedError("prepare_fx(): 'prepare_custom_config' and 'backend_config' are not supported")
         if not isinstance(model, Module):
