@@ -105,17 +105,25 @@ class FakeQuantizeBase(Module):
     def calculate_qparams(self, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must implement calculate_qparams()")
 
-    def enable_fake_quant(self, enabled: bool = True) -> None:
+    @property
+    def qdtype(self):
+        """Upstream lucid's name for ``dtype``."""
+        return self.dtype
+
+    # They return self, as upstream lucid's do (PyTorch's return None), so calls chain.
+    def enable_fake_quant(self, enabled: bool = True):
         _set_flag(self, "fake_quant_enabled", enabled)
+        return self
 
-    def disable_fake_quant(self) -> None:
-        self.enable_fake_quant(False)
+    def disable_fake_quant(self):
+        return self.enable_fake_quant(False)
 
-    def enable_observer(self, enabled: bool = True) -> None:
+    def enable_observer(self, enabled: bool = True):
         _set_flag(self, "observer_enabled", enabled)
+        return self
 
-    def disable_observer(self) -> None:
-        self.enable_observer(False)
+    def disable_observer(self):
+        return self.enable_observer(False)
 
 
 class FakeQuantize(FakeQuantizeBase):
@@ -147,6 +155,8 @@ class FakeQuantize(FakeQuantizeBase):
                  **observer_kwargs):
         super().__init__()
         owner = type(self).__name__
+        if "qdtype" in observer_kwargs:  # upstream lucid's name for dtype
+            observer_kwargs["dtype"] = observer_kwargs.pop("qdtype")
         if quant_min is not None and quant_max is not None:
             _check_range(owner, quant_min, quant_max, _bound_dtype(observer, observer_kwargs))
             observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
@@ -380,7 +390,7 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         return self
 
     def enable_observer(self, enabled=True):
-        self.toggle_observer_update(enabled)
+        return self.toggle_observer_update(enabled)
 
     def toggle_qparam_learning(self, enabled=True):
         _set_flag(self, "learning_enabled", enabled)
@@ -392,8 +402,8 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         _set_flag(self, "fake_quant_enabled", enabled)
         return self
 
-    def enable_fake_quant(self, enabled: bool = True) -> None:
-        self.toggle_fake_quant(enabled)
+    def enable_fake_quant(self, enabled: bool = True):
+        return self.toggle_fake_quant(enabled)
 
     def _clamp_scale(self):
         with no_grad():

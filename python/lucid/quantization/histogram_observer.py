@@ -70,6 +70,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
     ([0.011759], [0])
     """
 
+    _symmetric_reduced_quint8 = True  # PyTorch accepts this combination here (not for MinMax)
+
     def __init__(self, bins=2048, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False, quant_min=None,
                  quant_max=None, factory_kwargs=None, eps=_EPS, is_dynamic=False, upsample_rate=16, **kwargs):
         owner = type(self).__name__

@@ -35,7 +35,8 @@ def get_default_static_quant_module_mappings() -> dict:
         L.ConvTranspose1d: nnq.ConvTranspose1d, L.ConvTranspose2d: nnq.ConvTranspose2d,
         L.ConvTranspose3d: nnq.ConvTranspose3d,
         L.ReLU6: nnq.ReLU6, L.Hardswish: nnq.Hardswish, L.Hardsigmoid: nnq.Hardsigmoid,
-        L.Sigmoid: nnq.Sigmoid, L.Tanh: nnq.Tanh, L.LeakyReLU: nnq.LeakyReLU, L.Dropout: nnq.Dropout,
+        L.Sigmoid: nnq.Sigmoid, L.Tanh: nnq.Tanh, L.LeakyReLU: nnq.LeakyReLU, L.ELU: nnq.ELU, L.Dropout: nnq.Dropout,
+        L.EmbeddingBag: nnq.EmbeddingBag,
         L.BatchNorm2d: nnq.BatchNorm2d, L.LayerNorm: nnq.LayerNorm, L.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
@@ -73,7 +74,7 @@ def get_default_dynamic_quant_module_mappings() -> dict:
 
 def no_observer_set() -> set:
     """Module types that get no output observer from ``prepare`` (Embedding: weight-only, float out)."""
-    return {DeQuantStub, L.Dropout, L.Embedding, nnqat.Embedding} | set(get_quantized_activation_module_mappings())
+    return {DeQuantStub, L.Dropout, L.Embedding, L.EmbeddingBag, nnqat.Embedding} | set(get_quantized_activation_module_mappings())
 
 
 def get_default_qconfig_propagation_list() -> set:

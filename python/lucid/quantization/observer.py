@@ -28,7 +28,7 @@ from .clipping_observers import MSEObserver, PercentileObserver
 from .histogram_observer import HistogramObserver
 from .observer_base import (_EPS, _F32, ObserverBase, UniformQuantizationObserverBase, _any_dtype, _host32,
                             _int_or_none, _observer_qdtype, _quant_range)
-from .qdtype import as_qscheme, per_channel_affine, per_tensor_affine, quint8
+from .qdtype import QDtype, QScheme, as_qscheme, per_channel_affine, per_tensor_affine, quint8
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
            "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "FixedQParamsObserver",
@@ -123,6 +123,13 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
     def __init__(self, averaging_constant=0.01, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False,
                  quant_min=None, quant_max=None, eps=_EPS, is_dynamic=False, **kwargs):
         self_name = type(self).__name__
+        if isinstance(averaging_constant, QScheme):
+            # upstream lucid's positional order (qscheme, qdtype, averaging_constant, eps)
+            averaging_constant, dtype, qscheme, reduce_range, eps = (
+                qscheme if isinstance(qscheme, numbers.Real) else 0.01,
+                dtype if isinstance(dtype, QDtype) else quint8, averaging_constant, False,
+                reduce_range if isinstance(reduce_range, numbers.Real) and not isinstance(reduce_range, bool)
+                else eps)
         c = _check_averaging_constant(averaging_constant, self_name)
         if is_dynamic and c != 1:
             raise NotImplementedError(f"{self_name}(): dynamic quantization needs averaging_constant=1, got {c}")
@@ -277,8 +284,10 @@ class PlaceholderObserver(ObserverBase):
     ``quant_min`` / ``quant_max``, ``qscheme``) for conversion. ``calculate_qparams`` raises."""
 
     def __init__(self, dtype=_dtype.float32, custom_op_name="", compute_dtype=None, quant_min=None, quant_max=None,
-                 qscheme=None, eps=None, is_dynamic=False):
+                 qscheme=None, eps=None, is_dynamic=False, qdtype=None):
         owner = type(self).__name__
+        if qdtype is not None:  # upstream lucid's name for dtype
+            dtype = qdtype
         super().__init__(_any_dtype(dtype, owner), bool(is_dynamic) or bool(compute_dtype))
         self.qscheme = per_tensor_affine if qscheme is None else as_qscheme(qscheme, owner, "qscheme")
         self.quant_min = _int_or_none(quant_min, owner, "quant_min")
@@ -293,7 +302,8 @@ class PlaceholderObserver(ObserverBase):
         return f"dtype={self.dtype!r}, is_dynamic={self.is_dynamic}"
 
     def calculate_qparams(self):
-        raise RuntimeError("calculate_qparams should not be called for PlaceholderObserver")
+        raise RuntimeError(f"calculate_qparams should not be called for {type(self).__name__}: it collects no "
+                           "statistics (it only carries a dtype for conversion)")
 
 
 class RecordingObserver(ObserverBase):
@@ -315,12 +325,11 @@ class RecordingObserver(ObserverBase):
         return self.tensor_val
 
 
-class NoopObserver(ObserverBase):
+class NoopObserver(PlaceholderObserver):
     """Observes nothing (e.g. float16 quantization); ``calculate_qparams`` raises."""
 
-    def __init__(self, dtype=_dtype.float16, custom_op_name=""):
-        super().__init__(_any_dtype(dtype, type(self).__name__), False)
-        self.custom_op = custom_op_name
+    def __init__(self, dtype=_dtype.float16, custom_op_name="", **kwargs):
+        super().__init__(dtype=dtype, custom_op_name=custom_op_name, **kwargs)
 
     def forward(self, x):
         return x
@@ -328,8 +337,6 @@ class NoopObserver(ObserverBase):
     def extra_repr(self):
         return f"dtype={self.dtype!r}"
 
-    def calculate_qparams(self):
-        raise RuntimeError("calculate_qparams should not be called for NoopObserver")
 
 
 # ----- PyTorch's default factories --------------------------------------------------------------

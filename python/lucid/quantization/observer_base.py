@@ -19,7 +19,7 @@ from .._creation import tensor, zeros
 from .._tensor import Tensor
 from ..autograd import no_grad
 from ..nn.module import Module
-from .qdtype import QDtype, as_qdtype, as_qscheme, per_tensor_affine, quint8
+from .qdtype import QDtype, QScheme, as_qdtype, as_qscheme, per_tensor_affine, quint8
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase"]
 
@@ -155,6 +155,11 @@ class ObserverBase(Module):
         self.dtype = dtype
         self.is_dynamic = bool(is_dynamic)
 
+    @property
+    def qdtype(self):
+        """Upstream lucid's name for ``dtype``."""
+        return self.dtype
+
     def forward(self, x):
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
@@ -172,12 +177,21 @@ class UniformQuantizationObserverBase(ObserverBase):
     """
 
     _per_channel = False
+    _symmetric_reduced_quint8 = False  # PyTorch accepts it for HistogramObserver only
 
     def __init__(self, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False, quant_min=None, quant_max=None,
                  factory_kwargs=None, eps=_EPS, is_dynamic=False, ignore_nonfinite=False, **kwargs):
         owner = type(self).__name__
+        if "qdtype" in kwargs:  # upstream lucid's name for dtype
+            dtype = kwargs.pop("qdtype")
         if kwargs:
             raise TypeError(f"{owner}(): unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+        if isinstance(dtype, QScheme):
+            # upstream lucid's positional order (qscheme, qdtype, eps): a scheme and a grid are
+            # told apart by type, and a float where reduce_range (a bool) goes is eps
+            dtype, qscheme = (qscheme if isinstance(qscheme, QDtype) else quint8), dtype
+            if isinstance(reduce_range, numbers.Real) and not isinstance(reduce_range, bool):
+                eps, reduce_range = reduce_range, False
         qd = _observer_qdtype(dtype, owner)
         qs = as_qscheme(qscheme, owner, "qscheme")
         super().__init__(qd, is_dynamic)
@@ -194,7 +208,7 @@ class UniformQuantizationObserverBase(ObserverBase):
         self.reduce_range = bool(reduce_range)
         self.quant_min, self.quant_max, self.has_customized_qrange = _quant_range(
             qd, quant_min, quant_max, self.reduce_range, owner)
-        if qs.is_symmetric and self.reduce_range and qd.name == "quint8":
+        if qs.is_symmetric and self.reduce_range and qd.name == "quint8" and not self._symmetric_reduced_quint8:
             raise NotImplementedError(f"{owner}(): cannot reduce range for symmetric quantization for quint8")
         self.ignore_nonfinite = bool(ignore_nonfinite)
         self.register_buffer("eps", tensor([float(eps)], dtype=_dtype.float32))

@@ -73,7 +73,8 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     tensors (scale: float32; zero point: int64, or float32 for a float value,
     which the op then checks is integral)."""
     if isinstance(value, Tensor):
-        return value
+        # qparams on another stream follow x (upstream lucid's behaviour; a copy of a few values)
+        return value if value._device_name == like._device_name else value.to(like.device)
     dev = like._device_name
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")

@@ -58,7 +58,10 @@ from .mappings import (get_default_qat_module_mappings, get_default_static_quant
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig_mapping import (QConfigMapping, _by_module_name, get_default_qat_qconfig_mapping,
                               get_default_qconfig_mapping, resolve_qconfigs)
+from .qconfig import QConfig
 from .qtensor import QTensor
+from .stubs import QuantStub, QuantWrapper
+from .workflows import convert, prepare
 
 __all__ = ["prepare_fx", "prepare_qat_fx", "convert_fx"]
 
@@ -375,7 +378,26 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
     ``qconfig_mapping`` (a ``QConfigMapping``, its dict form, or None for
     ``get_default_qconfig_mapping("x86")``). Run calibration batches through the returned
     ``GraphModule``, then ``convert_fx`` it. ValueError when ``example_inputs`` is missing;
-    NotImplementedError naming a construct the tracer cannot record."""
+    NotImplementedError naming a construct the tracer cannot record.
+
+    Upstream lucid's forms: a bool in place of ``prepare_custom_config`` is ``inplace``;
+    a single ``QConfig`` (or no qconfig at all) without ``example_inputs`` wraps ``model`` in
+    a ``QuantWrapper`` and prepares it eagerly (``prepare``, whose default is
+    ``get_default_qconfig_mapping()``), which ``convert_fx`` also accepts. A
+    ``QConfigMapping`` still needs ``example_inputs`` (PyTorch's rule)."""
+    inplace = False
+    if isinstance(prepare_custom_config, bool):
+        prepare_custom_config, inplace = None, prepare_custom_config
+    if (qconfig_mapping is None or isinstance(qconfig_mapping, QConfig)) and example_inputs is None:
+        if prepare_custom_config is not None or backend_config is not None:
+            raise NotImplementedError("prepare_fx(): 'prepare_custom_config' and 'backend_config' are not supported")
+        if not isinstance(model, Module):
+            raise TypeError(f"prepare_fx(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+        if not inplace:
+            model = copy.deepcopy(model)
+        return prepare(QuantWrapper(model), qconfig_mapping, inplace=True)
+    if isinstance(qconfig_mapping, QConfig):
+        qconfig_mapping = QConfigMapping().set_global(qconfig_mapping)
     return _prepare("prepare_fx", model, qconfig_mapping, example_inputs, prepare_custom_config, backend_config,
                     False)
 
@@ -384,7 +406,17 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
 def convert_fx(prepared: GraphModule, convert_custom_config=None, qconfig_mapping=None,
                backend_config=None) -> GraphModule:
     """Turns a calibrated ``prepare_fx`` result into an integer model (a new ``GraphModule``;
-    ``prepared`` is not changed). Observers that never saw data warn naming them."""
+    ``prepared`` is not changed). Observers that never saw data warn naming them.
+    Upstream lucid's forms: ``convert_fx(model, inplace)``, and an eagerly prepared model
+    (``prepare_fx(model, qconfig)`` without example inputs) goes through ``convert``."""
+    inplace = False
+    if isinstance(convert_custom_config, bool):
+        convert_custom_config, inplace = None, convert_custom_config
+    if isinstance(prepared, Module) and not isinstance(prepared, GraphModule) \
+            and convert_custom_config is None and qconfig_mapping is None and backend_config is None \
+            and any(isinstance(m, QuantStub) or "activation_post_process" in m._modules
+                    for m in prepared.modules()):
+        return convert(prepared, inplace=inplace)
     if not isinstance(prepared, GraphModule) or not getattr(prepared, "_fx_prepared", False):
         raise TypeError(f"convert_fx(): argument 'prepared' must be the GraphModule prepare_fx returned, got "
                         f"{type(prepared).__name__}")

@@ -26,7 +26,11 @@ import copy
 import re
 import warnings
 
+from .. import backends
 from ..nn import layers as L
+from ..nn.intrinsic.fused_containers import LinearReLU
+from ..nn.qat.linear import Linear as QATLinear
+from ..nn.quantized.mlx_linear import QuantizedLinearMLX
 from ..nn.containers import ModuleDict, ModuleList, Sequential
 from ..nn.intrinsic.fused_containers import _FusedModule
 from ..nn.layers import Identity, ReLU
@@ -42,7 +46,7 @@ from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qa
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .qconfig_mapping import QConfigMapping
+from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
 from .stubs import QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
@@ -57,6 +61,25 @@ def _check_spec(fn, spec):
         return spec
     raise TypeError(f"{fn}(): the qconfig argument must be None, a dict or a QConfigMapping, got "
                     f"{type(spec).__name__}")
+
+
+def _global_spec(qconfig):
+    """A single ``QConfig`` given where a mapping is expected means the global qconfig
+    (upstream lucid's form)."""
+    return QConfigMapping().set_global(qconfig) if isinstance(qconfig, QConfig) else qconfig
+
+
+def _has_qconfig(model) -> bool:
+    return any(mod.__dict__.get("qconfig") is not None for mod in model.modules())
+
+
+def _default_spec(model, default):
+    """``default()`` when no module of ``model`` has a qconfig (a ``qconfig`` of None counts
+    as none, and is cleared so the default reaches it), else None."""
+    if _has_qconfig(model):
+        return None
+    _remove_qconfig(model)
+    return default()
 
 
 def _own_qconfig(spec, module, name, inherited):
@@ -181,15 +204,15 @@ def _is_observer_like(mod) -> bool:
     return hasattr(mod, "calculate_qparams") or isinstance(mod, Identity)
 
 
-def _warn_left_in_float(fn, left):
+def _warn_left_in_float(fn, left, stacklevel=3):
     for t, names in left.items():
         shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
         warnings.warn(f"{fn}: {t.__name__} has no quantized version in the mapping; {len(names)} module(s) "
-                      f"left in float ({shown})", UserWarning, stacklevel=3)
+                      f"left in float ({shown})", UserWarning, stacklevel=stacklevel)
 
 
 def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_list=None,
-            observer_non_leaf_module_list=None, prepare_custom_config_dict=None) -> Module:
+            observer_non_leaf_module_list=None, prepare_custom_config_dict=None, qconfig=None) -> Module:
     """Post-training static quantization, step 1: propagates qconfigs (from the model's
     ``qconfig`` attributes, or ``qconfig_mapping``: a dict ``{type or qualified name:
     QConfig}`` or a ``QConfigMapping``) and attaches an output observer
@@ -197,12 +220,30 @@ def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_li
     whose type is in ``allow_list`` (default: the static and QAT mapping keys) and whose
     qconfig is not None. ``FloatFunctional`` gets its observer in place of its Identity.
     Run calibration batches through the result, then ``convert`` it. Returns the prepared
-    model (a copy unless ``inplace``)."""
+    model (a copy unless ``inplace``), in eval mode.
+
+    Upstream lucid's forms are accepted too: a single ``QConfig`` (positionally or as
+    ``qconfig=``) is the global qconfig, a bool in second position is ``inplace``, and with
+    no qconfig given and none set on any module ``get_default_qconfig_mapping()`` is used."""
+    if isinstance(qconfig_mapping, bool):
+        qconfig_mapping, inplace = None, qconfig_mapping
+    if qconfig is not None:
+        if qconfig_mapping is not None:
+            raise TypeError("prepare(): give either 'qconfig_mapping' or 'qconfig', not both")
+        qconfig_mapping = qconfig
+    qconfig_mapping = _global_spec(qconfig_mapping)
     _check_spec("prepare", qconfig_mapping)
     if not isinstance(model, Module):
         raise TypeError(f"prepare(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
+    if qconfig_mapping is None:
+        qconfig_mapping = _default_spec(model, get_default_qconfig_mapping)
+    model.eval()
+    return _prepare_observers(model, qconfig_mapping, allow_list, observer_non_leaf_module_list)
+
+
+def _prepare_observers(model, qconfig_mapping, allow_list=None, observer_non_leaf_module_list=None):
     propagate_qconfig_(model, qconfig_mapping)
     allow = set(allow_list) if allow_list is not None else get_default_qconfig_propagation_list()
     if observer_non_leaf_module_list:
@@ -212,8 +253,8 @@ def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_li
     if n == 0:
         warnings.warn("prepare: the model matched no quantizable module (no module with a qconfig has a type in "
                       "the mapping); nothing will be quantized. Set model.qconfig or pass a qconfig mapping.",
-                      UserWarning, stacklevel=2)
-    _warn_left_in_float("prepare", left)
+                      UserWarning, stacklevel=3)
+    _warn_left_in_float("prepare", left, stacklevel=4)
     return model
 
 
@@ -265,6 +306,8 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     modules (int8 weight, dequantized for a float op) and every observed activation passed
     through ``quantize`` -> ``dequantize`` with its observer's qparams.
     Returns the converted model (a copy unless ``inplace``)."""
+    if isinstance(mapping, bool):  # upstream lucid's convert(model, inplace)
+        mapping, inplace = None, mapping
     if not isinstance(module, Module):
         raise TypeError(f"convert(): argument 'module' must be a lucid.nn.Module, got {type(module).__name__}")
     if mapping is not None and not isinstance(mapping, dict):
@@ -273,7 +316,13 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
         module = copy.deepcopy(module)
     table = get_quantized_activation_module_mappings()
     table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
+    if not is_reference:
+        table = _route_to_mlx(table)
     left = {}
+    if not is_reference and not _has_qconfig(module):
+        # Upstream lucid's convert quantizes embedding tables without any qconfig (weight-only,
+        # per-row symmetric qint8): they need no calibration.
+        module = _convert_embeddings(module, table)
     if is_reference:
         module = _convert_reference(module, table, left)
     elif type(module) in table and getattr(module, "qconfig", None) is not None:
@@ -283,6 +332,18 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     _warn_left_in_float("convert", left)
     if remove_qconfig:
         _remove_qconfig(module)
+    return module
+
+
+def _convert_embeddings(module, table):
+    kinds = (L.Embedding, L.EmbeddingBag)
+    if type(module) in kinds and type(module) in table:
+        return table[type(module)].from_float(module)
+    plan = [(parent, name, table[type(child)].from_float(child, module_name=f"{prefix}{name}"))
+            for prefix, parent in ((f"{n}." if n else "", m) for n, m in module.named_modules())
+            for name, child in parent.named_children() if type(child) in kinds and type(child) in table]
+    for parent, name, new in plan:
+        parent._modules[name] = new
     return module
 
 
@@ -370,21 +431,42 @@ def quantize_model(model: Module, run_fn, run_args=(), mapping=None, inplace: bo
     return convert(model, mapping, inplace=True)
 
 
-def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapping=None) -> Module:
+def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapping=None, qconfig=None) -> Module:
     """Quantization-aware training: propagates qconfigs, swaps float / fused layers for
     their QAT versions (``mapping``, default ``get_default_qat_module_mappings()``; exact
     types), then attaches fake-quant output observers as ``prepare`` does. Train the
-    result, then ``convert`` it."""
+    result, then ``convert`` it.
+
+    Upstream lucid's forms are accepted too: a ``QConfig`` or ``QConfigMapping`` in second
+    position (or ``qconfig=``) is the qconfig, a bool there is ``inplace`` (a dict stays the
+    module mapping), and with no qconfig given and none set on any module
+    ``get_default_qat_qconfig_mapping()`` is used."""
+    if isinstance(mapping, bool):
+        mapping, inplace = None, mapping
+    elif isinstance(mapping, (QConfig, QConfigMapping)):
+        if qconfig_mapping is not None:
+            raise TypeError("prepare_qat(): a qconfig was given both in place of 'mapping' and as 'qconfig_mapping'")
+        mapping, qconfig_mapping = None, mapping
+    elif mapping is not None and not isinstance(mapping, dict):
+        raise TypeError(f"prepare_qat(): argument 'mapping' must be a dict of module types, a QConfig, a "
+                        f"QConfigMapping, a bool (inplace) or None, got {type(mapping).__name__}")
+    if qconfig is not None:
+        if qconfig_mapping is not None:
+            raise TypeError("prepare_qat(): give either 'qconfig_mapping' or 'qconfig', not both")
+        qconfig_mapping = qconfig
+    qconfig_mapping = _check_spec("prepare_qat", _global_spec(qconfig_mapping))
     if not isinstance(model, Module):
         raise TypeError(f"prepare_qat(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model, _check_spec("prepare_qat", qconfig_mapping))
+    if qconfig_mapping is None:
+        qconfig_mapping = _default_spec(model, get_default_qat_qconfig_mapping)
+    propagate_qconfig_(model, qconfig_mapping)
     table = get_default_qat_module_mappings() if mapping is None else mapping
     if type(model) in table and getattr(model, "qconfig", None) is not None:
         raise ValueError("prepare_qat(): wrap a single layer in a container (or QuantWrapper) first")
     _convert(model, table, {})
-    return prepare(model, inplace=True)
+    return _prepare_observers(model, None)
 
 
 def quantize_qat(model: Module, run_fn, run_args=(), inplace: bool = False) -> Module:
@@ -440,6 +522,8 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
             mapping = {L.Linear: Float16Linear}
         else:
             mapping = {L.Linear: _Int4Factory(group_size)}
+    if name == "qint8":
+        mapping = _route_to_mlx(mapping)
     plan = []  # built first, swapped after: an error leaves the model as it was
 
     def visit(mod, prefix):
@@ -463,6 +547,38 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
                       "quantized", UserWarning, stacklevel=2)
     _remove_qconfig(model)
     return model
+
+
+def _mlx_group_size(in_features):
+    """The largest group size MLX's kernels take (128, 64, 32) that divides ``in_features``."""
+    return next((g for g in (128, 64, 32) if in_features % g == 0), None)
+
+
+class _MLXLinearFactory:
+    """Builds ``QuantizedLinearMLX`` (8-bit, the largest group size dividing ``in_features``)
+    from a Linear or a fused LinearReLU; with no such group size, ``fallback.from_float``."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def from_float(self, mod, module_name=""):
+        layer = mod if isinstance(mod, L.Linear) else mod[0]
+        g = _mlx_group_size(layer.in_features)
+        if g is None:
+            return self.fallback.from_float(mod, module_name=module_name)
+        return QuantizedLinearMLX.from_float(mod, bits=8, group_size=g)
+
+
+def _route_to_mlx(table):
+    """With the "mlx_group" engine selected, ``nn.Linear`` (and the fused / QAT Linear forms)
+    in ``table`` go to ``QuantizedLinearMLX`` instead; never otherwise."""
+    if not backends.quantized.use_mlx():
+        return table
+    table = dict(table)
+    for kind in (L.Linear, LinearReLU, QATLinear):
+        if kind in table:
+            table[kind] = _MLXLinearFactory(table[kind])
+    return table
 
 
 class _Int4Factory:

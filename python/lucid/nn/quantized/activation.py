@@ -82,7 +82,10 @@ class _LookupActivation(QuantizedStateMixin, Module):
     _scale_state = frozenset({"scale"})
     _fixed = None  # (scale, zero_point) of fixed-range outputs
 
-    def __init__(self, scale=None, zero_point=None, dtype=None):
+    qdtype = property(lambda self: self.dtype, doc="Upstream lucid's name for ``dtype``.")
+
+    def __init__(self, scale=None, zero_point=None, dtype=None, qdtype=None):
+        dtype = qdtype if qdtype is not None else dtype  # qdtype: upstream lucid's name
         super().__init__()
         if scale is None:
             scale, zero_point = self._fixed
@@ -159,8 +162,8 @@ class Tanh(_LookupActivation):
 
 
 class LeakyReLU(_LookupActivation):
-    def __init__(self, scale=None, zero_point=None, negative_slope=0.01, dtype=None):
-        super().__init__(scale, zero_point, dtype)
+    def __init__(self, scale=None, zero_point=None, negative_slope=0.01, dtype=None, qdtype=None):
+        super().__init__(scale, zero_point, dtype, qdtype)
         self.negative_slope = negative_slope
 
     def _float_fn(self, x):
@@ -168,8 +171,8 @@ class LeakyReLU(_LookupActivation):
 
 
 class ELU(_LookupActivation):
-    def __init__(self, scale=None, zero_point=None, alpha=1.0, dtype=None):
-        super().__init__(scale, zero_point, dtype)
+    def __init__(self, scale=None, zero_point=None, alpha=1.0, dtype=None, qdtype=None):
+        super().__init__(scale, zero_point, dtype, qdtype)
         self.alpha = alpha
 
     def _float_fn(self, x):

@@ -11,7 +11,8 @@ from ..._creation import zeros
 from ..layers import Embedding as _FloatEmbedding
 from ..module import Module
 from ...quantization.primitives import dequantize
-from ...quantization.qdtype import qint8
+from ...quantization.observer import PerChannelMinMaxObserver
+from ...quantization.qdtype import per_channel_symmetric, qint8
 from ...quantization.qtensor import QTensor
 from .checks import QuantizedStateMixin
 from .observed_qparams import quantize_weight
@@ -64,9 +65,12 @@ class Embedding(QuantizedStateMixin, Module):
         wobs = getattr(mod, "weight_fake_quant", None)
         if wobs is None:
             qconfig = getattr(mod, "qconfig", None)
-            if qconfig is None or qconfig.weight is None:
-                raise ValueError(f"Embedding.from_float(): '{module_name or 'Embedding'}' has no qconfig")
-            wobs = qconfig.weight()
+            if qconfig is not None and qconfig.weight is None:
+                raise ValueError(f"Embedding.from_float(): the qconfig of '{module_name or 'Embedding'}' has no "
+                                 "weight observer")
+            # Without a qconfig, upstream lucid's default: per-row symmetric qint8 weights.
+            wobs = qconfig.weight() if qconfig is not None else \
+                PerChannelMinMaxObserver(ch_axis=0, dtype=qint8, qscheme=per_channel_symmetric)
             wobs.to(mod.weight.device)
             wobs(mod.weight.detach())
         new = cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx)

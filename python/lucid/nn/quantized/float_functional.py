@@ -61,7 +61,10 @@ class QFunctional(QuantizedStateMixin, Module):
     _exact_dtype_state = frozenset({"zero_point"})
     _scale_state = frozenset({"scale"})
 
-    def __init__(self, scale=1.0, zero_point=0, dtype=None):
+    qdtype = property(lambda self: self.dtype, doc="Upstream lucid's name for ``dtype``.")
+
+    def __init__(self, scale=1.0, zero_point=0, dtype=None, qdtype=None):
+        dtype = qdtype if qdtype is not None else dtype  # qdtype: upstream lucid's name
         super().__init__()
         requant_param_buffers(self, scale, zero_point)
         self.dtype = as_qdtype(dtype or "quint8")

@@ -78,6 +78,18 @@ class _DynamicRNNBase(Module):
         # one dynamic Linear per weight matrix; state keys "cells.ih_l0.weight_int8", ...
         self.cells = ModuleDict(cells)
 
+    def __getattr__(self, name):
+        # upstream lucid's per-weight names: weight_ih_l0_int8 / weight_ih_l0_scale /
+        # weight_ih_l0_zero_point read the codes and qparams of cells["ih_l0"]
+        if name.startswith("weight_"):
+            for suffix in ("_int8", "_scale", "_zero_point"):
+                if name.endswith(suffix):
+                    cells = self.__dict__.get("_modules", {}).get("cells")
+                    key = name[len("weight_"):-len(suffix)]
+                    if cells is not None and key in cells._modules:
+                        return getattr(cells._modules[key], "weight" + suffix)
+        return super().__getattr__(name)
+
     # ----- shapes and states, as the float module ------------------------------------------
     def _prepare_input(self, input):
         name = f"dynamic {self._name}"
