@@ -274,7 +274,7 @@ def test_module_errors(rng):
     with pytest.raises(NotImplementedError, match="reflect"):
         nnq.ConvTranspose2d(2, 2, 2, padding_mode="reflect")
     with pytest.raises(TypeError, match="QTensor"):
-        t3(x)
+        t3(x.to(lucid.int32))  # a float input runs the float path; an integer one is refused
 
 
 def test_state_dict_round_trip(rng, device):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..layers import Linear as _FloatLinear
 from ...quantization.primitives import qmatmul
-from .checks import as_qtensor
+from .. import functional as F
+from .checks import as_qtensor, is_float_input
 from .weighted_base import WeightedQuantized, _float_parts
 
 
@@ -32,6 +33,11 @@ class Linear(WeightedQuantized):
         self._init_buffers((self.out_features, self.in_features), bias_)
 
     def forward(self, x):
+        if is_float_input(x):
+            if x.shape[-1] != self.in_features:
+                raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, "
+                                 f"got shape {tuple(x.shape)}")
+            return self._fake_out(F.linear(x, self._dequantized_weight().to(x.device), self.bias_float))
         x = as_qtensor(x, type(self).__name__)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, got "

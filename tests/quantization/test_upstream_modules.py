@@ -1,0 +1,115 @@
+"""Upstream lucid's call forms for the quantized modules, beside PyTorch's: a plain float
+input runs the float op on the dequantized int8 weight and returns the output rounded
+onto the layer's (scale, zero_point) grid, as float. Expectations are numpy references
+on small integer-valued data (every product and sum exact, so no rounding ties hide)."""
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+import lucid.quantization as Q
+from lucid.nn import quantized as nnq
+
+
+def _fq(y, s, z, lo=0, hi=255):
+    return (np.clip(np.rint(y / s) + z, lo, hi) - z) * s
+
+
+def _set(m, codes, wscale, wzp, bias, scale, zp):
+    m.weight_int8 = lucid.tensor(codes.astype(np.int8))
+    m.weight_scale = lucid.tensor(np.asarray(wscale, np.float32))
+    m.weight_zero_point = lucid.tensor(np.asarray(wzp, np.int32))
+    if bias is not None:
+        m.bias_float = lucid.tensor(np.asarray(bias, np.float32))
+    m.scale = lucid.tensor(np.float32(scale))
+    m.zero_point = lucid.tensor(np.int32(zp))
+    m.weight_qscheme = "per_channel_affine"
+    return m
+
+
+@pytest.mark.parametrize("cls,relu", [(nnq.Linear, False), (nnq.LinearReLU, True)])
+def test_linear_float_input_is_fake_quantized(cls, relu):
+    rng = np.random.default_rng(0)
+    codes = rng.integers(-6, 7, (3, 4))
+    m = _set(cls(4, 3), codes, [0.5, 0.25, 1.0], [0, 1, -2], [0.5, -1.0, 2.0], 0.25, 40)
+    x = rng.integers(-3, 4, (5, 4)).astype(np.float32)
+    w = (codes - np.array([0, 1, -2])[:, None]) * np.array([0.5, 0.25, 1.0])[:, None]
+    y = x @ w.T + np.array([0.5, -1.0, 2.0])
+    if relu:
+        y = np.maximum(y, 0)
+    out = m(lucid.tensor(x))
+    assert not isinstance(out, Q.QTensor) and out.dtype == lucid.float32
+    np.testing.assert_array_equal(out.numpy(), _fq(y, 0.25, 40).astype(np.float32))
+    # a QTensor input keeps the integer path
+    assert isinstance(m(Q.quantize_per_tensor(lucid.tensor(x), 1.0, 128, Q.quint8)), Q.QTensor)
+
+
+def _np_dequant(codes, scale, zp, axis):
+    shape = [1] * codes.ndim
+    shape[axis] = -1
+    return ((codes - np.reshape(zp, shape)) * np.reshape(scale, shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("padding,mode", [(1, "zeros"), ("same", "zeros"), ("valid", "zeros"), (1, "reflect")])
+def test_conv_float_input(nd, padding, mode):
+    rng = np.random.default_rng(nd)
+    qcls = (nnq.Conv1d, nnq.Conv2d, nnq.Conv3d)[nd - 1]
+    fcls = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[nd - 1]
+    k = 2 if padding == "same" else 3  # an even kernel: asymmetric 'same' padding
+    codes = rng.integers(-4, 5, (3, 2) + (k,) * nd)
+    ws, wz = [0.5, 1.0, 0.25], [1, 0, -1]
+    m = _set(qcls(2, 3, k, padding=padding, padding_mode=mode), codes, ws, wz, [1.0, 0.0, -0.5], 0.5, 100)
+    ref = fcls(2, 3, k, padding=padding, padding_mode=mode)
+    ref.weight.data = lucid.tensor(_np_dequant(codes, ws, wz, 0))
+    ref.bias.data = lucid.tensor(np.array([1.0, 0.0, -0.5], np.float32))
+    x = lucid.tensor(rng.integers(-2, 3, (2, 2) + (5,) * nd).astype(np.float32))
+    out = m(x)
+    np.testing.assert_array_equal(out.numpy(), _fq(ref(x).numpy(), 0.5, 100).astype(np.float32))
+    r = nnq.ConvReLU2d if nd == 2 else None
+    if r is not None:
+        mr = _set(r(2, 3, k, padding=padding, padding_mode=mode), codes, ws, wz, [1.0, 0.0, -0.5], 0.5, 100)
+        np.testing.assert_array_equal(mr(x).numpy(),
+                                      _fq(np.maximum(ref(x).numpy(), 0), 0.5, 100).astype(np.float32))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_conv_transpose_float_input(nd):
+    rng = np.random.default_rng(10 + nd)
+    qcls = (nnq.ConvTranspose1d, nnq.ConvTranspose2d, nnq.ConvTranspose3d)[nd - 1]
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
+    codes = rng.integers(-4, 5, (2, 3) + (2,) * nd)  # (in, out, *k): scales per output channel = axis 1
+    ws, wz = [0.5, 1.0, 0.25], [0, 2, -1]
+    m = _set(qcls(2, 3, 2, stride=2), codes, ws, wz, [0.0, 1.0, -1.0], 0.25, 128)
+    x = lucid.tensor(rng.integers(-2, 3, (1, 2) + (3,) * nd).astype(np.float32))
+    y = fn(x, lucid.tensor(_np_dequant(codes, ws, wz, 1)), lucid.tensor(np.array([0.0, 1.0, -1.0], np.float32)),
+           stride=2).numpy()
+    np.testing.assert_array_equal(m(x).numpy(), _fq(y, 0.25, 128).astype(np.float32))
+
+
+def test_activation_float_input_rounds_to_grid():
+    x = np.linspace(-4, 4, 33).astype(np.float32)
+    s = nnq.Sigmoid()  # fixed grid 1/256, zero point 0
+    expect = _fq(1 / (1 + np.exp(-x.astype(np.float64))), 1 / 256, 0)
+    out = s(lucid.tensor(x)).numpy()
+    assert np.max(np.abs(out - expect)) <= 1 / 256 + 1e-7  # at most one code from exp's last ulp
+    np.testing.assert_array_equal(np.rint(out * 256) , np.rint(out * 256).astype(np.int64))
+    lr = nnq.LeakyReLU(0.25, 10, negative_slope=0.5)
+    np.testing.assert_array_equal(lr(lucid.tensor(x)).numpy(), _fq(np.where(x > 0, x, 0.5 * x), 0.25, 10))
+
+
+def test_quantize_and_stubs_pass_integer_inputs():
+    ids = lucid.tensor([1, 2, 3])
+    assert nnq.Quantize(0.5, 1)(ids) is ids
+    m = nn.Sequential(Q.QuantStub())
+    m.qconfig = Q.get_default_qconfig()
+    p = Q.prepare(m)
+    assert p(ids).tolist() == [1, 2, 3]
+    p(lucid.tensor([0.0, 1.0]))  # a float input is still observed
+    assert float(p[0].activation_post_process.max_val) == 1.0
+    mq = nn.Sequential(Q.QuantStub(), nn.Linear(2, 2))
+    mq.qconfig = Q.get_default_qat_qconfig()
+    pq = Q.prepare_qat(mq.train())
+    assert pq[0](ids).tolist() == [1, 2, 3]
+    assert Q.convert(p)[0](ids) is ids
