@@ -113,3 +113,31 @@ def test_quantize_and_stubs_pass_integer_inputs():
     pq = Q.prepare_qat(mq.train())
     assert pq[0](ids).tolist() == [1, 2, 3]
     assert Q.convert(p)[0](ids) is ids
+
+
+def test_constructor_keywords_and_positional_orders():
+    assert nnq.Linear(3, 2, bias=False).bias() is None
+    assert nnq.Linear(3, 2, False).bias() is None  # PyTorch's bias_ positionally
+    assert nnq.Linear(3, 2, bias_=False).bias() is None
+    assert tuple(nnq.Linear(3, 2, bias=True).bias().shape) == (2,)
+    # PyTorch's order: (in, out, k, stride, padding, output_padding, groups, bias, dilation)
+    t = nnq.ConvTranspose2d(4, 2, 3, 1, 0, 0, 2, False, 2)
+    assert (t.groups, t.dilation, t.bias()) == (2, (2, 2), None)
+    # upstream's order: (in, out, k, stride, padding, output_padding, dilation, groups, bias)
+    u = nnq.ConvTranspose2d(4, 2, 3, 1, 0, 0, 2, 2, False)
+    assert (u.groups, u.dilation, u.bias()) == (2, (2, 2), None)
+    assert nnq.ConvTranspose1d(4, 2, 3, 1, 0, 0, 1, 1, True).bias() is not None
+
+
+@pytest.mark.parametrize("padding,mode", [("same", "zeros"), ("valid", "zeros"), (1, "reflect"), (1, "circular")])
+def test_conv_from_float_keeps_the_padding_spec(padding, mode):
+    m = nn.Sequential(nn.Conv2d(2, 3, 2 if padding == "same" else 3, padding=padding, padding_mode=mode))
+    m.qconfig = Q.get_default_qconfig()
+    p = Q.prepare(m)
+    x = lucid.tensor(np.random.default_rng(3).standard_normal((1, 2, 6, 6)).astype(np.float32))
+    ref = p(x).numpy()
+    q = Q.convert(p)
+    assert (q[0].padding, q[0].padding_mode) == ((padding, mode) if isinstance(padding, str) else ((1, 1), mode))
+    out = q[0](x)
+    assert out.shape == ref.shape
+    assert np.max(np.abs(out.numpy() - ref)) < 0.1  # int8 weights, one output step of error

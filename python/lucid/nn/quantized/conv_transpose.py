@@ -30,6 +30,10 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        # Upstream lucid's positional order is (..., output_padding, dilation, groups, bias): a
+        # bool in the ninth place (PyTorch's dilation) tells it apart; anything else is PyTorch's.
+        if isinstance(dilation, bool) and not isinstance(bias, bool):
+            groups, bias, dilation = bias, dilation, groups
         super().__init__()
         nd, name = self._nd, type(self).__name__
 

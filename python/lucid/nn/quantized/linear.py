@@ -10,7 +10,7 @@ from .weighted_base import WeightedQuantized, _float_parts
 
 
 class Linear(WeightedQuantized):
-    """``Linear(in_features, out_features, bias_=True, dtype=qint8)``: integer forward
+    """``Linear(in_features, out_features, bias_=True, dtype=qint8)`` (``bias=`` is accepted too): integer forward
     ``y_q = clamp(rint(acc * M[n]) + z_out)`` with ``acc = Σ (x_q - z_x)(w_q - z_w[n]) + bias_q``
     (``Q.qmatmul``). Input and output are QTensors. Build it with ``from_float`` (or
     ``lucid.quantization.convert``).
@@ -27,7 +27,10 @@ class Linear(WeightedQuantized):
 
     _FLOAT_MODULE = _FloatLinear
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=None):
+    def __init__(self, in_features, out_features, bias_=True, dtype=None, *, bias=None):
+        # ``bias=`` is upstream lucid's (and the float Linear's) name for PyTorch's ``bias_``
+        if bias is not None:
+            bias_ = bias
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self._init_buffers((self.out_features, self.in_features), bias_)
