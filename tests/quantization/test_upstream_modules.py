@@ -141,3 +141,28 @@ def test_conv_from_float_keeps_the_padding_spec(padding, mode):
     out = q[0](x)
     assert out.shape == ref.shape
     assert np.max(np.abs(out.numpy() - ref)) < 0.1  # int8 weights, one output step of error
+
+
+def test_qat_exports_and_conv3d_mapping():
+    import lucid.nn.intrinsic.qat as nniqat
+    import lucid.nn.qat as nnqat
+    assert nnqat.LinearReLU is nniqat.LinearReLU and nnqat.ConvReLU2d is nniqat.ConvReLU2d
+    assert {"Conv3d", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU"} <= set(nnqat.__all__)
+    qat_map = Q.get_default_qat_module_mappings()
+    assert qat_map[nn.Conv3d] is nnqat.Conv3d and qat_map[nn.intrinsic.ConvReLU3d] is nniqat.ConvReLU3d
+    rng = np.random.default_rng(5)
+    m = nn.Sequential(Q.QuantStub(), nn.Conv3d(2, 3, 2), nn.ReLU(), nn.Conv3d(3, 2, 2), Q.DeQuantStub())
+    m.qconfig = Q.get_default_qat_qconfig()
+    p = Q.prepare_qat(Q.fuse_modules_qat(m, [["1", "2"]]).train())
+    assert type(p[1]) is nniqat.ConvReLU3d and type(p[3]) is nnqat.Conv3d
+    x = lucid.tensor(rng.standard_normal((2, 2, 4, 4, 4)).astype(np.float32))
+    w = p[3].weight.detach().numpy()
+    wfq = p[3].weight_fake_quant(p[3].weight).detach().numpy()
+    assert not np.array_equal(w, wfq)  # the weight is fake-quantized in the forward
+    p(x)
+    p.eval()
+    ref = p(x).numpy()
+    q = Q.convert(p)
+    assert type(q[1]) is nn.intrinsic.quantized.ConvReLU3d and type(q[3]) is nnq.Conv3d
+    out = q(x).numpy()
+    assert np.max(np.abs(out - ref)) <= 2 * float(q[3].scale) + 1e-6
