@@ -166,3 +166,48 @@ def test_qat_exports_and_conv3d_mapping():
     assert type(q[1]) is nn.intrinsic.quantized.ConvReLU3d and type(q[3]) is nnq.Conv3d
     out = q(x).numpy()
     assert np.max(np.abs(out - ref)) <= 2 * float(q[3].scale) + 1e-6
+
+
+def test_qat_conv_bn_built_from_modules():
+    import lucid.nn.intrinsic.qat as nniqat
+    qc = Q.get_default_qat_qconfig()
+    conv, bn = nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)
+    m = nniqat.ConvBnReLU2d(conv, bn, relu=True, qconfig=qc)
+    assert m.conv is m and m.bn is bn and isinstance(m.relu, nn.ReLU)
+    np.testing.assert_array_equal(m.weight.detach().numpy(), conv.weight.detach().numpy())
+    assert (m.in_channels, m.out_channels, m.kernel_size) == (2, 3, (3, 3))
+    x = lucid.tensor(np.random.default_rng(7).standard_normal((4, 2, 5, 5)).astype(np.float32))
+    assert float(m(x).min()) >= 0.0
+    one = nniqat.ConvBn1d(nn.Conv1d(2, 3, 3, bias=False), nn.BatchNorm1d(3), qconfig=qc)
+    assert one.relu is None and one.bias is None and one(lucid.ones(2, 2, 5)).shape == (2, 3, 3)
+    # PyTorch's channel-argument form is unchanged
+    p = nniqat.ConvBn2d(2, 3, 3, qconfig=qc)
+    assert isinstance(p.bn, nn.BatchNorm2d) and p.bn.num_features == 3 and p.relu is None
+
+
+def test_fuse_modules_qat_with_a_qconfig():
+    import lucid.nn.intrinsic.qat as nniqat
+    qc = Q.get_default_qat_qconfig()
+    rng = np.random.default_rng(8)
+    m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 2, 1), nn.BatchNorm2d(2))
+    fused = Q.fuse_modules_qat(m, [["0", "1", "2"], ["3", "4"]], qc)
+    assert type(fused[0]) is nniqat.ConvBnReLU2d and type(fused[3]) is nniqat.ConvBn2d
+    assert type(m[0]) is nn.Conv2d  # not in place
+    assert isinstance(fused[0].activation_post_process, Q.FakeQuantize)
+    fused.train()
+    for _ in range(3):
+        fused(lucid.tensor(rng.standard_normal((4, 2, 6, 6)).astype(np.float32)))
+    assert float(fused[0].activation_post_process.scale) != 1.0  # the output fake-quant observed
+    fused.eval()
+    x = lucid.tensor(rng.standard_normal((2, 2, 6, 6)).astype(np.float32))
+    y0 = fused[0](x)
+    ref = fused[3](y0).numpy()
+    q = Q.convert(fused)
+    assert type(q[0]) is nn.intrinsic.quantized.ConvReLU2d and type(q[3]) is nnq.Conv2d
+    out = q[3](q[0](x)).numpy()  # float inputs: the sidecar path
+    assert np.max(np.abs(out - ref)) <= 3 * float(q[3].scale) + 1e-6
+    # a bool third argument is still inplace
+    m2 = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3))
+    assert Q.fuse_modules_qat(m2, ["0", "1"], True) is m2 and type(m2[0]) is nn.intrinsic.ConvBn2d
+    with pytest.raises(TypeError, match="qconfig"):
+        Q.fuse_modules_qat(m, ["0", "1"], qconfig="x")

@@ -17,6 +17,9 @@ from ..nn import layers as L
 from ..nn.intrinsic import fused_containers as nni
 from ..nn.intrinsic.bn_folding import fuse_conv_bn_weights, fuse_linear_bn_weights
 from ..nn.module import Module
+from .mappings import get_default_qat_module_mappings
+from .qconfig import QConfig
+from .workflows import _observer_forward_hook
 
 __all__ = ["fuse_modules", "fuse_modules_qat", "fuse_conv_bn_weights", "fuse_linear_bn_weights",
            "get_fuser_method"]
@@ -169,13 +172,14 @@ def _fuse(model, modules_to_fuse, inplace, is_qat, fn, fuse_custom_config_dict):
         raise TypeError(f"{fn}(): argument 'model' must be a lucid.L.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    for group, fused, _ in _plan(model, modules_to_fuse, is_qat, fn):
+    plan = _plan(model, modules_to_fuse, is_qat, fn)
+    for group, fused, _ in plan:
         _set(model, group[0], fused)
         for n in group[1:]:
             identity = L.Identity()
             identity.train(fused.training)
             _set(model, n, identity)
-    return model
+    return model, plan
 
 
 def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
@@ -200,10 +204,28 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)
+    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)[0]
 
 
-def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
+def _attach_qat(model, plan, qconfig):
+    """Upstream lucid's ``fuse_modules_qat(model, groups, qconfig)``: each fused group becomes
+    its trainable QAT module (weight fake-quant from ``qconfig``) with the output's
+    fake-quant attached as ``activation_post_process``, as ``prepare_qat`` attaches it."""
+    qat_map = get_default_qat_module_mappings()
+    for group, fused, _ in plan:
+        cls = qat_map.get(type(fused))
+        if cls is None:
+            continue
+        fused.qconfig = qconfig
+        qat = cls.from_float(fused, group[0])
+        qat.qconfig = qconfig
+        qat.activation_post_process = qconfig.activation()
+        qat.register_forward_hook(_observer_forward_hook)
+        _set(model, group[0], qat)
+
+
+def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None, *,
+                     qconfig=None):
     """As ``fuse_modules``, for quantization-aware training: BatchNorm stays a module
     (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``, ...), so it keeps training.
 
@@ -216,4 +238,11 @@ def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fus
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules_qat(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if isinstance(inplace, QConfig):  # upstream's third positional argument: the qconfig
+        qconfig, inplace = inplace, False
+    if qconfig is not None and not isinstance(qconfig, QConfig):
+        raise TypeError(f"fuse_modules_qat(): argument 'qconfig' must be a QConfig, got {type(qconfig).__name__}")
+    model, plan = _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if qconfig is not None:
+        _attach_qat(model, plan, qconfig)
+    return model

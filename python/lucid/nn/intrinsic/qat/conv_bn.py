@@ -13,7 +13,7 @@ from __future__ import annotations
 import lucid._namespace as lucid
 
 from ... import functional as F
-from ...layers import BatchNorm1d, BatchNorm2d
+from ...layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, ReLU
 from ...module import Module
 from ...qat.conv import Conv1d as _QATConv1d
 from ...qat.conv import Conv2d as _QATConv2d
@@ -34,6 +34,35 @@ class _ConvBnNd:
     def _bn_init(self, bn):
         self.bn = bn
         self.freeze_bn = False
+
+    def _init_from(self, qat_conv_cls, float_conv_cls, args, kwargs):
+        """PyTorch's ``(in_channels, out_channels, kernel_size, ...)`` form, or upstream
+        lucid's ``(conv, bn, [relu=True,] qconfig=...)`` built from the float modules."""
+        if not (args and isinstance(args[0], float_conv_cls)):
+            qat_conv_cls.__init__(self, *args, **kwargs)
+            self._bn_init(self._bn_cls(self.out_channels))
+            return
+        conv, bn = args[0], (args[1] if len(args) > 1 else kwargs.pop("bn"))
+        relu = kwargs.pop("relu", self._relu)
+        qat_conv_cls.__init__(self, conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
+                              conv.padding, conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
+                              **kwargs)
+        self.weight = conv.weight
+        if conv.bias is not None:
+            self.bias = conv.bias
+        self._bn_init(bn)
+        self._relu = bool(relu)
+        self.to(conv.weight.device)
+
+    @property
+    def conv(self):
+        """The convolution (this module itself: the conv's weight and bias live here)."""
+        return self
+
+    @property
+    def relu(self):
+        """A ReLU when the output is rectified, else None (upstream lucid's attribute)."""
+        return ReLU() if self._relu else None
 
     def _channel_shape(self, ndim):
         return (1, -1) + (1,) * (ndim - 2)
@@ -98,8 +127,7 @@ class ConvBn2d(_ConvBnNd, _QATConv2d):
     _FLOAT_MODULE = _FConvBn2d
 
     def __init__(self, *args, **kwargs):
-        _QATConv2d.__init__(self, *args, **kwargs)
-        self._bn_init(BatchNorm2d(self.out_channels))
+        self._init_from(_QATConv2d, Conv2d, args, kwargs)
 
 
 class ConvBnReLU2d(ConvBn2d):
@@ -113,10 +141,10 @@ class ConvBn1d(_ConvBnNd, _QATConv1d):
     """QAT Conv1d + BatchNorm1d."""
 
     _FLOAT_MODULE = _FConvBn1d
+    _bn_cls = BatchNorm1d
 
     def __init__(self, *args, **kwargs):
-        _QATConv1d.__init__(self, *args, **kwargs)
-        self._bn_init(BatchNorm1d(self.out_channels))
+        self._init_from(_QATConv1d, Conv1d, args, kwargs)
 
 
 class ConvBnReLU1d(ConvBn1d):
