@@ -211,3 +211,28 @@ def test_fuse_modules_qat_with_a_qconfig():
     assert Q.fuse_modules_qat(m2, ["0", "1"], True) is m2 and type(m2[0]) is nn.intrinsic.ConvBn2d
     with pytest.raises(TypeError, match="qconfig"):
         Q.fuse_modules_qat(m, ["0", "1"], qconfig="x")
+
+
+def test_conv_bn_3d_qat_through_convert():
+    import lucid.nn.intrinsic.qat as nniqat
+    qc = Q.get_default_qat_qconfig()
+    rng = np.random.default_rng(9)
+    m = nn.Sequential(nn.Conv3d(2, 3, 2), nn.BatchNorm3d(3), nn.ReLU(), nn.Conv3d(3, 2, 1), nn.BatchNorm3d(2))
+    fused = Q.fuse_modules_qat(m, [["0", "1", "2"], ["3", "4"]], qc)
+    assert type(fused[0]) is nniqat.ConvBnReLU3d and type(fused[3]) is nniqat.ConvBn3d
+    fused.train()
+    for _ in range(3):
+        fused(lucid.tensor(rng.standard_normal((2, 2, 4, 4, 4)).astype(np.float32)))
+    fused.eval()
+    x = lucid.tensor(rng.standard_normal((1, 2, 4, 4, 4)).astype(np.float32))
+    ref = fused(x).numpy()
+    q = Q.convert(fused)
+    assert type(q[0]) is nn.intrinsic.quantized.ConvReLU3d and type(q[3]) is nnq.Conv3d
+    assert np.max(np.abs(q(x).numpy() - ref)) <= 3 * float(q[3].scale) + 1e-6
+    built = nniqat.ConvBnReLU3d(nn.Conv3d(2, 3, 2), nn.BatchNorm3d(3), relu=True, qconfig=qc)
+    assert isinstance(built.bn, nn.BatchNorm3d) and isinstance(built.relu, nn.ReLU)
+    # the PyTorch-form prepare_qat path maps the fused 3-d containers too
+    m2 = nn.Sequential(nn.Conv3d(2, 3, 2), nn.BatchNorm3d(3))
+    m2.qconfig = qc
+    p = Q.prepare_qat(Q.fuse_modules_qat(m2.train(), ["0", "1"]))
+    assert type(p[0]) is nniqat.ConvBn3d

@@ -61,29 +61,22 @@ def _fold_linear(linear, bn, names):
     return fused
 
 
-def _no_qat_3d(is_qat, conv, names):
-    if is_qat and isinstance(conv, L.Conv3d):
-        raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: lucid has no QAT Conv3d modules "
-                          "(ConvBn3d / ConvBnReLU3d); fuse for eval with fuse_modules instead")
-
-
 def _conv_bn(is_qat, conv, bn, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBn1d if isinstance(conv, L.Conv1d) else nni.ConvBn2d)(conv, bn)
+        return {L.Conv1d: nni.ConvBn1d, L.Conv2d: nni.ConvBn2d, L.Conv3d: nni.ConvBn3d}[type(conv)](conv, bn)
     return _fold_conv(conv, bn, names)
 
 
 def _conv_bn_relu(is_qat, conv, bn, relu, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBnReLU1d if isinstance(conv, L.Conv1d) else nni.ConvBnReLU2d)(conv, bn, relu)
+        cls = {L.Conv1d: nni.ConvBnReLU1d, L.Conv2d: nni.ConvBnReLU2d, L.Conv3d: nni.ConvBnReLU3d}[type(conv)]
+        return cls(conv, bn, relu)
     folded = _fold_conv(conv, bn, names)
     return {L.Conv1d: nni.ConvReLU1d, L.Conv2d: nni.ConvReLU2d, L.Conv3d: nni.ConvReLU3d}[type(conv)](folded, relu)
 
@@ -187,8 +180,7 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
 
     ``modules_to_fuse`` is a list of dotted names (one group) or a list of such
     lists. Groups: conv-bn, conv-bn-relu, conv-relu, linear-relu, linear-bn
-    (Conv1d/2d/3d with BatchNorm1d/2d/3d; ``fuse_modules_qat`` raises ValueError
-    for conv3d-bn groups: lucid has no QAT Conv3d modules). BatchNorm is folded
+    (Conv1d/2d/3d with BatchNorm1d/2d/3d). BatchNorm is folded
     into the weights (the model must be in eval mode). Every group is validated before anything
     changes: an unknown name raises AttributeError, a sequence that cannot be
     fused ValueError, both naming the modules, and the model is left untouched

@@ -1,5 +1,4 @@
-"""QAT conv + BatchNorm layers (``ConvBn1d`` / ``ConvBn2d`` / ``ConvBnReLU1d`` /
-``ConvBnReLU2d``) and ``freeze_bn_stats`` / ``update_bn_stats``.
+"""QAT conv + BatchNorm layers (``ConvBn{1,2,3}d`` / ``ConvBnReLU{1,2,3}d``) and ``freeze_bn_stats`` / ``update_bn_stats``.
 
 ``ConvBn2d`` / ``ConvBnReLU2d`` (and 1d) keep the BatchNorm unfolded during training so
 its statistics keep updating: the weight is scaled by ``gamma / sqrt(running_var + eps)``
@@ -13,18 +12,21 @@ from __future__ import annotations
 import lucid._namespace as lucid
 
 from ... import functional as F
-from ...layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, ReLU
+from ...layers import BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, ReLU
 from ...module import Module
 from ...qat.conv import Conv1d as _QATConv1d
 from ...qat.conv import Conv2d as _QATConv2d
+from ...qat.conv import Conv3d as _QATConv3d
 from ...qat.qat_setup import _need_qconfig
 from ..bn_folding import fuse_conv_bn_weights, rsqrt_var
 from ..fused_containers import ConvBn1d as _FConvBn1d
 from ..fused_containers import ConvBn2d as _FConvBn2d
+from ..fused_containers import ConvBn3d as _FConvBn3d
 from ..fused_containers import ConvBnReLU1d as _FConvBnReLU1d
 from ..fused_containers import ConvBnReLU2d as _FConvBnReLU2d
+from ..fused_containers import ConvBnReLU3d as _FConvBnReLU3d
 
-__all__ = ["ConvBn1d", "ConvBn2d", "ConvBnReLU1d", "ConvBnReLU2d", "update_bn_stats", "freeze_bn_stats"]
+__all__ = ["ConvBn1d", "ConvBn2d", "ConvBn3d", "ConvBnReLU1d", "ConvBnReLU2d", "ConvBnReLU3d", "update_bn_stats", "freeze_bn_stats"]
 
 
 class _ConvBnNd:
@@ -151,6 +153,23 @@ class ConvBnReLU1d(ConvBn1d):
     """QAT Conv1d + BatchNorm1d + ReLU."""
 
     _FLOAT_MODULE = _FConvBnReLU1d
+    _relu = True
+
+
+class ConvBn3d(_ConvBnNd, _QATConv3d):
+    """QAT Conv3d + BatchNorm3d."""
+
+    _FLOAT_MODULE = _FConvBn3d
+    _bn_cls = BatchNorm3d
+
+    def __init__(self, *args, **kwargs):
+        self._init_from(_QATConv3d, Conv3d, args, kwargs)
+
+
+class ConvBnReLU3d(ConvBn3d):
+    """QAT Conv3d + BatchNorm3d + ReLU."""
+
+    _FLOAT_MODULE = _FConvBnReLU3d
     _relu = True
 
 
