@@ -236,3 +236,28 @@ def test_conv_bn_3d_qat_through_convert():
     m2.qconfig = qc
     p = Q.prepare_qat(Q.fuse_modules_qat(m2.train(), ["0", "1"]))
     assert type(p[0]) is nniqat.ConvBn3d
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("relu", [False, True])
+def test_upstream_helper_paths(nd, relu):
+    import lucid.nn.intrinsic.qat as nniqat
+    from lucid.nn.intrinsic.qat.modules import _convbn_to_quantized, convbnrelu2d_to_quantized
+    from lucid.quantization._functional import fake_quantize
+    assert fake_quantize is Q.fake_quantize and convbnrelu2d_to_quantized is _convbn_to_quantized
+    qc = Q.get_default_qat_qconfig()
+    conv = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[nd - 1](2, 4, 3, padding=1, bias=False)
+    bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)[nd - 1](4)
+    cls = {(1, False): nniqat.ConvBn1d, (2, False): nniqat.ConvBn2d, (3, False): nniqat.ConvBn3d,
+           (1, True): nniqat.ConvBnReLU1d, (2, True): nniqat.ConvBnReLU2d, (3, True): nniqat.ConvBnReLU3d}[nd, relu]
+    m = cls(conv, bn, qconfig=qc).train()
+    x = lucid.tensor(np.random.default_rng(nd).standard_normal((2, 2) + (4,) * nd).astype(np.float32))
+    for _ in range(3):
+        m(x)
+    m.eval()
+    ref = m(x).numpy()
+    q = _convbn_to_quantized(m)
+    want = {(1, False): nnq.Conv1d, (2, False): nnq.Conv2d, (3, False): nnq.Conv3d,
+            (1, True): nnq.ConvReLU1d, (2, True): nnq.ConvReLU2d, (3, True): nnq.ConvReLU3d}[nd, relu]
+    assert type(q) is want and q.weight_int8.dtype == lucid.int8
+    assert np.max(np.abs(q(x).numpy() - ref)) <= 3 * float(q.scale) + 1e-6

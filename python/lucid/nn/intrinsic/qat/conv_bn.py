@@ -29,6 +29,10 @@ from ..fused_containers import ConvBnReLU3d as _FConvBnReLU3d
 __all__ = ["ConvBn1d", "ConvBn2d", "ConvBn3d", "ConvBnReLU1d", "ConvBnReLU2d", "ConvBnReLU3d", "update_bn_stats", "freeze_bn_stats"]
 
 
+def _output_fake_quant(module, inputs, output):
+    return module.activation_post_process(output)
+
+
 class _ConvBnNd:
     _relu = False
     _bn_cls = BatchNorm2d
@@ -54,6 +58,10 @@ class _ConvBnNd:
             self.bias = conv.bias
         self._bn_init(bn)
         self._relu = bool(relu)
+        # built from modules the layer is complete, as upstream lucid builds it: the output
+        # fake-quant is attached here (prepare_qat attaches it in PyTorch's form)
+        self.activation_post_process = self.qconfig.activation()
+        self.register_forward_hook(_output_fake_quant)
         self.to(conv.weight.device)
 
     @property
