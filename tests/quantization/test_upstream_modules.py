@@ -251,6 +251,9 @@ def test_upstream_helper_paths(nd, relu):
     cls = {(1, False): nniqat.ConvBn1d, (2, False): nniqat.ConvBn2d, (3, False): nniqat.ConvBn3d,
            (1, True): nniqat.ConvBnReLU1d, (2, True): nniqat.ConvBnReLU2d, (3, True): nniqat.ConvBnReLU3d}[nd, relu]
     m = cls(conv, bn, qconfig=qc).train()
+    w, b = m._fold()  # upstream's name for the BatchNorm fold
+    assert tuple(w.shape) == (4, 2) + (3,) * nd and tuple(b.shape) == (4,)
+    np.testing.assert_array_equal(w.detach().numpy(), m.folded_weight_bias()[0].detach().numpy())
     x = lucid.tensor(np.random.default_rng(nd).standard_normal((2, 2) + (4,) * nd).astype(np.float32))
     for _ in range(3):
         m(x)

@@ -83,6 +83,9 @@ class _ConvBnNd:
         return fuse_conv_bn_weights(self.weight, self.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight,
                                     bn.bias)
 
+    # upstream lucid's name for the same fold (its programs and tests call it)
+    _fold = folded_weight_bias
+
     def forward(self, input):
         bn = self.bn
         if not self.training or self.freeze_bn:
