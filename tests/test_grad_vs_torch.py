@@ -295,7 +295,7 @@ NOT_DIFFERENTIABLE = {
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {
-    "gumbel_softmax": "a random sample: tests/test_pool3d_more.py checks its distribution, one-hot form and "
+    "gumbel_softmax": "a random sample: tests/test_pool3d_lp_embedding_bag.py checks its distribution, one-hot form and "
                       "straight-through gradient",
     "float_power": "a float64 result, which only the CPU stream holds; its gradient is pow's (case pow_tensor), "
                    "checked in float64 in tests/test_math_ops_extra.py",
@@ -353,7 +353,7 @@ TENSOR_ONLY = {
     "dim": "metadata", "size": "metadata", "numel": "metadata", "is_contiguous": "metadata",
     "item": "a Python number", "tolist": "Python numbers", "numpy": "a numpy array",
     "shape": "metadata", "ndim": "metadata", "dtype": "metadata", "device": "metadata",
-    "is_leaf": "metadata", "requires_grad": "metadata", "grad": "the gradient slot", "grad_fn": "the graph node",
+    "is_leaf": "metadata", "is_metal": "metadata", "requires_grad": "metadata", "grad": "the gradient slot", "grad_fn": "the graph node",
 }
 
 

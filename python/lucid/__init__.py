@@ -20,6 +20,10 @@ _os.environ.setdefault("MLX_ENABLE_TF32", "0")
 
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __version__, bool, eval  # noqa: E402,F401,A004  (names star-import skips or shadows)
+from . import linalg, stats  # noqa: E402,F401  (breadth: they install their Tensor methods as they load)
+from .linalg.decomposition import *  # noqa: E402,F401,F403  (inverse, det, slogdet, logdet, cholesky)
+from .linalg.matrix_functions import *  # noqa: E402,F401,F403  (matrix_power)
+from .stats import *  # noqa: E402,F401,F403  (nansum ... quantile, cov, corrcoef)
 from . import nn, optim  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401

@@ -9,6 +9,8 @@ import secrets
 
 import numpy as np
 
+from . import _creation, _tensor
+from ._creation import tensor, zeros
 from ._dtype import as_dtype
 from ._tensor import Tensor
 
@@ -61,8 +63,6 @@ def result_type(tensor1, tensor2):
     """The dtype an arithmetic op on the two (tensors or Python numbers) gives: lucid's own
     promotion, found by adding empty stand-ins (a 0-d tensor and a number take part with
     less weight than a tensor with dimensions, as in PyTorch)."""
-    from ._creation import zeros
-
     def stand_in(v, name):
         if isinstance(v, Tensor):
             return zeros(*((0,) if v.ndim else ()), dtype=v.dtype)
@@ -123,8 +123,6 @@ class Size(tuple):
 
 def seed():
     """Seeds the generator with a fresh non-deterministic 64-bit number and returns it."""
-    from . import _creation
-
     s = secrets.randbits(64)
     _creation.manual_seed(s)
     return s
@@ -132,8 +130,6 @@ def seed():
 
 def initial_seed():
     """The seed last given to manual_seed / seed (0 before any)."""
-    from . import _creation
-
     return _creation._initial_seed
 
 
@@ -143,9 +139,6 @@ _STATE_WORDS = 13  # Philox: counter (4), key (2), buffer (4), buffer_pos, has_u
 def get_rng_state():
     """The generator's full state as a uint8 tensor (104 bytes); set_rng_state restores it so the
     same numbers follow."""
-    from . import _creation
-    from ._creation import tensor
-
     with _creation._rng_lock:
         st = _creation._rng.bit_generator.state
     words = np.concatenate([st["state"]["counter"], st["state"]["key"], st["buffer"],
@@ -155,8 +148,6 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     """Restores a state from get_rng_state (a uint8 tensor of 104 bytes)."""
-    from . import _creation
-
     if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8" or new_state.numel() != 8 * _STATE_WORDS:
         raise TypeError(f"set_rng_state(): argument 'new_state' must be a uint8 tensor of {8 * _STATE_WORDS} "
                         "bytes from get_rng_state()")
@@ -178,8 +169,6 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     ``sci_mode`` (True: always scientific notation, False: never, None: automatic). ``profile``
     ("default": lucid's defaults, numpy's; "short"; "full": never summarise) is applied first,
     the other arguments on top. Unset arguments keep their current values."""
-    from . import _tensor
-
     opts = dict(_tensor._PRINT_OPTIONS)
     if profile is not None:
         if profile not in _PROFILES:

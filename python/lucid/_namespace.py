@@ -29,11 +29,11 @@ from . import _ops
 from ._ops import *  # noqa: F401,F403
 from ._ops import out as _out
 from ._ops import copy as _copy
-from ._ops import math_extra as _math_extra
+from ._ops import bitwise as _bitwise
 from ._info import (Size, finfo, get_rng_state, iinfo, initial_seed, is_complex, is_nonzero, result_type,  # noqa: F401
                     seed, set_printoptions, set_rng_state)
 from .serialization import SerializationError, load, save  # noqa: F401
-from . import linalg, special  # noqa: F401
+from . import special  # noqa: F401
 
 bool = bool_  # noqa: A001  (PyTorch spelling: lucid.bool)
 
@@ -132,8 +132,8 @@ def _install_operators(F) -> None:
     Tensor.__invert__ = F.logical_not
     Tensor.__getitem__ = _fast_getitem(F.getitem)
     Tensor.__setitem__ = F.setitem
-    # & | ^ ~ << >> : bitwise on integer tensors, logical on bool (lucid._ops.math_extra)
-    _math_extra.install_operators(Tensor, F.assign_)
+    # & | ^ ~ << >> : bitwise on integer tensors, logical on bool (lucid._ops.bitwise)
+    _bitwise.install_operators(Tensor, F.assign_)
 
 
 def _fast_getitem(general):

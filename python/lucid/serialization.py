@@ -29,6 +29,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._creation import tensor
+from ._device import as_device
 from ._tensor import Tensor
 
 __all__ = ["save", "load", "SerializationError"]
@@ -55,8 +57,6 @@ def _tensor_to_numpy(t: Tensor) -> np.ndarray:
 
 
 def _numpy_to_tensor(arr: np.ndarray, dtype: str, device, where: str):
-    from ._creation import tensor
-
     if dtype not in _LEAF_DTYPES:
         raise SerializationError(f"load(): {where}: lucid has no dtype for {dtype} entries (supported: "
                                  f"{', '.join(sorted(_LEAF_DTYPES))}; float64 loads as float32)")
@@ -197,8 +197,6 @@ def load(path, device=None, *, map_location=None):
     anything else that cannot be read.
     """
     from safetensors import SafetensorError, safe_open
-
-    from ._device import as_device
 
     if map_location is not None:
         if device is not None:

@@ -25,7 +25,9 @@ import math
 from . import _C, _ops as _o
 from ._creation import ones_like
 from ._ops.common import as_tensor as _as_tensor
-from ._ops.gamma_fns import _check_float
+from ._ops.gamma import _check_float
+from ._ops.nn import log_softmax as _log_softmax
+from ._ops.nn import softmax as _softmax
 from ._tensor import Tensor
 from .autograd import Function
 from .autograd.grad_mode import no_grad
@@ -57,16 +59,12 @@ def multigammaln(input, p):
 
 def softmax(input, dim, dtype=None):
     """``lucid.nn.functional.softmax`` (``dim`` required, as torch.special)."""
-    from .nn import functional as F
-
-    return F.softmax(input, dim, dtype)
+    return _softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim, dtype=None):
     """``lucid.nn.functional.log_softmax`` (``dim`` required, as torch.special)."""
-    from .nn import functional as F
-
-    return F.log_softmax(input, dim, dtype)
+    return _log_softmax(input, dim, dtype)
 
 
 def _float(fn, x):

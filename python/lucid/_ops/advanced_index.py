@@ -18,8 +18,10 @@ import builtins
 import numpy as np
 
 from .. import _C
+from .._creation import tensor
 from .._tensor import Tensor
-from .common import is_tensor
+from . import indexing  # basic slicing and the gathers (indexing routes several-tensor indices here)
+from .common import as_tensor, is_tensor
 
 __all__ = ["index_put", "index_put_"]
 TENSOR_METHODS = ["index_put", "index_put_"]
@@ -42,8 +44,6 @@ def _parse(x, idx, fn):
     """-> (basic, advanced): ``basic`` indexes x with every advanced entry
     replaced by a full slice; ``advanced`` lists (output axis in x[basic],
     int64 index tensor) in expression order; plus whether they are adjacent."""
-    from .indexing import _as_index_tensor, _is_int
-
     items = list(idx) if isinstance(idx, tuple) else [idx]
     if builtins.sum(1 for it in items if it is Ellipsis) > 1:
         raise IndexError(f"{fn}(): an index can only have a single ellipsis ('...')")
@@ -52,17 +52,15 @@ def _parse(x, idx, fn):
     for it in items:
         if it is None or it is Ellipsis or isinstance(it, slice):
             expanded.append(("basic", it))
-        elif _is_int(it) or (isinstance(it, Tensor) and it.ndim == 0 and not it.dtype.is_floating_point
+        elif indexing._is_int(it) or (isinstance(it, Tensor) and it.ndim == 0 and not it.dtype.is_floating_point
                              and it.dtype.name != "bool"):
             expanded.append(("int", builtins.int(it)))
         elif isinstance(it, (bool, np.bool_)):
             raise IndexError(f"{fn}(): a bool index is not supported; use a boolean tensor mask")
         elif is_tensor(it) or isinstance(it, (list, np.ndarray)):
-            t = _as_index_tensor(it, dev)
+            t = indexing._as_index_tensor(it, dev)
             if t.dtype.name == "bool":
                 nz = np.argwhere(t.to("cpu").numpy().reshape(t.shape)).astype(np.int64)
-                from .._creation import tensor
-
                 for k in range(t.ndim):
                     expanded.append(("mask", (tensor(np.ascontiguousarray(nz[:, k]), device=x.device), t.shape[k])))
             else:
@@ -93,8 +91,6 @@ def _parse(x, idx, fn):
         elif kind == "int":
             if not -size <= v < size:
                 raise IndexError(f"{fn}(): index {v} is out of bounds for dimension {axis} with size {size}")
-            from .._creation import tensor
-
             t = tensor(v % size, device=x.device)
         else:
             t = _C.wrap_index(v._impl, size, axis, fn)
@@ -130,15 +126,13 @@ def _linear(region, advanced, b):
 
 
 def getitem(x, idx):
-    from .indexing import getitem as basic_getitem, index_select
-
     basic, advanced, adjacent = _parse(x, idx, "getitem")
-    region = basic_getitem(x, basic)
+    region = indexing.getitem(x, basic)
     b = _broadcast(advanced, "getitem")
     order, lin, total = _linear(region, advanced, b)
     moved = region.permute(order) if order != list(range(region.ndim)) else region
     rest = list(moved.shape[len(advanced):])
-    picked = index_select(moved.reshape([total] + rest), 0, lin).reshape(list(b) + rest)
+    picked = indexing.index_select(moved.reshape([total] + rest), 0, lin).reshape(list(b) + rest)
     first = advanced[0][0]
     if adjacent and first:
         nb = len(b)
@@ -149,9 +143,6 @@ def getitem(x, idx):
 
 def _put(region, advanced, values, accumulate, fn, value_in_result_layout):
     """region with ``values`` stored (added) at the advanced positions."""
-    from .indexing import index_add, index_copy
-    from .common import as_tensor
-
     b = _broadcast(advanced, fn)
     order, lin, total = _linear(region, advanced, b)
     moved = region.permute(order) if order != list(range(region.ndim)) else region
@@ -180,7 +171,7 @@ def _put(region, advanced, values, accumulate, fn, value_in_result_layout):
         v = v.permute(perm_to_front)
     v = v.reshape([lin.shape[0]] + rest)
     flat = moved.reshape([total] + rest)
-    flat = index_add(flat, 0, lin, v) if accumulate else index_copy(flat, 0, lin, v)
+    flat = indexing.index_add(flat, 0, lin, v) if accumulate else indexing.index_copy(flat, 0, lin, v)
     out = flat.reshape(list(moved.shape))
     if order != list(range(region.ndim)):
         inverse = [order.index(d) for d in range(region.ndim)]
@@ -191,12 +182,10 @@ def _put(region, advanced, values, accumulate, fn, value_in_result_layout):
 def setitem(x, idx, value):
     """``x[idx] = value`` with several index tensors: the indexed region is
     rebuilt with index_copy and written back through a basic index."""
-    from .indexing import getitem as basic_getitem, setitem as basic_setitem
-
     basic, advanced, adjacent = _parse(x, idx, "setitem")
-    region = basic_getitem(x, basic)
+    region = indexing.getitem(x, basic)
     updated = _put(region, advanced, value, False, "setitem", value_in_result_layout=adjacent)
-    return basic_setitem(x, basic, updated)
+    return indexing.setitem(x, basic, updated)
 
 
 def _index_put(fn, x, indices, values, accumulate):
@@ -226,7 +215,5 @@ def index_put_(input, indices, values, accumulate=False):
     >>> x.tolist()
     [3.0, 0.0, 5.0]
     """
-    from .indexing import setitem as basic_setitem
-
     updated = _index_put("index_put_", input, indices, values, accumulate)
-    return basic_setitem(input, Ellipsis, updated)
+    return indexing.setitem(input, Ellipsis, updated)

@@ -1,15 +1,34 @@
 """Helpers shared by the op wrappers: argument conversion and gradient shapes."""
 from __future__ import annotations
 
-import builtins
+import collections
+import functools
 
 import numpy as np
 
 from .. import _C
+from .._creation import tensor
 from .._tensor import _DTYPES, Tensor, wrap_dim  # noqa: F401  (wrap_dim: used here and re-exported)
 from ..autograd.grad_mode import is_grad_enabled
 
 _scalar_tensor = _C.scalar_tensor
+
+
+values_indices = collections.namedtuple("values_indices", ["values", "indices"])
+values_indices.__doc__ = ("The (values, indices) result of max / min / sort / topk / kthvalue / mode / median / "
+                          "cummax ... with a dim, as PyTorch's return_types.")
+
+
+def returns_values_indices(fn):
+    """``fn`` with a (values, indices) pair returned as ``values_indices`` (``.values``,
+    ``.indices``, as PyTorch's return_types); any other result passes through."""
+
+    @functools.wraps(fn)
+    def named(*args, **kwargs):
+        r = fn(*args, **kwargs)
+        return values_indices(*r) if type(r) is tuple else r
+
+    return named
 
 
 def binary_meta(a, b):
@@ -52,10 +71,28 @@ def as_tensor(x, like, argument: str = "other"):
     if impl is not None:
         return Tensor(impl)
     if isinstance(x, (list, tuple, np.ndarray)):
-        from .._creation import tensor
-
         return tensor(x, device=like.device)
     raise TypeError(f"argument '{argument}' must be a tensor or a number, got {type(x).__name__}")
+
+
+def constant(value, like, dtype=None):
+    """``value`` (a number, list or array) as a tensor on ``like``'s device, in ``dtype``
+    (default ``like``'s)."""
+    return tensor(value, dtype=dtype or like.dtype, device=like.device)
+
+
+def index_tensor(values, device):
+    """Integer positions (a host list or array) as a 1-D int64 tensor on ``device``."""
+    return tensor(np.asarray(values, dtype=np.int64).reshape(-1), device=device)
+
+
+def host_array(x) -> np.ndarray:
+    """``x``'s values as a numpy array on the host (float16 / bfloat16 widened to float32,
+    which numpy holds exactly), outside the graph."""
+    a = x.detach().to("cpu")
+    if a.dtype.name in ("bfloat16", "float16"):
+        a = a.to(dtype="float32")
+    return np.asarray(a.numpy())
 
 
 def dims_arg(dim, axis, ndim: int, fn: str):
@@ -86,11 +123,11 @@ def sum_to_shape(grad, shape: tuple):
         # Backward formulas run here with nothing to record: the two kernels directly.
         impl = _C.sum(grad._impl, dims, True, None) if dims else grad._impl
         return _C.reshape(impl, shape)
-    from . import reduction, shape as shape_ops
-
+    # recorded (create_graph): the Tensor methods, which are lucid._ops.reduction.sum and
+    # lucid._ops.shape.reshape (both modules build on this one)
     if dims:
-        grad = reduction.sum(grad, dim=dims, keepdim=True)
-    return shape_ops.reshape(grad, shape)
+        grad = grad.sum(dim=dims, keepdim=True)
+    return grad.reshape(shape)
 
 
 def quantized_input(x) -> bool:

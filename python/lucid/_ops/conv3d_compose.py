@@ -20,7 +20,8 @@ memory of a conv2d's input, and the transposed form convolves the inserted zeros
 """
 from __future__ import annotations
 
-from ..amp.autocast_mode import _state as _amp, lower as _amp_lower
+from .._creation import full
+from .autocast import autocast_op
 from .nn import _conv_geometry, conv2d
 from .shape import pad, squeeze, stack, unsqueeze
 
@@ -31,14 +32,12 @@ TENSOR_METHODS: list = []
 def stride_dilate(x, strides, fill):
     """Inserts ``s - 1`` elements of value ``fill`` between neighbours along each of the
     last ``len(strides)`` axes (length ``L`` -> ``(L - 1) * s + 1``)."""
-    from .. import _creation
-
     nd = len(strides)
     for i, s in enumerate(strides):
         if s == 1:
             continue
         axis = x.ndim - nd + i
-        filler = _creation.full(tuple(x.shape), fill, dtype=x.dtype, device=x.device)
+        filler = full(tuple(x.shape), fill, dtype=x.dtype, device=x.device)
         merged = stack([x] + [filler] * (s - 1), axis + 1)
         shape = list(x.shape)
         shape[axis] *= s
@@ -81,6 +80,7 @@ def conv_to_transpose_weight(wc, groups):
     return w.reshape((groups * cig, cout // groups) + k)
 
 
+@autocast_op("lower")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation, as in PyTorch) over (N, C, D, H, W) or (C, D, H, W).
 
@@ -94,8 +94,6 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.nn.functional.conv3d(lucid.ones(1, 1, 3, 3, 3), lucid.ones(1, 1, 2, 2, 2)).shape
     (1, 1, 2, 2, 2)
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, False, stride, padding, 0, dilation,
                                                       groups, "conv3d")
     x = unsqueeze(input, 0) if unbatched else input
@@ -124,6 +122,7 @@ def transpose_pads(kernel, stride, padding, output_padding, dilation, fn):
             for k, p, op, d in zip(kernel, padding, output_padding, dilation)]
 
 
+@autocast_op("lower")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-D transposed convolution (the adjoint of conv3d), PyTorch's arguments.
 
@@ -136,8 +135,6 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.nn.functional.conv_transpose3d(lucid.ones(1, 1, 2, 2, 2), lucid.ones(1, 1, 2, 2, 2), stride=2).shape
     (1, 1, 4, 4, 4)
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     unbatched, s, d, low, high, _, _ = _conv_geometry(input, weight, bias, 3, True, stride, padding, output_padding,
                                                       dilation, groups, "conv_transpose3d")
     x = unsqueeze(input, 0) if unbatched else input

@@ -1,7 +1,9 @@
-"""Device transfers, dtype casts and in-place assignment (csrc/ops/copy.cpp)."""
+"""Device transfers, dtype casts and in-place assignment (csrc/ops/copy.cpp); tensors shaped
+after another one (type_as, new_zeros ... new_tensor)."""
 from __future__ import annotations
 
 from .. import _C
+from .._creation import full, tensor
 from .._device import as_device
 from .._dtype import as_dtype, dtype as _Dtype
 from ..autograd import Function, is_grad_enabled
@@ -117,11 +119,9 @@ def copy_(target, src):
         # target's old grad_fn: src got no gradient and target's producer got the
         # gradient of values that were overwritten (tests/test_grad_vs_torch.py found it).
         _C.copy_(_C.clone(target._impl), src._impl)  # the same checks and messages as the raw write
-        from .shape import expand
-
         value = src if src.dtype == target.dtype else to(src, dtype=target.dtype)
         if tuple(value.shape) != tuple(target.shape):
-            value = expand(value, tuple(target.shape))
+            value = value.expand(tuple(target.shape))  # lucid._ops.shape.expand (shape builds on this module)
         return assign_(target, _autograd_clone(value))  # a copy: target must not alias src's memory
     _C.copy_(target._impl, src._impl)
     target._version += 1
@@ -141,8 +141,6 @@ def is_floating_point(input) -> bool:
 
 
 def _new(input, size, fill, dtype, device, requires_grad, fn):
-    from .._creation import full
-
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     return full(tuple(size), fill, dtype=input.dtype if dtype is None else dtype,
@@ -169,6 +167,16 @@ def new_full(input, size, fill_value, *, dtype=None, device=None, requires_grad=
     return _new(input, (size,), fill_value, dtype, device, requires_grad, "new_full")
 
 
-_SHAPED_AFTER = ["type_as", "is_floating_point", "new_zeros", "new_ones", "new_empty", "new_full"]
+def new_tensor(input, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor from ``data`` (copied), with ``input``'s dtype and device unless given."""
+    if not is_tensor(input):
+        raise TypeError(f"new_tensor(): argument 'input' must be a tensor, got {type(input).__name__}")
+    if is_tensor(data):
+        data = data.detach().to("cpu").numpy()
+    return tensor(data, dtype=input.dtype if dtype is None else dtype,
+                  device=input.device if device is None else device, requires_grad=requires_grad)
+
+
+_SHAPED_AFTER = ["type_as", "is_floating_point", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"]
 __all__ += _SHAPED_AFTER
 TENSOR_METHODS += _SHAPED_AFTER

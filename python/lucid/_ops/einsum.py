@@ -11,6 +11,7 @@ from __future__ import annotations
 import string
 
 from .._tensor import Tensor
+from .diagonals import diagonal
 
 __all__ = ["einsum"]
 
@@ -70,8 +71,6 @@ def _parse(equation, operands):
 
 def _take_diagonals(x, labels):
     """Collapses repeated labels within one operand onto their diagonal."""
-    from .shape_extra import diagonal
-
     while len(set(labels)) != len(labels):
         c = next(ch for ch in labels if labels.count(ch) > 1)
         i = labels.index(c)

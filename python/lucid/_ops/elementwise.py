@@ -17,9 +17,12 @@ holds the data.
 from __future__ import annotations
 
 import math
+import numbers
 
 from .. import _C
+from .._creation import tensor
 from ..autograd import Function
+from ..autograd.grad_mode import no_grad
 from .._tensor import Tensor
 from .out import check_out, write_out
 from .common import as_tensor, binary_meta, is_tensor, sum_to_shape, wrap
@@ -34,8 +37,8 @@ __all__ = [
     "where", "clamp", "clip",
 ]
 _INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "floor_divide_", "remainder_", "fmod_", "clamp_", "clip_", "neg_", "abs_", "sign_", "relu_",
-            "exp_", "log_", "sqrt_", "rsqrt_", "sin_", "cos_", "tanh_", "sigmoid_", "floor_", "ceil_", "round_"]
-__all__ += _INPLACE
+            "exp_", "log_", "sqrt_", "rsqrt_", "sin_", "cos_", "tanh_", "sigmoid_", "floor_", "ceil_", "round_",
+            "clamp_min_", "clamp_max_", "sgn_"]  # their forms: lucid._ops.inplace (in-place kernels or a copy-in)
 # where(condition, input, other) takes the condition first, so it is no method.
 TENSOR_METHODS = [n for n in __all__ if n != "where"]
 
@@ -55,8 +58,6 @@ def _binary_args(a, b):
 def _write_out(name, out, input, other, **kwargs):
     """``op(input, other, out=out)`` for add / sub / mul / div (rules: _ops/out.py);
     when ``out`` is ``input``, the in-place kernel writes it without a temporary."""
-    from . import inplace
-
     check_out(name, out, (input, other))
     if out is input and kwargs.get("alpha", 1) == 1 and kwargs.get("rounding_mode") is None:
         return getattr(inplace, name + "_")(out, other)
@@ -443,11 +444,11 @@ class _Unary(Function):
     ``_GRADIENT[name](g, x, y)`` the whole input gradient where dividing ``g`` rounds
     better than multiplying by a reciprocal (log1p, log2: ``_ops/special.py``).
 
-    The ops of ``_unary`` (neg ... round) and those of math_extra / special (tan ...
-    log2) run and record in C++ (``_C.autograd_unary``, csrc/autograd/unary.h: the
-    node's first-order backward is this formula against ops::); this class is their
+    The ops of ``_unary`` (neg ... round) and those of trig / special / gamma / floating
+    (tan ... log2) run and record in C++ (``_C.autograd_unary``, csrc/autograd/unary.h:
+    the node's first-order backward is this formula against ops::); this class is their
     nodes' ``function``, whose recorded formula serves create_graph, and the recorded
-    path of digamma (math_extra: its gradient is composed in Python)."""
+    path of digamma (gamma.py: its gradient is composed in Python)."""
 
     @classmethod
     def node_name(cls, ctx):  # ExpBackward, not UnaryBackward
@@ -848,8 +849,6 @@ class _Where(Function):
 
 
 def _default_scalar_tensor(value, like):
-    from .._creation import tensor
-
     if isinstance(value, bool):
         return tensor(value, device=like.device)
     return tensor(value, dtype="int64" if isinstance(value, int) else "float32", device=like.device)
@@ -934,24 +933,6 @@ _autograd_maximum, _autograd_minimum, _autograd_floor_divide, _autograd_remainde
 _autograd_where, _autograd_clamp, _autograd_gelu = _C.autograd_where, _C.autograd_clamp, _C.autograd_gelu
 
 
-# ----- in-place variants (x.add_(y) ...) -----------------------------------------------
-
-def _make_inplace(fn):
-    def op(input, *args, **kwargs):
-        from .copy import assign_
-
-        return assign_(input, fn(input, *args, **kwargs))
-
-    op.__name__ = op.__qualname__ = fn.__name__ + "_"
-    op.__doc__ = f"In-place :func:`{fn.__name__}`: writes the result into ``input`` and returns it."
-    return op
-
-
-for _name in _INPLACE:
-    globals()[_name] = _make_inplace(globals()[_name[:-1]])
-del _name
-
-
 # ----- composed from the ops above (no kernel of their own) -------------------------------
 
 def _float_input(fn, x):
@@ -1032,18 +1013,14 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether every element is ``isclose`` (a Python bool)."""
-    from .reduction import all as all_
-
-    return bool(all_(isclose(input, other, rtol, atol, equal_nan)).item())
+    return bool(_C.all(isclose(input, other, rtol, atol, equal_nan)._impl, None, False).item())
 
 
 def equal(input, other) -> bool:
     """True when both tensors have one shape and equal elements (a Python bool)."""
-    from .reduction import all as all_
-
     _check_tensor("equal", input)
     _check_tensor("equal", other, "other")
-    return tuple(input.shape) == tuple(other.shape) and bool(all_(eq(input, other)).item())
+    return tuple(input.shape) == tuple(other.shape) and bool(_C.all(eq(input, other)._impl, None, False).item())
 
 
 _COMPOSED = ["square", "reciprocal", "lerp", "addcmul", "addcdiv", "isclose", "allclose",
@@ -1064,3 +1041,155 @@ def _div_rounded(input, other, rounding_mode):
         return floor_divide(sub(a, fmod(a, b)), b)
     q = div(a, b)
     return mul(sign(q), floor(abs(q)))
+
+
+# ----- the entries of the C++ math tables (trig, special, gamma, floating) ---------------------
+
+def math_unary(name, doc):
+    """The public op ``name`` of the C++ unary table (csrc/ops/math_extra.cpp): the
+    kernel and, when the input requires grad, its node, in one C++ call; the node's
+    formula under create_graph is ``_DERIVATIVE`` / ``_GRADIENT[name]`` (set by the
+    family that defines the op)."""
+    def fn(input):
+        _check_tensor(name, input)
+        return _autograd_unary(input, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# name -> (g, a, b, y) -> (ga, gb): the formulas of the binary math ops (hypot, logaddexp,
+# xlogy, copysign, fmax ...), each set by the family that defines the op.
+_BINARY_GRADIENT = {}
+
+
+class _MathBinary(Function):
+    """hypot ... fmin, each one graph node (HypotBackward, ...): `_C.autograd_<name>`
+    (csrc/autograd/elementwise.cpp) coerces a number operand, runs the kernel and
+    records the node, whose first-order backward (the formula of
+    ``_BINARY_GRADIENT[name]``, op for op) is there. This class is the formula under
+    create_graph; the node is its ctx (saved (a, b, y), ``ctx.op`` the name). The
+    formulas are PyTorch's (docs/numerics.md, "Extra elementwise math")."""
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, y = ctx.saved_tensors
+        ga, gb = _BINARY_GRADIENT[ctx.op](g, a, b, y)
+        return _grad_for(ga, a.shape, a.dtype), _grad_for(gb, b.shape, b.dtype)
+
+
+def math_binary(name, gradient):
+    """The C++ entry of the binary math op ``name`` (coercion, kernel and, when
+    recording, the node: one call), with ``gradient`` as its formula."""
+    _BINARY_GRADIENT[name] = gradient
+    _C._register_elementwise(name, _MathBinary)
+    return getattr(_C, "autograd_" + name)
+
+
+# ----- aliases, and ops composed from the ones above --------------------------------------
+
+def sgn(input):
+    """``sign(input)`` (lucid has no complex tensors, where the two differ)."""
+    return sign(input)
+
+
+def clamp_min(input, min):  # noqa: A002
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):  # noqa: A002
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+subtract = sub
+multiply = mul
+divide = div
+not_equal = ne
+
+
+def positive(input):
+    """``input`` itself (TypeError for bool, as PyTorch)."""
+    _check_tensor("positive", input)
+    if input.dtype.name == "bool":
+        raise TypeError("positive(): 'input' must not be a bool tensor")
+    return input
+
+
+def heaviside(input, values):
+    """Step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where
+    ``input > 0`` (NaN gives 0, as PyTorch). ``input`` and ``values`` must share a
+    dtype (TypeError otherwise, as PyTorch). Not differentiable (PyTorch defines no
+    derivative either).
+
+    >>> import lucid
+    >>> lucid.heaviside(lucid.tensor([-1.0, 0.0, 2.0]), lucid.tensor([0.5])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    a, v = _binary_args(input, values)
+    if a.dtype != v.dtype:
+        raise TypeError(f"heaviside(): 'input' and 'values' must have the same dtype, got {a.dtype} and {v.dtype}")
+    with no_grad():
+        step = gt(a, 0).to(a.dtype)
+        return where(eq(a, 0), v, step)
+
+
+def float_power(input, exponent):
+    """``input ** exponent`` computed in float64 (both sides are cast first; the result is
+    float64 on the CPU stream; the GPU stream holds float64 as MLX allows)."""
+    a, b = _binary_args(input, exponent)
+    return pow(a.to(dtype="float64"), b.to(dtype="float64"))
+
+
+def _integers(fn, a, b):
+    _check_tensor(fn, a)
+    if not isinstance(b, Tensor):
+        b = tensor(b, dtype=a.dtype, device=a.device) if isinstance(b, numbers.Integral) else b
+    _check_tensor(fn, b, "other")
+    for name, t in (("input", a), ("other", b)):
+        if t.dtype.is_floating_point or t.dtype.name == "bool":
+            raise TypeError(f"{fn}(): argument '{name}' must be an integer tensor, got {t.dtype}")
+    return a, b
+
+
+def gcd(input, other):
+    """Greatest common divisor, elementwise with broadcasting; non-negative; ``gcd(0, 0) = 0``.
+
+    >>> import lucid
+    >>> lucid.gcd(lucid.tensor([12, -18, 0]), lucid.tensor([8, 12, 5])).tolist()
+    [4, 6, 5]
+    """
+    a, b = _integers("gcd", input, other)
+    # Euclid's algorithm on the absolute values, all elements at once: ``remainder`` until
+    # every divisor is 0 (at most ~92 rounds for int64)
+    a, b = abs(a), abs(b)
+    a, b = a + b * 0, b + a * 0  # broadcast both to the result's shape and dtype
+    while bool(_C.any((b != 0)._impl, None, False).item()):
+        nonzero = b != 0
+        r = remainder(a, where(nonzero, b, 1))
+        a, b = where(nonzero, b, a), where(nonzero, r, 0)
+    return a
+
+
+def lcm(input, other):
+    """Least common multiple, elementwise with broadcasting; non-negative; 0 when either is 0.
+
+    >>> import lucid
+    >>> lucid.lcm(lucid.tensor([4, -6, 0]), lucid.tensor([6, 4, 3])).tolist()
+    [12, 12, 0]
+    """
+    a, b = _integers("lcm", input, other)
+    g = gcd(a, b)  # |a / gcd(a, b) * b|
+    return abs(floor_divide(a, where(g == 0, 1, g)) * b)
+
+
+_ALIASES = ["sgn", "clamp_min", "clamp_max", "subtract", "multiply", "divide", "not_equal", "positive", "heaviside",
+            "float_power", "gcd", "lcm"]
+__all__ += _ALIASES
+TENSOR_METHODS += _ALIASES
+
+# lucid._ops.inplace builds the in-place forms from this module's functions, so it loads
+# once they are all defined.
+from . import inplace  # noqa: E402

@@ -1,5 +1,7 @@
 """Indexing (csrc/ops/shape.cpp slices, csrc/ops/indexing.cpp gathers):
-``x[idx]``, ``x[idx] = v``, gather, index_select, scatter_add, index_add.
+``x[idx]``, ``x[idx] = v``, gather, scatter, index_select, index_add, index_copy,
+masked_fill; composed from those: take, select_scatter, slice_scatter, index_fill;
+and the in-place forms masked_fill_ ... index_copy_.
 
 Basic indices (ints, slices, None, Ellipsis) give views on the CPU stream
 (negative slice steps copy: storage strides are non-negative) and new arrays
@@ -18,10 +20,14 @@ import numbers
 import numpy as np
 
 from .. import _C
+from .._creation import full, ones, tensor, zeros
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
+from . import advanced_index  # several index tensors in one expression (it calls back into this module)
+from . import shape as _shape_ops  # pad, for scatter's recorded gradient (shape's slices call back into this module)
 from .common import as_tensor, is_tensor, wrap, wrap_dim
-from . import advanced_index  # several index tensors in one expression (imports this module lazily)
+from .elementwise import mul, where
+from .inplace import inplace_form
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",
            "take_along_dim"]
@@ -53,8 +59,6 @@ def _is_int(v) -> bool:
 
 
 def _as_index_tensor(item, device):
-    from .._creation import tensor
-
     if is_tensor(item):
         t = item
     else:
@@ -199,8 +203,6 @@ class _BasicIndex(Function):
 
 def _slice_scatter(g, in_shape, p):
     """Zeros of ``in_shape`` with ``g`` written where ``x[idx]`` read (``p`` its plan)."""
-    from .._creation import zeros
-
     out = zeros(in_shape, dtype=g.dtype, device=g.device)
     _C.slice_assign(out._impl, p.starts, p.steps, p.lengths, _C.reshape(g._impl, p.lengths))
     return out
@@ -256,8 +258,6 @@ def getitem(x, idx):
         # Merge the masked axes into one, then select the True positions.
         merged = int(np.prod(out.shape[pos:pos + k]))
         flat = out.reshape(list(out.shape[:pos]) + [merged] + list(out.shape[pos + k:]))
-        from .._creation import tensor
-
         where = np.flatnonzero(t.to("cpu").numpy()).astype(np.int64)
         result, n = index_select(flat, pos, tensor(where, device=x.device)), 1
     else:
@@ -371,8 +371,6 @@ def _merge_advanced(x, plan, value):
     merged = int(np.prod(region.shape[pos:pos + k]))
     flat = region.reshape(list(region.shape[:pos]) + [merged] + list(region.shape[pos + k:]))
     if t.dtype.name == "bool":
-        from .._creation import tensor
-
         where = tensor(np.flatnonzero(t.to("cpu").numpy()).astype(np.int64), device=x.device)
         picked_shape = list(region.shape[:pos]) + [where.shape[0]] + list(region.shape[pos + k:])
         n = 1
@@ -399,8 +397,6 @@ def _write(x, plan, value):
     """Stores ``value`` (a tensor broadcastable to plan.shape) into x's slices."""
     v = _value_for(plan, value, x, "setitem")
     if is_grad_enabled() and (x.requires_grad or v.requires_grad):
-        from .._tensor import Tensor
-
         # The node records x's current producer (Node.edges), so consumers of
         # x's old value keep their gradient path after x is rebound here.
         new = _C.autograd_setitem(x, v, plan.starts, plan.steps, plan.lengths, plan.shape)
@@ -444,8 +440,6 @@ class _Gather(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
-
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
@@ -500,13 +494,11 @@ def _src_grad_recorded(g, dim, index, src_shape):
     """The gradient of scatter / scatter_add's src, recorded (create_graph): g read at
     index, zero-padded at the end of each axis to src's shape (only src's leading
     block, index's shape, was read)."""
-    from .shape import pad
-
     picked = gather(g, dim, index)
     widths = []
     for i in reversed(range(picked.ndim)):
         widths += [0, src_shape[i] - picked.shape[i]]
-    return pad(picked, widths) if any(widths) else picked
+    return _shape_ops.pad(picked, widths) if any(widths) else picked
 
 
 class _ScatterAdd(Function):
@@ -523,8 +515,6 @@ class _ScatterAdd(Function):
         if ctx.needs_input_grad[3] and _recording(g):
             gsrc = _src_grad_recorded(g, ctx.dim, index, ctx.params)
         elif ctx.needs_input_grad[3]:
-            from .._creation import zeros
-
             # Only src's leading block (index's shape) was read.
             picked = gather(g, ctx.dim, index)
             gsrc = zeros(tuple(ctx.params), dtype=g.dtype, device=g.device)
@@ -556,8 +546,6 @@ class _IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
-
         (index,) = ctx.saved_tensors
         base = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded index_add
@@ -610,8 +598,6 @@ def index_add(input, dim, index, source, alpha=1):
     d = _dim_arg(dim, input, "index_add")
     source = as_tensor(source, input, "source")
     if alpha != 1:
-        from .elementwise import mul
-
         source = mul(source, alpha)
     return _autograd_index_add(input, d, _index_arg(index, input, "index_add"), source)
 
@@ -625,8 +611,6 @@ class _Scatter(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
-
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if _recording(g):  # create_graph: both recorded (scatter of g is this op again)
@@ -671,8 +655,6 @@ class _IndexCopy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .._creation import zeros
-
         (index,) = ctx.saved_tensors
         gx = gsrc = None
         if ctx.needs_input_grad[0]:
@@ -714,8 +696,6 @@ def masked_fill(input, mask, value):
     >>> lucid.masked_fill(lucid.tensor([1.0, 2.0]), lucid.tensor([True, False]), -1.0).tolist()
     [-1.0, 2.0]
     """
-    from .elementwise import where
-
     if not is_tensor(input):
         raise TypeError(f"masked_fill(): argument 'input' must be a Tensor, got {type(input).__name__}")
     if not is_tensor(mask) or mask.dtype.name != "bool":
@@ -733,3 +713,120 @@ def masked_fill(input, mask, value):
 
 __all__ += ["masked_fill"]
 TENSOR_METHODS += ["masked_fill"]
+
+
+# ----- composed: take, select_scatter, slice_scatter, index_fill ----------------------------
+
+def _check_tensor(fn, x, argument="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
+
+
+def _int_like(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _int_index(fn, index, argument="index"):
+    if not isinstance(index, Tensor) or index.dtype.is_floating_point or index.dtype.name == "bool":
+        raise TypeError(f"{fn}(): argument '{argument}' must be an integer tensor, got "
+                        f"{index.dtype if isinstance(index, Tensor) else type(index).__name__}")
+
+
+def take(input, index):
+    """``input`` read as 1-D at ``index`` (any shape; negative counts from the end); the
+    result has the index's shape."""
+    _check_tensor("take", input)
+    _int_index("take", index)
+    n = input.numel()
+    flat_idx = index.reshape(-1).to(dtype="int64")
+    if flat_idx.numel():
+        lo, hi = builtins.int(flat_idx.min().item()), builtins.int(flat_idx.max().item())
+        if lo < -n or hi >= n:
+            raise IndexError(f"take(): argument 'index' out of range: {lo if lo < -n else hi} for an input of "
+                             f"{n} elements")
+        flat_idx = flat_idx + (flat_idx < 0).to(dtype="int64") * n
+    return index_select(input.reshape(-1), 0, flat_idx).reshape(*index.shape)
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` whose slice ``select(dim, index)`` is ``src`` (of that slice's shape)."""
+    _check_tensor("select_scatter", input)
+    _check_tensor("select_scatter", src, "src")
+    d = wrap_dim(dim, input.ndim, "select_scatter")
+    n = input.shape[d]
+    if not _int_like(index) or not -n <= index < n:
+        raise IndexError(f"select_scatter(): argument 'index' {index!r} is out of range for dimension {d} of size "
+                         f"{n}")
+    want = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+    if tuple(src.shape) != want:
+        raise ValueError(f"select_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
+    return _scatter_rows("select_scatter", input, src.unsqueeze(d), d, [builtins.int(index) % n])
+
+
+def _scatter_rows(fn, input, src, d, rows):
+    if src.dtype != input.dtype:
+        raise TypeError(f"{fn}(): argument 'src' must have input's dtype {input.dtype}, got {src.dtype}")
+    if not rows:
+        return input.clone()
+    return index_copy(input, d, tensor(np.asarray(rows, dtype=np.int64), device=input.device), src)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` whose slice ``[start:end:step]`` along ``dim`` is ``src``."""
+    _check_tensor("slice_scatter", input)
+    _check_tensor("slice_scatter", src, "src")
+    d = wrap_dim(dim, input.ndim, "slice_scatter")
+    if not _int_like(step) or step <= 0:
+        raise ValueError(f"slice_scatter(): argument 'step' must be a positive int, got {step!r}")
+    rows = list(range(input.shape[d]))[slice(start, end, step)]
+    want = tuple(input.shape[:d]) + (len(rows),) + tuple(input.shape[d + 1:])
+    if tuple(src.shape) != want:
+        raise ValueError(f"slice_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
+    return _scatter_rows("slice_scatter", input, src, d, rows)
+
+
+def index_fill(input, dim, index, value):
+    """``input`` with the positions ``index`` (1-D int64) along ``dim`` set to ``value``
+    (a number or a 0-d tensor); differentiable in ``input`` (zero gradient where
+    filled)."""
+    _check_tensor("index_fill", input)
+    d = wrap_dim(dim, input.ndim, "index_fill")
+    if not isinstance(index, Tensor) or index.ndim > 1 or index.dtype.name != "int64":
+        raise TypeError("index_fill(): argument 'index' must be a 0-d or 1-D int64 tensor")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"index_fill(): argument 'value' must be a number or a 0-d tensor, got shape "
+                             f"{tuple(value.shape)}")
+    elif not isinstance(value, numbers.Number):
+        raise TypeError(f"index_fill(): argument 'value' must be a number or a 0-d tensor, got {type(value).__name__}")
+    n = input.shape[d] if input.ndim else 1
+    # which positions along dim are filled: index_add of ones into a zero vector
+    hit = index_add(zeros(n, device=input.device), 0, index.reshape(-1),
+                       ones(index.numel(), device=input.device)) > 0
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[d] = n
+    mask = hit.reshape(shape) if input.ndim else hit.reshape(())
+    filler = value.to(input.dtype) if isinstance(value, Tensor) else full((), value, dtype=input.dtype,
+                                                                                   device=input.device)
+    return where(mask, filler, input)
+
+
+__all__ += ["take", "select_scatter", "slice_scatter", "index_fill"]
+TENSOR_METHODS += ["take", "select_scatter", "slice_scatter", "index_fill"]
+
+
+# ----- in-place forms: computed apart and copied into the tensor's memory (its version moves),
+# or, with the graph recorded, run differentiably and the tensor rebound to the result; a leaf
+# that requires grad is refused while grad mode is on, as PyTorch (lucid._ops.inplace).
+
+masked_fill_ = inplace_form("masked_fill_", masked_fill)
+index_fill_ = inplace_form("index_fill_", index_fill)
+scatter_ = inplace_form("scatter_", scatter)
+scatter_add_ = inplace_form("scatter_add_", scatter_add)
+index_add_ = inplace_form("index_add_", index_add)
+index_copy_ = inplace_form("index_copy_", index_copy)
+
+_INPLACE = ["masked_fill_", "index_fill_", "scatter_", "scatter_add_", "index_add_", "index_copy_"]
+__all__ += _INPLACE
+TENSOR_METHODS += _INPLACE

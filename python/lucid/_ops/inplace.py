@@ -20,6 +20,7 @@ differentiably and ``x`` is rebound to the result, with its new ``grad_fn``.
 from __future__ import annotations
 
 from .. import _C
+from .._creation import zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from . import elementwise as _E
@@ -215,8 +216,6 @@ def fill_(input, value):
     if isinstance(value, Tensor) and value.numel() != 1:
         raise ValueError(f"fill_(): argument 'value' must be a number or a one-element tensor, got shape {value.shape}")
     if _records(input, value):  # the result no longer depends on input's old values
-        from .._creation import zeros_like
-
         src = _E.add(zeros_like(input), value.reshape(()) if isinstance(value, Tensor) else value)
         return assign_(input, src)
     return copy_(input, value)

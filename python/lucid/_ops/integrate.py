@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import numbers
 
-import lucid
-
 from .._tensor import Tensor
-from .numerics import _tensor
+from .reduction import sum as sum_
+from .scan import cumsum, diff
+from .shape import cat, narrow
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
+
+
+def _tensor(fn, x, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' must be a tensor, got {type(x).__name__}")
+    return x
 
 
 def _dim(fn, y, dim):
@@ -40,11 +46,11 @@ def _steps(fn, y, x, dx, d):
     if x.ndim == 1:
         if x.shape[0] != n:
             raise ValueError(f"{fn}(): a 1-D 'x' must have {n} elements (y's size along dim {d}), got {x.shape[0]}")
-        diffs = lucid.diff(x)
+        diffs = diff(x)
         return diffs.reshape((n - 1,) + (1,) * (y.ndim - 1 - d)) if n > 1 else diffs
     if x.ndim != y.ndim:
         raise ValueError(f"{fn}(): 'x' must be 1-D or have y's number of dimensions ({y.ndim}), got {x.ndim}-D")
-    return lucid.diff(x, dim=d)
+    return diff(x, dim=d)
 
 
 def _pair_means(fn, y, x, dx, dim):
@@ -55,7 +61,7 @@ def _pair_means(fn, y, x, dx, dim):
     step = _steps(fn, yf, x, dx, d)
     if n < 2:
         return None, d, yf
-    mids = (lucid.narrow(yf, d, 1, n - 1) + lucid.narrow(yf, d, 0, n - 1)) * 0.5
+    mids = (narrow(yf, d, 1, n - 1) + narrow(yf, d, 0, n - 1)) * 0.5
     return mids * step, d, yf
 
 
@@ -69,8 +75,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """
     parts, d, yf = _pair_means("trapezoid", y, x, dx, dim)
     if parts is None:  # fewer than two samples: 0, the axis removed
-        return lucid.sum(yf * 0.0, dim=d)
-    return lucid.sum(parts, dim=d)
+        return sum_(yf * 0.0, dim=d)
+    return sum_(parts, dim=d)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -87,8 +93,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """
     parts, d, yf = _pair_means("cumulative_trapezoid", y, x, dx, dim)
     if parts is None:
-        return lucid.narrow(yf, d, 0, 0) * 0.0
-    return lucid.cumsum(parts, dim=d)
+        return narrow(yf, d, 0, 0) * 0.0
+    return cumsum(parts, dim=d)
 
 
 def _gradient_1d(f, d, spacing, fn):
@@ -98,28 +104,28 @@ def _gradient_1d(f, d, spacing, fn):
                          f"elements, got size {n} along dim {d}")
 
     def part(start, length):
-        return lucid.narrow(f, d, start, length)
+        return narrow(f, d, start, length)
 
     if isinstance(spacing, Tensor):  # coordinates along d
         if spacing.ndim != 1 or spacing.shape[0] != n:
             raise ValueError(f"{fn}(): a coordinate tensor in 'spacing' must be 1-D with {n} elements "
                              f"(the size of dim {d}), got shape {tuple(spacing.shape)}")
-        h = lucid.diff(spacing.to(f.dtype)).reshape((n - 1,) + (1,) * (f.ndim - 1 - d))
-        first = (part(1, 1) - part(0, 1)) / lucid.narrow(h, 0, 0, 1)
-        last = (part(n - 1, 1) - part(n - 2, 1)) / lucid.narrow(h, 0, n - 2, 1)
+        h = diff(spacing.to(f.dtype)).reshape((n - 1,) + (1,) * (f.ndim - 1 - d))
+        first = (part(1, 1) - part(0, 1)) / narrow(h, 0, 0, 1)
+        last = (part(n - 1, 1) - part(n - 2, 1)) / narrow(h, 0, n - 2, 1)
         if n == 2:
-            return lucid.cat([first, last], dim=d)
-        hl, hr = lucid.narrow(h, 0, 0, n - 2), lucid.narrow(h, 0, 1, n - 2)
+            return cat([first, last], dim=d)
+        hl, hr = narrow(h, 0, 0, n - 2), narrow(h, 0, 1, n - 2)
         inner = (part(2, n - 2) * (hl * hl) - part(0, n - 2) * (hr * hr) + part(1, n - 2) * (hr * hr - hl * hl)) \
             / (hl * hr * (hl + hr))
-        return lucid.cat([first, inner, last], dim=d)
+        return cat([first, inner, last], dim=d)
     h = float(spacing)
     first = (part(1, 1) - part(0, 1)) / h
     last = (part(n - 1, 1) - part(n - 2, 1)) / h
     if n == 2:
-        return lucid.cat([first, last], dim=d)
+        return cat([first, last], dim=d)
     inner = (part(2, n - 2) - part(0, n - 2)) / (2.0 * h)
-    return lucid.cat([first, inner, last], dim=d)
+    return cat([first, inner, last], dim=d)
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):

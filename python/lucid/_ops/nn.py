@@ -18,10 +18,17 @@ from __future__ import annotations
 import numbers
 
 from .. import _C
-from ..amp.autocast_mode import _state as _amp, lower as _amp_lower, upper as _amp_upper
 from ..autograd import Function, is_grad_enabled
-from .common import quantized_input, wrap
+from ..autograd import grad as _grad
+from .autocast import autocast_op
+from .common import quantized_input, quantized_op, wrap
+from .elementwise import where
+from .indexing import gather, index_add
+from .linalg import matmul
+from .reduction import sum as sum_
+from .shape import pad as pad_
 from .shape import squeeze, unsqueeze
+from .windows import im2col
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding"]
 TENSOR_METHODS: list = []
@@ -112,12 +119,6 @@ def _conv2d_grads_recorded(g, x, weight, args, need_x, need_w, need_b):
     adjoint applied to dcols, taken as a vector-Jacobian product of im2col at a
     fresh copy of x (im2col is linear: that product depends on dcols only).
     """
-    from ..autograd import grad as _grad
-    from .linalg import matmul
-    from .reduction import sum as sum_
-    from .shape import pad as pad_
-    from .shape_extra import im2col
-
     stride, (top, bottom, left, right), dilation, groups = args
     n, o, oh, ow = g.shape
     kh, kw = weight.shape[2], weight.shape[3]
@@ -148,6 +149,7 @@ def _check_rank(x, ranks: tuple, fn: str, layout: str):
                          f"got shape {tuple(x.shape)}")
 
 
+@autocast_op("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as in PyTorch) over an NCHW input.
 
@@ -169,11 +171,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.conv2d(x, w).tolist()
     [[[[4.0, 4.0], [4.0, 4.0]]]]
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv2d", 2)
 
 
+@autocast_op("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution over (N, C, L) or (C, L): conv2d over a unit height.
 
@@ -183,8 +184,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> lucid.conv1d(lucid.ones(1, 1, 4), lucid.ones(1, 1, 3)).tolist()
     [[[3.0, 3.0]]]
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, "conv1d", 1)
 
 
@@ -234,9 +233,6 @@ def _pool_grad(g, raw_backward, again, name):
 
 def _gather_planes(gg, idx):
     """gg (N, C, H, W) read at max_pool2d's in-plane indices idx (N, C, oh, ow)."""
-    from .elementwise import where
-    from .indexing import gather
-
     n, c, h, w = gg.shape
     flat = idx.reshape(n, c, -1)
     valid = (flat >= 0) & (flat < h * w)  # as the kernel: an index outside the plane routes nothing
@@ -332,10 +328,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> lucid.max_pool2d(x, 2).tolist()
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    if quantized_input(input) and not return_indices:  # codes pooled by nn.quantized.MaxPool2d
-        from ..nn.quantized import MaxPool2d
-
-        return MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)(input)
+    if quantized_input(input) and not return_indices:  # codes pooled by lucid.nn.quantized's max_pool2d
+        return quantized_op("max_pool2d")(input, kernel_size, stride, padding, dilation, ceil_mode)
     fn = "max_pool2d"
     x, added = _batched(input, fn)
     k = _pair(kernel_size, fn, "kernel_size")
@@ -379,10 +373,8 @@ def adaptive_avg_pool2d(input, output_size):
     >>> lucid.adaptive_avg_pool2d(lucid.arange(16.0).reshape(1, 1, 4, 4), 1).tolist()
     [[[[7.5]]]]
     """
-    if quantized_input(input):  # codes averaged by nn.quantized.AdaptiveAvgPool2d
-        from ..nn.quantized import AdaptiveAvgPool2d
-
-        return AdaptiveAvgPool2d(output_size)(input)
+    if quantized_input(input):  # codes averaged by lucid.nn.quantized's adaptive_avg_pool2d
+        return quantized_op("adaptive_avg_pool2d")(input, output_size)
     fn = "adaptive_avg_pool2d"
     x, added = _batched(input, fn)
     if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
@@ -412,9 +404,6 @@ class _Linear(Function):
 def _linear_backward_recorded(ctx, g, x, weight):
     """dx = g @ W, dW = g^T x and db = sum g over the leading axes (g, x flattened
     to matrices), written with lucid ops so they can be differentiated again."""
-    from .linalg import matmul
-    from .reduction import sum as sum_
-
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     gx = matmul(g, weight) if need_x else None
     gw = gb = None
@@ -434,6 +423,7 @@ _C._register_linear(_Linear)
 _autograd_linear = _C.autograd_linear
 
 
+@autocast_op("lower")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over the last axis.
 
@@ -445,8 +435,6 @@ def linear(input, weight, bias=None):
     >>> lucid.nn.functional.linear(lucid.ones(2, 3), lucid.ones(4, 3)).shape
     (2, 4)
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     return _autograd_linear(input, weight, bias)  # kernel and (when recording) node: one C++ call
 
 
@@ -465,9 +453,6 @@ class _Embedding(Function):
         (indices,) = ctx.saved_tensors
         rows, padding_idx = ctx.params
         if g._requires_grad and is_grad_enabled():  # create_graph: a recorded index_add, same sums
-            from .elementwise import where
-            from .indexing import index_add
-
             idx = indices.reshape(-1)
             g2 = g.reshape(-1, g.shape[-1])
             if padding_idx >= 0:  # the padding row gets no gradient
@@ -495,24 +480,25 @@ def embedding(input, weight, padding_idx=None):
     return _autograd_embedding(weight, input, -1 if padding_idx is None else int(padding_idx))
 
 
-# ----- softmax as a Tensor method (the op itself lives in lucid.nn.functional) -----------
+# ----- softmax (lucid.nn.functional's; also the Tensor methods) ---------------------------
+# One C++ call runs the ops and, when recording, the node (SoftmaxBackward /
+# LogSoftmaxBackward, csrc/autograd/normalization.cpp, first order); the node's formula
+# under create_graph is registered by lucid.nn.functional, which every `import lucid` loads.
 
+@autocast_op("float32")
 def softmax(input, dim=None, dtype=None):
     """``lucid.nn.functional.softmax``; also ``Tensor.softmax(dim)``."""
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        (input,) = _amp_upper(input)
-    from ..nn import functional
-
-    return functional.softmax(input, dim, dtype)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C.autograd_softmax(input, dim, False)
 
 
+@autocast_op("float32")
 def log_softmax(input, dim=None, dtype=None):
     """``lucid.nn.functional.log_softmax``; also ``Tensor.log_softmax(dim)``."""
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        (input,) = _amp_upper(input)
-    from ..nn import functional
-
-    return functional.log_softmax(input, dim, dtype)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C.autograd_softmax(input, dim, True)
 
 
 __all__ += ["softmax", "log_softmax"]
@@ -578,10 +564,8 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
     if any(o >= st for o, st in zip(op, s)):
         # output_padding >= stride (allowed below the dilation, as PyTorch): the C++ kernel covers
         # only < stride, so run the composed 3-D form over a unit depth (csrc-free, differentiable).
-        from .conv3d_compose import conv_transpose3d
-
-        y = squeeze(conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p, [0] + op,
-                                     int(groups), [1] + d), 2)
+        y = squeeze(conv3d_compose.conv_transpose3d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, [1] + s, [0] + p,
+                                                    [0] + op, int(groups), [1] + d), 2)
     else:
         y = _autograd_conv_transpose2d(x, weight, bias, s, pad, d, int(groups), out_shape)
     if nd == 1:
@@ -589,6 +573,7 @@ def _conv_transpose_nd(x, weight, bias, stride, padding, output_padding, groups,
     return squeeze(y, 0) if unbatched else y
 
 
+@autocast_op("lower")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution (the adjoint of conv2d), PyTorch's arguments.
 
@@ -600,12 +585,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.conv_transpose2d(lucid.ones(1, 1, 2, 2), lucid.ones(1, 1, 2, 2), stride=2).shape
     (1, 1, 4, 4)
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                               "conv_transpose2d", 2)
 
 
+@autocast_op("lower")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution over (N, C_in, L): conv_transpose2d over a unit height.
 
@@ -613,8 +597,6 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> lucid.conv_transpose1d(lucid.ones(1, 1, 3), lucid.ones(1, 1, 2)).tolist()
     [[[1.0, 2.0, 2.0, 1.0]]]
     """
-    if _amp.on:  # lucid.autocast (amp/autocast_mode.py)
-        input, weight, bias = _amp_lower(input, weight, bias)
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                               "conv_transpose1d", 1)
 
@@ -631,3 +613,7 @@ _autograd_max_pool2d = _C.autograd_max_pool2d
 _autograd_avg_pool2d = _C.autograd_avg_pool2d
 _autograd_adaptive_avg_pool2d = _C.autograd_adaptive_avg_pool2d
 _autograd_embedding = _C.autograd_embedding
+
+# conv_transpose's composed path (output_padding >= stride) runs conv3d_compose's
+# conv_transpose3d, which is built on conv2d above: imported once this module is complete.
+from . import conv3d_compose  # noqa: E402

@@ -1,4 +1,5 @@
-"""Norms: vector_norm, matrix_norm, norm (``lucid.linalg.*``) and Tensor.norm.
+"""Norms: vector_norm, matrix_norm, norm (``lucid.linalg.*``) and Tensor.norm; the
+distances cdist and dist.
 
 ``vector_norm(x, ord)`` = ``(sum |x|^ord)^(1/ord)`` over ``dim`` (all
 elements when None); ``ord=inf`` / ``-inf`` are max / min of ``|x|``, ``ord=0``
@@ -8,6 +9,7 @@ the norm is 0, as in PyTorch, instead of NaN.
 from __future__ import annotations
 
 import math
+import numbers
 
 from .. import _C
 from .._dtype import as_dtype
@@ -15,15 +17,20 @@ from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
 from .common import dims_arg
-from .decomposition import svdvals
+from .elementwise import where
 
 __all__ = ["vector_norm", "matrix_norm", "linalg_norm", "norm"]
 TENSOR_METHODS = ["norm"]
 
+# linalg.svdvals, for the nuclear and spectral norms: the decompositions are a breadth
+# package above the core (lucid.linalg), which sets this when it loads (``import lucid``
+# loads it).
+svdvals = None
 
-def _check(fn, x):
+
+def _check(fn, x, argument="input"):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a tensor, got {type(x).__name__}")
+        raise TypeError(f"{fn}(): argument '{argument}' must be a tensor, got {type(x).__name__}")
 
 
 class _PNorm(Function):
@@ -37,8 +44,6 @@ class _PNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .elementwise import where
-
         x, n = ctx.saved_tensors
         dims, shape = ctx.dims, tuple(ctx.shape)
         dims = None if dims is None else tuple(dims)
@@ -111,6 +116,9 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
     if ord in ("nuc", 2, -2):
         if dtype is not None:
             x = x.to(as_dtype(dtype))
+        if svdvals is None:
+            raise RuntimeError(f"matrix_norm(): ord={ord!r} needs the singular values of lucid.linalg; "
+                               "import lucid first")
         rest = [i for i in range(x.ndim) if i not in (r, c)]
         sv = svdvals(x.permute(*rest, r, c))
         out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
@@ -154,3 +162,45 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "nuc":
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+# ----- distances -----------------------------------------------------------------------------
+
+def _p_arg(fn, p):
+    if not isinstance(p, numbers.Real) or isinstance(p, bool):
+        raise TypeError(f"{fn}(): argument 'p' must be a number, got {type(p).__name__}")
+    if p < 0:
+        raise ValueError(f"{fn}(): argument 'p' must be non-negative, got {p}")
+    return float(p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of x1 (…, P, M) and x2 (…, R, M) -> (…, P, R); batch
+    axes broadcast. Computed from the differences (``compute_mode`` is accepted for
+    compatibility; the matmul shortcut is never taken, so p=2 is exact at equal rows)."""
+    _check("cdist", x1, "x1")
+    _check("cdist", x2, "x2")
+    p = _p_arg("cdist", p)
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise ValueError(f"cdist(): x1 and x2 must have at least 2 dimensions, got {x1.ndim} and {x2.ndim}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist(): x1 and x2 must have the same number of columns, got {x1.shape[-1]} and "
+                         f"{x2.shape[-1]}")
+    if not x1.dtype.is_floating_point or not x2.dtype.is_floating_point:
+        raise TypeError(f"cdist(): expected floating point inputs, got {x1.dtype} and {x2.dtype}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"cdist(): argument 'compute_mode' is not a known mode: {compute_mode!r}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return vector_norm(diff, ord=p, dim=-1)
+
+
+def dist(input, other, p=2):
+    """p-norm of ``input - other`` (broadcast), a 0-d tensor."""
+    _check("dist", input)
+    _check("dist", other, "other")
+    return vector_norm(input - other, ord=_p_arg("dist", p))
+
+
+__all__ += ["cdist", "dist"]
+TENSOR_METHODS += ["dist"]

@@ -133,11 +133,15 @@ def takes_out(fn, name: str | None = None):
 
 
 def install(namespace: dict) -> None:
-    """Replaces each OUT_FUNCTIONS entry of ``namespace`` (``lucid``'s globals) with its
-    ``out=`` form, and every alias of one (``arcsin`` of ``asin``) with the same form."""
+    """Replaces each OUT_FUNCTIONS entry of ``namespace`` (the globals of ``lucid._namespace``,
+    or of a breadth package whose names ``lucid`` re-exports) with its ``out=`` form, and
+    every alias of one (``arcsin`` of ``asin``) with the same form; names the namespace
+    does not hold are left to the one that does."""
     forms = {}  # id(function) -> its out= form
     for name in OUT_FUNCTIONS:
-        fn = namespace[name]
+        fn = namespace.get(name)
+        if fn is None:
+            continue
         if id(fn) not in forms:
             forms[id(fn)] = (fn, takes_out(fn))
     for name, value in list(namespace.items()):

@@ -18,31 +18,23 @@ from __future__ import annotations
 
 import builtins
 import collections
-import functools
+
+import numpy as np
 
 from .. import _C
+from .._creation import ones
+from .._dtype import as_dtype
 from ..autograd import Function, is_grad_enabled
-from .common import dims_arg, is_tensor, wrap, wrap_dim
+from .common import dims_arg, is_tensor, values_indices, wrap, wrap_dim
+from .elementwise import add, exp, isinf, log, maximum, minimum, sqrt, sub, where
+from .indexing import scatter_add
+from .scan import cumprod
+from .shape import cat, expand, flip, unsqueeze
 
 __all__ = ["sum", "mean", "var", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "all", "any",
            "histc"]
 TENSOR_METHODS = list(__all__)
 
-values_indices = collections.namedtuple("values_indices", ["values", "indices"])
-values_indices.__doc__ = ("The (values, indices) result of max / min / sort / topk / kthvalue / mode / median / "
-                          "cummax ... with a dim, as PyTorch's return_types.")
-
-
-def returns_values_indices(fn):
-    """``fn`` with a (values, indices) pair returned as ``values_indices`` (``.values``,
-    ``.indices``, as PyTorch's return_types); any other result passes through."""
-
-    @functools.wraps(fn)
-    def named(*args, **kwargs):
-        r = fn(*args, **kwargs)
-        return values_indices(*r) if type(r) is tuple else r
-
-    return named
 min_max = collections.namedtuple("min_max", ["min", "max"])
 min_max.__doc__ = "The (min, max) result of aminmax."
 
@@ -57,8 +49,6 @@ def _reduced_count(shape, dims) -> int:
 def _dtype_name(dtype):
     if dtype is None:
         return None
-    from .._dtype import as_dtype
-
     return as_dtype(dtype).name
 
 
@@ -73,8 +63,6 @@ def _unreduce(g, shape, dims):
     """g (the reduced shape) broadcast back to the input's shape; recorded (a
     reshape and an expand) when g is part of a graph (create_graph)."""
     if g._requires_grad and is_grad_enabled():
-        from .shape import expand
-
         return expand(g.reshape(_keep_shape(shape, dims)), *shape)
     return _C.broadcast_reduced(g._impl, tuple(shape), dims)
 
@@ -134,10 +122,6 @@ def _prod_of_others_recorded(x, dims):
     x_i, exact with zeros) as recorded ops, for create_graph: the reduced axes moved
     last and flattened, then the exclusive cumulative products from both ends,
     multiplied."""
-    from .._creation import ones
-    from .scan import cumprod
-    from .shape import cat, flip
-
     n = x.ndim
     axes = sorted({d % n for d in dims}) if dims else list(range(n))
     kept = [i for i in range(n) if i not in axes]
@@ -224,9 +208,6 @@ class _ExtremeDim(Function):
         if g_values._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
             if not ctx.shape:  # a 0-d input is its own max
                 return g_values, None, None, None
-            from .indexing import scatter_add
-            from .shape import unsqueeze
-
             if not ctx.params[0]:  # keepdim
                 g_values, indices = unsqueeze(g_values, ctx.dim), unsqueeze(indices, ctx.dim)
             zeros = _C.full(tuple(ctx.shape), 0.0, g_values.dtype.name, g_values._device_name)
@@ -334,8 +315,6 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None):
     (-1.0, 3.0)
     """
     dims = dims_arg(dim, axis, input.ndim, "aminmax")
-    from ..autograd import is_grad_enabled
-
     if not (input.requires_grad and is_grad_enabled()):
         # One pass over the data (csrc/ops/reduction.cpp: aminmax) when no gradient is recorded.
         mn, mx = _C.aminmax(input._impl, dims, bool(keepdim))
@@ -345,12 +324,7 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None):
 
 def _max_min(name, is_max, input, dim, keepdim, axis):
     if is_tensor(dim):  # max(a, b): the elementwise form
-        from . import elementwise
-
-        other = getattr(elementwise, "maximum" if is_max else "minimum", None)
-        if other is None:
-            raise NotImplementedError(f"{name}(input, other): elementwise form needs lucid.{'maximum' if is_max else 'minimum'}")
-        return other(input, dim)
+        return (maximum if is_max else minimum)(input, dim)
     if dim is None and axis is None:
         return (_autograd_amax if is_max else _autograd_amin)(input, None, bool(keepdim))
     d = dim if dim is not None else axis
@@ -445,8 +419,6 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     >>> lucid.histc(lucid.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
     [0.0, 2.0, 1.0, 0.0]
     """
-    import numpy as np
-
     if not is_tensor(input) or not input.dtype.is_floating_point:
         raise TypeError(f"histc(): argument 'input' must be a floating-point lucid.Tensor, got "
                         f"{getattr(input, 'dtype', type(input).__name__)!r}")
@@ -475,8 +447,6 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     >>> lucid.std(lucid.tensor([1.0, 3.0]), correction=0).item()
     1.0
     """
-    from .elementwise import sqrt
-
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction, axis=axis))
 
 
@@ -488,8 +458,6 @@ def logsumexp(input, dim, keepdim=False):
     >>> round(lucid.logsumexp(lucid.tensor([1000.0, 1000.0]), dim=0).item(), 2)   # 1000 + log 2
     1000.69
     """
-    from .elementwise import exp, isinf, log, sub, where, add
-
     m = amax(input, dim=dim, keepdim=True).detach()
     m = where(isinf(m), 0.0, m)  # -inf (empty mass) or +inf: no shift
     out = add(log(sum(exp(sub(input, m)), dim=dim, keepdim=True)), m)

@@ -1,4 +1,7 @@
-"""Shape ops (csrc/ops/shape.cpp): reshape, permute, expand, joining, splitting, padding.
+"""Shape ops (csrc/ops/shape.cpp): reshape, permute, expand, joining, splitting, padding,
+triangles; numpy's spellings and rearrangements (ravel, swapdims, rot90, fliplr / flipud,
+broadcast_tensors / broadcast_shapes, repeat_interleave, numel); the in-place view forms
+(squeeze_, unsqueeze_, t_, transpose_).
 
 Views: on the CPU stream ``view``, ``reshape`` (when the strides allow),
 ``squeeze``, ``unsqueeze``, ``flatten`` (when the strides allow),
@@ -17,9 +20,14 @@ import numbers
 import numpy as np
 
 from .. import _C
+from .._creation import arange, full, tensor, zeros
 from .._tensor import Tensor
 from ..autograd import Function
-from .common import is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
+from . import indexing  # narrow, select, flip, pad slice through it; it pads (calls at run time only)
+from .common import index_tensor, is_tensor, quantized_input, sum_to_shape, wrap, wrap_dim
+from .copy import clone
+from .elementwise import ge, le, sub, where
+from .inplace import _alias, _check_input, _records
 
 __all__ = ["reshape", "view", "squeeze", "unsqueeze", "flatten", "unflatten", "transpose", "swapaxes", "t",
            "permute", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to", "view_as", "reshape_as", "cat",
@@ -396,11 +404,9 @@ def split(input, split_size_or_sections, dim=0):
 
 
 def _pieces(input, sizes, d):
-    from .indexing import getitem
-
     out, start = [], 0
     for s in sizes:
-        out.append(getitem(input, (slice(None),) * d + (slice(start, start + s),)))
+        out.append(indexing.getitem(input, (slice(None),) * d + (slice(start, start + s),)))
         start += s
     return tuple(out)
 
@@ -432,11 +438,9 @@ def unbind(input, dim=0):
     >>> [t.tolist() for t in lucid.tensor([[1, 2], [3, 4]]).unbind(1)]
     [[1, 3], [2, 4]]
     """
-    from .indexing import getitem
-
     _check_tensor(input, "unbind")
     d = wrap_dim(dim, input.ndim, "unbind")
-    return tuple(getitem(input, (slice(None),) * d + (i,)) for i in range(input.shape[d]))
+    return tuple(indexing.getitem(input, (slice(None),) * d + (i,)) for i in range(input.shape[d]))
 
 
 def narrow(input, dim, start, length):
@@ -447,8 +451,6 @@ def narrow(input, dim, start, length):
     >>> lucid.arange(6).narrow(0, 1, 3).tolist()
     [1, 2, 3]
     """
-    from .indexing import getitem
-
     _check_tensor(input, "narrow")
     d = wrap_dim(dim, input.ndim, "narrow")
     n = input.shape[d]
@@ -458,7 +460,7 @@ def narrow(input, dim, start, length):
     s %= n if n else 1
     if k < 0 or s + k > n:
         raise ValueError(f"narrow(): start {s} + length {k} exceeds dim {d} of size {n}")
-    return getitem(input, (slice(None),) * d + (slice(s, s + k),))
+    return indexing.getitem(input, (slice(None),) * d + (slice(s, s + k),))
 
 
 def select(input, dim, index):
@@ -469,11 +471,9 @@ def select(input, dim, index):
     >>> lucid.tensor([[1, 2], [3, 4]]).select(1, -1).tolist()
     [2, 4]
     """
-    from .indexing import getitem
-
     _check_tensor(input, "select")
     d = wrap_dim(dim, input.ndim, "select")
-    return getitem(input, (slice(None),) * d + (_int(index, "select", "index"),))
+    return indexing.getitem(input, (slice(None),) * d + (_int(index, "select", "index"),))
 
 
 def repeat(input, *sizes):
@@ -494,8 +494,6 @@ def repeat(input, *sizes):
     # (s0, s1) -> (1, s0, 1, s1) -> (r0, s0, r1, s1) -> (r0*s0, r1*s1)
     spread = [v for s in shape for v in (1, s)]
     target = [v for r, s in zip(reps, shape) for v in (r, s)]
-    from .copy import clone
-
     out = clone(expand(reshape(input, spread), target))  # a fresh contiguous copy, so the reshape is a view
     return reshape(out, [r * s for r, s in zip(reps, shape)])
 
@@ -551,14 +549,12 @@ def flip(input, dims):
     >>> lucid.tensor([[1, 2], [3, 4]]).flip(1).tolist()
     [[2, 1], [4, 3]]
     """
-    from .indexing import getitem
-
     _check_tensor(input, "flip")
     ds = dims if isinstance(dims, (tuple, list)) else (dims,)
     ds = {wrap_dim(d, input.ndim, "flip", "dims") for d in ds}
     if input.ndim == 0:
-        return getitem(input, ())
-    return getitem(input, tuple(slice(None, None, -1) if i in ds else slice(None) for i in range(input.ndim)))
+        return indexing.getitem(input, ())
+    return indexing.getitem(input, tuple(slice(None, None, -1) if i in ds else slice(None) for i in range(input.ndim)))
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -578,8 +574,6 @@ def pad(input, pad, mode="constant", value=0):
     >>> lucid.pad(lucid.tensor([1.0, 2.0, 3.0]), (2, 1), mode="reflect").tolist()
     [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
     """
-    from .indexing import getitem, index_select, setitem
-
     _check_tensor(input, "pad")
     if not isinstance(pad, (tuple, list)) or len(pad) % 2:
         raise ValueError(f"pad(): argument 'pad' must be a tuple of even length, got {pad!r}")
@@ -601,10 +595,8 @@ def pad(input, pad, mode="constant", value=0):
                 raise ValueError(f"pad(): padding {(lo, hi)} leaves axis {ax} of size {n} with a negative size")
             src[ax] = slice(max(-lo, 0), n - max(-hi, 0))
             dst[ax] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
-        from .._creation import full
-
         out = full(shape, value, dtype=input.dtype, device=input.device)
-        return setitem(out, tuple(dst), getitem(input, tuple(src)))
+        return indexing.setitem(out, tuple(dst), indexing.getitem(input, tuple(src)))
     out = input
     for ax, lo, hi in spec:
         n = out.shape[ax]
@@ -625,18 +617,13 @@ def pad(input, pad, mode="constant", value=0):
             pos = np.clip(pos, 0, n - 1)
         else:
             pos = pos % n
-        from .._creation import tensor
-
-        out = index_select(out, ax, tensor(pos.astype(np.int64), device=input.device))
+        out = indexing.index_select(out, ax, tensor(pos.astype(np.int64), device=input.device))
     return out
 
 
 # ----- triangles (a mask from two aranges, then where) ---------------------------------
 
 def _triangle(input, diagonal, fn, lower):
-    from .._creation import arange, zeros
-    from .elementwise import where, ge, le, sub
-
     _check_tensor(input, fn)
     if input.ndim < 2:
         raise ValueError(f"{fn}(): expected a tensor of at least 2 dimensions, got shape {tuple(input.shape)}")
@@ -671,3 +658,167 @@ def triu(input, diagonal=0):
 
 __all__ += ["tril", "triu"]
 TENSOR_METHODS += ["tril", "triu"]
+
+
+# ----- numpy's spellings and rearrangements ------------------------------------------------
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def broadcast_shapes(*shapes):
+    """numpy's broadcast of the given shapes (a tuple)."""
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise ValueError(f"broadcast_shapes(): shapes {list(shapes)} cannot be broadcast together") from None
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (a tuple); differentiable."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        _check_tensor(t, "broadcast_tensors", "tensors")
+    try:
+        shape = tuple(np.broadcast_shapes(*[t.shape for t in tensors]))
+    except ValueError:
+        raise ValueError(f"broadcast_tensors(): shapes {[t.shape for t in tensors]} cannot be broadcast "
+                         "together") from None
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    """Repeats each element ``repeats`` times along ``dim`` (flattened when
+    None). ``repeats``: an int or a 1-d integer tensor with one count per
+    element (read back to the host). Differentiable in ``input``.
+
+    >>> import lucid
+    >>> lucid.repeat_interleave(lucid.tensor([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    """
+    _check_tensor(input, "repeat_interleave")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else wrap_dim(dim, x.ndim, "repeat_interleave")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    n = x.shape[d]
+    if isinstance(repeats, Tensor):
+        if repeats.dtype.is_floating_point or repeats.dtype.name == "bool":  # counts, as PyTorch: integers only
+            raise TypeError(f"repeat_interleave(): argument 'repeats' must be an integer tensor, got {repeats.dtype}")
+        counts = repeats.detach().to("cpu").numpy().astype(np.int64).reshape(-1)
+    elif isinstance(repeats, (int, np.integer)) and not isinstance(repeats, bool):
+        counts = np.array([int(repeats)], dtype=np.int64)
+    else:
+        raise TypeError(f"repeat_interleave(): argument 'repeats' must be an int or a tensor, got "
+                        f"{type(repeats).__name__}")
+    if counts.size == 1:
+        counts = np.full(n, counts[0], dtype=np.int64)
+    if counts.size != n:
+        raise ValueError(f"repeat_interleave(): argument 'repeats' must have one count per element ({n}), "
+                         f"got {counts.size}")
+    if (counts < 0).any():
+        raise ValueError("repeat_interleave(): argument 'repeats' must be non-negative")
+    return indexing.index_select(x, d, index_tensor(np.repeat(np.arange(n), counts), x.device))
+
+
+def ravel(input):
+    """The elements as a 1-D tensor (row-major)."""
+    _check_tensor(input, "ravel")
+    return input.reshape(-1)
+
+
+def swapdims(input, dim0, dim1):
+    """Alias of transpose / swapaxes."""
+    _check_tensor(input, "swapdims")
+    return input.transpose(dim0, dim1)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotates by 90 degrees ``k`` times in the plane ``dims``, from the first axis toward the
+    second (numpy's and PyTorch's direction)."""
+    _check_tensor(input, "rot90")
+    if not isinstance(dims, (list, tuple)) or len(dims) != 2:
+        raise ValueError(f"rot90(): argument 'dims' must name 2 dimensions, got {dims!r}")
+    if input.ndim < 2:
+        raise ValueError(f"rot90(): expected a tensor with at least 2 dimensions, got {input.ndim}")
+    d0 = wrap_dim(dims[0], input.ndim, "rot90", "dims")
+    d1 = wrap_dim(dims[1], input.ndim, "rot90", "dims")
+    if d0 == d1:
+        raise ValueError(f"rot90(): argument 'dims' must name two different dimensions, got {dims!r}")
+    if not _is_int(k):
+        raise TypeError(f"rot90(): argument 'k' must be an int, got {type(k).__name__}")
+    k = builtins.int(k) % 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip(d0).flip(d1)
+    if k == 3:
+        return input.flip(d0).transpose(d0, d1)
+    return input.clone()
+
+
+def fliplr(input):
+    """Reverses dim 1 (at least 2-D)."""
+    _check_tensor(input, "fliplr")
+    if input.ndim < 2:
+        raise ValueError(f"fliplr(): input must be >= 2-d, got {input.ndim}-d")
+    return input.flip(1)
+
+
+def flipud(input):
+    """Reverses dim 0 (at least 1-D)."""
+    _check_tensor(input, "flipud")
+    if input.ndim < 1:
+        raise ValueError("flipud(): input must be >= 1-d, got 0-d")
+    return input.flip(0)
+
+
+def numel(input):
+    """The number of elements (an int)."""
+    _check_tensor(input, "numel")
+    return input.numel()
+
+
+_SPELLINGS = ["broadcast_shapes", "broadcast_tensors", "repeat_interleave", "ravel", "swapdims", "rot90", "fliplr",
+              "flipud", "numel"]
+__all__ += _SPELLINGS
+TENSOR_METHODS += ["repeat_interleave", "ravel", "swapdims", "rot90", "fliplr", "flipud"]
+
+
+# ----- in-place forms ----------------------------------------------------------------------
+# ``x.squeeze_()`` ... change which view the tensor is (no bytes move, as in PyTorch): the
+# tensor is rebound to the squeezed / transposed view, recorded when the graph is on. A leaf
+# that requires grad is refused while grad mode is on, as PyTorch.
+
+def _rebind(input, view):
+    input._impl = view._impl
+    input.grad_fn, input._output_nr, input._requires_grad = view.grad_fn, view._output_nr, view._requires_grad
+    return input
+
+
+def _shape_inplace(name, fn):
+    def op(input, *args):
+        _check_input(name, input)
+        if _records(input):
+            if input.grad_fn is None:
+                raise RuntimeError(f"{name}(): a leaf tensor that requires grad cannot be modified in place; "
+                                   "use lucid.no_grad() or the out-of-place form")
+            return _rebind(input, fn(_alias(input), *args))
+        return _rebind(input, fn(input, *args))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"In-place :func:`lucid.{name[:-1]}`: ``input`` becomes that view of itself (same memory on the "
+                  "CPU stream) and is returned.")
+    return op
+
+
+squeeze_ = _shape_inplace("squeeze_", squeeze)
+unsqueeze_ = _shape_inplace("unsqueeze_", unsqueeze)
+t_ = _shape_inplace("t_", t)
+transpose_ = _shape_inplace("transpose_", transpose)
+
+
+_INPLACE = ["squeeze_", "unsqueeze_", "t_", "transpose_"]
+__all__ += _INPLACE
+TENSOR_METHODS += _INPLACE

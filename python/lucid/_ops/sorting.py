@@ -1,5 +1,6 @@
-"""Sorting and counting (csrc/ops/sort.cpp): sort, argsort, topk, median,
-unique, count_nonzero, bincount, nonzero, masked_select.
+"""Sorting, searching and counting (csrc/ops/sort.cpp): sort, argsort, topk, median,
+unique, count_nonzero, bincount, nonzero, masked_select; composed from those and
+comparisons: unique_consecutive, searchsorted / bucketize, isin.
 
 ``sort`` is one C++ kernel per stream, stable in both directions (equal keys
 keep increasing input position, so ``topk`` breaks ties by the lower index,
@@ -15,11 +16,14 @@ import builtins
 import numpy as np
 
 from .. import _C
+from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd import Function
 from ..autograd.grad_mode import is_grad_enabled
-from .reduction import returns_values_indices
-from .common import wrap, wrap_dim
+from .common import constant, host_array, returns_values_indices, wrap, wrap_dim
+from .indexing import gather, scatter_add
+from .reduction import sum as _sum
+from .shape import broadcast_to, movedim
 
 __all__ = ["sort", "argsort", "msort", "topk", "median", "unique", "count_nonzero", "bincount", "nonzero",
            "masked_select"]
@@ -51,8 +55,6 @@ class _Select(Function):
         (indices,) = ctx.saved_tensors
         zeros = _C.full(tuple(ctx.shape), 0.0, g.dtype.name, g._device_name)
         if g._requires_grad and is_grad_enabled():  # create_graph: recorded scatter_add
-            from .indexing import scatter_add
-
             return scatter_add(wrap(zeros), ctx.dim, indices, g), None, None, None
         return _C.scatter_add(zeros, ctx.dim, indices._impl, g._impl), None, None, None
 
@@ -214,8 +216,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     rest = _C.ne(_C.slice(values, [1], [1], [n - 1]), _C.slice(values, [0], [1], [n - 1]))
     new = _C.cat([first, rest], 0)
     starts = np.flatnonzero(Tensor(_C.to_device(new, "cpu") if dev != "cpu" else new).numpy()).astype(np.int64)
-    from .._creation import tensor
-
     starts_t = tensor(starts, device=dev)
     out = [_C.index_select(values, 0, starts_t._impl)]
     if return_inverse:
@@ -234,9 +234,6 @@ def _unique_dim(input, d, return_inverse, return_counts):
     last column first (each pass keeps the order of the columns after it for
     equal keys); a row starts a new slice when any element differs from the
     row before."""
-    from .._creation import tensor
-    from .shape import movedim
-
     dev = input._device_name
     n = input.shape[d]
     rest = [s for k, s in enumerate(input.shape) if k != d]
@@ -280,8 +277,6 @@ def _unique_dim(input, d, return_inverse, return_counts):
 def count_nonzero(input, dim=None):
     """How many elements are not zero (over ``dim``: an int or tuple; all when None); int64."""
     _check("count_nonzero", input)
-    from .reduction import sum as _sum
-
     nz = _C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name))
     return _sum(nz, dim=dim)
 
@@ -337,8 +332,6 @@ def nonzero(input, *, as_tuple=False):
     shape ``(count, ndim)``, or (``as_tuple=True``) one 1-d tensor per axis.
     Reads ``input != 0`` back to the host (the output size depends on it)."""
     _check("nonzero", input)
-    from .._creation import tensor
-
     mask = _C.ne(input._impl, _C.full((), 0.0, input._dtype_name, input._device_name)).to("cpu").numpy()
     where = np.argwhere(mask.reshape(input.shape)).astype(np.int64)
     dev = input.device
@@ -356,11 +349,139 @@ def masked_select(input, mask):
     _check("masked_select", mask, "mask")
     if mask.dtype.name != "bool":
         raise TypeError(f"masked_select(): argument 'mask' must be a bool tensor, got {mask.dtype}")
-    from .shape import broadcast_to
-
     shape = tuple(np.broadcast_shapes(input.shape, mask.shape))
     x = input if input.shape == shape else broadcast_to(input, shape)
     m = mask if mask.shape == shape else broadcast_to(mask, shape)
     if x.ndim == 0:
         x, m = x.reshape(1), m.reshape(1)
     return x[m]
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a scalar);
+    a bool tensor of ``elements``' shape."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin(): argument 'elements' or 'test_elements' must be a tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    e = elements if isinstance(elements, Tensor) else constant(elements, like)
+    t = test_elements if isinstance(test_elements, Tensor) else constant(test_elements, like)
+    if t.numel() == 0:
+        hit = full(tuple(e.shape), False, dtype="bool", device=e.device)
+    else:
+        hit = (e.reshape(*e.shape, 1) == t.reshape(-1)).any(-1)
+    return hit.logical_not() if invert else hit
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """For each value of ``input``, the index in ``sorted_sequence`` (sorted on its last axis;
+    1-D, or its leading axes matching ``input``'s) where it would be inserted to keep the order:
+    before equal values (``side="left"``), after them with ``right=True`` / ``side="right"``.
+    ``sorter``: indices sorting an unsorted sequence. A NaN value goes to the end (index n).
+    int64, or int32 with ``out_int32``."""
+    _check("searchsorted", sorted_sequence, "sorted_sequence")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted(): argument 'side' must be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise ValueError("searchsorted(): argument 'side' and 'right' can't be set to opposites, got side of "
+                             "left while right was True")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        _check("searchsorted", sorter, "sorter")
+        if tuple(sorter.shape) != tuple(seq.shape) or sorter.dtype.is_floating_point:
+            raise ValueError("searchsorted(): argument 'sorter' must be an integer tensor of sorted_sequence's "
+                             f"shape {tuple(seq.shape)}, got {sorter.dtype} {tuple(sorter.shape)}")
+        seq = gather(seq, seq.ndim - 1, sorter.to(dtype="int64"))
+    scalar = not isinstance(input, Tensor)
+    v = constant(input, seq, None if isinstance(input, builtins.float) and not seq.dtype.is_floating_point
+               else seq.dtype) if scalar else input
+    if seq.ndim == 0:
+        raise ValueError("searchsorted(): argument 'sorted_sequence' must have at least 1 dimension")
+    if seq.ndim > 1:
+        if scalar or v.ndim != seq.ndim or tuple(v.shape[:-1]) != tuple(seq.shape[:-1]):
+            raise ValueError("searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                             f"of boundaries tensor and input value tensor must match, got {tuple(seq.shape)} and "
+                             f"{tuple(v.shape) if not scalar else ()}")
+    if v.numel() * seq.shape[-1] > _COMPARE_LIMIT:  # a binary search on the host instead of the full comparison
+        out = _searchsorted_host(seq, v, right)
+        return out.to(dtype="int32") if out_int32 else out
+    if seq.ndim > 1:
+        cmp = seq.unsqueeze(-2)  # (..., 1, n) against (..., m, 1)
+    else:
+        cmp = seq
+    vv = v.unsqueeze(-1)
+    below = (cmp <= vv) if right else (cmp < vv)
+    if vv.dtype.is_floating_point:  # a NaN value goes after everything, as PyTorch places it
+        below = below.logical_or(vv.isnan())
+    out = _sum(below.to(dtype="int64"), -1)
+    return out.to(dtype="int32") if out_int32 else out
+
+
+# Up to this many value x boundary comparisons, searchsorted compares on the tensors'
+# stream (no host round trip); above it, numpy's binary search (O(m log n)) on the host.
+_COMPARE_LIMIT = 1 << 22
+
+
+def _searchsorted_host(seq, v, right):
+    """searchsorted's indices by numpy's binary search, row by row for a batched sequence.
+    Half precision is widened to float32 first (exact, so the order is unchanged); numpy
+    places a NaN value after everything, as PyTorch does."""
+    def host(t):
+        if t.dtype.is_floating_point and t.dtype.name != "float64":
+            t = t.to(dtype="float32")
+        return t.to("cpu").numpy()
+
+    side = "right" if right else "left"
+    s_np, v_np = host(seq), host(v)
+    if seq.ndim == 1:
+        idx = np.searchsorted(s_np, v_np, side=side)
+    else:
+        rows, vals = s_np.reshape(-1, s_np.shape[-1]), v_np.reshape(-1, v_np.shape[-1])
+        idx = np.stack([np.searchsorted(r, q, side=side) for r, q in zip(rows, vals)]).reshape(v_np.shape)
+    return tensor(np.asarray(idx, dtype=np.int64), device=v.device)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each value for 1-D sorted ``boundaries``: ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<=`` / ``<`` swapped with ``right=True``)."""
+    _check("bucketize", boundaries, "boundaries")
+    if boundaries.ndim != 1:
+        raise ValueError(f"bucketize(): argument 'boundaries' must be a 1-D tensor, got {boundaries.ndim}-D")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive elements (``dim=None``: of the flattened input) or
+    equal consecutive slices along ``dim`` into one. Returns the values, then the run index of
+    each element / slice (``return_inverse``; input's shape, or its length on ``dim``) and the run
+    lengths (``return_counts``), as requested. Found on the host; not differentiable."""
+    _check("unique_consecutive", input)
+    a = host_array(input)
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.size, dtype=bool)
+        starts[1:] = flat[1:] != flat[:-1]
+        vals = flat[starts]
+        inv_shape = a.shape
+    else:
+        d = wrap_dim(dim, input.ndim, "unique_consecutive")
+        m = np.moveaxis(a, d, 0)
+        rows = m.reshape(m.shape[0], -1)
+        starts = np.ones(rows.shape[0], dtype=bool)
+        if rows.shape[0] > 1:
+            starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        vals = np.moveaxis(m[starts], 0, d)
+        inv_shape = (rows.shape[0],)
+    run = np.cumsum(starts) - 1
+    out = [tensor(np.ascontiguousarray(vals), dtype=input.dtype, device=input.device)]
+    if return_inverse:
+        out.append(tensor(run.reshape(inv_shape).astype(np.int64), device=input.device))
+    if return_counts:
+        out.append(tensor(np.diff(np.append(np.flatnonzero(starts), starts.size)).astype(np.int64),
+                          device=input.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+__all__ += ["isin", "searchsorted", "bucketize", "unique_consecutive"]
+TENSOR_METHODS += ["unique_consecutive"]

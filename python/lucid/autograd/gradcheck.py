@@ -3,6 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import tensor, zeros
+from .._dtype import float64
+from .._tensor import Tensor
+from .engine import grad
+from .grad_mode import enable_grad, no_grad
+
 
 def gradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> bool:
     """Compares autograd's vector-Jacobian product with central differences.
@@ -20,11 +26,9 @@ def gradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> bool
     >>> lucid.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
     True
     """
-    import lucid
-
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff_inputs = [t for t in inputs if isinstance(t, lucid.Tensor) and t.requires_grad]
-    double = bool(diff_inputs) and all(t.dtype == lucid.float64 for t in diff_inputs)
+    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    double = bool(diff_inputs) and all(t.dtype == float64 for t in diff_inputs)
     eps = (1e-6 if double else 1e-2) if eps is None else eps
     atol = (1e-5 if double else 1e-2) if atol is None else atol
     rtol = (1e-3 if double else 1e-2) if rtol is None else rtol
@@ -35,19 +39,19 @@ def gradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> bool
     vs = [rng.standard_normal(o.shape).astype(work) for o in outs]
 
     def host(o):  # float64 outputs stay float64; the rest are read as float32
-        return o.numpy() if o.dtype == lucid.float64 else o.float().numpy()
+        return o.numpy() if o.dtype == float64 else o.float().numpy()
 
     def projected(args):
-        with lucid.no_grad():
+        with no_grad():
             r = fn(*args)
         rs = r if isinstance(r, tuple) else (r,)
         return sum(float((host(o).astype(np.float64) * v).sum()) for o, v in zip(rs, vs))
 
     # Outputs without a graph (constant in the inputs) add nothing to v^T J.
     live = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
-    analytic = lucid.autograd.grad(
+    analytic = grad(
         tuple(o for o, _ in live), diff_inputs,
-        grad_outputs=tuple(lucid.tensor(v, device=o.device).to(o.dtype) for o, v in live), allow_unused=True,
+        grad_outputs=tuple(tensor(v, device=o.device).to(o.dtype) for o, v in live), allow_unused=True,
     ) if live else (None,) * len(diff_inputs)
     for k, (t, g) in enumerate(zip(diff_inputs, analytic)):
         base = t.detach().to("cpu").numpy().astype(work)
@@ -56,7 +60,7 @@ def gradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> bool
             for sign in (1, -1):
                 pert = base.copy().reshape(-1)
                 pert[i] += sign * eps
-                moved = lucid.tensor(pert.reshape(base.shape), device=t.device).to(t.dtype)
+                moved = tensor(pert.reshape(base.shape), device=t.device).to(t.dtype)
                 args = [moved if a is t else a for a in inputs]
                 numeric[i] += sign * projected(args)
             numeric[i] /= 2 * eps
@@ -84,29 +88,27 @@ def gradgradcheck(fn, inputs, eps=None, atol=None, rtol=None, seed: int = 0) -> 
     >>> lucid.autograd.gradgradcheck(lambda t: (t * t * t).sum(), (x,))
     True
     """
-    import lucid
-
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [isinstance(t, lucid.Tensor) and t.requires_grad for t in inputs]
+    diff = [isinstance(t, Tensor) and t.requires_grad for t in inputs]
     rng = np.random.default_rng(seed + 1)
     out = fn(*inputs)
     outs = out if isinstance(out, tuple) else (out,)
-    double = any(diff) and all(t.dtype == lucid.float64 for t, d in zip(inputs, diff) if d)
+    double = any(diff) and all(t.dtype == float64 for t, d in zip(inputs, diff) if d)
     us = [rng.standard_normal(o.shape).astype(np.float64 if double else np.float32) for o in outs]
 
     def first_grads(*args):
-        with lucid.enable_grad():
+        with enable_grad():
             # gradcheck's perturbed copies are fresh leaves: they take part as inputs here
             args = [a if not d or a.requires_grad else a.detach().requires_grad_() for a, d in zip(args, diff)]
             r = fn(*args)
             rs = r if isinstance(r, tuple) else (r,)
             live = [(o, u) for o, u in zip(rs, us) if o.requires_grad]
             wrt = [a for a, d in zip(args, diff) if d]
-            gs = lucid.autograd.grad(
+            gs = grad(
                 tuple(o for o, _ in live), wrt,
-                grad_outputs=tuple(lucid.tensor(u, device=o.device).to(o.dtype) for o, u in live),
+                grad_outputs=tuple(tensor(u, device=o.device).to(o.dtype) for o, u in live),
                 create_graph=True, allow_unused=True) if live else (None,) * len(wrt)
-        return tuple(lucid.zeros(a.shape, dtype=a.dtype, device=a.device) if g is None else g
+        return tuple(zeros(a.shape, dtype=a.dtype, device=a.device) if g is None else g
                      for a, g in zip(wrt, gs))
 
     return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol, seed=seed)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+from .. import _C
+
 _leaf_hooks: dict = {}  # id(tensor) -> (weakref(tensor), [hooks])
 _node_hooks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # node -> {output_nr: [hooks]}
 _anomaly = threading.local()
@@ -121,10 +123,9 @@ class detect_anomaly(set_detect_anomaly):
 
 
 def check_grads(node, grads) -> None:
-    """Raises when a gradient returned by ``node``'s backward holds a NaN."""
-    from .._ops import any as any_, isnan
-
+    """Raises when a gradient returned by ``node``'s backward holds a NaN (the engine's
+    kernels directly: this layer sits below the ops)."""
     for i, g in enumerate(grads):
-        if g is not None and g.dtype.is_floating_point and bool(any_(isnan(g)).item()):
+        if g is not None and g.dtype.is_floating_point and bool(_C.any(_C.isnan(g._impl)._impl, None, False).item()):
             raise RuntimeError(f"anomaly detected: function '{node.name()}' returned nan values in its "
                                f"{i}th output")

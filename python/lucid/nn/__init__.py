@@ -1,17 +1,27 @@
-"""Neural-network building blocks (``lucid.nn``), as a PyTorch user expects them."""
+"""Neural-network building blocks (``lucid.nn``), as a PyTorch user expects them.
+
+The core (module, parameter, containers, functional, init, layers, utils) imports
+nothing above it. This front adds the breadth built on the core (the lazy layers,
+the transformer layers, parametrizations) and loads the quantized / QAT / fused
+layer packages on first use.
+"""
 from .module import Module  # noqa: F401
 from .parameter import Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from . import functional, init  # noqa: F401
 from .layers import *  # noqa: F401,F403
-from . import utils  # noqa: F401,E402
-from . import intrinsic  # noqa: F401,E402
+from . import utils  # noqa: F401
+from .lazy import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from .utils import parametrizations, parametrize  # noqa: F401  (binds nn.utils.parametrize / .parametrizations)
+
+_LAZY_PACKAGES = ("quantized", "qat", "intrinsic")
 
 
 def __getattr__(name):
-    # The quantized / QAT layer packages import lucid.quantization, which imports lucid.nn:
-    # load them on first use.
-    if name in ("quantized", "qat"):
+    # nn.quantized / nn.qat / nn.intrinsic sit layers above the core (they import
+    # lucid.quantization, which imports the core): loaded on first use.
+    if name in _LAZY_PACKAGES:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -8,7 +8,9 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
+from .._tensor import Tensor
 from .module import Module
+from .parameter import Parameter
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
@@ -257,9 +259,6 @@ class ModuleDict(Module):
 
 def _as_parameter(fn: str, value):
     """PyTorch's rule: a plain tensor stored in a parameter container becomes a Parameter."""
-    from .._tensor import Tensor
-    from .parameter import Parameter
-
     if isinstance(value, Parameter):
         return value
     if isinstance(value, Tensor):

@@ -13,6 +13,10 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
+from .._creation import eye, rand, randn, tensor as make
+from .._ops.random import _draw
 from .._tensor import Tensor
 from ..autograd import no_grad
 
@@ -94,8 +98,6 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0):
     _check_tensor("uniform_()", tensor)
     if not a <= b:
         raise ValueError(f"uniform_(): expected a <= b, got a={a}, b={b}")
-    from .._creation import rand
-
     return _fill_from(tensor, lambda shape, dev: rand(shape, device=dev) * (b - a) + a)
 
 
@@ -104,8 +106,6 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0):
     _check_tensor("normal_()", tensor)
     if std < 0:
         raise ValueError(f"normal_(): argument 'std' must be non-negative, got {std}")
-    from .._creation import randn
-
     return _fill_from(tensor, lambda shape, dev: randn(shape, device=dev) * std + mean)
 
 
@@ -179,10 +179,6 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
     _check_tensor("trunc_normal_()", tensor)
     if std <= 0 or not a < b:
         raise ValueError(f"trunc_normal_(): expected std > 0 and a < b, got std={std}, a={a}, b={b}")
-    import numpy as np
-
-    from .._creation import randn, tensor as make
-
     n = tensor.numel()
     out = np.empty(0, dtype=np.float32)
     for _ in range(1000):  # acceptance >= ~1e-4 per draw for any [a, b] within 4 std of the mean
@@ -209,10 +205,6 @@ def orthogonal_(tensor, gain: float = 1.0):
     _check_tensor("orthogonal_()", tensor)
     if tensor.ndim < 2:
         raise ValueError(f"orthogonal_(): expected a tensor of at least 2 dimensions, got shape {tuple(tensor.shape)}")
-    import numpy as np
-
-    from .._creation import randn, tensor as make
-
     rows = tensor.shape[0]
     cols = tensor.numel() // rows if rows else 0
     flat = randn(rows, cols).numpy().astype(np.float64)
@@ -236,8 +228,6 @@ def eye_(tensor):
     _check_tensor("eye_()", tensor)
     if tensor.ndim != 2:
         raise ValueError(f"eye_(): expected a 2-D tensor, got shape {tuple(tensor.shape)}")
-    from .._creation import eye
-
     return _fill_from(tensor, lambda shape, dev: eye(shape[0], shape[1], device=dev))
 
 
@@ -259,10 +249,6 @@ def dirac_(tensor, groups: int = 1):
         raise ValueError(f"dirac_(): argument 'groups' must be a positive int, got {groups!r}")
     if tensor.shape[0] % groups:
         raise ValueError(f"dirac_(): dim 0 of the tensor ({tensor.shape[0]}) must be divisible by groups={groups}")
-    import numpy as np
-
-    from .._creation import tensor as make
-
     per_group = tensor.shape[0] // groups
     values = np.zeros(tuple(tensor.shape), dtype=np.float32)
     centre = tuple(k // 2 for k in tensor.shape[2:])
@@ -289,11 +275,6 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
         raise ValueError(f"sparse_(): argument 'sparsity' must be a number in [0, 1], got {sparsity!r}")
     if isinstance(std, bool) or not isinstance(std, numbers.Real) or std < 0:
         raise ValueError(f"sparse_(): argument 'std' must be a non-negative number, got {std!r}")
-    import numpy as np
-
-    from .._creation import tensor as make
-    from .._ops.random import _draw
-
     rows, cols = tensor.shape
     n_zero = int(math.ceil(sparsity * rows))
 

@@ -13,6 +13,9 @@ import itertools
 import weakref
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
+from .._creation import tensor
 from .._dtype import as_dtype
 from .._tensor import Tensor
 from ..autograd import is_grad_enabled, no_grad
@@ -621,10 +624,6 @@ def _from_foreign_array(value, name, problems, dtype):
     ``copy_`` converts; a float64 array could not reach a GPU-stream module otherwise);
     anything else is returned as is for the type check to report. A conversion that
     fails is reported with the way to convert by hand."""
-    import numpy as np
-
-    from .._creation import tensor
-
     kind = f"{type(value).__module__}.{type(value).__name__}"
     if isinstance(value, np.ndarray):
         return tensor(value).to(dtype=dtype)

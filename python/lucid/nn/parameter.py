@@ -6,6 +6,7 @@ A Parameter is a ``lucid.Tensor`` subclass. It is always a leaf (no
 """
 from __future__ import annotations
 
+from .._creation import empty, zeros
 from .._tensor import Tensor
 
 
@@ -30,8 +31,6 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad: bool = True):
         if data is None:
-            from .._creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be a lucid.Tensor, got {type(data).__name__}")
@@ -70,9 +69,7 @@ class _Uninitialized:
     _is_uninitialized = True
 
     def _init_probe(self, device, dtype):
-        import lucid
-
-        self.__dict__["_probe"] = lucid.empty(0, dtype=dtype, device=device)
+        self.__dict__["_probe"] = empty(0, dtype=dtype, device=device)
 
     @property
     def _impl(self):
@@ -95,14 +92,12 @@ class _Uninitialized:
         self.__dict__["_probe"] = probe
 
     def _values(self, shape, device, dtype):
-        import lucid
-
         probe = self.__dict__["_probe"]
         shape = tuple(shape)
         if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
             raise ValueError(f"{type(self).__name__}.materialize(): argument 'shape' must hold non-negative ints, "
                              f"got {shape}")
-        return lucid.zeros(*shape, dtype=dtype or probe.dtype, device=device or probe.device)
+        return zeros(*shape, dtype=dtype or probe.dtype, device=device or probe.device)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

@@ -19,7 +19,6 @@ from .group_affine import group_dequantize, group_quantize, group_quantized_line
 from .qconv_nd import qconv3d, qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
 from . import observer
 from .observer import *  # noqa: F401,F403
-from .fuse_modules import fuse_modules, fuse_modules_qat
 from . import fake_quantize_modules as _fake_quantize_modules
 from .fake_quantize_modules import *  # noqa: F401,F403
 from . import group_observer as _group_observer
@@ -31,11 +30,15 @@ from .qconfig_mapping import *  # noqa: F401,F403
 from . import qtensor as _qtensor
 from .qtensor import QTensor, quantize_per_channel, quantize_per_tensor
 from . import stubs as _stubs
-from .stubs import DeQuantStub, QuantStub, QuantWrapper, add_quant_dequant
+from .stubs import DeQuantStub, QuantStub, QuantWrapper
+# The quantized layers: loading them registers the QTensor versions of the float ops
+# (relu, max_pool2d, adaptive_avg_pool2d) that a QTensor reaching those ops runs.
+from ..nn import quantized as _nn_quantized  # noqa: F401
 from . import mappings as _mappings
 from .mappings import *  # noqa: F401,F403
 from . import workflows as _workflows
 from .workflows import *  # noqa: F401,F403
+from .fuse_modules import fuse_modules, fuse_modules_qat
 from . import quantize_fx
 from .quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
 

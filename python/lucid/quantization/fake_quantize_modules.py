@@ -30,14 +30,15 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd import no_grad
 from ..nn.module import Module
 from ..nn.parameter import Parameter
-from . import observer as _obs
-from .observer import (FixedQParamsObserver, MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
-                       _with_args, _with_callable_args, default_fixed_qparams_range_0to1_observer,
+from .observer import (FixedQParamsObserver, HistogramObserver, MovingAverageMinMaxObserver,
+                       MovingAveragePerChannelMinMaxObserver, default_fixed_qparams_range_0to1_observer,
                        default_fixed_qparams_range_neg1to1_observer)
+from .observer_base import _host32, _observer_qdtype, _with_args, _with_callable_args
 from .primitives import fake_quantize, fake_quantize_learnable
 from .qdtype import QDtype, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qint8, quint8
 
@@ -52,8 +53,6 @@ __all__ = ["FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize", "Fuse
 
 
 def _flag(value: int, like: Tensor | None = None) -> Tensor:
-    from .._creation import tensor
-
     return tensor([value], dtype=_dtype.uint8, device=None if like is None else like.device)
 
 
@@ -74,7 +73,7 @@ def _bound_dtype(observer, observer_kwargs):
     partial_ = getattr(observer, "p", None)
     if dtype is None and partial_ is not None:
         dtype = getattr(partial_, "keywords", {}).get("dtype")
-    return quint8 if dtype is None else _obs._observer_qdtype(dtype, "FakeQuantize")
+    return quint8 if dtype is None else _observer_qdtype(dtype, "FakeQuantize")
 
 
 def _check_range(owner: str, quant_min, quant_max, qd: QDtype):
@@ -106,17 +105,25 @@ class FakeQuantizeBase(Module):
     def calculate_qparams(self, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must implement calculate_qparams()")
 
-    def enable_fake_quant(self, enabled: bool = True) -> None:
+    @property
+    def qdtype(self):
+        """Upstream lucid's name for ``dtype``."""
+        return self.dtype
+
+    # They return self, as upstream lucid's do (PyTorch's return None), so calls chain.
+    def enable_fake_quant(self, enabled: bool = True):
         _set_flag(self, "fake_quant_enabled", enabled)
+        return self
 
-    def disable_fake_quant(self) -> None:
-        self.enable_fake_quant(False)
+    def disable_fake_quant(self):
+        return self.enable_fake_quant(False)
 
-    def enable_observer(self, enabled: bool = True) -> None:
+    def enable_observer(self, enabled: bool = True):
         _set_flag(self, "observer_enabled", enabled)
+        return self
 
-    def disable_observer(self) -> None:
-        self.enable_observer(False)
+    def disable_observer(self):
+        return self.enable_observer(False)
 
 
 class FakeQuantize(FakeQuantizeBase):
@@ -148,6 +155,8 @@ class FakeQuantize(FakeQuantizeBase):
                  **observer_kwargs):
         super().__init__()
         owner = type(self).__name__
+        if "qdtype" in observer_kwargs:  # upstream lucid's name for dtype
+            observer_kwargs["dtype"] = observer_kwargs.pop("qdtype")
         if quant_min is not None and quant_max is not None:
             _check_range(owner, quant_min, quant_max, _bound_dtype(observer, observer_kwargs))
             observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
@@ -166,8 +175,6 @@ class FakeQuantize(FakeQuantizeBase):
         self.qscheme = app.qscheme
         self.ch_axis = app.ch_axis if hasattr(app, "ch_axis") else -1
         self.is_per_channel = self.qscheme.is_per_channel
-        from .._creation import tensor
-
         self.register_buffer("scale", tensor([1.0], dtype=_dtype.float32))
         self.register_buffer("zero_point", tensor([0], dtype=_dtype.int32))
 
@@ -261,14 +268,12 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
 
     def calculate_qparams(self):
         app = self.activation_post_process
-        mn = np.asarray(_obs._host32(app.min_val)).reshape(-1)
-        mx = np.asarray(_obs._host32(app.max_val)).reshape(-1)
+        mn = np.asarray(_host32(app.min_val)).reshape(-1)
+        mx = np.asarray(_host32(app.max_val)).reshape(-1)
         if mn.size == 0 or not (np.isfinite(mn).all() and np.isfinite(mx).all()):
             raise RuntimeError("FusedMovingAvgObsFakeQuantize.calculate_qparams(): no data observed yet")
         pairs = [_choose_qparams_fbgemm(a, b, self.quant_min, self.quant_max, self.is_symmetric_quant)
                  for a, b in zip(mn, mx)]
-        from .._creation import tensor
-
         dev = self.scale.device
         return (tensor(np.array([p[0] for p in pairs], np.float32), device=dev),
                 tensor(np.array([p[1] for p in pairs], np.int32), device=dev))
@@ -344,8 +349,6 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         self.quant_min, self.quant_max = int(quant_min), int(quant_max)
         observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
         self.use_grad_scaling = bool(use_grad_scaling)
-        from .._creation import tensor
-
         if channel_len == -1:
             n = 1
         elif isinstance(channel_len, numbers.Integral) and not isinstance(channel_len, bool) and channel_len > 0:
@@ -387,7 +390,7 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         return self
 
     def enable_observer(self, enabled=True):
-        self.toggle_observer_update(enabled)
+        return self.toggle_observer_update(enabled)
 
     def toggle_qparam_learning(self, enabled=True):
         _set_flag(self, "learning_enabled", enabled)
@@ -399,8 +402,8 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         _set_flag(self, "fake_quant_enabled", enabled)
         return self
 
-    def enable_fake_quant(self, enabled: bool = True) -> None:
-        self.toggle_fake_quant(enabled)
+    def enable_fake_quant(self, enabled: bool = True):
+        return self.toggle_fake_quant(enabled)
 
     def _clamp_scale(self):
         with no_grad():
@@ -411,8 +414,6 @@ class LearnableFakeQuantize(FakeQuantizeBase):
         point rounded half to even and clamped, as int64."""
         self._clamp_scale()
         zp = np.clip(np.rint(self.zero_point.detach().to("cpu").numpy()), self.quant_min, self.quant_max)
-        from .._creation import tensor
-
         return self.scale.detach(), tensor(zp.astype(np.int64), device=self.zero_point.device)
 
     def forward(self, X):
@@ -495,5 +496,5 @@ fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuan
     qscheme=per_channel_symmetric, eps=2**-12)
 
 
-default_histogram_fake_quant = FakeQuantize.with_args(observer=_obs.HistogramObserver, quant_min=0, quant_max=255,
+default_histogram_fake_quant = FakeQuantize.with_args(observer=HistogramObserver, quant_min=0, quant_max=255,
                                                       dtype=quint8, qscheme=per_tensor_affine, reduce_range=True)

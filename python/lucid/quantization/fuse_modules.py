@@ -3,63 +3,26 @@ conv → bn → relu by one fused module, as ``torch.ao.quantization`` does.
 
 Eval-mode fusion (``fuse_modules``) folds BatchNorm into the preceding conv /
 linear with PyTorch's exact float op order (``fuse_conv_bn_weights`` /
-``fuse_linear_bn_weights``), so the folded weights carry PyTorch's bits:
-
-* conv:   ``w' = w * (gamma * r)`` (``r`` reshaped per output channel),
-          ``b' = ((b - mean) * r) * gamma + beta``
-* linear: ``k = gamma * r``, ``w' = w * k[:, None]``, ``b' = (b - mean) * k + beta``
-
-with ``r = 1 / sqrt(var + eps)`` (``rsqrt``) and ``b = 0`` when the layer has no
-bias. QAT fusion (``fuse_modules_qat``) keeps BatchNorm and returns the
-``lucid.nn.intrinsic`` containers (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``).
-The first name of each group is replaced by the fused module, the rest by
-``nn.Identity``.
+``fuse_linear_bn_weights``, in ``lucid.nn.intrinsic.bn_folding``, where the
+formulas are), so the folded weights carry PyTorch's bits. QAT fusion
+(``fuse_modules_qat``) keeps BatchNorm and returns the ``lucid.nn.intrinsic``
+containers (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``). The first name of each
+group is replaced by the fused module, the rest by ``nn.Identity``.
 """
 from __future__ import annotations
 
 import copy
 
-from .. import nn
-from ..autograd import no_grad
-from ..nn import intrinsic as nni
+from ..nn import layers as L
+from ..nn.intrinsic import fused_containers as nni
+from ..nn.intrinsic.bn_folding import fuse_conv_bn_weights, fuse_linear_bn_weights
+from ..nn.module import Module
+from .mappings import get_default_qat_module_mappings
+from .qconfig import QConfig
+from .workflows import _observer_forward_hook
 
 __all__ = ["fuse_modules", "fuse_modules_qat", "fuse_conv_bn_weights", "fuse_linear_bn_weights",
            "get_fuser_method"]
-
-
-def _rsqrt(var, eps):
-    return 1.0 / (var + eps).sqrt()
-
-
-def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
-    """Folded ``(weight, bias)`` Parameters of a conv followed by an eval-mode BatchNorm
-    (PyTorch's ``fuse_conv_bn_weights`` op order; ``conv_b`` / ``bn_w`` / ``bn_b`` may be None)."""
-    import lucid
-
-    with no_grad():
-        b = conv_b if conv_b is not None else lucid.zeros_like(bn_rm)
-        g = bn_w if bn_w is not None else lucid.ones_like(bn_rm)
-        beta = bn_b if bn_b is not None else lucid.zeros_like(bn_rm)
-        r = _rsqrt(bn_rv, bn_eps)
-        shape = (-1,) + (1,) * (conv_w.ndim - 1)
-        w = conv_w * (g * r).reshape(shape)
-        bias = (b - bn_rm) * r * g + beta
-    return (nn.Parameter(w.detach(), conv_w.requires_grad),
-            nn.Parameter(bias.detach(), conv_b.requires_grad if conv_b is not None else False))
-
-
-def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
-    """Folded ``(weight, bias)`` Parameters of a linear followed by an eval-mode BatchNorm1d
-    (PyTorch's ``fuse_linear_bn_weights`` op order)."""
-    import lucid
-
-    with no_grad():
-        b = linear_b if linear_b is not None else lucid.zeros_like(bn_rm)
-        k = bn_w * _rsqrt(bn_rv, bn_eps)
-        w = linear_w * k.reshape(-1, 1)
-        bias = (b - bn_rm) * k + bn_b
-    return (nn.Parameter(w.detach(), linear_w.requires_grad),
-            nn.Parameter(bias.detach(), linear_b.requires_grad if linear_b is not None else False))
 
 
 class FusionError(ValueError):
@@ -98,31 +61,24 @@ def _fold_linear(linear, bn, names):
     return fused
 
 
-def _no_qat_3d(is_qat, conv, names):
-    if is_qat and isinstance(conv, nn.Conv3d):
-        raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: lucid has no QAT Conv3d modules "
-                          "(ConvBn3d / ConvBnReLU3d); fuse for eval with fuse_modules instead")
-
-
 def _conv_bn(is_qat, conv, bn, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBn1d if isinstance(conv, nn.Conv1d) else nni.ConvBn2d)(conv, bn)
+        return {L.Conv1d: nni.ConvBn1d, L.Conv2d: nni.ConvBn2d, L.Conv3d: nni.ConvBn3d}[type(conv)](conv, bn)
     return _fold_conv(conv, bn, names)
 
 
 def _conv_bn_relu(is_qat, conv, bn, relu, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBnReLU1d if isinstance(conv, nn.Conv1d) else nni.ConvBnReLU2d)(conv, bn, relu)
+        cls = {L.Conv1d: nni.ConvBnReLU1d, L.Conv2d: nni.ConvBnReLU2d, L.Conv3d: nni.ConvBnReLU3d}[type(conv)]
+        return cls(conv, bn, relu)
     folded = _fold_conv(conv, bn, names)
-    return {nn.Conv1d: nni.ConvReLU1d, nn.Conv2d: nni.ConvReLU2d, nn.Conv3d: nni.ConvReLU3d}[type(conv)](folded, relu)
+    return {L.Conv1d: nni.ConvReLU1d, L.Conv2d: nni.ConvReLU2d, L.Conv3d: nni.ConvReLU3d}[type(conv)](folded, relu)
 
 
 def _linear_bn(is_qat, linear, bn, names):
@@ -134,17 +90,17 @@ def _linear_bn(is_qat, linear, bn, names):
 
 # (types...) -> fuser(is_qat, *modules, names). Exact types, as PyTorch's mapping.
 _FUSERS = {
-    (nn.Conv1d, nn.BatchNorm1d): _conv_bn,
-    (nn.Conv2d, nn.BatchNorm2d): _conv_bn,
-    (nn.Conv1d, nn.BatchNorm1d, nn.ReLU): _conv_bn_relu,
-    (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): _conv_bn_relu,
-    (nn.Conv3d, nn.BatchNorm3d): _conv_bn,
-    (nn.Conv3d, nn.BatchNorm3d, nn.ReLU): _conv_bn_relu,
-    (nn.Conv3d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU3d(c, r),
-    (nn.Conv1d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU1d(c, r),
-    (nn.Conv2d, nn.ReLU): lambda qat, c, r, names: nni.ConvReLU2d(c, r),
-    (nn.Linear, nn.ReLU): lambda qat, lin, r, names: nni.LinearReLU(lin, r),
-    (nn.Linear, nn.BatchNorm1d): _linear_bn,
+    (L.Conv1d, L.BatchNorm1d): _conv_bn,
+    (L.Conv2d, L.BatchNorm2d): _conv_bn,
+    (L.Conv1d, L.BatchNorm1d, L.ReLU): _conv_bn_relu,
+    (L.Conv2d, L.BatchNorm2d, L.ReLU): _conv_bn_relu,
+    (L.Conv3d, L.BatchNorm3d): _conv_bn,
+    (L.Conv3d, L.BatchNorm3d, L.ReLU): _conv_bn_relu,
+    (L.Conv3d, L.ReLU): lambda qat, c, r, names: nni.ConvReLU3d(c, r),
+    (L.Conv1d, L.ReLU): lambda qat, c, r, names: nni.ConvReLU1d(c, r),
+    (L.Conv2d, L.ReLU): lambda qat, c, r, names: nni.ConvReLU2d(c, r),
+    (L.Linear, L.ReLU): lambda qat, lin, r, names: nni.LinearReLU(lin, r),
+    (L.Linear, L.BatchNorm1d): _linear_bn,
 }
 
 
@@ -205,17 +161,18 @@ def _set(model, name, module):
 def _fuse(model, modules_to_fuse, inplace, is_qat, fn, fuse_custom_config_dict):
     if fuse_custom_config_dict is not None:
         raise NotImplementedError(f"{fn}(): 'fuse_custom_config_dict' is not supported; only the built-in fusions are")
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"{fn}(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+    if not isinstance(model, Module):
+        raise TypeError(f"{fn}(): argument 'model' must be a lucid.L.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    for group, fused, _ in _plan(model, modules_to_fuse, is_qat, fn):
+    plan = _plan(model, modules_to_fuse, is_qat, fn)
+    for group, fused, _ in plan:
         _set(model, group[0], fused)
         for n in group[1:]:
-            identity = nn.Identity()
+            identity = L.Identity()
             identity.train(fused.training)
             _set(model, n, identity)
-    return model
+    return model, plan
 
 
 def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
@@ -223,8 +180,7 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
 
     ``modules_to_fuse`` is a list of dotted names (one group) or a list of such
     lists. Groups: conv-bn, conv-bn-relu, conv-relu, linear-relu, linear-bn
-    (Conv1d/2d/3d with BatchNorm1d/2d/3d; ``fuse_modules_qat`` raises ValueError
-    for conv3d-bn groups: lucid has no QAT Conv3d modules). BatchNorm is folded
+    (Conv1d/2d/3d with BatchNorm1d/2d/3d). BatchNorm is folded
     into the weights (the model must be in eval mode). Every group is validated before anything
     changes: an unknown name raises AttributeError, a sequence that cannot be
     fused ValueError, both naming the modules, and the model is left untouched
@@ -240,10 +196,28 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)
+    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)[0]
 
 
-def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
+def _attach_qat(model, plan, qconfig):
+    """Upstream lucid's ``fuse_modules_qat(model, groups, qconfig)``: each fused group becomes
+    its trainable QAT module (weight fake-quant from ``qconfig``) with the output's
+    fake-quant attached as ``activation_post_process``, as ``prepare_qat`` attaches it."""
+    qat_map = get_default_qat_module_mappings()
+    for group, fused, _ in plan:
+        cls = qat_map.get(type(fused))
+        if cls is None:
+            continue
+        fused.qconfig = qconfig
+        qat = cls.from_float(fused, group[0])
+        qat.qconfig = qconfig
+        qat.activation_post_process = qconfig.activation()
+        qat.register_forward_hook(_observer_forward_hook)
+        _set(model, group[0], qat)
+
+
+def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None, *,
+                     qconfig=None):
     """As ``fuse_modules``, for quantization-aware training: BatchNorm stays a module
     (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``, ...), so it keeps training.
 
@@ -256,4 +230,11 @@ def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fus
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules_qat(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if isinstance(inplace, QConfig):  # upstream's third positional argument: the qconfig
+        qconfig, inplace = inplace, False
+    if qconfig is not None and not isinstance(qconfig, QConfig):
+        raise TypeError(f"fuse_modules_qat(): argument 'qconfig' must be a QConfig, got {type(qconfig).__name__}")
+    model, plan = _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if qconfig is not None:
+        _attach_qat(model, plan, qconfig)
+    return model

@@ -18,7 +18,10 @@ import numbers
 
 import numpy as np
 
-from .observer import _EPS, UniformQuantizationObserverBase, _host32
+import lucid._namespace as lucid
+
+from .._creation import zeros
+from .observer_base import _EPS, UniformQuantizationObserverBase, _host32
 from .qdtype import per_channel_symmetric, qint4
 
 __all__ = ["PerGroupMinMaxObserver"]
@@ -48,14 +51,10 @@ class PerGroupMinMaxObserver(UniformQuantizationObserverBase):
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
         self.group_size, self.axis = int(group_size), int(axis)
-        from .._creation import zeros
-
         self.register_buffer("min_val", zeros(0))
         self.register_buffer("max_val", zeros(0))
 
     def forward(self, x_orig):
-        from .. import moveaxis
-
         owner = type(self).__name__
         x = self._check_input(x_orig)
         if x.ndim == 0:
@@ -68,7 +67,7 @@ class PerGroupMinMaxObserver(UniformQuantizationObserverBase):
             raise ValueError(f"{owner}.forward(): group_size={self.group_size} does not divide the input's axis {ax} "
                              f"of length {n}")
         # (..., n, ...) -> (..., n // g, ..., g): groups last, reduced exactly on x's stream.
-        moved = moveaxis(x, ax, -1)
+        moved = lucid.moveaxis(x, ax, -1)
         grouped = moved.reshape(tuple(moved.shape[:-1]) + (n // self.group_size, self.group_size))
         mn, mx, bad = self._extremes(grouped, -1)
         mn = np.moveaxis(mn, -1, ax)

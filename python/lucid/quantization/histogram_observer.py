@@ -1,7 +1,7 @@
 """``HistogramObserver``: PyTorch's histogram observer (2048 bins, re-binning with an
 upsample rate, and the L2-error range search), with its qparams equal to PyTorch's
 and identical on both streams. The counting runs on the input's stream (the exact
-``histc`` op); the float arithmetic is in ``_histogram`` (docs/numerics.md,
+``histc`` op); the float arithmetic is in ``histogram_range_search`` (docs/numerics.md,
 "Observers"). ``_accumulate`` is shared with the clipping observers.
 """
 from __future__ import annotations
@@ -10,9 +10,11 @@ import math
 
 import numpy as np
 
+from .. import _C
+from .._creation import tensor, zeros
 from .._tensor import Tensor
-from . import _histogram as _hist
-from .observer import _EPS, _F32, UniformQuantizationObserverBase, _host32, _int_or_none
+from . import histogram_range_search as _hist
+from .observer_base import _EPS, _F32, UniformQuantizationObserverBase, _host32, _int_or_none
 from .qdtype import per_tensor_affine, quint8
 
 __all__ = ["HistogramObserver"]
@@ -20,8 +22,6 @@ __all__ = ["HistogramObserver"]
 
 def _histc_counts(x: Tensor, bins: int, lo, hi) -> np.ndarray:
     """Exact int64 counts of ``x`` over [lo, hi] on ``x``'s stream (the ``histc`` op), as float32."""
-    from .. import _C
-
     lo, hi = _hist.widen_if_flat(lo, hi)
     counts = np.asarray(_C.histc(x._impl, int(bins), float(lo), float(hi)).to("cpu").numpy())
     return counts.astype(_F32)
@@ -70,6 +70,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
     ([0.011759], [0])
     """
 
+    _symmetric_reduced_quint8 = True  # PyTorch accepts this combination here (not for MinMax)
+
     def __init__(self, bins=2048, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False, quant_min=None,
                  quant_max=None, factory_kwargs=None, eps=_EPS, is_dynamic=False, upsample_rate=16, **kwargs):
         owner = type(self).__name__
@@ -84,8 +86,6 @@ class HistogramObserver(UniformQuantizationObserverBase):
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps, is_dynamic=is_dynamic,
                          **kwargs)
-        from .._creation import tensor, zeros
-
         self.bins = b
         self.upsample_rate = u
         self.dst_nbins = 2 ** self.dtype.bits  # PyTorch: 2 ** bits of the dtype, whatever the custom range

@@ -10,40 +10,39 @@ and pass as ``mapping=``. Matching is by exact type, as in PyTorch.
 """
 from __future__ import annotations
 
+from ..nn import intrinsic as nni
+from ..nn import layers as L
+from ..nn import qat as nnqat
+from ..nn import quantized as nnq
+from ..nn.intrinsic import qat as nniqat
+from ..nn.intrinsic import quantized as nniq
+from ..nn.quantized import dynamic as nnqd
+from .stubs import DeQuantStub, QuantStub
+
+# The layer packages' names are read when a getter runs, not here: when one of those
+# packages is what is being imported, it is still loading while this module loads.
+
 __all__ = ["get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
            "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list",
            "get_quantized_activation_module_mappings", "no_observer_set"]
 
 
-def _nn():
-    from .. import nn
-    from ..nn import intrinsic as nni
-    from ..nn import qat as nnqat
-    from ..nn import quantized as nnq
-    from ..nn.intrinsic import qat as nniqat
-    from ..nn.intrinsic import quantized as nniq
-    from ..nn.quantized import dynamic as nnqd
-
-    return nn, nni, nnq, nnqat, nniqat, nniq, nnqd
-
-
 def get_default_static_quant_module_mappings() -> dict:
     """Float, fused and QAT module types -> their quantized (integer) modules."""
-    nn, nni, nnq, nnqat, nniqat, nniq, _ = _nn()
-    from .stubs import DeQuantStub, QuantStub
-
     return {
         QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
-        nn.Linear: nnq.Linear, nn.Conv1d: nnq.Conv1d, nn.Conv2d: nnq.Conv2d, nn.Conv3d: nnq.Conv3d,
-        nn.ConvTranspose1d: nnq.ConvTranspose1d, nn.ConvTranspose2d: nnq.ConvTranspose2d,
-        nn.ConvTranspose3d: nnq.ConvTranspose3d,
-        nn.ReLU6: nnq.ReLU6, nn.Hardswish: nnq.Hardswish, nn.Hardsigmoid: nnq.Hardsigmoid,
-        nn.Sigmoid: nnq.Sigmoid, nn.Tanh: nnq.Tanh, nn.LeakyReLU: nnq.LeakyReLU, nn.Dropout: nnq.Dropout,
-        nn.BatchNorm2d: nnq.BatchNorm2d, nn.LayerNorm: nnq.LayerNorm, nn.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
+        L.Linear: nnq.Linear, L.Conv1d: nnq.Conv1d, L.Conv2d: nnq.Conv2d, L.Conv3d: nnq.Conv3d,
+        L.ConvTranspose1d: nnq.ConvTranspose1d, L.ConvTranspose2d: nnq.ConvTranspose2d,
+        L.ConvTranspose3d: nnq.ConvTranspose3d,
+        L.ReLU6: nnq.ReLU6, L.Hardswish: nnq.Hardswish, L.Hardsigmoid: nnq.Hardsigmoid,
+        L.Sigmoid: nnq.Sigmoid, L.Tanh: nnq.Tanh, L.LeakyReLU: nnq.LeakyReLU, L.ELU: nnq.ELU, L.Dropout: nnq.Dropout,
+        L.EmbeddingBag: nnq.EmbeddingBag,
+        L.BatchNorm2d: nnq.BatchNorm2d, L.LayerNorm: nnq.LayerNorm, L.Embedding: nnq.Embedding, nnqat.Embedding: nnq.Embedding,
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
         nni.ConvReLU3d: nniq.ConvReLU3d,
-        nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
+        nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d, nnqat.Conv3d: nnq.Conv3d,
+        nniqat.ConvReLU3d: nniq.ConvReLU3d, nniqat.ConvBn3d: nnq.Conv3d, nniqat.ConvBnReLU3d: nniq.ConvReLU3d,
         nniqat.LinearReLU: nniq.LinearReLU, nniqat.ConvReLU1d: nniq.ConvReLU1d,
         nniqat.ConvReLU2d: nniq.ConvReLU2d, nniqat.ConvBn1d: nnq.Conv1d, nniqat.ConvBn2d: nnq.Conv2d,
         nniqat.ConvBnReLU1d: nniq.ConvReLU1d, nniqat.ConvBnReLU2d: nniq.ConvReLU2d,
@@ -55,16 +54,16 @@ def get_quantized_activation_module_mappings() -> dict:
     AdaptiveAvgPool2d, Flatten, Dropout. ``convert`` swaps them (inside the quantized
     region) for versions that work on QTensors; lucid-specific, since lucid's float
     modules do not accept quantized tensors."""
-    nn, _, nnq, *_ = _nn()
-    return {nn.ReLU: nnq.ReLU, nn.MaxPool2d: nnq.MaxPool2d, nn.AdaptiveAvgPool2d: nnq.AdaptiveAvgPool2d,
-            nn.Flatten: nnq.Flatten, nn.Dropout: nnq.Dropout}
+    return {L.ReLU: nnq.ReLU, L.MaxPool2d: nnq.MaxPool2d, L.AdaptiveAvgPool2d: nnq.AdaptiveAvgPool2d,
+            L.Flatten: nnq.Flatten, L.Dropout: nnq.Dropout}
 
 
 def get_default_qat_module_mappings() -> dict:
     """Float and fused module types -> QAT modules (``prepare_qat``)."""
-    nn, nni, _, nnqat, nniqat, _, _ = _nn()
     return {
-        nn.Linear: nnqat.Linear, nn.Conv1d: nnqat.Conv1d, nn.Conv2d: nnqat.Conv2d, nn.Embedding: nnqat.Embedding,
+        L.Linear: nnqat.Linear, L.Conv1d: nnqat.Conv1d, L.Conv2d: nnqat.Conv2d, L.Conv3d: nnqat.Conv3d,
+        L.Embedding: nnqat.Embedding, nni.ConvReLU3d: nniqat.ConvReLU3d, nni.ConvBn3d: nniqat.ConvBn3d,
+        nni.ConvBnReLU3d: nniqat.ConvBnReLU3d,
         nni.LinearReLU: nniqat.LinearReLU, nni.ConvReLU1d: nniqat.ConvReLU1d, nni.ConvReLU2d: nniqat.ConvReLU2d,
         nni.ConvBn1d: nniqat.ConvBn1d, nni.ConvBn2d: nniqat.ConvBn2d, nni.ConvBnReLU1d: nniqat.ConvBnReLU1d,
         nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
@@ -73,16 +72,12 @@ def get_default_qat_module_mappings() -> dict:
 
 def get_default_dynamic_quant_module_mappings() -> dict:
     """Float module types -> dynamically quantized modules (``quantize_dynamic``)."""
-    nn, _, _, _, _, _, nnqd = _nn()
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
+    return {L.Linear: nnqd.Linear, L.LSTM: nnqd.LSTM, L.GRU: nnqd.GRU}
 
 
 def no_observer_set() -> set:
     """Module types that get no output observer from ``prepare`` (Embedding: weight-only, float out)."""
-    nn, _, _, nnqat, *_ = _nn()
-    from .stubs import DeQuantStub
-
-    return {DeQuantStub, nn.Dropout, nn.Embedding, nnqat.Embedding} | set(get_quantized_activation_module_mappings())
+    return {DeQuantStub, L.Dropout, L.Embedding, L.EmbeddingBag, nnqat.Embedding} | set(get_quantized_activation_module_mappings())
 
 
 def get_default_qconfig_propagation_list() -> set:

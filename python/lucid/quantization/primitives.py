@@ -13,26 +13,18 @@ import numbers
 
 import numpy as np
 
+import lucid._namespace as lucid
+
 from .. import _C
+from .._creation import tensor
 from .._dtype import as_dtype, dtype as _dtype_cls, float32
+from .._tensor import Tensor
 from ..autograd import Function
 from .._C import is_grad_enabled as _grad_enabled
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
            "qconv2d", "qconv1d", "qmax_pool2d", "PackedWeight", "prepack_weight", "int4_weight_only_linear"]
-
-
-_TENSOR = None
-
-
-def _tensor_type():
-    global _TENSOR
-    if _TENSOR is None:  # imported late: lucid._tensor imports this package
-        from .._tensor import Tensor
-
-        _TENSOR = Tensor
-    return _TENSOR
 
 
 _quantize_scalar = _C.quantize_scalar
@@ -67,12 +59,11 @@ def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
     return _param(value, like, fn, argument, integer)._impl
 
 
-def _wrap(impl):
-    return _tensor_type()(impl)
+_wrap = Tensor  # _wrap(impl): an engine tensor as a lucid Tensor
 
 
 def _input(x, fn: str, argument: str):
-    if not isinstance(x, _tensor_type()):
+    if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{argument}' must be a lucid.Tensor, got {type(x).__name__}")
     return x
 
@@ -81,9 +72,9 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     """A scale / zero point as a tensor on ``like``'s device. Numbers become 0-d
     tensors (scale: float32; zero point: int64, or float32 for a float value,
     which the op then checks is integral)."""
-    Tensor = _tensor_type()
     if isinstance(value, Tensor):
-        return value
+        # qparams on another stream follow x (upstream lucid's behaviour; a copy of a few values)
+        return value if value._device_name == like._device_name else value.to(like.device)
     dev = like._device_name
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument '{argument}' must be a number or a tensor, got bool")
@@ -102,8 +93,6 @@ def _param(value, like, fn: str, argument: str, integer: bool = False):
     if isinstance(value, numbers.Real):
         return _wrap(_C.full((), float(value), "float32", dev))
     if isinstance(value, (list, tuple, np.ndarray)):
-        from .._creation import tensor
-
         arr = np.asarray(value)
         if arr.dtype.kind == "f":
             arr = arr.astype(np.float32)
@@ -152,10 +141,9 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     >>> Q.quantize(lucid.randn(4, 8), lucid.ones(4) * 0.02, lucid.zeros(4), Q.qint8, ch_axis=0).shape
     (4, 8)
     """
-    T = _TENSOR
     ts = type(scale)  # _per_tensor and _scalar_pair inlined: this is the hot call of calibration loops
     if (ch_axis is None and group_size is None and type(axis) is int and axis == -1 and type(qdtype) is QDtype
-            and T is not None and isinstance(x, T) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
+            and isinstance(x, Tensor) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
             and (ts is float or (ts is int and -_EXACT < scale < _EXACT))):
         return _quantize_scalar(x, scale, zero_point, qdtype.name)  # per-tensor, Python numbers: one C++ call
     fn = "quantize"
@@ -179,8 +167,7 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
     >>> Q.dequantize(lucid.tensor([-20, 0, 10, 127], dtype=lucid.int8), scale=0.5, zero_point=0).tolist()
     [-10.0, 0.0, 5.0, 63.5]
     """
-    T = _TENSOR
-    if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls and isinstance(q, T)
+    if (_per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls and isinstance(q, Tensor)
             and _scalar_pair(scale, zero_point)):
         return _dequantize_scalar(q, scale, zero_point, dtype.name)
     fn = "dequantize"
@@ -205,8 +192,6 @@ class _FakeQuantize(Function):
         if not ctx.needs_input_grad[0]:
             return None
         if grad._requires_grad and _grad_enabled():  # create_graph
-            import lucid
-
             return lucid.where(mask, grad, 0.0)
         return _C.fake_quantize_backward(grad, mask)
 
@@ -228,9 +213,8 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     >>> x.grad.tolist()
     [1.0, 0.0]
     """
-    T = _TENSOR
-    if (T is not None and _per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
-            and type(quant_max) is int and isinstance(x, T) and _scalar_pair(scale, zero_point)):
+    if (_per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
+            and type(quant_max) is int and isinstance(x, Tensor) and _scalar_pair(scale, zero_point)):
         # One C++ call: the kernel and, when x requires grad, the node (the mask saved).
         return _autograd_fake_quantize_scalar(x, scale, zero_point, quant_min, quant_max)
     fn = "fake_quantize"

@@ -108,6 +108,12 @@ class QConfigMapping:
         self.module_name_object_type_order_qconfigs[(module_name, object_type, index)] = qconfig
         return self
 
+    def get_qconfig(self, module_type, name: str = ""):
+        """Upstream lucid's lookup: the QConfig (or None) for a module of ``module_type`` at
+        qualified name ``name``: its name (or nearest named ancestor), then a name regex,
+        then its type, then the global config."""
+        return qconfig_for_module(self, name, module_type)
+
     def __repr__(self):
         out = type(self).__name__ + " ("
         for style in _STYLES:
@@ -242,9 +248,7 @@ def _default_mapping(is_qat: bool, backend: str, version: int) -> QConfigMapping
     if weight().qscheme.is_per_channel:
         weight = default_weight
     transpose = QConfig(activation=qconfig.activation, weight=weight)
-    from .. import nn
-
-    for op in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d):
+    for op in (_layers.ConvTranspose1d, _layers.ConvTranspose2d, _layers.ConvTranspose3d):
         mapping.set_object_type(op, transpose)
     return mapping
 

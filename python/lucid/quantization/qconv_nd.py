@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+import lucid._namespace as lucid
+
 from .._ops.conv3d_compose import fold_depth_taps, stride_dilate, transpose_pads, transpose_to_conv_weight
 from .._ops.conv3d_compose import unfold_depth_output
 from .primitives import _input, qconv1d, qconv2d
@@ -84,8 +86,6 @@ def qconv3d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0
                          f"{xq.shape[2] + 2 * p[0]}")
     codes = xq
     if p[0]:
-        import lucid
-
         codes = lucid.pad(codes, (0, 0, 0, 0, p[0], p[0]), value=_zp_code(x_zp, fn))
     cols, od = fold_depth_taps(codes, kd, s[0], d[0])
     w2 = wq.reshape(wq.shape[0], wq.shape[1] * kd, wq.shape[3], wq.shape[4])
@@ -119,8 +119,6 @@ def _qconv_transpose(nd, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, pad
     if any(v <= 0 for v in out):
         raise ValueError(f"{fn}(): the output size {tuple(out)} is not positive for input of shape "
                          f"{tuple(xq.shape)}")
-    import lucid
-
     zp = _zp_code(x_zp, fn)
     codes = stride_dilate(xq, s, zp)
     flat = []

@@ -7,11 +7,12 @@ holds ``min_val`` / ``max_val``; the formulas are in docs/numerics.md.
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 
 from .. import _C
+from .._tensor import Tensor
 from .qdtype import QDtype, QScheme, as_qdtype, as_qscheme
 
 __all__ = ["QParams", "calculate_qparams"]
@@ -20,20 +21,29 @@ _EPS = float(np.finfo(np.float32).eps)  # 2^-23
 _MIN_NORMAL32 = float(np.finfo(np.float32).tiny)  # 2^-126
 
 
-class QParams(NamedTuple):
-    """``scale`` (float32 tensor), ``zero_point`` (int32 tensor), the grid, the scheme and,
-    for per-channel schemes, the channel axis the parameters apply along."""
+class QParams(tuple):
+    """``scale`` (float32 tensor) and ``zero_point`` (int32 tensor): it unpacks as
+    ``scale, zero_point``, as observers' ``calculate_qparams`` results do. The grid
+    (``qdtype``), the scheme and, for per-channel schemes, the channel axis the parameters
+    apply along (``ch_axis``) are attributes."""
 
-    scale: object
-    zero_point: object
-    qdtype: QDtype
-    qscheme: QScheme
-    ch_axis: Optional[int] = None
+    def __new__(cls, scale, zero_point, qdtype: QDtype, qscheme: QScheme, ch_axis: Optional[int] = None):
+        self = super().__new__(cls, (scale, zero_point))
+        self.qdtype, self.qscheme, self.ch_axis = qdtype, qscheme, ch_axis
+        return self
+
+    def __getnewargs__(self):
+        return (self[0], self[1], self.qdtype, self.qscheme, self.ch_axis)
+
+    scale = property(lambda self: self[0])
+    zero_point = property(lambda self: self[1])
+
+    def __repr__(self):
+        return (f"QParams(scale={self.scale!r}, zero_point={self.zero_point!r}, qdtype={self.qdtype!r}, "
+                f"qscheme={self.qscheme!r}, ch_axis={self.ch_axis!r})")
 
 
 def _host(value, fn, argument):
-    from .._tensor import Tensor
-
     if isinstance(value, Tensor):
         if not (value.dtype.is_floating_point or value.dtype.name.startswith(("int", "uint"))):
             raise TypeError(f"{fn}(): argument '{argument}' must be a numeric tensor, got {value.dtype!r}")
@@ -121,8 +131,6 @@ def calculate_qparams(min_val, max_val, qdtype, qscheme, eps=_EPS, reduce_range=
         zp = np.clip(np.float64(qmin) - r, qmin, qmax).astype(np.int64)
     scale = np.asarray(scale, dtype=np.float32)
     zp = np.asarray(zp, dtype=np.int32)
-    from .._tensor import Tensor
-
     s_t = _C.to_device(_C.from_numpy(np.array(scale, dtype=np.float32, copy=True)), device)
     z_t = _C.to_device(_C.from_numpy(np.array(zp, dtype=np.int32, copy=True)), device)
     return QParams(s_t, z_t, qd, qs, ch_axis)

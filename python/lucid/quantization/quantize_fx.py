@@ -2,7 +2,7 @@
 ``torch.ao.quantization.quantize_fx``: ``prepare_fx`` / ``prepare_qat_fx`` / ``convert_fx``.
 
 ``prepare_fx(model, qconfig_mapping, example_inputs)`` records the model's forward on the
-example inputs (``_fx_trace``: leaf modules and add / mul / cat / relu / flatten / reshape /
+example inputs (``fx_tracer``: leaf modules and add / mul / cat / relu / flatten / reshape /
 view / pooling functions), fuses conv-bn(-relu), conv-relu, linear-relu and linear-bn
 patterns found in the graph (BatchNorm folded as ``fuse_modules`` does, eval mode), turns
 ``add`` followed by ``relu`` into one add-relu step, and inserts observers: after every
@@ -40,13 +40,28 @@ from __future__ import annotations
 
 import copy
 import operator
+import re
+import warnings
 
+import lucid._namespace as lucid
+
+from .._tensor import Tensor
+from ..nn import functional as F
+from ..nn import layers as L
 from ..nn.module import Module
-from ._fx_trace import GraphModule, Node, map_args, trace
-from .mappings import (get_default_static_quant_module_mappings, get_quantized_activation_module_mappings,
-                       no_observer_set)
+from ..nn.quantized.float_functional import QFunctional
+from ..nn.quantized.observed_qparams import observer_qparams
+from ..nn.quantized.quantize_dequantize import Quantize
+from .fuse_modules import FusionError, get_fuser_method
+from .fx_tracer import GraphModule, Node, map_args, trace
+from .mappings import (get_default_qat_module_mappings, get_default_static_quant_module_mappings,
+                       get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig_mapping import (QConfigMapping, _by_module_name, get_default_qat_qconfig_mapping,
                               get_default_qconfig_mapping, resolve_qconfigs)
+from .qconfig import QConfig
+from .qtensor import QTensor
+from .stubs import QuantStub, QuantWrapper
+from .workflows import convert, prepare
 
 __all__ = ["prepare_fx", "prepare_qat_fx", "convert_fx"]
 
@@ -56,23 +71,16 @@ _SAME_FUNCTIONS = ("relu", "flatten", "reshape", "view", "max_pool2d", "adaptive
 
 def _add_relu(x, y):
     """The float add-relu step a fused ``add`` + ``relu`` runs before conversion."""
-    import lucid
-
     return lucid.relu(x + y)
 
 
 def _dequantize(x):
     """A QTensor's float values (a float tensor passes through)."""
-    from .qtensor import QTensor
-
     return x.dequantize() if isinstance(x, QTensor) else x
 
 
 def _function_keys(name):
     """The keys a ``QConfigMapping.set_object_type`` entry may use for a recorded function."""
-    import lucid
-    import lucid.nn.functional as F
-
     keys = {"add": (operator.add, operator.iadd, lucid.add), "mul": (operator.mul, operator.imul, lucid.mul),
             "cat": (lucid.cat,), "relu": (F.relu, lucid.relu), "flatten": (lucid.flatten,),
             "reshape": (lucid.reshape,), "view": (lucid.view,), "max_pool2d": (F.max_pool2d,),
@@ -107,9 +115,6 @@ def _set_module(root, name, module):
 def _fuse_graph(gm, is_qat=False):
     """Fuses conv / linear → [bn] → [relu] chains (module or functional relu) whose inner
     values have no other user, and ``add`` → ``relu`` into ``add_relu``."""
-    from .. import nn
-    from .fuse_modules import FusionError, get_fuser_method
-
     nodes = gm.nodes
     module_uses = {}
     for n in nodes:
@@ -121,7 +126,7 @@ def _fuse_graph(gm, is_qat=False):
 
     def is_relu(n):
         return (n.op == "call_function" and n.fn_name == "relu" and not n.kwargs) or \
-            (n.op == "call_module" and type(mod(n)) is nn.ReLU)
+            (n.op == "call_module" and type(mod(n)) is L.ReLU)
 
     def sole_user(n, users):
         us = users[n]
@@ -134,20 +139,20 @@ def _fuse_graph(gm, is_qat=False):
         if node in removed or node.op != "call_module" or module_uses.get(node.target) != 1:
             continue
         first = mod(node)
-        if type(first) not in (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear):
+        if type(first) not in (L.Conv1d, L.Conv2d, L.Conv3d, L.Linear):
             continue
         users = _users([n for n in nodes if n not in removed])
         chain = [node]
         nxt = sole_user(node, users)
         if nxt is not None and nxt.op == "call_module" and module_uses.get(nxt.target) == 1 \
-                and type(mod(nxt)) in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d):
+                and type(mod(nxt)) in (L.BatchNorm1d, L.BatchNorm2d, L.BatchNorm3d):
             chain.append(nxt)
             nxt = sole_user(nxt, users)
         if nxt is not None and is_relu(nxt):
             chain.append(nxt)
         fused = None
         while len(chain) > 1 and fused is None:
-            mods = [mod(n) if n.op == "call_module" else nn.ReLU() for n in chain]
+            mods = [mod(n) if n.op == "call_module" else L.ReLU() for n in chain]
             fuser = get_fuser_method(tuple(type(m) for m in mods))
             if fuser is not None:
                 try:
@@ -164,7 +169,7 @@ def _fuse_graph(gm, is_qat=False):
             _replace_uses(nodes, extra, node)
             removed.add(extra)
             if extra.op == "call_module" and module_uses.get(extra.target) == 1:
-                ident = nn.Identity()
+                ident = L.Identity()
                 ident.train(first.training)
                 _set_module(gm, extra.target, ident)
         node.fused_from = [n.target if n.op == "call_module" else "relu" for n in chain]
@@ -186,8 +191,6 @@ def _fuse_graph(gm, is_qat=False):
 
 # ----- qconfigs and kinds -------------------------------------------------------------------
 def _function_qconfig(mapping, node):
-    import re
-
     qc = mapping.global_qconfig
     for key in _function_keys(node.fn_name):
         if key in mapping.object_type_qconfigs:
@@ -204,8 +207,6 @@ def _classify(gm, mapping, module_qconfigs):
     """Sets ``node.qconfig`` and ``node.kind``: ``observed`` (quantized op with its own output
     qparams), ``same`` (keeps its input's qparams), ``scalar`` (add / mul with a number),
     or ``float``."""
-    from ..nn.layers import Identity
-
     static = get_default_static_quant_module_mappings()
     same_modules = get_quantized_activation_module_mappings()
     skip = no_observer_set()
@@ -226,7 +227,7 @@ def _classify(gm, mapping, module_qconfigs):
                                               "output observer, so use one module per call (or set its qconfig to "
                                               "None)")
                 n.kind = "observed"
-            elif n.qconfig is not None and (t in same_modules or t is Identity):
+            elif n.qconfig is not None and (t in same_modules or t is L.Identity):
                 n.kind = "same"
         elif n.op == "call_function":
             n.qconfig = _function_qconfig(mapping, n)
@@ -313,8 +314,6 @@ def _as_mapping(qconfig_mapping, fn, is_qat):
 
 def _swap_to_qat(gm, module_qconfigs, global_qconfig):
     """Replaces every float / fused module with a qconfig by its QAT version (exact type)."""
-    from .mappings import get_default_qat_module_mappings
-
     table = get_default_qat_module_mappings()
     done = set()
     for n in gm.nodes:
@@ -332,8 +331,6 @@ def _swap_to_qat(gm, module_qconfigs, global_qconfig):
 
 
 def _prepare(fn, model, qconfig_mapping, example_inputs, prepare_custom_config, backend_config, is_qat):
-    from .._tensor import Tensor
-
     if not isinstance(model, Module):
         raise TypeError(f"{fn}(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if example_inputs is None:
@@ -356,8 +353,6 @@ def _prepare(fn, model, qconfig_mapping, example_inputs, prepare_custom_config, 
     _classify(gm, mapping, module_qconfigs)
     n = _insert_observers(gm, example_inputs[0].device)
     if n == 0:
-        import warnings
-
         warnings.warn(f"{fn}: the model matched no quantizable op (no op with a qconfig is quantizable); "
                       "nothing will be quantized", UserWarning, stacklevel=3)
     gm._fx_prepared = True
@@ -383,7 +378,26 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
     ``qconfig_mapping`` (a ``QConfigMapping``, its dict form, or None for
     ``get_default_qconfig_mapping("x86")``). Run calibration batches through the returned
     ``GraphModule``, then ``convert_fx`` it. ValueError when ``example_inputs`` is missing;
-    NotImplementedError naming a construct the tracer cannot record."""
+    NotImplementedError naming a construct the tracer cannot record.
+
+    Upstream lucid's forms: a bool in place of ``prepare_custom_config`` is ``inplace``;
+    a single ``QConfig`` (or no qconfig at all) without ``example_inputs`` wraps ``model`` in
+    a ``QuantWrapper`` and prepares it eagerly (``prepare``, whose default is
+    ``get_default_qconfig_mapping()``), which ``convert_fx`` also accepts. A
+    ``QConfigMapping`` still needs ``example_inputs`` (PyTorch's rule)."""
+    inplace = False
+    if isinstance(prepare_custom_config, bool):
+        prepare_custom_config, inplace = None, prepare_custom_config
+    if (qconfig_mapping is None or isinstance(qconfig_mapping, QConfig)) and example_inputs is None:
+        if prepare_custom_config is not None or backend_config is not None:
+            raise NotImplementedError("prepare_fx(): 'prepare_custom_config' and 'backend_config' are not supported")
+        if not isinstance(model, Module):
+            raise TypeError(f"prepare_fx(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
+        if not inplace:
+            model = copy.deepcopy(model)
+        return prepare(QuantWrapper(model), qconfig_mapping, inplace=True)
+    if isinstance(qconfig_mapping, QConfig):
+        qconfig_mapping = QConfigMapping().set_global(qconfig_mapping)
     return _prepare("prepare_fx", model, qconfig_mapping, example_inputs, prepare_custom_config, backend_config,
                     False)
 
@@ -392,10 +406,17 @@ def prepare_fx(model: Module, qconfig_mapping=None, example_inputs=None, prepare
 def convert_fx(prepared: GraphModule, convert_custom_config=None, qconfig_mapping=None,
                backend_config=None) -> GraphModule:
     """Turns a calibrated ``prepare_fx`` result into an integer model (a new ``GraphModule``;
-    ``prepared`` is not changed). Observers that never saw data warn naming them."""
-    from ..nn.quantized import QFunctional, Quantize
-    from ..nn.quantized._common import observer_qparams
-
+    ``prepared`` is not changed). Observers that never saw data warn naming them.
+    Upstream lucid's forms: ``convert_fx(model, inplace)``, and an eagerly prepared model
+    (``prepare_fx(model, qconfig)`` without example inputs) goes through ``convert``."""
+    inplace = False
+    if isinstance(convert_custom_config, bool):
+        convert_custom_config, inplace = None, convert_custom_config
+    if isinstance(prepared, Module) and not isinstance(prepared, GraphModule) \
+            and convert_custom_config is None and qconfig_mapping is None and backend_config is None \
+            and any(isinstance(m, QuantStub) or "activation_post_process" in m._modules
+                    for m in prepared.modules()):
+        return convert(prepared, inplace=inplace)
     if not isinstance(prepared, GraphModule) or not getattr(prepared, "_fx_prepared", False):
         raise TypeError(f"convert_fx(): argument 'prepared' must be the GraphModule prepare_fx returned, got "
                         f"{type(prepared).__name__}")

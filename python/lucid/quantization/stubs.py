@@ -1,6 +1,8 @@
 """``QuantStub`` / ``DeQuantStub`` mark where a model's quantized region starts and ends;
 ``QuantWrapper`` puts them around a module. ``convert`` turns them into
-``nn.quantized.Quantize`` / ``DeQuantize``.
+``nn.quantized.Quantize`` / ``DeQuantize``. Plain modules, below the quantized layers
+(``lucid.nn.quantized`` re-exports them); ``add_quant_dequant`` is a workflow
+(``workflows``).
 
 >>> from lucid import nn
 >>> import lucid.quantization as Q
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from ..nn.module import Module
 
-__all__ = ["QuantStub", "DeQuantStub", "QuantWrapper", "add_quant_dequant"]
+__all__ = ["QuantStub", "DeQuantStub", "QuantWrapper"]
 
 
 class QuantStub(Module):
@@ -53,13 +55,3 @@ class QuantWrapper(Module):
 
     def forward(self, x):
         return self.dequant(self.module(self.quant(x)))
-
-
-def add_quant_dequant(module):
-    """Wraps in ``QuantWrapper`` every leaf module that has a non-None ``qconfig``
-    (the module itself when it is such a leaf), as PyTorch does; returns the module."""
-    if not module._modules and getattr(module, "qconfig", None) is not None:
-        return QuantWrapper(module)
-    for name, child in list(module.named_children()):
-        module._modules[name] = add_quant_dequant(child)
-    return module

@@ -26,15 +26,31 @@ import copy
 import re
 import warnings
 
+from .. import backends
+from ..nn import layers as L
+from ..nn.intrinsic.fused_containers import LinearReLU
+from ..nn.qat.linear import Linear as QATLinear
+from ..nn.quantized.mlx_linear import QuantizedLinearMLX
+from ..nn.containers import ModuleDict, ModuleList, Sequential
+from ..nn.intrinsic.fused_containers import _FusedModule
+from ..nn.layers import Identity, ReLU
 from ..nn.module import Module
+from ..nn.quantized.dynamic.linear import Float16Linear, WeightOnlyInt4Linear
+from ..nn.quantized.embedding import Embedding as QEmbedding
+from ..nn.quantized.embedding_bag import EmbeddingBag as QEmbeddingBag
+from ..nn.quantized.float_functional import FloatFunctional
+from ..nn.quantized.observed_qparams import observer_qparams
+from ..nn.quantized.reference import QuantDeQuant, reference_of
+from ..nn.quantized.weighted_base import WeightedQuantized
 from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .qconfig_mapping import QConfigMapping
+from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
+from .stubs import QuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
-           "quantize_dynamic", "swap_module"]
+           "quantize_dynamic", "swap_module", "add_quant_dequant"]
 
 _HOOK_ATTR = "_lucid_observer_hook"
 
@@ -45,6 +61,25 @@ def _check_spec(fn, spec):
         return spec
     raise TypeError(f"{fn}(): the qconfig argument must be None, a dict or a QConfigMapping, got "
                     f"{type(spec).__name__}")
+
+
+def _global_spec(qconfig):
+    """A single ``QConfig`` given where a mapping is expected means the global qconfig
+    (upstream lucid's form)."""
+    return QConfigMapping().set_global(qconfig) if isinstance(qconfig, QConfig) else qconfig
+
+
+def _has_qconfig(model) -> bool:
+    return any(mod.__dict__.get("qconfig") is not None for mod in model.modules())
+
+
+def _default_spec(model, default):
+    """``default()`` when no module of ``model`` has a qconfig (a ``qconfig`` of None counts
+    as none, and is cleared so the default reaches it), else None."""
+    if _has_qconfig(model):
+        return None
+    _remove_qconfig(model)
+    return default()
 
 
 def _own_qconfig(spec, module, name, inherited):
@@ -95,6 +130,9 @@ def _remove_qconfig(module: Module) -> None:
 
 # ----- observers ----------------------------------------------------------------------------
 def _observer_forward_hook(module, inputs, output):
+    # integer inputs (token ids) pass a QuantStub unobserved: they are not activations
+    if isinstance(module, QuantStub) and not output.dtype.is_floating_point:
+        return output
     return module.activation_post_process(output)
 
 
@@ -123,17 +161,12 @@ def _detach_observer(module):
 
 
 def _is_fused(module) -> bool:
-    from ..nn.intrinsic import _FusedModule
-
     return isinstance(module, _FusedModule)
 
 
 def _add_observers(model, allow_list, left_in_float):
     """Attaches output observers; returns how many. Records leaves with a qconfig that
     nothing handles in ``left_in_float`` ({type: [names]})."""
-    from ..nn.containers import ModuleDict, ModuleList, Sequential
-    from ..nn.quantized.functional_modules import FloatFunctional
-
     skip = no_observer_set()
     count = 0
     model_device = _device_of(model)  # for parameter-free modules (QuantStub), as PyTorch's prepare does
@@ -171,20 +204,18 @@ def _add_observers(model, allow_list, left_in_float):
 
 
 def _is_observer_like(mod) -> bool:
-    from ..nn.layers import Identity
-
     return hasattr(mod, "calculate_qparams") or isinstance(mod, Identity)
 
 
-def _warn_left_in_float(fn, left):
+def _warn_left_in_float(fn, left, stacklevel=3):
     for t, names in left.items():
         shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
         warnings.warn(f"{fn}: {t.__name__} has no quantized version in the mapping; {len(names)} module(s) "
-                      f"left in float ({shown})", UserWarning, stacklevel=3)
+                      f"left in float ({shown})", UserWarning, stacklevel=stacklevel)
 
 
 def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_list=None,
-            observer_non_leaf_module_list=None, prepare_custom_config_dict=None) -> Module:
+            observer_non_leaf_module_list=None, prepare_custom_config_dict=None, qconfig=None) -> Module:
     """Post-training static quantization, step 1: propagates qconfigs (from the model's
     ``qconfig`` attributes, or ``qconfig_mapping``: a dict ``{type or qualified name:
     QConfig}`` or a ``QConfigMapping``) and attaches an output observer
@@ -192,12 +223,30 @@ def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_li
     whose type is in ``allow_list`` (default: the static and QAT mapping keys) and whose
     qconfig is not None. ``FloatFunctional`` gets its observer in place of its Identity.
     Run calibration batches through the result, then ``convert`` it. Returns the prepared
-    model (a copy unless ``inplace``)."""
+    model (a copy unless ``inplace``), in eval mode.
+
+    Upstream lucid's forms are accepted too: a single ``QConfig`` (positionally or as
+    ``qconfig=``) is the global qconfig, a bool in second position is ``inplace``, and with
+    no qconfig given and none set on any module ``get_default_qconfig_mapping()`` is used."""
+    if isinstance(qconfig_mapping, bool):
+        qconfig_mapping, inplace = None, qconfig_mapping
+    if qconfig is not None:
+        if qconfig_mapping is not None:
+            raise TypeError("prepare(): give either 'qconfig_mapping' or 'qconfig', not both")
+        qconfig_mapping = qconfig
+    qconfig_mapping = _global_spec(qconfig_mapping)
     _check_spec("prepare", qconfig_mapping)
     if not isinstance(model, Module):
         raise TypeError(f"prepare(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
+    if qconfig_mapping is None:
+        qconfig_mapping = _default_spec(model, get_default_qconfig_mapping)
+    model.eval()
+    return _prepare_observers(model, qconfig_mapping, allow_list, observer_non_leaf_module_list)
+
+
+def _prepare_observers(model, qconfig_mapping, allow_list=None, observer_non_leaf_module_list=None):
     propagate_qconfig_(model, qconfig_mapping)
     allow = set(allow_list) if allow_list is not None else get_default_qconfig_propagation_list()
     if observer_non_leaf_module_list:
@@ -207,8 +256,8 @@ def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_li
     if n == 0:
         warnings.warn("prepare: the model matched no quantizable module (no module with a qconfig has a type in "
                       "the mapping); nothing will be quantized. Set model.qconfig or pass a qconfig mapping.",
-                      UserWarning, stacklevel=2)
-    _warn_left_in_float("prepare", left)
+                      UserWarning, stacklevel=3)
+    _warn_left_in_float("prepare", left, stacklevel=4)
     return model
 
 
@@ -260,6 +309,8 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     modules (int8 weight, dequantized for a float op) and every observed activation passed
     through ``quantize`` -> ``dequantize`` with its observer's qparams.
     Returns the converted model (a copy unless ``inplace``)."""
+    if isinstance(mapping, bool):  # upstream lucid's convert(model, inplace)
+        mapping, inplace = None, mapping
     if not isinstance(module, Module):
         raise TypeError(f"convert(): argument 'module' must be a lucid.nn.Module, got {type(module).__name__}")
     if mapping is not None and not isinstance(mapping, dict):
@@ -268,7 +319,13 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
         module = copy.deepcopy(module)
     table = get_quantized_activation_module_mappings()
     table.update(get_default_static_quant_module_mappings() if mapping is None else mapping)
+    if not is_reference:
+        table = _route_to_mlx(table)
     left = {}
+    if not is_reference and not _has_qconfig(module):
+        # Upstream lucid's convert quantizes embedding tables without any qconfig (weight-only,
+        # per-row symmetric qint8): they need no calibration.
+        module = _convert_embeddings(module, table)
     if is_reference:
         module = _convert_reference(module, table, left)
     elif type(module) in table and getattr(module, "qconfig", None) is not None:
@@ -281,33 +338,38 @@ def convert(module: Module, mapping=None, inplace: bool = False, remove_qconfig:
     return module
 
 
+def _convert_embeddings(module, table):
+    kinds = (L.Embedding, L.EmbeddingBag)
+    if type(module) in kinds and type(module) in table:
+        return table[type(module)].from_float(module)
+    plan = [(parent, name, table[type(child)].from_float(child, module_name=f"{prefix}{name}"))
+            for prefix, parent in ((f"{n}." if n else "", m) for n, m in module.named_modules())
+            for name, child in parent.named_children() if type(child) in kinds and type(child) in table]
+    for parent, name, new in plan:
+        parent._modules[name] = new
+    return module
+
+
 def _reference_swap(mod, target, name, left):
     """The reference replacement of ``mod`` (mapped to the integer module ``target``), or None
     to keep the float module (its observed output then goes through a ``QuantDeQuant``).
     Weighted layers become ``Sequential(reference layer, [ReLU,] QuantDeQuant)`` sharing the
     integer module's codes and qparams; weighted layers without a reference version are
     recorded in ``left`` (they stay in float)."""
-    from ..nn.containers import Sequential
-    from ..nn.layers import ReLU
-    from ..nn.quantized import reference as nnqr
-    from ..nn.quantized._weighted import WeightedQuantized
-    from ..nn.quantized.embedding import Embedding
-    from ..nn.quantized.embedding_bag import EmbeddingBag
-
     if not isinstance(target, type):
         return None
-    if issubclass(target, (Embedding, EmbeddingBag)):
+    if issubclass(target, (QEmbedding, QEmbeddingBag)):
         left.setdefault(type(mod), []).append(name)
         return None
     if not issubclass(target, WeightedQuantized):
         return None
     qmod = target.from_float(mod, module_name=name)
-    found = nnqr.reference_of(qmod)
+    found = reference_of(qmod)
     if found is None:
         left.setdefault(type(mod), []).append(name)
         return None
     ref, relu = found
-    qdq = nnqr.QuantDeQuant(float(qmod.scale.item()), int(qmod.zero_point.item()), qmod.out_qdtype)
+    qdq = QuantDeQuant(float(qmod.scale.item()), int(qmod.zero_point.item()), qmod.out_qdtype)
     return Sequential(*([ref] + ([ReLU()] if relu else []) + [qdq.to(qmod.weight_int8.device)]))
 
 
@@ -317,10 +379,6 @@ def _convert_reference(module, table, left):
     module keeps its float forward and its observer becomes a ``QuantDeQuant`` with the
     observer's qparams (QuantStub included); observers of unmapped modules are removed.
     Builds every replacement before changing anything."""
-    from ..nn.quantized._common import observer_qparams
-    from ..nn.quantized.functional_modules import FloatFunctional
-    from ..nn.quantized.reference import QuantDeQuant
-
     if type(module) in table and getattr(module, "qconfig", None) is not None:
         root = _reference_swap(module, table[type(module)], type(module).__name__, left)
         if root is not None:
@@ -376,21 +434,42 @@ def quantize_model(model: Module, run_fn, run_args=(), mapping=None, inplace: bo
     return convert(model, mapping, inplace=True)
 
 
-def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapping=None) -> Module:
+def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapping=None, qconfig=None) -> Module:
     """Quantization-aware training: propagates qconfigs, swaps float / fused layers for
     their QAT versions (``mapping``, default ``get_default_qat_module_mappings()``; exact
     types), then attaches fake-quant output observers as ``prepare`` does. Train the
-    result, then ``convert`` it."""
+    result, then ``convert`` it.
+
+    Upstream lucid's forms are accepted too: a ``QConfig`` or ``QConfigMapping`` in second
+    position (or ``qconfig=``) is the qconfig, a bool there is ``inplace`` (a dict stays the
+    module mapping), and with no qconfig given and none set on any module
+    ``get_default_qat_qconfig_mapping()`` is used."""
+    if isinstance(mapping, bool):
+        mapping, inplace = None, mapping
+    elif isinstance(mapping, (QConfig, QConfigMapping)):
+        if qconfig_mapping is not None:
+            raise TypeError("prepare_qat(): a qconfig was given both in place of 'mapping' and as 'qconfig_mapping'")
+        mapping, qconfig_mapping = None, mapping
+    elif mapping is not None and not isinstance(mapping, dict):
+        raise TypeError(f"prepare_qat(): argument 'mapping' must be a dict of module types, a QConfig, a "
+                        f"QConfigMapping, a bool (inplace) or None, got {type(mapping).__name__}")
+    if qconfig is not None:
+        if qconfig_mapping is not None:
+            raise TypeError("prepare_qat(): give either 'qconfig_mapping' or 'qconfig', not both")
+        qconfig_mapping = qconfig
+    qconfig_mapping = _check_spec("prepare_qat", _global_spec(qconfig_mapping))
     if not isinstance(model, Module):
         raise TypeError(f"prepare_qat(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model, _check_spec("prepare_qat", qconfig_mapping))
+    if qconfig_mapping is None:
+        qconfig_mapping = _default_spec(model, get_default_qat_qconfig_mapping)
+    propagate_qconfig_(model, qconfig_mapping)
     table = get_default_qat_module_mappings() if mapping is None else mapping
     if type(model) in table and getattr(model, "qconfig", None) is not None:
         raise ValueError("prepare_qat(): wrap a single layer in a container (or QuantWrapper) first")
     _convert(model, table, {})
-    return prepare(model, inplace=True)
+    return _prepare_observers(model, None)
 
 
 def quantize_qat(model: Module, run_fn, run_args=(), inplace: bool = False) -> Module:
@@ -419,9 +498,6 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
     ``qconfig_spec``: None (every ``nn.Linear``, and with qint8 every ``nn.LSTM`` / ``nn.GRU``), a
     set of types / qualified names, or a dict ``{type or name: QConfig}`` (qint8 only). Warns
     "no module of a targeted type" when nothing matched."""
-    from ..nn import layers as L
-    from ..nn.quantized import dynamic as nnqd
-
     name = _dtype_name(dtype)
     if name not in ("qint8", "float16", "int4_weight_only"):
         raise ValueError(f"quantize_dynamic(): dtype must be qint8, float16 or 'int4_weight_only', got {dtype!r}")
@@ -446,9 +522,11 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
         if name == "qint8":
             mapping = get_default_dynamic_quant_module_mappings()
         elif name == "float16":
-            mapping = {L.Linear: nnqd.Float16Linear}
+            mapping = {L.Linear: Float16Linear}
         else:
             mapping = {L.Linear: _Int4Factory(group_size)}
+    if name == "qint8":
+        mapping = _route_to_mlx(mapping)
     plan = []  # built first, swapped after: an error leaves the model as it was
 
     def visit(mod, prefix):
@@ -474,11 +552,51 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
     return model
 
 
+def _mlx_group_size(in_features):
+    """The largest group size MLX's kernels take (128, 64, 32) that divides ``in_features``."""
+    return next((g for g in (128, 64, 32) if in_features % g == 0), None)
+
+
+class _MLXLinearFactory:
+    """Builds ``QuantizedLinearMLX`` (8-bit, the largest group size dividing ``in_features``)
+    from a Linear or a fused LinearReLU; with no such group size, ``fallback.from_float``."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def from_float(self, mod, module_name=""):
+        layer = mod if isinstance(mod, L.Linear) else mod[0]
+        g = _mlx_group_size(layer.in_features)
+        if g is None:
+            return self.fallback.from_float(mod, module_name=module_name)
+        return QuantizedLinearMLX.from_float(mod, bits=8, group_size=g)
+
+
+def _route_to_mlx(table):
+    """With the "mlx_group" engine selected, ``nn.Linear`` (and the fused / QAT Linear forms)
+    in ``table`` go to ``QuantizedLinearMLX`` instead; never otherwise."""
+    if not backends.quantized.use_mlx():
+        return table
+    table = dict(table)
+    for kind in (L.Linear, LinearReLU, QATLinear):
+        if kind in table:
+            table[kind] = _MLXLinearFactory(table[kind])
+    return table
+
+
 class _Int4Factory:
     def __init__(self, group_size):
         self.group_size = group_size
 
     def from_float(self, mod, module_name=""):
-        from ..nn.quantized.dynamic import WeightOnlyInt4Linear
-
         return WeightOnlyInt4Linear.from_float(mod, group_size=self.group_size, module_name=module_name)
+
+
+def add_quant_dequant(module):
+    """Wraps in ``QuantWrapper`` every leaf module that has a non-None ``qconfig``
+    (the module itself when it is such a leaf), as PyTorch does; returns the module."""
+    if not module._modules and getattr(module, "qconfig", None) is not None:
+        return QuantWrapper(module)
+    for name, child in list(module.named_children()):
+        module._modules[name] = add_quant_dequant(child)
+    return module

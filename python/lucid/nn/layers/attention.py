@@ -3,13 +3,13 @@
 ``in_proj_bias`` (3E,), and ``out_proj`` a Linear(E, E)."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from .. import init
-from .._f_attention import multi_head_attention
+from ..functional.attention import multi_head_attention
 from ..module import Module
 from ..parameter import Parameter
-from ._factory import check_positive
+from ._constructor import check_positive
 from .linear import Linear
 
 
@@ -115,3 +115,6 @@ class MultiheadAttention(Module):
         if not self._qkv_same_embed_dim:
             s += f", kdim={self.kdim}, vdim={self.vdim}"
         return s
+
+
+__all__ = ["MultiheadAttention"]

@@ -7,7 +7,7 @@ from ..._ops.nn import _pair
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._factory import check_positive, new_parameter
+from ._constructor import check_positive, new_parameter
 
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -151,3 +151,6 @@ class Conv3d(_ConvNd):
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
+
+
+__all__ = ["Conv2d", "Conv1d", "Conv3d"]

@@ -8,7 +8,7 @@ from ... import _ops
 from ..._ops.nn import _pair
 from .. import init
 from ..module import Module
-from ._factory import check_positive, new_parameter
+from ._constructor import check_positive, new_parameter
 
 
 def output_padding_for(layer, input_shape, output_size, name):
@@ -111,3 +111,6 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
 
     _nd = 3
+
+
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]

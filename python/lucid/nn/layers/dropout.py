@@ -1,4 +1,4 @@
-"""Dropout, Dropout1d / Dropout3d (whole channels), AlphaDropout and FeatureAlphaDropout."""
+"""Dropout, Dropout1d / Dropout2d / Dropout3d (whole channels), AlphaDropout and FeatureAlphaDropout."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -23,6 +23,23 @@ class Dropout(Module):
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, inplace=self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout2d(Module):
+    """Zeroes whole channels with probability ``p`` in training mode (the rest scaled by
+    ``1 / (1 - p)``); identity in eval mode."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout2d: probability 'p' must be between 0 and 1, got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training)
 
     def extra_repr(self):
         return f"p={self.p}"
@@ -68,3 +85,6 @@ class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
 
     _fn = staticmethod(F.dropout3d)
+
+
+__all__ = ["Dropout", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout", "Dropout1d", "Dropout3d"]

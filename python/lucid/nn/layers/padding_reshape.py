@@ -1,5 +1,5 @@
-"""Padding layers, pixel / channel shuffles and Unflatten: thin modules over
-``lucid.nn.functional``, with PyTorch's constructor arguments."""
+"""Padding layers, pixel / channel shuffles, Flatten / Unflatten and Unfold / Fold:
+thin modules over ``lucid.nn.functional``, with PyTorch's constructor arguments."""
 from __future__ import annotations
 
 import numbers
@@ -93,6 +93,25 @@ class ChannelShuffle(Module):
         return F.channel_shuffle(input, self.groups)
 
 
+class Flatten(Module):
+    """Merges axes ``start_dim..end_dim`` (default: all but the batch axis).
+
+    >>> import lucid
+    >>> lucid.nn.Flatten()(lucid.ones(2, 3, 4)).shape
+    (2, 12)
+    """
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return F.flatten(input, self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
 class Unflatten(Module):
     """Expands axis ``dim`` into ``unflattened_size`` (one entry may be -1).
 
@@ -119,8 +138,30 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
+class Unfold(Module):
+    """``F.unfold`` (im2col) with stored options."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module):
+    """``F.fold`` (col2im) with stored options."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Unflatten"]
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Flatten", "Unflatten", "Unfold", "Fold"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 
 from ..._ops.recurrent import gru_layer, lstm_layer
 from .. import functional as F
@@ -21,7 +21,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, run_packed
-from ._factory import check_positive
+from ._constructor import check_positive
 
 
 class _RNNBase(Module):
@@ -257,3 +257,6 @@ class RNN(_RNNBase):
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, " \
                f"nonlinearity='{self.nonlinearity}'"
+
+
+__all__ = ["LSTM", "GRU", "RNN"]

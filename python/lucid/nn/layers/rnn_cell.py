@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
-from ._factory import check_positive
+from ._constructor import check_positive
 
 
 class _CellBase(Module):

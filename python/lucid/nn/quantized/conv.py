@@ -5,13 +5,17 @@ split: the extra row / column on the right); those pads are written as zero-poin
 codes before the product."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ..layers import Conv1d as _FloatConv1d
 from ..layers import Conv2d as _FloatConv2d
 from ..layers import Conv3d as _FloatConv3d
-from ._common import Q, as_qtensor
-from ._weighted import WeightedQuantized, _float_parts
+from ...quantization.primitives import qconv1d, qconv2d
+from ...quantization.qconv_nd import qconv3d
+from .. import functional as F
+from .checks import as_qtensor, is_float_input
+from ...quantization.qtensor import QTensor
+from .weighted_base import WeightedQuantized, _float_parts
 
 
 def _same_pads(kernel, dilation):
@@ -51,7 +55,8 @@ class _QConvNd(WeightedQuantized):
         return [(p, p) for p in self.padding]
 
     def _input(self, x):
-        x = as_qtensor(x, type(self).__name__)
+        if not is_float_input(x):
+            x = as_qtensor(x, type(self).__name__)
         nd = self._nd
         if x.ndim not in (nd + 1, nd + 2):
             raise ValueError(f"{type(self).__name__}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) "
@@ -78,13 +83,31 @@ class _QConvNd(WeightedQuantized):
             return lucid.pad(codes, tuple(flat), value=x.q_zero_point()), (0,) * self._nd
         return lucid.pad(codes, tuple(flat), mode=self.padding_mode), (0,) * self._nd
 
+    def _float_forward(self, x):
+        """The float op on the dequantized weight, padded as the quantized path pads."""
+        pads = self._pads()
+        if self.padding_mode == "zeros" and all(a == b for a, b in pads):
+            padding = tuple(a for a, _ in pads)
+        else:
+            flat = []
+            for a, b in reversed(pads):
+                flat += [a, b]
+            x = F.pad(x, tuple(flat), mode="constant" if self.padding_mode == "zeros" else self.padding_mode)
+            padding = (0,) * self._nd
+        op = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        w = self._dequantized_weight().to(x.device)
+        y = op(x, w, self.bias_float, stride=self.stride, padding=padding, dilation=self.dilation, groups=self.groups)
+        return self._fake_out(y)
+
     def forward(self, x):
         x = self._input(x)
+        if not isinstance(x, QTensor):
+            return self._float_forward(x)
         unbatched = x.ndim == self._nd + 1
         codes, padding = self._padded_codes(x)
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = getattr(Q(), ("qconv1d", "qconv2d", "qconv3d")[self._nd - 1])
+        op = (qconv1d, qconv2d, qconv3d)[self._nd - 1]
         pad_arg = padding if self._nd > 1 else padding[0]
         stride = self.stride if self._nd > 1 else self.stride[0]
         dilation = self.dilation if self._nd > 1 else self.dilation[0]
@@ -127,3 +150,24 @@ class Conv3d(_QConvNd):
 
     _FLOAT_MODULE = _FloatConv3d
     _nd = 3
+
+
+# The fused forms (PyTorch's home for them is nn.intrinsic.quantized, which re-exports
+# them): ReLU is the lower clamp bound of the output codes (``max(code, zero_point)``),
+# exactly ``quantize(relu(y))`` since quantization is monotone and maps 0 to the zero point.
+class ConvReLU1d(Conv1d):
+    """Quantized Conv1d followed by ReLU."""
+
+    _relu = True
+
+
+class ConvReLU2d(Conv2d):
+    """Quantized Conv2d followed by ReLU."""
+
+    _relu = True
+
+
+class ConvReLU3d(Conv3d):
+    """Quantized Conv3d followed by ReLU."""
+
+    _relu = True

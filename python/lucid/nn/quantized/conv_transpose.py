@@ -16,8 +16,13 @@ from ..layers import ConvTranspose1d as _FloatConvTranspose1d
 from ..layers import ConvTranspose2d as _FloatConvTranspose2d
 from ..layers import ConvTranspose3d as _FloatConvTranspose3d
 from ..layers.conv_transpose import output_padding_for
-from ._common import Q, as_qtensor
-from ._weighted import WeightedQuantized, _float_parts
+from ...quantization.qconv_nd import qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
+from ...quantization.qdtype import qint8
+from ...quantization.qtensor import QTensor
+from .. import functional as F
+from ...quantization.primitives import dequantize
+from .checks import as_qtensor, is_float_input
+from .weighted_base import WeightedQuantized, _float_parts
 
 
 class _QConvTransposeNd(WeightedQuantized):
@@ -25,6 +30,10 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        # Upstream lucid's positional order is (..., output_padding, dilation, groups, bias): a
+        # bool in the ninth place (PyTorch's dilation) tells it apart; anything else is PyTorch's.
+        if isinstance(dilation, bool) and not isinstance(bias, bool):
+            groups, bias, dilation = bias, dilation, groups
         super().__init__()
         nd, name = self._nd, type(self).__name__
 
@@ -51,14 +60,20 @@ class _QConvTransposeNd(WeightedQuantized):
     def weight(self):
         """The weight as a QTensor in PyTorch's layout (qint8; per tensor, or per channel
         along axis 1 = the output channels when groups is 1)."""
-        QT = Q().QTensor
+        QT = QTensor
         if self.weight_qscheme == "per_tensor_affine":
-            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], Q().qint8)
+            return QT(self.weight_int8, self.weight_scale[0], self.weight_zero_point[0], qint8)
         if self.groups != 1:
             raise NotImplementedError(f"{type(self).__name__}.weight(): per-output-channel weights with groups > 1 "
                                       "are not one axis of the (in, out / groups, *k) layout; read weight_int8 and "
                                       "weight_scale (per output channel) instead")
-        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=1)
+        return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=1)
+
+    def _dequantized_weight(self):
+        # the scales are per output channel: dequantize in the conv layout, then back
+        codes = transpose_to_conv_weight(self.weight_int8, self.groups)
+        w = dequantize(codes, self.weight_scale, self.weight_zero_point, ch_axis=0)
+        return conv_to_transpose_weight(w, self.groups).contiguous()
 
     @classmethod
     def _observed_weight(cls, weight, new):
@@ -70,7 +85,8 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def forward(self, x, output_size=None):
         name = type(self).__name__
-        x = as_qtensor(x, name)
+        if not is_float_input(x):
+            x = as_qtensor(x, name)
         output_padding = self.output_padding if output_size is None else \
             output_padding_for(self, x.shape, output_size, name)
         nd = self._nd
@@ -81,11 +97,16 @@ class _QConvTransposeNd(WeightedQuantized):
         if c != self.in_channels:
             raise ValueError(f"{name}.forward(): argument 'input' must have {self.in_channels} channels, got shape "
                              f"{tuple(x.shape)}")
+        if not isinstance(x, QTensor):
+            op = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[nd]
+            y = op(x, self._dequantized_weight().to(x.device), self.bias_float, stride=self.stride,
+                   padding=self.padding, output_padding=output_padding, groups=self.groups, dilation=self.dilation)
+            return self._fake_out(y)
         codes = x.int_repr()
         unbatched = x.ndim == nd + 1
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = {1: Q().qconv_transpose1d, 2: Q().qconv_transpose2d, 3: Q().qconv_transpose3d}[nd]
+        op = {1: qconv_transpose1d, 2: qconv_transpose2d, 3: qconv_transpose3d}[nd]
         y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
                bias=self.bias_float, stride=self.stride, padding=self.padding, output_padding=output_padding,
                groups=self.groups, dilation=self.dilation, out_scale=self.scale, out_zp=self.zero_point,

@@ -4,13 +4,18 @@ codes and their row parameters and dequantizes them (exact, elementwise): float3
 bit-identical on both streams. Integer indices in, as ``nn.Embedding``."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._creation import zeros
 from ..layers import Embedding as _FloatEmbedding
 from ..module import Module
-from ._common import Q, QuantizedStateMixin, quantize_weight
+from ...quantization.primitives import dequantize
+from ...quantization.observer import PerChannelMinMaxObserver
+from ...quantization.qdtype import per_channel_symmetric, qint8
+from ...quantization.qtensor import QTensor
+from .checks import QuantizedStateMixin
+from .observed_qparams import quantize_weight
 
 
 class Embedding(QuantizedStateMixin, Module):
@@ -39,7 +44,7 @@ class Embedding(QuantizedStateMixin, Module):
         self.register_buffer("weight_zero_point", zeros(self.num_embeddings, dtype=_dtype.int32))
 
     def weight(self):
-        return Q().QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=0)
+        return QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=0)
 
     def forward(self, indices):
         if not isinstance(indices, lucid.Tensor) or indices.dtype.is_floating_point:
@@ -52,7 +57,7 @@ class Embedding(QuantizedStateMixin, Module):
         rows = lucid.index_select(self.weight_int8, 0, flat)
         s = lucid.index_select(self.weight_scale, 0, flat)
         z = lucid.index_select(self.weight_zero_point, 0, flat)
-        out = Q().dequantize(rows, s, z, ch_axis=0) if flat.numel() else rows.to(_dtype.float32)
+        out = dequantize(rows, s, z, ch_axis=0) if flat.numel() else rows.to(_dtype.float32)
         return out.reshape(tuple(indices.shape) + (self.embedding_dim,))
 
     @classmethod
@@ -60,9 +65,12 @@ class Embedding(QuantizedStateMixin, Module):
         wobs = getattr(mod, "weight_fake_quant", None)
         if wobs is None:
             qconfig = getattr(mod, "qconfig", None)
-            if qconfig is None or qconfig.weight is None:
-                raise ValueError(f"Embedding.from_float(): '{module_name or 'Embedding'}' has no qconfig")
-            wobs = qconfig.weight()
+            if qconfig is not None and qconfig.weight is None:
+                raise ValueError(f"Embedding.from_float(): the qconfig of '{module_name or 'Embedding'}' has no "
+                                 "weight observer")
+            # Without a qconfig, upstream lucid's default: per-row symmetric qint8 weights.
+            wobs = qconfig.weight() if qconfig is not None else \
+                PerChannelMinMaxObserver(ch_axis=0, dtype=qint8, qscheme=per_channel_symmetric)
             wobs.to(mod.weight.device)
             wobs(mod.weight.detach())
         new = cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._creation import tensor, zeros
@@ -116,10 +116,15 @@ class EmbeddingBag(Embedding):
         return acc
 
     @classmethod
-    def from_float(cls, mod, module_name="", mode="sum", include_last_offset=False):
-        """From a float ``nn.Embedding`` (or ``nn.qat.Embedding``) that has a qconfig."""
+    def from_float(cls, mod, module_name="", mode=None, include_last_offset=None):
+        """From a float ``nn.EmbeddingBag``, ``nn.Embedding`` or ``nn.qat.Embedding`` (its qconfig's
+        weight observer, else per-row symmetric qint8). ``mode`` / ``include_last_offset``
+        default to the float module's (an ``nn.Embedding``: "sum", False)."""
         emb = Embedding.from_float(mod, module_name or "EmbeddingBag")
-        new = cls(emb.num_embeddings, emb.embedding_dim, mode, include_last_offset)
+        mode = getattr(mod, "mode", "sum") if mode is None else mode
+        if include_last_offset is None:
+            include_last_offset = getattr(mod, "include_last_offset", False)
+        new = cls(emb.num_embeddings, emb.embedding_dim, mode, include_last_offset, emb.padding_idx)
         new.weight_int8, new.weight_scale, new.weight_zero_point = emb.weight_int8, emb.weight_scale, \
             emb.weight_zero_point
         return new.to(emb.weight_int8.device)

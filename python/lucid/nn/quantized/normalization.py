@@ -12,11 +12,15 @@ import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..module import Module
-from ._common import Q, QuantizedStateMixin, as_qtensor, observer_qparams, requant_param_buffers
+from ...quantization.primitives import quantize
+from ...quantization.qdtype import as_qdtype
+from ...quantization.qtensor import QTensor
+from .checks import QuantizedStateMixin, as_qtensor
+from .observed_qparams import observer_qparams, requant_param_buffers
 
 # N * S2 <= N^2 * 255^2 must fit int64 (docs/numerics.md).
 _MAX_N = 11_900_000
@@ -78,7 +82,7 @@ def quantized_layer_norm(x, normalized_shape, weight, bias, eps, out_scale, out_
         y = y * weight.to(y.device)
     if bias is not None:
         y = y + bias.to(y.device)
-    return Q().QTensor(Q().quantize(y, float(out_scale), int(out_zero_point), out_dtype), float(out_scale),
+    return QTensor(quantize(y, float(out_scale), int(out_zero_point), out_dtype), float(out_scale),
                        int(out_zero_point), out_dtype)
 
 
@@ -112,7 +116,7 @@ class LayerNorm(QuantizedStateMixin, Module):
         s = float(scale)
         if not (np.isfinite(s) and s > 0):
             raise ValueError(f"quantized LayerNorm: argument 'scale' must be finite and > 0, got {scale!r}")
-        self.dtype = Q().as_qdtype(dtype or "quint8")
+        self.dtype = as_qdtype(dtype or "quint8")
         zp = int(zero_point)
         if not self.dtype.quant_min <= zp <= self.dtype.quant_max:
             raise ValueError(f"quantized LayerNorm: argument 'zero_point' must lie in [{self.dtype.quant_min}, "

@@ -11,15 +11,20 @@ the real model's quantization steps in float (docs/quantization_workflow.md).
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._creation import zeros
 from .. import functional as F
 from ..layers.conv import pad_by_mode
 from ..module import Module
-from ._common import Q, QuantizedStateMixin
-from .modules import Quantize
+from ...quantization.primitives import dequantize, quantize
+from ...quantization.qtensor import QTensor
+from .checks import QuantizedStateMixin
+from .conv import Conv1d as _QConv1d
+from .conv import Conv2d as _QConv2d
+from .linear import Linear as _QLinear
+from .quantize_dequantize import Quantize
 
 
 class QuantDeQuant(Quantize):
@@ -33,10 +38,10 @@ class QuantDeQuant(Quantize):
     """
 
     def forward(self, x):
-        if isinstance(x, Q().QTensor):
+        if isinstance(x, QTensor):
             raise TypeError("reference QuantDeQuant.forward(): expected a float tensor, got a QTensor")
         s, z = float(self.scale.item()), int(self.zero_point.item())
-        return Q().dequantize(Q().quantize(x, s, z, self.dtype), s, z)
+        return dequantize(quantize(x, s, z, self.dtype), s, z)
 
     def extra_repr(self):  # the dtype by name, as the reference model prints it
         return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}, dtype={self.dtype.name}"
@@ -60,7 +65,7 @@ class _ReferenceWeighted(QuantizedStateMixin, Module):
 
     def get_weight(self):
         """The float32 weight the forward uses: ``dequantize`` of the codes (exact)."""
-        return Q().dequantize(self.weight_int8, self.weight_scale, self.weight_zero_point, ch_axis=0)
+        return dequantize(self.weight_int8, self.weight_scale, self.weight_zero_point, ch_axis=0)
 
     def _fill(self, qmod):
         self.weight_int8 = qmod.weight_int8.clone()
@@ -72,7 +77,7 @@ class _ReferenceWeighted(QuantizedStateMixin, Module):
         return self.to(qmod.weight_int8.device)
 
     def _float_input(self, x):
-        if isinstance(x, Q().QTensor) or not isinstance(x, lucid.Tensor) or not x.dtype.is_floating_point:
+        if isinstance(x, QTensor) or not isinstance(x, lucid.Tensor) or not x.dtype.is_floating_point:
             raise TypeError(f"reference {type(self).__name__}.forward(): expected a float lucid.Tensor, got "
                             f"{type(x).__name__}")
         return x
@@ -155,10 +160,6 @@ class Conv1d(_ReferenceConv):
 def reference_of(qmod):
     """``(reference module, relu)`` for an integer weighted module (``nnq.Linear`` / ``Conv1d`` /
     ``Conv2d`` or a fused ReLU form), or None when there is no reference version."""
-    from .conv import Conv1d as _QConv1d
-    from .conv import Conv2d as _QConv2d
-    from .linear import Linear as _QLinear
-
     for qcls, rcls in ((_QLinear, Linear), (_QConv2d, Conv2d), (_QConv1d, Conv1d)):
         if isinstance(qmod, qcls):
             return rcls.from_quantized(qmod), bool(getattr(qmod, "_relu", False))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-import lucid
+import lucid._namespace as lucid
 
 
 def _grads(parameters):

@@ -1,7 +1,7 @@
 """One flat vector from many parameters, and back."""
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 
 def parameters_to_vector(parameters):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numbers
 
-import lucid
+import lucid._namespace as lucid
 
 from ...autograd import no_grad
 from .. import functional as F
+from ..layers.conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from .parametrize import register_parametrization
 
@@ -132,6 +133,5 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         raise ValueError(f"spectral_norm(): module {type(module).__name__} has no parameter or buffer named "
                          f"{name!r}")
     if dim is None:
-        dim = 1 if isinstance(module, (lucid.nn.ConvTranspose1d, lucid.nn.ConvTranspose2d,
-                                       lucid.nn.ConvTranspose3d)) else 0
+        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     return register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))

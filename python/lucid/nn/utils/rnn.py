@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 __all__ = ["pad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
            "unpack_sequence", "unpad_sequence"]

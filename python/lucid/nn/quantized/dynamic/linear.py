@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
-import lucid
+import lucid._namespace as lucid
 
 from .... import _dtype
 from ...._creation import zeros
 from ... import functional as F
 from ...layers import Linear as _FloatLinear
 from ...module import Module
-from .._common import Q, QuantizedStateMixin, quantize_weight
+from ....quantization.observer import default_weight_observer
+from ....quantization.primitives import dequantize, int4_weight_only_linear, pack_int4, qmatmul, quantize, unpack_int4
+from ....quantization.qconfig import weight_int4_qconfig
+from ....quantization.qdtype import per_tensor_affine, qint4, qint8, quint8
+from ....quantization.qparams import calculate_qparams
+from ....quantization.qtensor import QTensor
+from ..checks import QuantizedStateMixin
+from ..observed_qparams import quantize_weight
+from ..weighted_base import _float_parts
 
 
 class Linear(QuantizedStateMixin, Module):
@@ -48,7 +56,7 @@ class Linear(QuantizedStateMixin, Module):
         self.register_buffer("bias_float", zeros(self.out_features, dtype=_dtype.float32) if bias_ else None)
 
     def weight(self):
-        return Q().QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, Q().qint8, axis=0)
+        return QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=0)
 
     def bias(self):
         return self.bias_float
@@ -58,7 +66,7 @@ class Linear(QuantizedStateMixin, Module):
         mx = float(lucid.amax(x).item()) if x.numel() else 0.0
         if not (np.isfinite(mn) and np.isfinite(mx)):
             raise ValueError("dynamic Linear.forward(): the input holds NaN or infinite values")
-        p = Q().calculate_qparams(mn, mx, Q().quint8, Q().per_tensor_affine, reduce_range=self.reduce_range)
+        p = calculate_qparams(mn, mx, quint8, per_tensor_affine, reduce_range=self.reduce_range)
         return float(p.scale.item()), int(p.zero_point.item())
 
     def forward(self, x):
@@ -66,14 +74,12 @@ class Linear(QuantizedStateMixin, Module):
             raise TypeError(f"dynamic Linear.forward(): expected a float lucid.Tensor, got "
                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
         s, z = self._input_qparams(x)
-        xq = Q().quantize(x, s, z, Q().quint8)
-        y = Q().qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point)
+        xq = quantize(x, s, z, quint8)
+        y = qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point)
         return y if self.bias_float is None else y + self.bias_float
 
     @classmethod
     def from_float(cls, mod, module_name="", weight_observer=None):
-        from .._weighted import _float_parts
-
         layer, _ = _float_parts(mod)
         if layer.in_features * 255 * 255 >= 2**31:
             raise ValueError(f"dynamic Linear.from_float(): '{module_name or 'Linear'}' has in_features = "
@@ -81,7 +87,7 @@ class Linear(QuantizedStateMixin, Module):
         if weight_observer is None:
             qconfig = getattr(mod, "qconfig", None)
             weight_observer = (qconfig.weight() if qconfig is not None and qconfig.weight is not None
-                               else Q().default_weight_observer())
+                               else default_weight_observer())
             weight_observer.to(layer.weight.device)
             weight_observer(layer.weight.detach())
         new = cls(layer.in_features, layer.out_features, layer.bias is not None)
@@ -158,14 +164,14 @@ class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
 
     def dequantized_weight(self):
         """The float32 weight the forward uses: ``code * scale`` per group."""
-        codes = Q().unpack_int4(self.weight_packed, self.in_features, signed=True)
-        return Q().dequantize(codes, self.weight_scale, 0, group_size=self.group_size, axis=-1)
+        codes = unpack_int4(self.weight_packed, self.in_features, signed=True)
+        return dequantize(codes, self.weight_scale, 0, group_size=self.group_size, axis=-1)
 
     def forward(self, x):
         # The int4 kernel keeps the weights packed (memory-bound decoding); it records
         # no gradient, so an input that needs one takes the dequantized float path.
         if x.dtype == _dtype.float32 and not x.requires_grad:
-            return Q().int4_weight_only_linear(x, self.weight_packed, self.weight_scale, group_size=self.group_size,
+            return int4_weight_only_linear(x, self.weight_packed, self.weight_scale, group_size=self.group_size,
                                                bias=self.bias_float, act_dtype=self.act_dtype)
         return F.linear(x, self.dequantized_weight(), self.bias_float)
 
@@ -173,12 +179,12 @@ class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
     def from_float(cls, mod, group_size=64, module_name="", act_dtype=None):
         layer = mod
         new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size, act_dtype)
-        obs = Q().weight_int4_qconfig(group_size).weight()
+        obs = weight_int4_qconfig(group_size).weight()
         obs.to(layer.weight.device)
         obs(layer.weight.detach())
         s, z = obs.calculate_qparams()
-        codes = Q().quantize(layer.weight.detach(), s, z, Q().qint4, group_size=group_size, axis=-1)
-        new.weight_packed = Q().pack_int4(codes)
+        codes = quantize(layer.weight.detach(), s, z, qint4, group_size=group_size, axis=-1)
+        new.weight_packed = pack_int4(codes)
         new.weight_scale = s.to(_dtype.float32)
         if layer.bias is not None:
             new.bias_float = layer.bias.detach().to(_dtype.float32).clone()

@@ -17,18 +17,20 @@ stream's own (docs/numerics.md, "What is not bit-identical").
 """
 from __future__ import annotations
 
-import lucid
+import lucid._namespace as lucid
 
 from ...._creation import zeros
 from ...module import Module
 from ...containers import ModuleDict
-from .._common import Q, quantize_weight
+from ... import layers as L
+from ....quantization.observer import default_weight_observer
+from ..observed_qparams import quantize_weight
 from .linear import Linear
 
 
 def _weight_observer(mod):
     qconfig = getattr(mod, "qconfig", None)
-    return qconfig.weight if qconfig is not None and qconfig.weight is not None else Q().default_weight_observer
+    return qconfig.weight if qconfig is not None and qconfig.weight is not None else default_weight_observer
 
 
 def _quantized_linear(weight, observer_factory, name):
@@ -75,6 +77,18 @@ class _DynamicRNNBase(Module):
                     self.register_buffer(f"bias_{kind}_l{k}{sfx}", zeros(g) if self.bias else None)
         # one dynamic Linear per weight matrix; state keys "cells.ih_l0.weight_int8", ...
         self.cells = ModuleDict(cells)
+
+    def __getattr__(self, name):
+        # upstream lucid's per-weight names: weight_ih_l0_int8 / weight_ih_l0_scale /
+        # weight_ih_l0_zero_point read the codes and qparams of cells["ih_l0"]
+        if name.startswith("weight_"):
+            for suffix in ("_int8", "_scale", "_zero_point"):
+                if name.endswith(suffix):
+                    cells = self.__dict__.get("_modules", {}).get("cells")
+                    key = name[len("weight_"):-len(suffix)]
+                    if cells is not None and key in cells._modules:
+                        return getattr(cells._modules[key], "weight" + suffix)
+        return super().__getattr__(name)
 
     # ----- shapes and states, as the float module ------------------------------------------
     def _prepare_input(self, input):
@@ -144,8 +158,6 @@ class _DynamicRNNBase(Module):
         """Quantizes every ``weight_ih_l*`` / ``weight_hh_l*`` of the float ``nn.LSTM`` / ``nn.GRU``
         with a fresh weight observer from ``mod.qconfig`` (default: per-tensor symmetric qint8);
         the biases stay float32."""
-        from ... import layers as L
-
         float_cls = getattr(L, cls._float_name)
         if type(mod) is not float_cls:
             raise TypeError(f"dynamic {cls._name}.from_float(): expected a lucid.nn.{cls._float_name}, got "

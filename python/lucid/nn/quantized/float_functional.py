@@ -1,0 +1,120 @@
+"""``FloatFunctional`` (float ops a model calls through a module, so that ``prepare`` can
+observe their outputs) and ``QFunctional``, its quantized replacement.
+
+QFunctional's add / add_relu / mul / cat compute ``quantize(op(dequantize(a),
+dequantize(b)))`` with the output ``scale`` / ``zero_point``: each step is one correctly
+rounded float32 elementwise operation (no accumulation), so the codes are identical on
+both streams and equal to the fake-quantized float forward bit for bit. ``add_scalar``
+requantizes with the input's qparams; ``mul_scalar`` rescales without touching the codes
+(negative scalars mirror them), as PyTorch's kernels do; neither is observed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import lucid._namespace as lucid
+
+from ..layers import Identity
+from ..module import Module
+from .. import functional as F
+from ...quantization.qdtype import as_qdtype
+from ...quantization.qtensor import QTensor, quantize_per_tensor
+from .checks import QuantizedStateMixin, as_qtensor
+from .observed_qparams import observer_qparams, requant_param_buffers
+
+
+class FloatFunctional(Module):
+    """``add``, ``add_relu``, ``mul``, ``cat``, ``add_scalar``, ``mul_scalar`` on float tensors;
+    each (but the scalar forms) passes its result through ``activation_post_process``
+    (an Identity until ``prepare`` puts an observer there)."""
+
+    def __init__(self):
+        super().__init__()
+        self.activation_post_process = Identity()
+
+    def forward(self, x):
+        raise RuntimeError("FloatFunctional is not meant to be called; use its add / mul / cat methods")
+
+    def add(self, x, y):
+        return self.activation_post_process(x + y)
+
+    def add_relu(self, x, y):
+        return self.activation_post_process(F.relu(x + y))
+
+    def mul(self, x, y):
+        return self.activation_post_process(x * y)
+
+    def cat(self, xs, dim=0):
+        return self.activation_post_process(lucid.cat(list(xs), dim=dim))
+
+    def add_scalar(self, x, c):
+        return x + c
+
+    def mul_scalar(self, x, c):
+        return x * c
+
+
+class QFunctional(QuantizedStateMixin, Module):
+    """The quantized ``FloatFunctional``: QTensors in, QTensors (``scale`` / ``zero_point``,
+    grid ``dtype``) out."""
+
+    _exact_dtype_state = frozenset({"zero_point"})
+    _scale_state = frozenset({"scale"})
+
+    qdtype = property(lambda self: self.dtype, doc="Upstream lucid's name for ``dtype``.")
+
+    def __init__(self, scale=1.0, zero_point=0, dtype=None, qdtype=None):
+        dtype = qdtype if qdtype is not None else dtype  # qdtype: upstream lucid's name
+        super().__init__()
+        requant_param_buffers(self, scale, zero_point)
+        self.dtype = as_qdtype(dtype or "quint8")
+
+    def forward(self, x):
+        raise RuntimeError("QFunctional is not meant to be called; use its add / mul / cat methods")
+
+    def _requant(self, real):
+        return quantize_per_tensor(real, self.scale.item(), int(self.zero_point.item()), self.dtype)
+
+    def _two(self, x, y, name):
+        return as_qtensor(x, f"QFunctional.{name}").dequantize(), as_qtensor(y, f"QFunctional.{name}").dequantize()
+
+    def add(self, x, y):
+        a, b = self._two(x, y, "add")
+        return self._requant(a + b)
+
+    def add_relu(self, x, y):
+        a, b = self._two(x, y, "add_relu")
+        return self._requant(F.relu(a + b))
+
+    def mul(self, x, y):
+        a, b = self._two(x, y, "mul")
+        return self._requant(a * b)
+
+    def cat(self, xs, dim=0):
+        return self._requant(lucid.cat([as_qtensor(x, "QFunctional.cat").dequantize() for x in xs], dim=dim))
+
+    def add_scalar(self, x, c):
+        x = as_qtensor(x, "QFunctional.add_scalar")
+        return quantize_per_tensor(x.dequantize() + float(c), x.q_scale(), x.q_zero_point(), x.dtype)
+
+    def mul_scalar(self, x, c):
+        x = as_qtensor(x, "QFunctional.mul_scalar")
+        c = float(c)
+        qd = x.dtype
+        if c == 0.0:
+            codes = lucid.full(tuple(x.shape), x.q_zero_point(), dtype=qd.storage, device=x.device)
+            return QTensor(codes, x.q_scale(), x.q_zero_point(), qd)
+        s = float(np.float32(x.q_scale()) * np.float32(abs(c)))
+        if c > 0:
+            return QTensor(x.int_repr(), s, x.q_zero_point(), qd)
+        mirror = qd.quant_min + qd.quant_max  # code q -> mirror - q keeps the grid and negates the real value
+        codes = (lucid.full((), mirror, dtype="int32", device=x.device) - x.int_repr().to(dtype=lucid.int32)).to(dtype=qd.storage)
+        return QTensor(codes, s, mirror - x.q_zero_point(), qd)
+
+    @classmethod
+    def from_float(cls, mod, module_name=""):
+        s, z, qd = observer_qparams(mod.activation_post_process, module_name or "FloatFunctional")
+        return cls(s, z, qd)
+
+    def extra_repr(self):
+        return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}"
