@@ -13,7 +13,7 @@
 #include "core/errors.h"
 #include "ops/copy.h"
 #include "ops/elementwise.h"
-#include "ops/math_extra.h"
+#include "ops/math.h"
 #include "ops/scalar.h"
 #include "ops/special.h"
 
@@ -174,8 +174,8 @@ InputGrads remainder_backward(const CppNode& n, const Tensor& g) {
 
 // ----- hypot ... fmin (lucid/_ops/math_extra.py's `_MathBinary`) ---------------
 
-Tensor exp2(const Tensor& x) { return ops::math_unary(cpu::MathUnaryOp::Exp2, "exp2", x); }
-Tensor xlogy(const Tensor& a, const Tensor& b) { return ops::math_binary(cpu::MathBinaryOp::Xlogy, "xlogy", a, b); }
+Tensor exp2(const Tensor& x) { return ops::math_unary(MathUnaryOp::Exp2, "exp2", x); }
+Tensor xlogy(const Tensor& a, const Tensor& b) { return ops::math_binary(MathBinaryOp::Xlogy, "xlogy", a, b); }
 
 // `_MathBinary.backward` with grad mode off, op for op (PyTorch's formulas,
 // docs/numerics.md "Extra elementwise math"); saved: (a, b, y). The node
@@ -271,13 +271,13 @@ Tensor binary_kernel(Kind op, const Tensor& a, const Tensor& b) {
     case kFloorDivide: return ops::floor_divide(a, b);
     case kRemainder: return ops::remainder(a, b);
     case kFmod: return ops::fmod(a, b);
-    case kHypot: return ops::math_binary(cpu::MathBinaryOp::Hypot, "hypot", a, b);
-    case kLogaddexp: return ops::math_binary(cpu::MathBinaryOp::LogAddExp, "logaddexp", a, b);
-    case kLogaddexp2: return ops::math_binary(cpu::MathBinaryOp::LogAddExp2, "logaddexp2", a, b);
+    case kHypot: return ops::math_binary(MathBinaryOp::Hypot, "hypot", a, b);
+    case kLogaddexp: return ops::math_binary(MathBinaryOp::LogAddExp, "logaddexp", a, b);
+    case kLogaddexp2: return ops::math_binary(MathBinaryOp::LogAddExp2, "logaddexp2", a, b);
     case kXlogy: return xlogy(a, b);
-    case kCopysign: return ops::math_binary(cpu::MathBinaryOp::Copysign, "copysign", a, b);
-    case kFmax: return ops::math_binary(cpu::MathBinaryOp::Fmax, "fmax", a, b);
-    case kFmin: return ops::math_binary(cpu::MathBinaryOp::Fmin, "fmin", a, b);
+    case kCopysign: return ops::math_binary(MathBinaryOp::Copysign, "copysign", a, b);
+    case kFmax: return ops::math_binary(MathBinaryOp::Fmax, "fmax", a, b);
+    case kFmin: return ops::math_binary(MathBinaryOp::Fmin, "fmin", a, b);
     default: throw RuntimeError("autograd binary: not a two-input op");
   }
 }

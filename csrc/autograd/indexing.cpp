@@ -1,14 +1,16 @@
-// Basic indexing recorded in C++; see indexing.h.
+// gather, index_select, the scatters and index writes, and sort / topk /
+// median values recorded in C++; see indexing.h.
 #include "autograd/indexing.h"
 
-#include <pybind11/stl.h>
-
+#include <string>
 #include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/tensor_object.h"
+#include "core/errors.h"
 #include "ops/copy.h"
+#include "ops/indexing.h"
 #include "ops/shape.h"
 
 namespace lucid::autograd {
@@ -17,223 +19,172 @@ namespace py = pybind11;
 
 namespace {
 
-struct Plan {
-  std::vector<int64_t> starts, steps;
-  Shape lengths, shape;
-};
 
-// The slice plan of x[idx] (see indexing.h); false for an index this parser
-// leaves to Python.
-bool parse(const Tensor& x, py::handle idx, Plan& plan) {
-  PyObject* one[1] = {idx.ptr()};
-  PyObject** items = one;
-  Py_ssize_t n = 1;
-  if (PyTuple_CheckExact(idx.ptr())) {
-    items = &PyTuple_GET_ITEM(idx.ptr(), 0);
-    n = PyTuple_GET_SIZE(idx.ptr());
-  }
-  const int64_t ndim = x.ndim();
-  int64_t consumed = 0, ellipses = 0;
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    PyObject* it = items[k];
-    if (it == Py_Ellipsis) {
-      ++ellipses;
-    } else if (PySlice_Check(it) || PyLong_CheckExact(it)) {
-      ++consumed;
-    } else if (it != Py_None) {
-      return false;
-    }
-  }
-  if (ellipses > 1 || consumed > ndim) return false;
-  std::vector<int64_t>&starts = plan.starts, &steps = plan.steps;
-  Shape &lengths = plan.lengths, &shape = plan.shape;
-  starts.reserve(ndim);
-  steps.reserve(ndim);
-  lengths.reserve(ndim);
-  int64_t axis = 0;
-  auto full_axis = [&]() {
-    starts.push_back(0);
-    steps.push_back(1);
-    lengths.push_back(x.shape()[axis]);
-    shape.push_back(x.shape()[axis]);
-    ++axis;
-  };
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    PyObject* it = items[k];
-    if (it == Py_None) {
-      shape.push_back(1);
-    } else if (it == Py_Ellipsis) {
-      for (int64_t r = ndim - consumed; r > 0; --r) full_axis();
-    } else if (PyLong_CheckExact(it)) {
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(it, &overflow);
-      const int64_t size = x.shape()[axis];
-      if (overflow || v < -size || v >= size) return false;
-      starts.push_back(v < 0 ? v + size : v);
-      steps.push_back(1);
-      lengths.push_back(1);
-      ++axis;
-    } else {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(it, &start, &stop, &step) < 0) {  // a non-integer bound
-        PyErr_Clear();
-        return false;
-      }
-      if (step == 0) return false;
-      const int64_t len = PySlice_AdjustIndices(x.shape()[axis], &start, &stop, step);
-      starts.push_back(len ? start : 0);
-      steps.push_back(step);
-      lengths.push_back(len);
-      shape.push_back(len);
-      ++axis;
-    }
-  }
-  while (axis < ndim) full_axis();
-  return true;
+
+// The node's axis (ctx.dim) and saved index.
+int64_t axis_of(const CppNode& n) { return (*n.dims)[0]; }
+const Tensor& index_of(const CppNode& n) { return n.saved_handles[0]; }
+
+Tensor zeros_like_grad(const Shape& shape, const Tensor& g) { return ops::full(shape, 0.0, g.dtype(), g.device()); }
+
+// scatter / scatter_add's src gradient, as their Functions' first-order branch:
+// g read at index, written into zeros of src's shape (ctx.params), since only
+// src's leading block (index's shape) was read.
+Tensor src_grad(const CppNode& n, const Tensor& g) {
+  const Tensor& index = index_of(n);
+  Tensor picked = ops::gather(g, axis_of(n), index);
+  Tensor out = zeros_like_grad(Shape(n.params.begin(), n.params.end()), g);
+  const size_t nd = static_cast<size_t>(g.ndim());
+  ops::slice_assign(out, std::vector<int64_t>(nd, 0), std::vector<int64_t>(nd, 1), index.shape(), picked);
+  return out;
 }
 
-
-// `_BasicIndex.backward`: zeros of the input's shape with g written where x[idx] read
-// (lucid/_ops/indexing.py's _slice_scatter). The plan is the node's index_plan.
-InputGrads basic_index_backward(const CppNode& n, const Tensor& g) {
-  const auto& p = n.index_plan;
-  Tensor out = ops::full(n.input_shape, 0.0, g.dtype(), g.device());
-  ops::slice_assign(out, p[0], p[1], p[2], ops::reshape(g, p[2]));
+// `_Gather.backward` and `_Select.backward`: g scatter-added into zeros of the input's shape.
+InputGrads gather_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
-  r.grad[0] = out;
+  r.grad[0] = ops::scatter_add(zeros_like_grad(n.input_shape, g), axis_of(n), index_of(n), g);
   return r;
 }
 
-NodeKind kind = {"BasicIndexBackward", "basic_index", nullptr, basic_index_backward};
-
-// `_SetItem.backward`'s first-order branch: g with zeros where the value went (x's
-// gradient) and g's slices (the value's, shaped like the slices' lengths).
-InputGrads setitem_backward(const CppNode& n, const Tensor& g) {
-  const auto& p = n.index_plan;
+// `_IndexSelect.backward`: g index-added into zeros of the input's shape.
+InputGrads index_select_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
+  r.grad[0] = ops::index_add(zeros_like_grad(n.input_shape, g), axis_of(n), index_of(n), g);
+  return r;
+}
+
+// The writes' nodes have the Functions' four inputs (x, dim, index, src): the
+// Python formulas read needs_input_grad[3].
+InputGrads scatter_add_backward(const CppNode& n, const Tensor& g) {
+  InputGrads r(4);
+  r.pass[0] = 1;
+  if (needs(n, 3)) r.grad[3] = src_grad(n, g);
+  return r;
+}
+
+// `_Scatter.backward`: overwritten positions get no gradient (zeros scattered into g).
+InputGrads scatter_backward(const CppNode& n, const Tensor& g) {
+  InputGrads r(4);
+  if (needs(n, 0)) r.grad[0] = ops::scatter(g, axis_of(n), index_of(n), zeros_like_grad(index_of(n).shape(), g));
+  if (needs(n, 3)) r.grad[3] = src_grad(n, g);
+  return r;
+}
+
+InputGrads index_add_backward(const CppNode& n, const Tensor& g) {
+  InputGrads r(4);
+  r.pass[0] = 1;
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
+  return r;
+}
+
+// `_IndexCopy.backward`: the replaced rows get no gradient (zero rows copied into g).
+InputGrads index_copy_backward(const CppNode& n, const Tensor& g) {
+  InputGrads r(4);
   if (needs(n, 0)) {
-    Tensor gx = ops::clone(g);
-    ops::slice_assign(gx, p[0], p[1], p[2], ops::full(Shape{}, 0.0, g.dtype(), g.device()));
-    r.grad[0] = std::move(gx);
+    Shape src_shape(n.params.begin(), n.params.end());
+    r.grad[0] = ops::index_copy(g, axis_of(n), index_of(n), zeros_like_grad(src_shape, g));
   }
-  if (needs(n, 1)) r.grad[1] = ops::slice(g, p[0], p[1], p[2]);
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
   return r;
 }
 
-// `_SliceScatter.backward` (x[idx]'s backward recorded under create_graph): the
-// gradient's own x[idx], as `_BasicIndex.forward` reads it.
-InputGrads slice_scatter_backward(const CppNode& n, const Tensor& g) {
-  const auto& p = n.index_plan;
-  InputGrads r;
-  r.grad[0] = ops::reshape(ops::slice(g, p[0], p[1], p[2]), p[3]);
-  return r;
-}
+NodeKind gather_kind = {"GatherBackward", "gather", nullptr, gather_backward};
+NodeKind index_select_kind = {"IndexSelectBackward", "index_select", nullptr, index_select_backward};
+NodeKind scatter_add_kind = {"ScatterAddBackward", "scatter_add", nullptr, scatter_add_backward};
+NodeKind scatter_kind = {"ScatterBackward", "scatter", nullptr, scatter_backward};
+NodeKind index_add_kind = {"IndexAddBackward", "index_add", nullptr, index_add_backward};
+NodeKind index_copy_kind = {"IndexCopyBackward", "index_copy", nullptr, index_copy_backward};
+// `_Select`'s names (its node_name: the op's name capitalized).
+NodeKind sort_kind = {"SortBackward", "sort", nullptr, gather_backward};
+NodeKind topk_kind = {"TopkBackward", "topk", nullptr, gather_backward};
+NodeKind median_kind = {"MedianBackward", "median", nullptr, gather_backward};
 
-NodeKind setitem_kind = {"SetItemBackward", "setitem", nullptr, setitem_backward};
-NodeKind slice_scatter_kind = {"SliceScatterBackward", "slice_scatter", nullptr, slice_scatter_backward};
-
-using Ints = std::vector<int64_t>;
-
-// What Function.apply records: grad mode on, an input needing a gradient, a floating result.
-
-
-// x[idx] as the plan's slices reshaped to `shape`, with BasicIndexBackward when x
-// requires grad and grad mode is on.
-py::object sliced(py::handle x, const Tensor& h, Ints starts, Ints steps, Shape lengths, Shape shape) {
-  Tensor view = ops::slice(h, starts, steps, lengths);
-  py::object out = wrapped(shape == lengths ? view : ops::reshape(view, shape));
-  if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
-    PyObject* input = x.ptr();
-    CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
-    n.input_shape = h.shape();
-    n.index_plan = {std::move(starts), std::move(steps), std::move(lengths), std::move(shape)};
+// A read (gather, index_select, a sort's values): out = read(x, dim, index),
+// recorded over the Function's inputs (x, dim, index), the index saved.
+py::object record_read(NodeKind& kind, py::handle x, int64_t dim, py::handle index, Tensor result,
+                       const Shape& in_shape) {
+  py::object out = steal(wrap(std::move(result)));
+  if (records({x.ptr()}, out.ptr())) {
+    PyObject* inputs[3] = {x.ptr(), Py_None, index.ptr()};
+    PyObject* saved = index.ptr();
+    CppNode& n = record_node(kind, inputs, 3, &saved, 1, out.ptr());
+    n.input_shape = in_shape;
+    n.dims = std::vector<int64_t>{dim};
   }
   return out;
 }
 
-// lucid/_ops/indexing.py's _Plan, for the `plan` a create_graph pass reads. Never released.
-PyObject* plan_class = nullptr;
+using Write = Tensor (*)(const Tensor&, int64_t, const Tensor&, const Tensor&);
+
+// A write (scatter_add, scatter, index_add, index_copy): out = write(x, dim, index, src),
+// recorded over (x, dim, index, src), the index saved, src's shape in params.
+py::object record_write(NodeKind& kind, Write write, const char* fn, const char* src_name, py::handle x,
+                        int64_t dim, py::handle index, py::handle src) {
+  const Tensor& hx = tensor_arg(x.ptr(), fn, "input");
+  const Tensor& hi = tensor_arg(index.ptr(), fn, "index");
+  const Tensor& hs = tensor_arg(src.ptr(), fn, src_name);
+  py::object out = steal(wrap(write(hx, dim, hi, hs)));
+  if (records({x.ptr(), src.ptr()}, out.ptr())) {
+    PyObject* inputs[4] = {x.ptr(), Py_None, index.ptr(), src.ptr()};
+    PyObject* saved = index.ptr();
+    CppNode& n = record_node(kind, inputs, 4, &saved, 1, out.ptr());
+    n.dims = std::vector<int64_t>{dim};
+    n.params.assign(hs.shape().begin(), hs.shape().end());
+  }
+  return out;
+}
 
 }  // namespace
 
 void init_indexing(py::module_& m) {
-  m.def("basic_index", [](py::handle x, py::handle idx) -> py::object {
-    if (!is_tensor(x.ptr())) return py::none();
-    const Tensor& h = handle_of(x.ptr());
-    Plan plan;
-    if (!parse(h, idx, plan)) return py::none();
-    return sliced(x, h, std::move(plan.starts), std::move(plan.steps), std::move(plan.lengths),
-                  std::move(plan.shape));
-  }, py::arg("x"), py::arg("index"));
-  // x[idx] from the Python parser's plan (lucid/_ops/indexing.py: indices `basic_index`
-  // leaves to it, and the formulas under create_graph), recorded the same way.
-  m.def("autograd_basic_index", [](py::handle x, Ints starts, Ints steps, Shape lengths, Shape shape) {
-    const Tensor& h = tensor_arg(x.ptr(), "getitem", "input");
-    return sliced(x, h, std::move(starts), std::move(steps), std::move(lengths), std::move(shape));
+  m.def("autograd_gather", [](py::handle x, int64_t dim, py::handle index) {
+    const Tensor& hx = tensor_arg(x.ptr(), "gather", "input");
+    const Tensor& hi = tensor_arg(index.ptr(), "gather", "index");
+    return record_read(gather_kind, x, dim, index, ops::gather(hx, dim, hi), hx.shape());
   });
-  // `x[idx] = value` while recording (lucid/_ops/indexing.py's _write): a copy of x with
-  // value (shaped like the slices' lengths) written into the plan's slices, and
-  // SetItemBackward over (x, value, plan), the plan kept for the formulas.
-  m.def("autograd_setitem", [](py::handle x, py::handle value, const Ints& starts, const Ints& steps,
-                               const Shape& lengths, const Shape& shape) {
-    const Tensor& hx = tensor_arg(x.ptr(), "setitem", "input");
-    const Tensor& hv = tensor_arg(value.ptr(), "setitem", "value");
-    Tensor copy = ops::clone(hx);
-    ops::slice_assign(copy, starts, steps, lengths, hv);
-    py::object out = py::reinterpret_steal<py::object>(wrap(std::move(copy)));
-    if (!out) throw py::error_already_set();
-    if (records({x.ptr(), value.ptr()}, out.ptr())) {
-      PyObject* inputs[3] = {x.ptr(), value.ptr(), Py_None};
-      CppNode& n = record_node(setitem_kind, inputs, 3, nullptr, 0, out.ptr());
-      n.index_plan = {starts, steps, lengths, shape};
-    }
-    return out;
+  m.def("autograd_index_select", [](py::handle x, int64_t dim, py::handle index) {
+    const Tensor& hx = tensor_arg(x.ptr(), "index_select", "input");
+    const Tensor& hi = tensor_arg(index.ptr(), "index_select", "index");
+    return record_read(index_select_kind, x, dim, index, ops::index_select(hx, dim, hi), hx.shape());
   });
-  // x[idx]'s backward under create_graph (`_BasicIndex.backward`): zeros of `in_shape`
-  // with g written where x[idx] read, and SliceScatterBackward over (g, in_shape, plan).
-  m.def("autograd_slice_scatter", [](py::handle g, const Shape& in_shape, const Ints& starts, const Ints& steps,
-                                     const Shape& lengths, const Shape& shape) {
-    const Tensor& hg = tensor_arg(g.ptr(), "slice_scatter", "grad");
-    Tensor out_t = ops::full(in_shape, 0.0, hg.dtype(), hg.device());
-    ops::slice_assign(out_t, starts, steps, lengths, ops::reshape(hg, lengths));
-    py::object out = py::reinterpret_steal<py::object>(wrap(std::move(out_t)));
-    if (!out) throw py::error_already_set();
-    if (records({g.ptr()}, out.ptr())) {
-      PyObject* inputs[3] = {g.ptr(), Py_None, Py_None};
-      CppNode& n = record_node(slice_scatter_kind, inputs, 3, nullptr, 0, out.ptr());
-      n.index_plan = {starts, steps, lengths, shape};
-    }
-    return out;
+  // The values of sort / topk / median: x gathered at their indices (`name`: which of the three).
+  m.def("autograd_select", [](py::handle x, py::handle indices, int64_t dim, const std::string& name) {
+    NodeKind* kind = name == "sort" ? &sort_kind : name == "topk" ? &topk_kind : name == "median" ? &median_kind
+                                                                                                  : nullptr;
+    if (!kind) throw ValueError("autograd_select(): name must be 'sort', 'topk' or 'median', got '" + name + "'");
+    const Tensor& hx = tensor_arg(x.ptr(), name.c_str(), "input");
+    const Tensor& hi = tensor_arg(indices.ptr(), name.c_str(), "indices");
+    return record_read(*kind, x, dim, indices, ops::gather(hx, dim, hi), hx.shape());
   });
-  // lucid/_ops/indexing.py, at import: `_BasicIndex` (the node's function), `_Plan`,
-  // and the Functions of setitem's and the scatter's nodes.
-  m.def("_register_indexing", [](py::object basic_index, py::object plan, py::object setitem,
-                                 py::object slice_scatter) {
-    kind.function = basic_index.release().ptr();
-    plan_class = plan.release().ptr();
-    setitem_kind.function = setitem.release().ptr();
-    slice_scatter_kind.function = slice_scatter.release().ptr();
+  m.def("autograd_scatter_add", [](py::handle x, int64_t dim, py::handle index, py::handle src) {
+    return record_write(scatter_add_kind, ops::scatter_add, "scatter_add", "src", x, dim, index, src);
   });
-}
-
-// The `plan` attribute of a BasicIndexBackward node: a new _Plan with its slices.
-PyObject* index_plan_object(const CppNode& n) {
-  if (!plan_class || n.index_plan.size() != 4) Py_RETURN_NONE;
-  try {
-    py::object plan = py::reinterpret_steal<py::object>(PyObject_CallNoArgs(plan_class));
-    if (!plan) throw py::error_already_set();
-    const char* names[4] = {"starts", "steps", "lengths", "shape"};
-    for (int i = 0; i < 4; ++i) {
-      py::list values;
-      for (int64_t v : n.index_plan[static_cast<size_t>(i)]) values.append(v);
-      plan.attr(names[i]) = values;
-    }
-    plan.attr("advanced") = py::none();
-    return plan.release().ptr();
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
+  m.def("autograd_scatter", [](py::handle x, int64_t dim, py::handle index, py::handle src) {
+    return record_write(scatter_kind, ops::scatter, "scatter", "src", x, dim, index, src);
+  });
+  m.def("autograd_index_add", [](py::handle x, int64_t dim, py::handle index, py::handle source) {
+    return record_write(index_add_kind, ops::index_add, "index_add", "source", x, dim, index, source);
+  });
+  m.def("autograd_index_copy", [](py::handle x, int64_t dim, py::handle index, py::handle source) {
+    return record_write(index_copy_kind, ops::index_copy, "index_copy", "source", x, dim, index, source);
+  });
+  // lucid/_ops/indexing.py and sorting.py, at import: the Functions whose recorded
+  // formulas serve create_graph.
+  m.def("_register_gather", [](py::object gather, py::object index_select, py::object scatter_add,
+                               py::object scatter, py::object index_add, py::object index_copy) {
+    gather_kind.function = gather.release().ptr();
+    index_select_kind.function = index_select.release().ptr();
+    scatter_add_kind.function = scatter_add.release().ptr();
+    scatter_kind.function = scatter.release().ptr();
+    index_add_kind.function = index_add.release().ptr();
+    index_copy_kind.function = index_copy.release().ptr();
+  });
+  m.def("_register_select", [](py::object select) {
+    PyObject* f = select.release().ptr();
+    Py_INCREF(f);
+    Py_INCREF(f);
+    sort_kind.function = topk_kind.function = median_kind.function = f;
+  });
 }
 
 }  // namespace lucid::autograd

@@ -1,37 +1,27 @@
-// Basic indexing, `x[idx]` with ints, slices, None and one Ellipsis, run and
-// recorded in C++ (node.h): `_C.basic_index(x, idx)` parses the index in one
-// pass into the slice plan lucid/_ops/indexing.py builds in Python (same
-// starts, steps and lengths, then a reshape that drops int axes and adds None
-// axes), returns the same view, and, when grad mode is on and x requires
-// grad, attaches BasicIndexBackward. Its first-order backward is here against
-// `ops::` (zeros of x's shape with the gradient written where x[idx] read);
-// under create_graph the walk calls `_BasicIndex`, whose recorded formula
-// reads the node's `plan` (a `_Plan` built from the stored slices).
-// Returns None for anything else (tensors, lists, numpy integers, bools) and
-// for any index that would raise, so the Python parser handles it and raises
-// its usual message.
+// The index-driven reads and writes recorded in C++ (node.h): gather,
+// index_select, scatter_add, scatter, index_add, index_copy and the values of
+// sort / topk / median (a gather at the sorted positions).
 //
-// Also here, over a slice plan the Python parser made: `_C.autograd_setitem`
-// (x[idx] = value while recording: a copy of x with the value written, and
-// SetItemBackward over (x, value); its first-order backward gives x the
-// gradient with zeros where the value went and the value the gradient's
-// slices) and `_C.autograd_slice_scatter` (x[idx]'s backward under
-// create_graph: SliceScatterBackward, whose gradient is the gradient's own
-// x[idx]). Their nodes keep the plan (`plan`) for `_SetItem` / `_SliceScatter`,
-// whose formulas serve create_graph. Neither saves a tensor: setitem rebinds
-// x to the copy, so no version counter moves.
+// `_C.autograd_<op>(x, dim, index[, src])` runs the `ops::` kernel (which
+// checks the index's values and shapes, with the messages the Python ops
+// always gave) and, when grad mode is on, an input requires grad and the
+// result is floating point, attaches the node lucid/_ops/indexing.py's
+// Function would have: GatherBackward, IndexSelectBackward,
+// ScatterAddBackward, ScatterBackward, IndexAddBackward, IndexCopyBackward;
+// `_C.autograd_select(x, indices, dim, name)` attaches SortBackward /
+// TopkBackward / MedianBackward (lucid/_ops/sorting.py's `_Select`).
+// The index is the node's saved tensor (an in-place write to it before
+// backward raises); `ctx.dim` is the axis, `ctx.in_shape` / `ctx.shape` the
+// input's shape, `ctx.params` src's shape. The first-order formulas here do
+// the Functions' first-order ops in their order; under create_graph the walk
+// calls the Functions, whose recorded formulas read those fields.
+// The Python functions keep the argument checks (dim wrapped, index an
+// integer tensor on the input's device) and pass wrapped dims.
 #pragma once
 #include <pybind11/pybind11.h>
 
 namespace lucid::autograd {
 
-struct CppNode;
-
 void init_indexing(pybind11::module_& m);
-
-// The `plan` a BasicIndexBackward node shows `_BasicIndex.backward`: a new
-// lucid/_ops/indexing.py `_Plan` of its slices (a new reference; NULL with the
-// error set).
-PyObject* index_plan_object(const CppNode& node);
 
 }  // namespace lucid::autograd

@@ -15,6 +15,7 @@
 #include "ops/copy.h"
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
+#include "ops/normalization.h"
 #include "ops/reduction.h"
 #include "ops/scalar.h"
 #include "ops/shape.h"

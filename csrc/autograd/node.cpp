@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/indexing.h"
+#include "autograd/basic_index.h"
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "core/version.h"

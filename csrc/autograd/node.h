@@ -14,6 +14,7 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
 #include <initializer_list>
 #include <optional>
 #include <vector>
@@ -82,11 +83,11 @@ struct CppNode {
   Shape input_shape;
   DType input_dtype;
   std::optional<std::vector<int64_t>> dims;
-  // Basic indexing (indexing.cpp): the slices x[idx] read, as starts, steps,
+  // Basic indexing (basic_index.cpp): the slices x[idx] read, as starts, steps,
   // lengths and the result's shape.
   std::vector<std::vector<int64_t>> index_plan;
-  // The integer arguments an op's formula reads (nn.cpp: conv geometry, pool
-  // windows, embedding rows; shape.cpp: cat's joined sizes), as `ctx.params`
+  // The integer arguments an op's formula reads (conv.cpp: conv geometry,
+  // pool.cpp: windows, embedding.cpp: rows; shape.cpp: cat's joined sizes), as `ctx.params`
   // (a tuple of ints) in Python, and as `ctx.sizes` for cat.
   std::vector<int64_t> params;
   // Number arguments the formula reads (softplus: beta, threshold; layer_norm:
@@ -111,6 +112,18 @@ inline bool records(std::initializer_list<PyObject*> inputs, PyObject* out) {
     if (t != Py_None && tensor_object(t)->requires_grad) return true;
   return false;
 }
+// params[at, at + n): an integer argument a formula reads back from `params`.
+inline std::vector<int64_t> params_slice(const std::vector<int64_t>& p, size_t at, size_t n) {
+  const auto first = p.begin() + static_cast<std::ptrdiff_t>(at);
+  return std::vector<int64_t>(first, first + static_cast<std::ptrdiff_t>(n));
+}
+// Integer arguments one after the other, as a recording stores them in `params`.
+inline std::vector<int64_t> params_join(std::initializer_list<const std::vector<int64_t>*> parts) {
+  std::vector<int64_t> r;
+  for (const std::vector<int64_t>* p : parts) r.insert(r.end(), p->begin(), p->end());
+  return r;
+}
+
 // Whether the node's input i needs a gradient (`needs_input_grad[i]`).
 inline bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
 // A Python number next to `like` in a formula, as lucid's ops coerce it

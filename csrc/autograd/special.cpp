@@ -14,7 +14,7 @@
 #include "autograd/tensor_object.h"
 #include "core/errors.h"
 #include "ops/elementwise.h"
-#include "ops/math_extra.h"
+#include "ops/math.h"
 #include "ops/scalar.h"
 
 namespace lucid::autograd {
@@ -49,7 +49,7 @@ const PolygammaPlan& plan_for(int64_t n) {
   return it->second;
 }
 
-Tensor tan(const Tensor& x) { return ops::math_unary(cpu::MathUnaryOp::Tan, "tan", x); }
+Tensor tan(const Tensor& x) { return ops::math_unary(MathUnaryOp::Tan, "tan", x); }
 Tensor reciprocal(const Tensor& x) { return ops::div(real(1.0, x), x); }
 
 // `_hurwitz_zeta(s, y)`: the first 10 + s terms of sum_k (y + k)^-s, the rest
@@ -91,7 +91,7 @@ Tensor cot_pi(const Tensor& x) {
 // `_polygamma_values(n, x)`: digamma for n = 0; else (-1)^(n+1) n! zeta(n+1, y)
 // with y = x, or 1 - x and the reflection below 1/2; (-1)^(n+1) inf at the poles.
 Tensor polygamma_values(int64_t n, const Tensor& x) {
-  if (n == 0) return ops::math_unary(cpu::MathUnaryOp::Digamma, "digamma", x);
+  if (n == 0) return ops::math_unary(MathUnaryOp::Digamma, "digamma", x);
   const PolygammaPlan& plan = plan_for(n);
   const double sign = n % 2 == 0 ? -1.0 : 1.0;
   Tensor reflect = ops::lt(x, real(0.5, x));

@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "ops/copy.h"
 #include "ops/elementwise.h"
-#include "ops/math_extra.h"
+#include "ops/math.h"
 #include "ops/scalar.h"
 #include "ops/special.h"
 
@@ -34,11 +34,11 @@ constexpr double kPi = 3.141592653589793;                 // math.pi
 
 // The kernels of lucid/_ops/math_extra.py's unary ops (_C.tan ...): the name
 // is the one its error messages give.
-template <cpu::MathUnaryOp op>
+template <MathUnaryOp op>
 Tensor math(const Tensor& x);
 #define LUCID_MATH_UNARY(Op, name) \
   template <>                      \
-  Tensor math<cpu::MathUnaryOp::Op>(const Tensor& x) { return ops::math_unary(cpu::MathUnaryOp::Op, name, x); }
+  Tensor math<MathUnaryOp::Op>(const Tensor& x) { return ops::math_unary(MathUnaryOp::Op, name, x); }
 LUCID_MATH_UNARY(Tan, "tan")
 LUCID_MATH_UNARY(Sinh, "sinh")
 LUCID_MATH_UNARY(Cosh, "cosh")
@@ -58,7 +58,7 @@ LUCID_MATH_UNARY(Lgamma, "lgamma")
 LUCID_MATH_UNARY(Digamma, "digamma")
 LUCID_MATH_UNARY(Sinc, "sinc")
 #undef LUCID_MATH_UNARY
-using U = cpu::MathUnaryOp;
+using U = MathUnaryOp;
 
 // The formulas of `_Unary.backward` with `_DERIVATIVE` / `_GRADIENT`
 // (lucid/_ops/elementwise.py, math_extra.py, special.py) against ops::, the

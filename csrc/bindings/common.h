@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "autograd/tensor_object.h"  // the type_caster for lucid::Tensor
 #include "core/tensor.h"
 
@@ -15,18 +17,31 @@ namespace py = pybind11;
 inline DType dtype_arg(const std::string& name) { return dtype_from_name(name); }
 inline Device device_arg(const std::string& name) { return device_from_name(name); }
 
+// An absent optional tensor argument as an undefined Tensor, as ops:: takes it.
+inline Tensor optional_tensor(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+
 // One init function per op family; module.cpp calls them all.
 void init_tensor(py::module_& m);
+void init_copy(py::module_& m);
 void init_elementwise(py::module_& m);
 void init_reduction(py::module_& m);
 void init_shape(py::module_& m);
 void init_linalg(py::module_& m);
 void init_decomposition(py::module_& m);
-void init_nn(py::module_& m);
-void init_quantization(py::module_& m);
+void init_conv(py::module_& m);
+void init_pool(py::module_& m);
+void init_linear(py::module_& m);
+void init_embedding(py::module_& m);
+void init_quantize(py::module_& m);
+void init_fake_quantize_learnable(py::module_& m);
+void init_int4_pack(py::module_& m);
+void init_int4_linear(py::module_& m);
+void init_qmatmul(py::module_& m);
+void init_qconv2d(py::module_& m);
 void init_histogram(py::module_& m);
 void init_special(py::module_& m);
-void init_math_extra(py::module_& m);
+void init_math(py::module_& m);
+void init_bitwise(py::module_& m);
 void init_scan(py::module_& m);
 void init_sort(py::module_& m);
 void init_recurrent(py::module_& m);

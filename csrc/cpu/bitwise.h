@@ -3,11 +3,10 @@
 // [0, bits of the dtype): left gives 0, right gives -1 for a negative value
 // and 0 otherwise (a full arithmetic shift).
 #pragma once
+#include "core/bitwise_kind.h"
 #include "core/tensor.h"
 
 namespace lucid::cpu {
-
-enum class BitwiseOp { And, Or, Xor, LeftShift, RightShift };
 
 // out = op(a, b); a and b contiguous, of out's (integer or bool) dtype and shape.
 void bitwise_binary(BitwiseOp op, const Tensor& a, const Tensor& b, const Tensor& out);

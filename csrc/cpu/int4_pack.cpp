@@ -2,7 +2,7 @@
 // nibble and element 2k+1 in its high nibble; an odd length pads with 0.
 #include "core/errors.h"
 #include "core/thread_pool.h"
-#include "cpu/quantization.h"
+#include "cpu/int4_pack.h"
 #include "cpu/quantize_simd.h"
 
 namespace lucid::cpu {

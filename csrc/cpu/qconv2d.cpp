@@ -16,7 +16,7 @@
 #include "core/errors.h"
 #include "core/thread_pool.h"
 #include "cpu/qgemm.h"
-#include "cpu/quantization.h"
+#include "cpu/qconv2d.h"
 
 namespace lucid::cpu {
 

@@ -8,7 +8,7 @@
 
 #include "core/errors.h"
 #include "cpu/qgemm.h"
-#include "cpu/quantization.h"
+#include "cpu/qmatmul.h"
 
 namespace lucid::cpu {
 

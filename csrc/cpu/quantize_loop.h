@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "core/thread_pool.h"
-#include "cpu/quantization.h"
+#include "cpu/quantize.h"
 
 // Hot loops get an AVX2 clone chosen at load time on x86-64 glibc (the
 // baseline build already has SSE4.1, so rint becomes roundps). Elsewhere the

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/quantization.h"
+#include "cpu/quantize.h"
 
 namespace lucid::cpu {
 

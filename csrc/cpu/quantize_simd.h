@@ -5,7 +5,7 @@
 // compiler-vectorized loop runs instead.
 #pragma once
 #include "cpu/kernels/vquant.h"
-#include "cpu/quantization.h"
+#include "cpu/quantize.h"
 
 namespace lucid::cpu {
 

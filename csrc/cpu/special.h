@@ -5,11 +5,10 @@
 // of the exact value. These are scalar loops, slower than the vectorized
 // exp/log of cpu/elementwise_math.h; accuracy comes first here.
 #pragma once
+#include "core/special_kind.h"
 #include "core/tensor.h"
 
 namespace lucid::cpu {
-
-enum class SpecialOp { Log1p, Expm1, Log2 };
 
 // out = op(x); x contiguous, floating, of out's dtype and shape.
 void special_unary(SpecialOp op, const Tensor& x, const Tensor& out);

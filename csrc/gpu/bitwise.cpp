@@ -5,18 +5,18 @@
 
 namespace lucid::gpu {
 
-Tensor bitwise_binary(cpu::BitwiseOp op, const Tensor& a, const Tensor& b) {
+Tensor bitwise_binary(BitwiseOp op, const Tensor& a, const Tensor& b) {
   auto s = stream();
   mx::array x = array_of(a);
   mx::array y = array_of(b);
   mx::Dtype dt = x.dtype();
   bool is_bool = dt == mx::bool_;
   switch (op) {
-    case cpu::BitwiseOp::And: return wrap(is_bool ? mx::logical_and(x, y, s) : mx::bitwise_and(x, y, s));
-    case cpu::BitwiseOp::Or: return wrap(is_bool ? mx::logical_or(x, y, s) : mx::bitwise_or(x, y, s));
-    case cpu::BitwiseOp::Xor: return wrap(is_bool ? mx::not_equal(x, y, s) : mx::bitwise_xor(x, y, s));
-    case cpu::BitwiseOp::LeftShift:
-    case cpu::BitwiseOp::RightShift: break;
+    case BitwiseOp::And: return wrap(is_bool ? mx::logical_and(x, y, s) : mx::bitwise_and(x, y, s));
+    case BitwiseOp::Or: return wrap(is_bool ? mx::logical_or(x, y, s) : mx::bitwise_or(x, y, s));
+    case BitwiseOp::Xor: return wrap(is_bool ? mx::not_equal(x, y, s) : mx::bitwise_xor(x, y, s));
+    case BitwiseOp::LeftShift:
+    case BitwiseOp::RightShift: break;
   }
   // Counts outside [0, bits) are undefined for the C shift MLX runs: replace
   // them by 0 and select PyTorch's result for them afterwards.
@@ -24,7 +24,7 @@ Tensor bitwise_binary(cpu::BitwiseOp op, const Tensor& a, const Tensor& b) {
   mx::array valid = mx::logical_and(mx::greater_equal(y, zero, s),
                                     mx::less(y, mx::array(static_cast<int>(8 * dt.size()), dt), s), s);
   mx::array count = mx::where(valid, y, zero, s);
-  if (op == cpu::BitwiseOp::LeftShift) return wrap(mx::where(valid, mx::left_shift(x, count, s), zero, s));
+  if (op == BitwiseOp::LeftShift) return wrap(mx::where(valid, mx::left_shift(x, count, s), zero, s));
   mx::array fill = mx::where(mx::less(x, zero, s), mx::array(-1, dt), zero, s);
   return wrap(mx::where(valid, mx::right_shift(x, count, s), fill, s));
 }

@@ -5,13 +5,13 @@
 
 namespace lucid::gpu {
 
-Tensor special_unary(cpu::SpecialOp op, const Tensor& x) {
+Tensor special_unary(SpecialOp op, const Tensor& x) {
   auto s = stream();
   mx::array a = array_of(x);
   mx::Dtype dt = a.dtype();
   mx::array w = mx::astype(a, mx::float32, s);
-  mx::array r = op == cpu::SpecialOp::Log1p   ? mx::log1p(w, s)
-                : op == cpu::SpecialOp::Expm1 ? mx::expm1(w, s)
+  mx::array r = op == SpecialOp::Log1p   ? mx::log1p(w, s)
+                : op == SpecialOp::Expm1 ? mx::expm1(w, s)
                                               : mx::log2(w, s);
   return wrap(mx::astype(r, dt, s));
 }

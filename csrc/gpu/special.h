@@ -2,11 +2,11 @@
 // float16 / bfloat16 compute in float32 and round once, as the CPU stream does.
 #pragma once
 #include "core/tensor.h"
-#include "cpu/special.h"
+#include "core/special_kind.h"
 
 namespace lucid::gpu {
 
-Tensor special_unary(cpu::SpecialOp op, const Tensor& x);  // x floating
+Tensor special_unary(SpecialOp op, const Tensor& x);  // x floating
 Tensor atan2(const Tensor& y, const Tensor& x, DType dtype);  // broadcasts; result in `dtype`
 
 }  // namespace lucid::gpu

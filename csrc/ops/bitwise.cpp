@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "cpu/bitwise.h"
 #include "gpu/bitwise.h"
 #include "ops/copy.h"
 #include "ops/shape.h"
@@ -20,12 +21,12 @@ void check_integral(const char* fn, const char* arg, DType dt) {
 
 }  // namespace
 
-Tensor bitwise_binary(cpu::BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b) {
+Tensor bitwise_binary(BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b) {
   common_device(fn, {&a, &b});
   check_integral(fn, "input", a.dtype());
   check_integral(fn, "other", b.dtype());
   DType dt = promote_types(a.dtype(), b.dtype());
-  bool shift = op == cpu::BitwiseOp::LeftShift || op == cpu::BitwiseOp::RightShift;
+  bool shift = op == BitwiseOp::LeftShift || op == BitwiseOp::RightShift;
   if (shift && dt == DType::Bool) throw TypeError(std::string(fn) + "(): shifts of bool tensors are not defined");
   Shape shape = broadcast_shapes(a.shape(), b.shape(), fn);
   if (a.device() == Device::GPU) return gpu::bitwise_binary(op, as_dtype(a, dt), as_dtype(b, dt));

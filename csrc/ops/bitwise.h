@@ -3,12 +3,12 @@
 // TypeError for floating inputs, and for bool shifts. Exact on both streams
 // (shift counts outside [0, bits): cpu/bitwise.h).
 #pragma once
+#include "core/bitwise_kind.h"
 #include "core/tensor.h"
-#include "cpu/bitwise.h"
 
 namespace lucid::ops {
 
-Tensor bitwise_binary(cpu::BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b);
+Tensor bitwise_binary(BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b);
 Tensor bitwise_not(const Tensor& x);
 
 }  // namespace lucid::ops

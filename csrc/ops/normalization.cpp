@@ -3,7 +3,8 @@
 #include <string>
 
 #include "core/errors.h"
-#include "cpu/reduction.h"
+#include "cpu/normalization.h"
+#include "ops/copy.h"
 #include "ops/elementwise.h"
 #include "ops/reduction.h"
 
@@ -61,6 +62,25 @@ LayerNormParts layer_norm(const Tensor& x, const std::optional<Tensor>& weight, 
   if (weight) p.y = mul(p.y, *weight);
   if (bias) p.y = add(p.y, *bias);
   return p;
+}
+
+Tensor softmax(const Tensor& x, int64_t axis, bool log) {
+  const char* fn = log ? "log_softmax" : "softmax";
+  common_device(fn, {&x});
+  const int a = normalize_axis(axis, x.ndim(), fn, "dim");
+  const int64_t size = x.ndim() ? x.shape()[static_cast<size_t>(a)] : 1;
+  if (x.device() == Device::CPU && x.dtype() == DType::Float32 && x.is_contiguous() && a == x.ndim() - 1 &&
+      size >= 1 && size <= cpu::softmax_row_limit()) {
+    Tensor out = Tensor::empty_cpu(x.shape(), x.dtype());
+    cpu::softmax_rows(x, out, log);
+    return out;
+  }
+  const Dims dims = std::vector<int64_t>{a};
+  // Over an empty axis the result is empty (as in PyTorch) and there is no max to shift by.
+  Tensor shifted = size == 0 ? x : sub(x, amax(x, dims, true));
+  if (log) return sub(shifted, ops::log(sum(exp(shifted), dims, true, std::nullopt)));
+  Tensor e = exp(shifted);
+  return div(e, sum(e, dims, true, std::nullopt));
 }
 
 }  // namespace lucid::ops

@@ -1,5 +1,6 @@
-// layer_norm's forward, validated entry point. The autograd layer
-// (csrc/autograd/normalization.cpp) records its node over these parts.
+// The normalization family: softmax / log_softmax and layer_norm's forward,
+// validated entry points. The autograd layer (autograd/normalization.cpp)
+// records their nodes.
 #pragma once
 #include <optional>
 #include <vector>
@@ -21,5 +22,13 @@ struct LayerNormParts {
 };
 LayerNormParts layer_norm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           const std::vector<int64_t>& dims, const Tensor& eps);
+
+// softmax (log: log_softmax) along `axis`: exp(x - max) / sum(exp(x - max)),
+// log: (x - max) - log(sum(exp(x - max))), the max a constant shift. The
+// composed ops amax, sub, exp, sum, div (log: sum, log, sub) in that order;
+// on the CPU stream a contiguous float32 tensor reduced along its last axis
+// takes one fused pass per row with the same bits (cpu::softmax_rows). An
+// empty axis gives the empty result. Floating x (the caller's check).
+Tensor softmax(const Tensor& x, int64_t axis, bool log);
 
 }  // namespace lucid::ops

@@ -42,14 +42,6 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim);
 std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim);
 
-// softmax (log: log_softmax) along `axis`: exp(x - max) / sum(exp(x - max)),
-// log: (x - max) - log(sum(exp(x - max))), the max a constant shift. The
-// composed ops amax, sub, exp, sum, div (log: sum, log, sub) in that order;
-// on the CPU stream a contiguous float32 tensor reduced along its last axis
-// takes one fused pass per row with the same bits (cpu::softmax_rows). An
-// empty axis gives the empty result. Floating x (the caller's check).
-Tensor softmax(const Tensor& x, int64_t axis, bool log);
-
 // Gradient helpers (used by the Python autograd Functions).
 // g has the reduced shape of `shape` over `dims` (keepdim or not); returns g
 // broadcast back to `shape` (a new tensor).

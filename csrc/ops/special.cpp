@@ -12,7 +12,7 @@ namespace {
 
 Tensor as_float(const Tensor& x, DType dt) { return x.dtype() == dt ? x : astype(x, dt); }
 
-Tensor special(cpu::SpecialOp op, const char* fn, const Tensor& x) {
+Tensor special(SpecialOp op, const char* fn, const Tensor& x) {
   common_device(fn, {&x});
   DType dt = is_floating(x.dtype()) ? x.dtype() : DType::Float32;
   if (x.device() == Device::GPU) return gpu::special_unary(op, as_float(x, dt));
@@ -24,9 +24,9 @@ Tensor special(cpu::SpecialOp op, const char* fn, const Tensor& x) {
 
 }  // namespace
 
-Tensor log1p(const Tensor& x) { return special(cpu::SpecialOp::Log1p, "log1p", x); }
-Tensor expm1(const Tensor& x) { return special(cpu::SpecialOp::Expm1, "expm1", x); }
-Tensor log2(const Tensor& x) { return special(cpu::SpecialOp::Log2, "log2", x); }
+Tensor log1p(const Tensor& x) { return special(SpecialOp::Log1p, "log1p", x); }
+Tensor expm1(const Tensor& x) { return special(SpecialOp::Expm1, "expm1", x); }
+Tensor log2(const Tensor& x) { return special(SpecialOp::Log2, "log2", x); }
 
 Tensor atan2(const Tensor& y, const Tensor& x) {
   common_device("atan2", {&y, &x});

@@ -1,0 +1,43 @@
+// The quantize family, lucid.quantization's primitives: quantize, dequantize
+// and fake_quantize. The one place that validates their arguments (so both
+// streams raise the same words) and turns them into the canonical parameters
+// the cpu:: and gpu:: kernels take. Formulas: docs/numerics.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/tensor.h"
+
+namespace lucid::ops {
+
+// Where the parameters apply: per-tensor (neither), per-channel (ch_axis) or
+// per-group (group_size > 0 along `axis`).
+struct QAxes {
+  std::optional<int64_t> ch_axis;
+  int64_t group_size = 0;
+  int64_t axis = -1;
+};
+
+// `qdtype` is a grid name: qint8, quint8, qint4, quint4, qint32.
+// `reference` runs the scalar CPU kernel (tests compare it with the fast one).
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                const QAxes& axes, bool reference = false);
+Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
+                  bool reference = false);
+// Returns (y, mask): y = dequantize(quantize(x)) in x's dtype, mask the bool
+// STE pass-through mask.
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                        int64_t quant_min, int64_t quant_max, const QAxes& axes,
+                                        bool reference = false);
+// Per-tensor forms with the scale and zero point as numbers: the same as
+// passing 0-d float32 / int64 tensors of them (same values, checks and
+// messages), without making those tensors (lucid.quantization's fast path).
+Tensor quantize(const Tensor& x, double scale, int64_t zero_point, const std::string& qdtype);
+Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype);
+std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
+                                        int64_t quant_max);
+// dx = where(mask, dy, 0), fused.
+Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
+
+}  // namespace lucid::ops
