@@ -28,7 +28,7 @@ namespace {
 
 const double kPi = 3.14159265358979323846;  // math.pi
 
-// ----- polygamma: lucid/_ops/gamma_fns.py's `_polygamma_values`, op for op -----------
+// ----- polygamma: lucid/_ops/gamma.py's `_polygamma_values`, op for op -----------
 
 // What the composition of order n reads that only exact arithmetic gives
 // (Python's Fractions and big ints, rounded once to double there): the ten
@@ -45,7 +45,7 @@ const PolygammaPlan& plan_for(int64_t n) {
   auto it = plans.find(n);
   if (it == plans.end())
     throw RuntimeError("polygamma: no plan registered for order " + std::to_string(n) +
-                       " (lucid/_ops/gamma_fns.py registers them before each call)");
+                       " (lucid/_ops/gamma.py registers them before each call)");
   return it->second;
 }
 
@@ -185,7 +185,7 @@ void init_special_autograd(py::module_& m) {
     if (n < 1 || poly.size() < 2) throw ValueError("_polygamma_plan: expected an order n >= 1 and P_n's coefficients");
     plans[n] = PolygammaPlan{std::move(bernoulli), scale, std::move(poly)};
   });
-  // lucid/_ops/gamma_fns.py's `_Polygamma`, at import: the formula under create_graph.
+  // lucid/_ops/gamma.py's `_Polygamma`, at import: the formula under create_graph.
   m.def("_register_polygamma", [](py::object f) { polygamma_kind.function = f.release().ptr(); });
   m.def("autograd_ndtri", &ndtri);
   // lucid/special.py's `_Ndtri`, at import: the formula under create_graph.
