@@ -274,7 +274,7 @@ def test_module_errors(rng):
     with pytest.raises(NotImplementedError, match="reflect"):
         nnq.ConvTranspose2d(2, 2, 2, padding_mode="reflect")
     with pytest.raises(TypeError, match="QTensor"):
-        t3(x)
+        t3(x.to(lucid.int32))  # a float input runs the float path; an integer one is refused
 
 
 def test_state_dict_round_trip(rng, device):
@@ -328,8 +328,7 @@ def test_prepare_convert_and_fuse():
         assert o.shape == w.shape
         # a few output steps: activation and weight rounding through the layers
         assert np.abs(o.numpy() - w).max() <= 6 * mod.scale.item()
-    with pytest.raises(ValueError, match="QAT Conv3d"):
-        Q.fuse_modules_qat(model.train(), [["c", "bn", "relu"]])
+    assert type(Q.fuse_modules_qat(model.train(), [["c", "bn", "relu"]]).c) is nn.intrinsic.ConvBnReLU3d
 
 
 def test_default_qconfig_mapping_gives_transpose_per_tensor_weights():

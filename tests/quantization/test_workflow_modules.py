@@ -164,10 +164,10 @@ def test_conv1d_runs_integer_product(rng, device):
                                                        int(qm.zero_point.item())))
 
 
-def test_linear_rejects_float_input_and_wrong_width(rng):
+def test_linear_rejects_integer_input_and_wrong_width(rng):
     qm, _, x = _linear_case(rng, False)
     with pytest.raises(TypeError, match="QTensor"):
-        qm(x)
+        qm(x.to(lucid.int32))  # a float input runs the float path; an integer one is refused
     with pytest.raises(ValueError, match="input features"):
         qm(Q.quantize_per_tensor(lucid.ones(2, 3), 0.1, 0, Q.quint8))
 

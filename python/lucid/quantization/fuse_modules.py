@@ -17,6 +17,9 @@ from ..nn import layers as L
 from ..nn.intrinsic import fused_containers as nni
 from ..nn.intrinsic.bn_folding import fuse_conv_bn_weights, fuse_linear_bn_weights
 from ..nn.module import Module
+from .mappings import get_default_qat_module_mappings
+from .qconfig import QConfig
+from .workflows import _observer_forward_hook
 
 __all__ = ["fuse_modules", "fuse_modules_qat", "fuse_conv_bn_weights", "fuse_linear_bn_weights",
            "get_fuser_method"]
@@ -58,29 +61,22 @@ def _fold_linear(linear, bn, names):
     return fused
 
 
-def _no_qat_3d(is_qat, conv, names):
-    if is_qat and isinstance(conv, L.Conv3d):
-        raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: lucid has no QAT Conv3d modules "
-                          "(ConvBn3d / ConvBnReLU3d); fuse for eval with fuse_modules instead")
-
-
 def _conv_bn(is_qat, conv, bn, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBn1d if isinstance(conv, L.Conv1d) else nni.ConvBn2d)(conv, bn)
+        return {L.Conv1d: nni.ConvBn1d, L.Conv2d: nni.ConvBn2d, L.Conv3d: nni.ConvBn3d}[type(conv)](conv, bn)
     return _fold_conv(conv, bn, names)
 
 
 def _conv_bn_relu(is_qat, conv, bn, relu, names):
-    _no_qat_3d(is_qat, conv, names)
     if is_qat:
         _check_bn(conv, bn, names, conv.out_channels)
         if not bn.affine:
             raise FusionError(f"fuse_modules_qat(): cannot fuse {names}: the BatchNorm must be affine")
-        return (nni.ConvBnReLU1d if isinstance(conv, L.Conv1d) else nni.ConvBnReLU2d)(conv, bn, relu)
+        cls = {L.Conv1d: nni.ConvBnReLU1d, L.Conv2d: nni.ConvBnReLU2d, L.Conv3d: nni.ConvBnReLU3d}[type(conv)]
+        return cls(conv, bn, relu)
     folded = _fold_conv(conv, bn, names)
     return {L.Conv1d: nni.ConvReLU1d, L.Conv2d: nni.ConvReLU2d, L.Conv3d: nni.ConvReLU3d}[type(conv)](folded, relu)
 
@@ -169,13 +165,14 @@ def _fuse(model, modules_to_fuse, inplace, is_qat, fn, fuse_custom_config_dict):
         raise TypeError(f"{fn}(): argument 'model' must be a lucid.L.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    for group, fused, _ in _plan(model, modules_to_fuse, is_qat, fn):
+    plan = _plan(model, modules_to_fuse, is_qat, fn)
+    for group, fused, _ in plan:
         _set(model, group[0], fused)
         for n in group[1:]:
             identity = L.Identity()
             identity.train(fused.training)
             _set(model, n, identity)
-    return model
+    return model, plan
 
 
 def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
@@ -183,8 +180,7 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
 
     ``modules_to_fuse`` is a list of dotted names (one group) or a list of such
     lists. Groups: conv-bn, conv-bn-relu, conv-relu, linear-relu, linear-bn
-    (Conv1d/2d/3d with BatchNorm1d/2d/3d; ``fuse_modules_qat`` raises ValueError
-    for conv3d-bn groups: lucid has no QAT Conv3d modules). BatchNorm is folded
+    (Conv1d/2d/3d with BatchNorm1d/2d/3d). BatchNorm is folded
     into the weights (the model must be in eval mode). Every group is validated before anything
     changes: an unknown name raises AttributeError, a sequence that cannot be
     fused ValueError, both naming the modules, and the model is left untouched
@@ -200,10 +196,28 @@ def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_cu
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)
+    return _fuse(model, modules_to_fuse, inplace, False, "fuse_modules", fuse_custom_config_dict)[0]
 
 
-def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None):
+def _attach_qat(model, plan, qconfig):
+    """Upstream lucid's ``fuse_modules_qat(model, groups, qconfig)``: each fused group becomes
+    its trainable QAT module (weight fake-quant from ``qconfig``) with the output's
+    fake-quant attached as ``activation_post_process``, as ``prepare_qat`` attaches it."""
+    qat_map = get_default_qat_module_mappings()
+    for group, fused, _ in plan:
+        cls = qat_map.get(type(fused))
+        if cls is None:
+            continue
+        fused.qconfig = qconfig
+        qat = cls.from_float(fused, group[0])
+        qat.qconfig = qconfig
+        qat.activation_post_process = qconfig.activation()
+        qat.register_forward_hook(_observer_forward_hook)
+        _set(model, group[0], qat)
+
+
+def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fuse_custom_config_dict=None, *,
+                     qconfig=None):
     """As ``fuse_modules``, for quantization-aware training: BatchNorm stays a module
     (``ConvBn2d``, ``ConvBnReLU2d``, ``LinearBn1d``, ...), so it keeps training.
 
@@ -216,4 +230,11 @@ def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=None, fus
     """
     if fuser_func is not None:
         raise NotImplementedError("fuse_modules_qat(): a custom 'fuser_func' is not supported")
-    return _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if isinstance(inplace, QConfig):  # upstream's third positional argument: the qconfig
+        qconfig, inplace = inplace, False
+    if qconfig is not None and not isinstance(qconfig, QConfig):
+        raise TypeError(f"fuse_modules_qat(): argument 'qconfig' must be a QConfig, got {type(qconfig).__name__}")
+    model, plan = _fuse(model, modules_to_fuse, inplace, True, "fuse_modules_qat", fuse_custom_config_dict)
+    if qconfig is not None:
+        _attach_qat(model, plan, qconfig)
+    return model

@@ -41,7 +41,8 @@ def get_default_static_quant_module_mappings() -> dict:
         nnq.FloatFunctional: nnq.QFunctional,
         nni.LinearReLU: nniq.LinearReLU, nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d,
         nni.ConvReLU3d: nniq.ConvReLU3d,
-        nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
+        nnqat.Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d, nnqat.Conv3d: nnq.Conv3d,
+        nniqat.ConvReLU3d: nniq.ConvReLU3d, nniqat.ConvBn3d: nnq.Conv3d, nniqat.ConvBnReLU3d: nniq.ConvReLU3d,
         nniqat.LinearReLU: nniq.LinearReLU, nniqat.ConvReLU1d: nniq.ConvReLU1d,
         nniqat.ConvReLU2d: nniq.ConvReLU2d, nniqat.ConvBn1d: nnq.Conv1d, nniqat.ConvBn2d: nnq.Conv2d,
         nniqat.ConvBnReLU1d: nniq.ConvReLU1d, nniqat.ConvBnReLU2d: nniq.ConvReLU2d,
@@ -60,7 +61,9 @@ def get_quantized_activation_module_mappings() -> dict:
 def get_default_qat_module_mappings() -> dict:
     """Float and fused module types -> QAT modules (``prepare_qat``)."""
     return {
-        L.Linear: nnqat.Linear, L.Conv1d: nnqat.Conv1d, L.Conv2d: nnqat.Conv2d, L.Embedding: nnqat.Embedding,
+        L.Linear: nnqat.Linear, L.Conv1d: nnqat.Conv1d, L.Conv2d: nnqat.Conv2d, L.Conv3d: nnqat.Conv3d,
+        L.Embedding: nnqat.Embedding, nni.ConvReLU3d: nniqat.ConvReLU3d, nni.ConvBn3d: nniqat.ConvBn3d,
+        nni.ConvBnReLU3d: nniqat.ConvBnReLU3d,
         nni.LinearReLU: nniqat.LinearReLU, nni.ConvReLU1d: nniqat.ConvReLU1d, nni.ConvReLU2d: nniqat.ConvReLU2d,
         nni.ConvBn1d: nniqat.ConvBn1d, nni.ConvBn2d: nniqat.ConvBn2d, nni.ConvBnReLU1d: nniqat.ConvBnReLU1d,
         nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,

@@ -47,7 +47,7 @@ from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qa
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
-from .stubs import QuantWrapper
+from .stubs import QuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
            "quantize_dynamic", "swap_module", "add_quant_dequant"]
@@ -130,6 +130,9 @@ def _remove_qconfig(module: Module) -> None:
 
 # ----- observers ----------------------------------------------------------------------------
 def _observer_forward_hook(module, inputs, output):
+    # integer inputs (token ids) pass a QuantStub unobserved: they are not activations
+    if isinstance(module, QuantStub) and not output.dtype.is_floating_point:
+        return output
     return module.activation_post_process(output)
 
 

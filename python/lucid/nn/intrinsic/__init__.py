@@ -13,11 +13,11 @@ later replace them as a unit.
 """
 from __future__ import annotations
 
-from .fused_containers import (ConvBn1d, ConvBn2d, ConvBnReLU1d, ConvBnReLU2d, ConvReLU1d, ConvReLU2d, ConvReLU3d,
+from .fused_containers import (ConvBn1d, ConvBn2d, ConvBn3d, ConvBnReLU1d, ConvBnReLU2d, ConvBnReLU3d, ConvReLU1d, ConvReLU2d, ConvReLU3d,
                                LinearBn1d, LinearReLU, _FusedModule)
 
 __all__ = ["_FusedModule", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU", "ConvBn1d", "ConvBn2d", "ConvBnReLU1d",
-           "ConvBnReLU2d", "LinearBn1d"]
+           "ConvBnReLU2d", "ConvBn3d", "ConvBnReLU3d", "LinearBn1d"]
 
 
 def __getattr__(name):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..containers import Sequential
-from ..layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Conv3d, Linear, ReLU
+from ..layers import BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, Linear, ReLU
 
 __all__ = ["_FusedModule", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU", "ConvBn1d", "ConvBn2d", "ConvBnReLU1d",
-           "ConvBnReLU2d", "LinearBn1d"]
+           "ConvBnReLU2d", "ConvBn3d", "ConvBnReLU3d", "LinearBn1d"]
 
 
 class _FusedModule(Sequential):
@@ -37,4 +37,6 @@ ConvBn1d = _fused("ConvBn1d", (Conv1d, BatchNorm1d), "Conv1d followed by BatchNo
 ConvBn2d = _fused("ConvBn2d", (Conv2d, BatchNorm2d), "Conv2d followed by BatchNorm2d (kept unfolded, for QAT).")
 ConvBnReLU1d = _fused("ConvBnReLU1d", (Conv1d, BatchNorm1d, ReLU), "Conv1d, BatchNorm1d, ReLU (for QAT).")
 ConvBnReLU2d = _fused("ConvBnReLU2d", (Conv2d, BatchNorm2d, ReLU), "Conv2d, BatchNorm2d, ReLU (for QAT).")
+ConvBn3d = _fused("ConvBn3d", (Conv3d, BatchNorm3d), "Conv3d followed by BatchNorm3d (kept unfolded, for QAT).")
+ConvBnReLU3d = _fused("ConvBnReLU3d", (Conv3d, BatchNorm3d, ReLU), "Conv3d, BatchNorm3d, ReLU (for QAT).")
 LinearBn1d = _fused("LinearBn1d", (Linear, BatchNorm1d), "Linear followed by BatchNorm1d (kept unfolded, for QAT).")

@@ -11,8 +11,12 @@ output's fake quantization is the ``activation_post_process`` that ``prepare_qat
 """
 from __future__ import annotations
 
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d
 from .embedding import Embedding
 from .linear import Linear
+# upstream lucid exports the fused QAT forms here too (their home is nn.intrinsic.qat);
+# imported after .conv / .linear, which they build on
+from ..intrinsic.qat.relu_fused import ConvReLU1d, ConvReLU2d, ConvReLU3d, LinearReLU
 
-__all__ = ["Linear", "Conv1d", "Conv2d", "Embedding"]
+__all__ = ["Linear", "Conv1d", "Conv2d", "Conv3d", "Embedding", "LinearReLU", "ConvReLU1d", "ConvReLU2d",
+           "ConvReLU3d"]

@@ -1,8 +1,9 @@
-"""QAT ``Conv1d`` / ``Conv2d``: the convolution over ``weight_fake_quant(weight)``."""
+"""QAT ``Conv1d`` / ``Conv2d`` / ``Conv3d``: the convolution over ``weight_fake_quant(weight)``."""
 from __future__ import annotations
 
 from ..layers import Conv1d as _Conv1d
 from ..layers import Conv2d as _Conv2d
+from ..layers import Conv3d as _Conv3d
 from .qat_setup import _copy_params, _init_qat, _need_qconfig
 
 
@@ -49,6 +50,21 @@ class Conv1d(_QATConv, _Conv1d):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
         _Conv1d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self._qat_init(qconfig)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
+
+
+class Conv3d(_QATConv, _Conv3d):
+    """QAT Conv3d: ``conv3d(x, weight_fake_quant(weight), bias)``."""
+
+    _FLOAT_MODULE = _Conv3d
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
+        _Conv3d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode, device, dtype)
         self._qat_init(qconfig)
 

@@ -17,7 +17,7 @@ import lucid._namespace as lucid
 
 from ... import _dtype
 from ..._ops.common import register_quantized
-from ...quantization.primitives import dequantize, quantize
+from ...quantization.primitives import dequantize, fake_quantize, quantize
 from ...quantization.qdtype import as_qdtype
 from ...quantization.qtensor import QTensor
 from .. import functional as F
@@ -110,7 +110,10 @@ class _LookupActivation(QuantizedStateMixin, Module):
 
     def forward(self, x):
         if not isinstance(x, QTensor):
-            return self._float_fn(x)
+            # a float input: the float function, its output rounded onto this module's grid
+            qd = self.dtype
+            return fake_quantize(self._float_fn(x), self.scale.item(), int(self.zero_point.item()), qd.quant_min,
+                                 qd.quant_max)
         x = as_qtensor(x, type(self).__name__)
         c = x.int_repr()
         idx = c.reshape(-1).to(_dtype.int64)

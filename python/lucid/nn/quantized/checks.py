@@ -10,13 +10,19 @@ from ...quantization.qtensor import QTensor
 
 
 def as_qtensor(x, owner: str):
-    """``x`` as a per-tensor QTensor; TypeError naming ``owner`` otherwise."""
+    """``x`` as a per-tensor QTensor; TypeError naming ``owner`` otherwise (the layers
+    take a float tensor as well, on their float path, before calling this)."""
     if not isinstance(x, QTensor):
-        raise TypeError(f"{owner}.forward(): expected a lucid.quantization.QTensor (quantize the input first, "
+        raise TypeError(f"{owner}.forward(): expected a lucid.quantization.QTensor or a float tensor (quantize the input first, "
                         f"e.g. with QuantStub / nn.quantized.Quantize), got {type(x).__name__}")
     if x._axis is not None:
         raise ValueError(f"{owner}.forward(): expected a per-tensor quantized input, got a per-channel one")
     return x
+
+
+def is_float_input(x) -> bool:
+    """True for a plain floating-point tensor (the quantized layers' float path)."""
+    return isinstance(x, Tensor) and not isinstance(x, QTensor) and x.dtype.is_floating_point
 
 
 def check_positive_scale(value: Tensor, name: str, problems: list):

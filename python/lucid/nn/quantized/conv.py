@@ -12,7 +12,9 @@ from ..layers import Conv2d as _FloatConv2d
 from ..layers import Conv3d as _FloatConv3d
 from ...quantization.primitives import qconv1d, qconv2d
 from ...quantization.qconv_nd import qconv3d
-from .checks import as_qtensor
+from .. import functional as F
+from .checks import as_qtensor, is_float_input
+from ...quantization.qtensor import QTensor
 from .weighted_base import WeightedQuantized, _float_parts
 
 
@@ -53,7 +55,8 @@ class _QConvNd(WeightedQuantized):
         return [(p, p) for p in self.padding]
 
     def _input(self, x):
-        x = as_qtensor(x, type(self).__name__)
+        if not is_float_input(x):
+            x = as_qtensor(x, type(self).__name__)
         nd = self._nd
         if x.ndim not in (nd + 1, nd + 2):
             raise ValueError(f"{type(self).__name__}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) "
@@ -80,8 +83,26 @@ class _QConvNd(WeightedQuantized):
             return lucid.pad(codes, tuple(flat), value=x.q_zero_point()), (0,) * self._nd
         return lucid.pad(codes, tuple(flat), mode=self.padding_mode), (0,) * self._nd
 
+    def _float_forward(self, x):
+        """The float op on the dequantized weight, padded as the quantized path pads."""
+        pads = self._pads()
+        if self.padding_mode == "zeros" and all(a == b for a, b in pads):
+            padding = tuple(a for a, _ in pads)
+        else:
+            flat = []
+            for a, b in reversed(pads):
+                flat += [a, b]
+            x = F.pad(x, tuple(flat), mode="constant" if self.padding_mode == "zeros" else self.padding_mode)
+            padding = (0,) * self._nd
+        op = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        w = self._dequantized_weight().to(x.device)
+        y = op(x, w, self.bias_float, stride=self.stride, padding=padding, dilation=self.dilation, groups=self.groups)
+        return self._fake_out(y)
+
     def forward(self, x):
         x = self._input(x)
+        if not isinstance(x, QTensor):
+            return self._float_forward(x)
         unbatched = x.ndim == self._nd + 1
         codes, padding = self._padded_codes(x)
         if unbatched:

@@ -19,7 +19,9 @@ from ..layers.conv_transpose import output_padding_for
 from ...quantization.qconv_nd import qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
 from ...quantization.qdtype import qint8
 from ...quantization.qtensor import QTensor
-from .checks import as_qtensor
+from .. import functional as F
+from ...quantization.primitives import dequantize
+from .checks import as_qtensor, is_float_input
 from .weighted_base import WeightedQuantized, _float_parts
 
 
@@ -28,6 +30,10 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        # Upstream lucid's positional order is (..., output_padding, dilation, groups, bias): a
+        # bool in the ninth place (PyTorch's dilation) tells it apart; anything else is PyTorch's.
+        if isinstance(dilation, bool) and not isinstance(bias, bool):
+            groups, bias, dilation = bias, dilation, groups
         super().__init__()
         nd, name = self._nd, type(self).__name__
 
@@ -63,6 +69,12 @@ class _QConvTransposeNd(WeightedQuantized):
                                       "weight_scale (per output channel) instead")
         return QT(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=1)
 
+    def _dequantized_weight(self):
+        # the scales are per output channel: dequantize in the conv layout, then back
+        codes = transpose_to_conv_weight(self.weight_int8, self.groups)
+        w = dequantize(codes, self.weight_scale, self.weight_zero_point, ch_axis=0)
+        return conv_to_transpose_weight(w, self.groups).contiguous()
+
     @classmethod
     def _observed_weight(cls, weight, new):
         return transpose_to_conv_weight(weight.detach(), new.groups)
@@ -73,7 +85,8 @@ class _QConvTransposeNd(WeightedQuantized):
 
     def forward(self, x, output_size=None):
         name = type(self).__name__
-        x = as_qtensor(x, name)
+        if not is_float_input(x):
+            x = as_qtensor(x, name)
         output_padding = self.output_padding if output_size is None else \
             output_padding_for(self, x.shape, output_size, name)
         nd = self._nd
@@ -84,6 +97,11 @@ class _QConvTransposeNd(WeightedQuantized):
         if c != self.in_channels:
             raise ValueError(f"{name}.forward(): argument 'input' must have {self.in_channels} channels, got shape "
                              f"{tuple(x.shape)}")
+        if not isinstance(x, QTensor):
+            op = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[nd]
+            y = op(x, self._dequantized_weight().to(x.device), self.bias_float, stride=self.stride,
+                   padding=self.padding, output_padding=output_padding, groups=self.groups, dilation=self.dilation)
+            return self._fake_out(y)
         codes = x.int_repr()
         unbatched = x.ndim == nd + 1
         if unbatched:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from ..layers import Linear as _FloatLinear
 from ...quantization.primitives import qmatmul
-from .checks import as_qtensor
+from .. import functional as F
+from .checks import as_qtensor, is_float_input
 from .weighted_base import WeightedQuantized, _float_parts
 
 
 class Linear(WeightedQuantized):
-    """``Linear(in_features, out_features, bias_=True, dtype=qint8)``: integer forward
+    """``Linear(in_features, out_features, bias_=True, dtype=qint8)`` (``bias=`` is accepted too): integer forward
     ``y_q = clamp(rint(acc * M[n]) + z_out)`` with ``acc = Σ (x_q - z_x)(w_q - z_w[n]) + bias_q``
     (``Q.qmatmul``). Input and output are QTensors. Build it with ``from_float`` (or
     ``lucid.quantization.convert``).
@@ -26,12 +27,20 @@ class Linear(WeightedQuantized):
 
     _FLOAT_MODULE = _FloatLinear
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=None):
+    def __init__(self, in_features, out_features, bias_=True, dtype=None, *, bias=None):
+        # ``bias=`` is upstream lucid's (and the float Linear's) name for PyTorch's ``bias_``
+        if bias is not None:
+            bias_ = bias
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self._init_buffers((self.out_features, self.in_features), bias_)
 
     def forward(self, x):
+        if is_float_input(x):
+            if x.shape[-1] != self.in_features:
+                raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, "
+                                 f"got shape {tuple(x.shape)}")
+            return self._fake_out(F.linear(x, self._dequantized_weight().to(x.device), self.bias_float))
         x = as_qtensor(x, type(self).__name__)
         if x.shape[-1] != self.in_features:
             raise ValueError(f"{type(self).__name__}.forward(): expected {self.in_features} input features, got "

@@ -30,7 +30,8 @@ class Quantize(QuantizedStateMixin, Module):
         self.dtype = as_qdtype(dtype or "quint8")
 
     def forward(self, x):
-        if isinstance(x, QTensor):
+        # a QTensor is already quantized, and an integer input (token ids) is not an activation
+        if isinstance(x, QTensor) or not x.dtype.is_floating_point:
             return x
         return quantize_per_tensor(x, self.scale.item(), int(self.zero_point.item()), self.dtype)
 

@@ -8,7 +8,8 @@ from ... import _dtype
 from ..._creation import zeros
 from ..intrinsic.fused_containers import _FusedModule
 from ..module import Module
-from ...quantization.primitives import prepack_weight
+from .. import functional as F
+from ...quantization.primitives import dequantize, fake_quantize, prepack_weight
 from ...quantization.qdtype import as_qdtype, qint8
 from ...quantization.qtensor import QTensor
 from .checks import QuantizedStateMixin
@@ -85,6 +86,19 @@ class WeightedQuantized(QuantizedStateMixin, Module):
     def bias(self):
         """The float32 bias (or None)."""
         return self.bias_float
+
+    # ----- float ("sidecar") forward ------------------------------------------------------
+    # A plain float input runs the float op on the dequantized weight and returns the
+    # output rounded onto the layer's (scale, zero_point) grid, still float: the form
+    # programs written for upstream lucid expect. The input itself is not quantized.
+    def _dequantized_weight(self):
+        return dequantize(self.weight_int8, self.weight_scale, self.weight_zero_point, ch_axis=0)
+
+    def _fake_out(self, y):
+        if self._relu:
+            y = F.relu(y)
+        qd = self.out_qdtype
+        return fake_quantize(y, float(self.scale.item()), int(self.zero_point.item()), qd.quant_min, qd.quant_max)
 
     def _out(self, codes):
         zp = int(self.zero_point.item())

@@ -18,8 +18,8 @@ been called, the forward is the folded layer itself — ``conv(x, fq(w'), b')`` 
 """
 from __future__ import annotations
 
-from .conv_bn import ConvBn1d, ConvBn2d, ConvBnReLU1d, ConvBnReLU2d, freeze_bn_stats, update_bn_stats
-from .relu_fused import ConvReLU1d, ConvReLU2d, LinearReLU
+from .conv_bn import ConvBn1d, ConvBn2d, ConvBn3d, ConvBnReLU1d, ConvBnReLU2d, ConvBnReLU3d, freeze_bn_stats, update_bn_stats
+from .relu_fused import ConvReLU1d, ConvReLU2d, ConvReLU3d, LinearReLU
 
-__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvBn1d", "ConvBn2d", "ConvBnReLU1d", "ConvBnReLU2d",
+__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvBn1d", "ConvBn2d", "ConvBn3d", "ConvBnReLU1d", "ConvBnReLU2d", "ConvBnReLU3d",
            "update_bn_stats", "freeze_bn_stats"]
