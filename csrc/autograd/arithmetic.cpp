@@ -64,7 +64,7 @@ InputGrads pow_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"AddBackward", "add", nullptr, add_backward, true},
+NodeKind arithmetic_kinds[] = {{"AddBackward", "add", nullptr, add_backward, true},
                     {"SubBackward", "sub", nullptr, sub_backward, true},
                     {"MulBackward", "mul", nullptr, mul_backward, true},
                     {"DivBackward", "div", nullptr, div_backward, true},
@@ -82,12 +82,12 @@ void record(Arith op, PyObject* a, PyObject* b, PyObject* out) {
   PyObject* inputs[2] = {a, b};
   if (op == Arith::Pow) {  // b a^(b-1), a^b log a: both operands and the result
     PyObject* saved[3] = {a, b, out};
-    record_node(kinds[static_cast<int>(op)], inputs, 2, saved, 3, out);
+    record_node(arithmetic_kinds[static_cast<int>(op)], inputs, 2, saved, 3, out);
     return;
   }
   PyObject* saved[2] = {n1 ? a : Py_None, op == Arith::Div ? b : n0 ? b : Py_None};
   int num_saved = op == Arith::Mul || op == Arith::Div ? 2 : 0;
-  record_node(kinds[static_cast<int>(op)], inputs, 2, saved, num_saved, out);
+  record_node(arithmetic_kinds[static_cast<int>(op)], inputs, 2, saved, num_saved, out);
 }
 
 Tensor kernel(Arith op, const Tensor& a, const Tensor& b) {
@@ -196,7 +196,7 @@ void init_arithmetic(py::module_& m) {
     coerce = coercion.release().ptr();
     PyObject* fs[5] = {add.release().ptr(), sub.release().ptr(), mul.release().ptr(), div.release().ptr(),
                        pow.release().ptr()};
-    for (int i = 0; i < 5; ++i) kinds[i].function = fs[i];
+    for (int i = 0; i < 5; ++i) arithmetic_kinds[i].function = fs[i];
   });
 }
 

@@ -1,5 +1,5 @@
-// add, sub, mul, div and pow recorded in C++ (issue 11: "graph recording in C++";
-// "a no-grad op records nothing and costs one C++ call").
+// add, sub, mul, div and pow recorded in C++: a no-grad op records nothing
+// and costs one C++ call.
 //
 // `arith(op, x, y)` is the whole op: it coerces a Python number next to a
 // tensor (ops::scalar_tensor, PyTorch's weak scalars), runs the `ops::`

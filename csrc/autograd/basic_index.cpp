@@ -104,7 +104,7 @@ InputGrads basic_index_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"BasicIndexBackward", "basic_index", nullptr, basic_index_backward};
+NodeKind basic_index_kind = {"BasicIndexBackward", "basic_index", nullptr, basic_index_backward};
 
 // `_SetItem.backward`'s first-order branch: g with zeros where the value went (x's
 // gradient) and g's slices (the value's, shaped like the slices' lengths).
@@ -144,7 +144,7 @@ py::object sliced(py::handle x, const Tensor& h, Ints starts, Ints steps, Shape 
   py::object out = wrapped(shape == lengths ? view : ops::reshape(view, shape));
   if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
     PyObject* input = x.ptr();
-    CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
+    CppNode& n = record_node(basic_index_kind, &input, 1, nullptr, 0, out.ptr());
     n.input_shape = h.shape();
     n.index_plan = {std::move(starts), std::move(steps), std::move(lengths), std::move(shape)};
   }
@@ -209,7 +209,7 @@ void init_basic_index(py::module_& m) {
   // and the Functions of setitem's and the scatter's nodes.
   m.def("_register_indexing", [](py::object basic_index, py::object plan, py::object setitem,
                                  py::object slice_scatter) {
-    kind.function = basic_index.release().ptr();
+    basic_index_kind.function = basic_index.release().ptr();
     plan_class = plan.release().ptr();
     setitem_kind.function = setitem.release().ptr();
     slice_scatter_kind.function = slice_scatter.release().ptr();

@@ -49,7 +49,7 @@ InputGrads clone_backward(const CppNode&, const Tensor&) {
   return r;
 }
 
-NodeKind kinds[] = {{"ToBackward", "to", nullptr, to_backward}, {"CloneBackward", "clone", nullptr, clone_backward}};
+NodeKind copy_kinds[] = {{"ToBackward", "to", nullptr, to_backward}, {"CloneBackward", "clone", nullptr, clone_backward}};
 
 }  // namespace
 
@@ -79,7 +79,7 @@ void init_copy(py::module_& m) {
     py::object out = steal(wrap(std::move(t)));
     if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
-      CppNode& n = record_node(kinds[0], &input, 1, nullptr, 0, out.ptr());
+      CppNode& n = record_node(copy_kinds[0], &input, 1, nullptr, 0, out.ptr());
       n.input_dtype = h.dtype();
       n.params = {static_cast<int64_t>(h.device())};
     }
@@ -90,14 +90,14 @@ void init_copy(py::module_& m) {
     py::object out = steal(wrap(ops::clone(h)));
     if (records({x.ptr()}, out.ptr())) {
       PyObject* input = x.ptr();
-      record_node(kinds[1], &input, 1, nullptr, 0, out.ptr());
+      record_node(copy_kinds[1], &input, 1, nullptr, 0, out.ptr());
     }
     return out;
   });
   // lucid/_ops/copy.py, at import: the Functions whose recorded formulas serve create_graph.
   m.def("_register_copy", [](py::object to, py::object clone) {
-    kinds[0].function = to.release().ptr();
-    kinds[1].function = clone.release().ptr();
+    copy_kinds[0].function = to.release().ptr();
+    copy_kinds[1].function = clone.release().ptr();
   });
 }
 

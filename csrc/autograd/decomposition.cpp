@@ -28,7 +28,7 @@ namespace {
 
 bool recording(py::handle a) { return tensor_object(a.ptr())->requires_grad && grad_enabled(); }
 
-// ----- the helpers of lucid/linalg/decomposition.py, nothing recorded ---------------------------
+// ----- the helpers of lucid/_ops/decomposition.py, nothing recorded ---------------------------
 // The arithmetic is the Python formulas' ops:: calls in their order. tril / triu,
 // diagonal and diag_embed only select values (and write +0), so they are built
 // from a host mask or a strided slice rather than Python's compositions
@@ -83,7 +83,7 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool lower) {
 }
 
 // diagonal(x, 0, -2, -1) of square matrices (…, n, n) -> (…, n): every (n + 1)-th
-// element of each matrix read flat (the elements _ops.diagonals.diagonal selects).
+// element of each matrix read flat (the elements shape_extra.diagonal selects).
 Tensor diagonal(const Tensor& x) {
   Shape flat(x.shape().begin(), x.shape().end() - 1);
   int64_t n = flat.back();
@@ -205,9 +205,9 @@ InputGrads solve_triangular_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-enum Kind { kInv, kSolve, kDet, kCholesky, kEigvalsh, kSvdvals, kSolveTriangular };
+enum DecompositionKind { kInv, kSolve, kDet, kCholesky, kEigvalsh, kSvdvals, kSolveTriangular };
 
-NodeKind kinds[] = {{"InvBackward", "inv", nullptr, inv_backward},
+NodeKind decomposition_kinds[] = {{"InvBackward", "inv", nullptr, inv_backward},
                     {"SolveBackward", "solve", nullptr, solve_backward},
                     {"DetBackward", "det", nullptr, det_backward},
                     {"CholeskyBackward", "cholesky", nullptr, cholesky_backward},
@@ -218,23 +218,23 @@ NodeKind kinds[] = {{"InvBackward", "inv", nullptr, inv_backward},
 // ----- entry points: the ops:: routine, then (when recording) the node -------------------------
 
 // One input A, its result saved (inv, cholesky) or (A, result) (det).
-py::object one_input(py::handle a, const char* fn, Kind kind, Tensor (*run)(const Tensor&), bool save_input) {
+py::object one_input(py::handle a, const char* fn, DecompositionKind kind, Tensor (*run)(const Tensor&), bool save_input) {
   py::object out = wrapped(run(tensor_arg(a.ptr(), fn, "A")));
   if (recording(a)) {
     PyObject* in = a.ptr();
     PyObject* saved[2] = {save_input ? a.ptr() : out.ptr(), out.ptr()};
-    record_node(kinds[kind], &in, 1, saved, save_input ? 2 : 1, out.ptr());
+    record_node(decomposition_kinds[kind], &in, 1, saved, save_input ? 2 : 1, out.ptr());
   }
   return out;
 }
 
 // solve / solve_triangular: inputs (A, B), saved (A, X), B's shape kept.
-CppNode* record_two(Kind kind, py::handle a, py::handle b, const py::object& out) {
+CppNode* record_two(DecompositionKind kind, py::handle a, py::handle b, const py::object& out) {
   if (!((tensor_object(a.ptr())->requires_grad || tensor_object(b.ptr())->requires_grad) && grad_enabled()))
     return nullptr;
   PyObject* inputs[2] = {a.ptr(), b.ptr()};
   PyObject* saved[2] = {a.ptr(), out.ptr()};
-  CppNode& n = record_node(kinds[kind], inputs, 2, saved, 2, out.ptr());
+  CppNode& n = record_node(decomposition_kinds[kind], inputs, 2, saved, 2, out.ptr());
   n.input_shape = handle_of(b.ptr()).shape();
   return &n;
 }
@@ -263,7 +263,7 @@ py::object cholesky(py::handle a, bool upper) {
   if (recording(a)) {
     PyObject* in = a.ptr();
     PyObject* saved = out.ptr();
-    record_node(kinds[kCholesky], &in, 1, &saved, 1, out.ptr()).params = {upper ? 1 : 0};
+    record_node(decomposition_kinds[kCholesky], &in, 1, &saved, 1, out.ptr()).params = {upper ? 1 : 0};
   }
   return out;
 }
@@ -277,7 +277,7 @@ py::object eigvalsh(py::handle a, const std::string& uplo) {
   py::object out = wrapped(std::move(w)), vectors = wrapped(std::move(v));
   PyObject* in = a.ptr();
   PyObject* saved[2] = {a.ptr(), vectors.ptr()};
-  record_node(kinds[kEigvalsh], &in, 1, saved, 2, out.ptr()).params = {uplo == "U" ? 1 : 0};
+  record_node(decomposition_kinds[kEigvalsh], &in, 1, saved, 2, out.ptr()).params = {uplo == "U" ? 1 : 0};
   return out;
 }
 
@@ -288,13 +288,13 @@ py::object svdvals(py::handle a) {
   py::object out = wrapped(std::move(usv[1])), u = wrapped(std::move(usv[0])), vh = wrapped(std::move(usv[2]));
   PyObject* in = a.ptr();
   PyObject* saved[3] = {a.ptr(), u.ptr(), vh.ptr()};
-  record_node(kinds[kSvdvals], &in, 1, saved, 3, out.ptr());
+  record_node(decomposition_kinds[kSvdvals], &in, 1, saved, 3, out.ptr());
   return out;
 }
 
 // ---- The decompositions of several results: eigh, slogdet, svd, qr, lu_factor.
 // Recorded in C++ (record_outputs), their formula is the Python Function's
-// (lucid/linalg/decomposition.py) at every order: long closed forms in lucid ops
+// (lucid/_ops/decomposition.py) at every order: long closed forms in lucid ops
 // (with data-dependent checks), dominated by the O(n^3) kernels they call.
 // What the formulas read beyond the saved tensors: svd's full_matrices
 // (params[0]); qr's mode (params[0]: 0 reduced, 1 complete, 2 r) and input
@@ -374,19 +374,19 @@ void init_decomposition(py::module_& m) {
   m.def("autograd_eigvalsh", &eigvalsh);
   m.def("autograd_svdvals", &svdvals);
   m.def("autograd_solve_triangular", &solve_triangular);
-  // lucid/linalg/decomposition.py, at import: the Functions whose recorded
-  // formulas serve create_graph, in the order of `Kind`.
+  // lucid/_ops/decomposition.py, at import: the Functions whose recorded
+  // formulas serve create_graph, in the order of `DecompositionKind`.
   m.def("_register_decomposition", [](py::args functions) {
-    if (functions.size() != sizeof(kinds) / sizeof(kinds[0]))
+    if (functions.size() != sizeof(decomposition_kinds) / sizeof(decomposition_kinds[0]))
       throw TypeError("_register_decomposition: expected one Function per op recorded in C++");
-    for (size_t i = 0; i < functions.size(); ++i) kinds[i].function = py::object(functions[i]).release().ptr();
+    for (size_t i = 0; i < functions.size(); ++i) decomposition_kinds[i].function = py::object(functions[i]).release().ptr();
   });
   m.def("autograd_eigh", &eigh_entry);
   m.def("autograd_slogdet", &slogdet_entry);
   m.def("autograd_svd", &svd_entry);
   m.def("autograd_qr", &qr_entry);
   m.def("autograd_lu_factor", &lu_factor_entry);
-  // lucid/linalg/decomposition.py, at import: their Functions, whose formulas serve every order.
+  // lucid/_ops/decomposition.py, at import: their Functions, whose formulas serve every order.
   m.def("_register_decomposition_results", [](py::object eigh, py::object slogdet, py::object svd, py::object qr,
                                               py::object lu_factor) {
     eigh_kind.function = eigh.release().ptr();

@@ -28,21 +28,21 @@ namespace {
 Tensor masked(const Tensor& mask, const Tensor& g) { return ops::where(mask, g, integer(0, g)); }
 
 // `_grad_for(g, like.shape, like.dtype)`: summed back to the input's shape, cast to its dtype.
-Tensor grad_for(const Tensor& g, const Tensor& like) {
+Tensor grad_fitted(const Tensor& g, const Tensor& like) {
   Tensor r = sum_to_shape(g, like.shape());
   return r.dtype() == like.dtype() ? r : ops::astype(r, like.dtype());
 }
 
 
-// The first of `kinds` (below): a kind's index is its Kind.
+// The first of `elementwise_kinds` (below): a kind's index is its BinaryKind.
 const NodeKind* kinds_begin();
 
 // ----- the first-order formulas: the Python Functions' backwards against ops::,
 // the same operations in the same order ------------------------------------------
 
-enum Kind {
+enum BinaryKind {
   kMaximum, kMinimum, kWhere, kClamp, kGelu, kGeluTanh, kSoftplus, kAtan2, kFloorDivide, kRemainder, kFmod,
-  kHypot, kLogaddexp, kLogaddexp2, kXlogy, kCopysign, kFmax, kFmin, kCount
+  kHypot, kLogaddexp, kLogaddexp2, kXlogy, kCopysign, kFmax, kFmin, kBinaryCount
 };
 
 // `_MaxMin.backward`: the winner takes g, a tie sends half to each (PyTorch).
@@ -81,15 +81,15 @@ InputGrads clamp_backward(const CppNode& n, const Tensor& g) {
     std::optional<Tensor> inside;
     if (has_lo) inside = ops::ge(x, lo);
     if (has_hi) inside = inside ? ops::logical_and(*inside, ops::le(x, hi)) : ops::le(x, hi);
-    r.grad[0] = grad_for(masked(*inside, g), x);
+    r.grad[0] = grad_fitted(masked(*inside, g), x);
   }
   if (has_lo && needs(n, 1)) {
     Tensor took_lo = has_hi ? ops::logical_and(ops::lt(x, lo), ops::le(lo, hi)) : ops::lt(x, lo);
-    r.grad[1] = grad_for(masked(took_lo, g), lo);
+    r.grad[1] = grad_fitted(masked(took_lo, g), lo);
   }
   if (has_hi && needs(n, 2)) {
     Tensor above = ops::gt(has_lo ? ops::maximum(x, lo) : x, hi);
-    r.grad[2] = grad_for(masked(above, g), hi);
+    r.grad[2] = grad_fitted(masked(above, g), hi);
   }
   return r;
 }
@@ -182,7 +182,7 @@ Tensor xlogy(const Tensor& a, const Tensor& b) { return ops::math_binary(MathBin
 // broadcasts: cpp_backward fits each gradient to its input (`_grad_for`).
 InputGrads math_binary_backward(const CppNode& n, const Tensor& g) {
   const Tensor &a = n.saved_handles[0], &b = n.saved_handles[1], &y = n.saved_handles[2];
-  const Kind op = static_cast<Kind>(n.kind - kinds_begin());
+  const BinaryKind op = static_cast<BinaryKind>(n.kind - kinds_begin());
   const bool na = needs(n, 0), nb = needs(n, 1);
   InputGrads r;
   switch (op) {
@@ -233,7 +233,7 @@ InputGrads math_binary_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[kCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backward, true},
+NodeKind elementwise_kinds[kBinaryCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backward, true},
                           {"MinimumBackward", "minimum", nullptr, maxmin_backward, true},
                           {"WhereBackward", "where", nullptr, where_backward},
                           {"ClampBackward", "clamp", nullptr, clamp_backward},
@@ -252,7 +252,7 @@ NodeKind kinds[kCount] = {{"MaximumBackward", "maximum", nullptr, maxmin_backwar
                           {"FmaxBackward", "fmax", nullptr, math_binary_backward, true},
                           {"FminBackward", "fmin", nullptr, math_binary_backward, true}};
 
-const NodeKind* kinds_begin() { return kinds; }
+const NodeKind* kinds_begin() { return elementwise_kinds; }
 
 // ----- recording ----------------------------------------------------------------------
 
@@ -263,7 +263,7 @@ PyObject* binary_coercion = nullptr;
 PyObject* as_tensor_fn = nullptr;
 
 
-Tensor binary_kernel(Kind op, const Tensor& a, const Tensor& b) {
+Tensor binary_kernel(BinaryKind op, const Tensor& a, const Tensor& b) {
   switch (op) {
     case kMaximum: return ops::maximum(a, b);
     case kMinimum: return ops::minimum(a, b);
@@ -284,7 +284,7 @@ Tensor binary_kernel(Kind op, const Tensor& a, const Tensor& b) {
 
 // `op(x, y)` for the two-input ops, coercing a number next to a tensor as
 // `_binary_args` does (and anything else through it).
-py::object binary(Kind op, PyObject* x, PyObject* y) {
+py::object binary(BinaryKind op, PyObject* x, PyObject* y) {
   bool tx = is_tensor(x), ty = is_tensor(y);
   py::object number;
   if (!tx || !ty) {
@@ -304,7 +304,7 @@ py::object binary(Kind op, PyObject* x, PyObject* y) {
   PyObject* inputs[2] = {x, y};
   PyObject* saved[3] = {x, y, out.ptr()};  // hypot ... fmin also read the result
   int num_saved = op == kFloorDivide ? 0 : op >= kHypot ? 3 : 2;
-  CppNode& n = record_node(kinds[op], inputs, 2, saved, num_saved, out.ptr());
+  CppNode& n = record_node(elementwise_kinds[op], inputs, 2, saved, num_saved, out.ptr());
   if (op == kFloorDivide) {  // its zeros' shapes and dtypes, also where they fit as they are
     for (int i = 0; i < 2; ++i) {
       n.shapes[i] = handle_of(inputs[i]).shape();
@@ -334,7 +334,7 @@ py::object where(PyObject* cond, PyObject* a, PyObject* b) {
   py::object out = steal(wrap(ops::where(c, ha, hb)));
   if (!records({a, b, cond}, out.ptr())) return out;
   PyObject* inputs[3] = {a, b, cond};
-  CppNode& n = record_node(kinds[kWhere], inputs, 3, &cond, 1, out.ptr());
+  CppNode& n = record_node(elementwise_kinds[kWhere], inputs, 3, &cond, 1, out.ptr());
   // The branches' gradients fit as they are when both have the result's shape
   // and one dtype (`ctx.meta` None); else cpp_backward fits them to these.
   const Shape& s = handle_of(out.ptr()).shape();
@@ -371,7 +371,7 @@ py::object clamp(PyObject* x, PyObject* min, PyObject* max) {
   py::object out = steal(wrap(std::move(y)));
   if (!records({x, lo.ptr(), hi.ptr()}, out.ptr())) return out;
   PyObject* inputs[3] = {x, lo.ptr(), hi.ptr()};
-  record_node(kinds[kClamp], inputs, 3, inputs, 3, out.ptr());
+  record_node(elementwise_kinds[kClamp], inputs, 3, inputs, 3, out.ptr());
   return out;
 }
 
@@ -381,7 +381,7 @@ py::object gelu(PyObject* x, PyObject* approximate) {
     throw TypeError("gelu(): argument 'approximate' must be a str, got " + type_name(approximate));
   std::string mode = py::str(approximate);
   py::object out = steal(wrap(ops::gelu(h, mode)));  // checks the mode
-  if (records({x}, out.ptr())) record_node(kinds[mode == "tanh" ? kGeluTanh : kGelu], &x, 1, &x, 1, out.ptr());
+  if (records({x}, out.ptr())) record_node(elementwise_kinds[mode == "tanh" ? kGeluTanh : kGelu], &x, 1, &x, 1, out.ptr());
   return out;
 }
 
@@ -399,7 +399,7 @@ py::object softplus(PyObject* x, PyObject* beta_arg, PyObject* threshold_arg) {
   py::object out = steal(wrap(ops::where(ops::gt(zh, real(threshold, zh)), h, soft)));
   if (records({x}, out.ptr())) {
     PyObject* saved[2] = {x, z.ptr()};
-    CppNode& n = record_node(kinds[kSoftplus], &x, 1, saved, 2, out.ptr());
+    CppNode& n = record_node(elementwise_kinds[kSoftplus], &x, 1, saved, 2, out.ptr());
     n.scalars[0] = beta;
     n.scalars[1] = threshold;
   }
@@ -424,7 +424,7 @@ bool count_is(Py_ssize_t nargs, Py_ssize_t want, const char* signature) {
   return false;
 }
 
-template <Kind op>
+template <BinaryKind op>
 PyObject* binary_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!count_is(nargs, 2, "(input, other)")) return nullptr;
   return guarded([&] { return binary(op, args[0], args[1]); });
@@ -492,7 +492,7 @@ void init_elementwise_autograd(py::module_& m) {
   });
   m.def("_register_elementwise", [](const std::string& op, py::object function) {
     bool found = false;
-    for (NodeKind& k : kinds) {
+    for (NodeKind& k : elementwise_kinds) {
       std::string name = k.op;
       if (name == op || (op == "gelu" && name == "gelu_tanh")) {
         k.function = function.inc_ref().ptr();

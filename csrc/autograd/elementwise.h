@@ -1,6 +1,6 @@
 // maximum, minimum, where, clamp, gelu, softplus, atan2, floor_divide,
 // remainder, fmod and hypot, logaddexp, logaddexp2, xlogy, copysign, fmax,
-// fmin recorded in C++ (issue 11: "graph recording in C++").
+// fmin recorded in C++.
 //
 // Each `_C.autograd_<op>` is the whole op: it runs the `ops::` kernel and,
 // when grad mode is on, an input requires grad and the result is floating

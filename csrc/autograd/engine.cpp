@@ -67,7 +67,7 @@ py::object call(py::handle owner, PyObject* method, Args&&... args) {
   return get(owner, method)(std::forward<Args>(args)...);
 }
 
-std::string node_name(py::handle node) { return py::str(call(node, names().name)); }
+std::string name_of(py::handle node) { return py::str(call(node, names().name)); }
 
 // One pass's state: gradients waiting per node output, in the order the sums
 // happen (a later gradient is added to the earlier total, as before).
@@ -188,7 +188,7 @@ class Walk {
     } else {
       py::object ctx = get(node, n.ctx), function = get(node, n.function);
       if (function.is_none())  // a CppNode whose op's Python module was never imported (a direct `_C` call)
-        throw RuntimeError(node_name(node) + ": its Python formula is not registered; import the lucid module "
+        throw RuntimeError(name_of(node) + ": its Python formula is not registered; import the lucid module "
                            "that defines the op (e.g. lucid.quantization) before differentiating through it");
       if (a_.create_graph && truthy(steal(PyObject_GetAttr(function.ptr(), n.once_differentiable))))
         returned = call(a_.engine, n.backward_refusing, node, grad_args);
@@ -201,7 +201,7 @@ class Walk {
 
     py::tuple inputs = get(node, n.inputs), edges = get(node, n.edges);
     if (in_grads.size() < inputs.size())
-      throw RuntimeError(node_name(node) + ": backward returned " + std::to_string(in_grads.size()) +
+      throw RuntimeError(name_of(node) + ": backward returned " + std::to_string(in_grads.size()) +
                          " gradients for " + std::to_string(inputs.size()) + " forward arguments");
     size_t m = std::min({inputs.size(), edges.size(), in_grads.size()});
     for (size_t j = 0; j < m; ++j) {
@@ -234,7 +234,7 @@ class Walk {
     const Tensor gi = py::cast<Tensor>(get(g, n.impl));
     const Tensor ti = py::cast<Tensor>(get(t, n.impl));
     if (gi.shape() != ti.shape())
-      throw RuntimeError(node_name(node) + ": gradient of shape " + std::string(py::str(get(g, n.shape))) +
+      throw RuntimeError(name_of(node) + ": gradient of shape " + std::string(py::str(get(g, n.shape))) +
                          " for an input of shape " + std::string(py::str(get(t, n.shape))));
     if (gi.dtype() == ti.dtype()) return g;
     return call(g, n.to, get(t, n.dtype));

@@ -1,4 +1,4 @@
-// The backward walk (issue 11: "backward runs in C++"): topological order,
+// The backward walk, in C++: topological order,
 // gradient accumulation per (node, output), delivery to leaves, retain_graph,
 // and the bookkeeping create_graph needs, over the graph that Python's
 // `lucid.autograd.Function` records.

@@ -23,7 +23,7 @@ namespace {
 
 // The node's axis (ctx.dim) and saved index.
 int64_t axis_of(const CppNode& n) { return (*n.dims)[0]; }
-const Tensor& index_of(const CppNode& n) { return n.saved_handles[0]; }
+const Tensor& saved_index(const CppNode& n) { return n.saved_handles[0]; }
 
 Tensor zeros_like_grad(const Shape& shape, const Tensor& g) { return ops::full(shape, 0.0, g.dtype(), g.device()); }
 
@@ -31,7 +31,7 @@ Tensor zeros_like_grad(const Shape& shape, const Tensor& g) { return ops::full(s
 // g read at index, written into zeros of src's shape (ctx.params), since only
 // src's leading block (index's shape) was read.
 Tensor src_grad(const CppNode& n, const Tensor& g) {
-  const Tensor& index = index_of(n);
+  const Tensor& index = saved_index(n);
   Tensor picked = ops::gather(g, axis_of(n), index);
   Tensor out = zeros_like_grad(Shape(n.params.begin(), n.params.end()), g);
   const size_t nd = static_cast<size_t>(g.ndim());
@@ -42,14 +42,14 @@ Tensor src_grad(const CppNode& n, const Tensor& g) {
 // `_Gather.backward` and `_Select.backward`: g scatter-added into zeros of the input's shape.
 InputGrads gather_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
-  r.grad[0] = ops::scatter_add(zeros_like_grad(n.input_shape, g), axis_of(n), index_of(n), g);
+  r.grad[0] = ops::scatter_add(zeros_like_grad(n.input_shape, g), axis_of(n), saved_index(n), g);
   return r;
 }
 
 // `_IndexSelect.backward`: g index-added into zeros of the input's shape.
 InputGrads index_select_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
-  r.grad[0] = ops::index_add(zeros_like_grad(n.input_shape, g), axis_of(n), index_of(n), g);
+  r.grad[0] = ops::index_add(zeros_like_grad(n.input_shape, g), axis_of(n), saved_index(n), g);
   return r;
 }
 
@@ -65,7 +65,7 @@ InputGrads scatter_add_backward(const CppNode& n, const Tensor& g) {
 // `_Scatter.backward`: overwritten positions get no gradient (zeros scattered into g).
 InputGrads scatter_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
-  if (needs(n, 0)) r.grad[0] = ops::scatter(g, axis_of(n), index_of(n), zeros_like_grad(index_of(n).shape(), g));
+  if (needs(n, 0)) r.grad[0] = ops::scatter(g, axis_of(n), saved_index(n), zeros_like_grad(saved_index(n).shape(), g));
   if (needs(n, 3)) r.grad[3] = src_grad(n, g);
   return r;
 }
@@ -73,7 +73,7 @@ InputGrads scatter_backward(const CppNode& n, const Tensor& g) {
 InputGrads index_add_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
   r.pass[0] = 1;
-  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), saved_index(n));
   return r;
 }
 
@@ -82,9 +82,9 @@ InputGrads index_copy_backward(const CppNode& n, const Tensor& g) {
   InputGrads r(4);
   if (needs(n, 0)) {
     Shape src_shape(n.params.begin(), n.params.end());
-    r.grad[0] = ops::index_copy(g, axis_of(n), index_of(n), zeros_like_grad(src_shape, g));
+    r.grad[0] = ops::index_copy(g, axis_of(n), saved_index(n), zeros_like_grad(src_shape, g));
   }
-  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), index_of(n));
+  if (needs(n, 3)) r.grad[3] = ops::index_select(g, axis_of(n), saved_index(n));
   return r;
 }
 

@@ -27,10 +27,10 @@ Tensor matrix_transpose(const Tensor& t) {
 }
 
 // x.reshape(shape): x itself when it has that shape.
-Tensor reshaped(const Tensor& x, const Shape& shape) { return x.shape() == shape ? x : ops::reshape(x, shape); }
+Tensor reshaped_to(const Tensor& x, const Shape& shape) { return x.shape() == shape ? x : ops::reshape(x, shape); }
 
 // x with a new axis of size 1 at `axis` (negative: counted from the end of the result).
-Tensor unsqueeze(const Tensor& x, int axis) {
+Tensor unsqueezed(const Tensor& x, int axis) {
   Shape s = x.shape();
   int at = axis < 0 ? static_cast<int>(s.size()) + 1 + axis : axis;
   s.insert(s.begin() + at, 1);
@@ -43,17 +43,17 @@ InputGrads matmul_backward(const CppNode& n, const Tensor& g) {
   Tensor a2 = a.ndim() == 1 ? ops::reshape(a, {1, a.shape()[0]}) : a;
   Tensor b2 = b.ndim() == 1 ? ops::reshape(b, {b.shape()[0], 1}) : b;
   Tensor g2 = g;
-  if (a.ndim() == 1) g2 = unsqueeze(g2, b.ndim() > 1 ? -2 : 0);
-  if (b.ndim() == 1) g2 = unsqueeze(g2, -1);
+  if (a.ndim() == 1) g2 = unsqueezed(g2, b.ndim() > 1 ? -2 : 0);
+  if (b.ndim() == 1) g2 = unsqueezed(g2, -1);
   InputGrads r;
   if (needs(n, 0))
-    r.grad[0] = reshaped(sum_to_shape(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
+    r.grad[0] = reshaped_to(sum_to_shape(ops::matmul(g2, matrix_transpose(b2)), a2.shape()), a.shape());
   if (needs(n, 1))
-    r.grad[1] = reshaped(sum_to_shape(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
+    r.grad[1] = reshaped_to(sum_to_shape(ops::matmul(matrix_transpose(a2), g2), b2.shape()), b.shape());
   return r;
 }
 
-NodeKind kind = {"MatmulBackward", "matmul", nullptr, matmul_backward};
+NodeKind matmul_kind = {"MatmulBackward", "matmul", nullptr, matmul_backward};
 
 }  // namespace
 
@@ -67,12 +67,12 @@ void init_linalg(py::module_& m) {
     if ((tensor_object(a.ptr())->requires_grad || tensor_object(b.ptr())->requires_grad) && grad_enabled() &&
         is_floating(handle_of(result.ptr()).dtype())) {
       PyObject* inputs[2] = {a.ptr(), b.ptr()};
-      record_node(kind, inputs, 2, inputs, 2, result.ptr());
+      record_node(matmul_kind, inputs, 2, inputs, 2, result.ptr());
     }
     return result;
   });
   // lucid/_ops/linalg.py, at import: `_Matmul`, whose recorded formula serves create_graph.
-  m.def("_register_linalg", [](py::object matmul) { kind.function = matmul.release().ptr(); });
+  m.def("_register_linalg", [](py::object matmul) { matmul_kind.function = matmul.release().ptr(); });
 }
 
 }  // namespace lucid::autograd

@@ -29,7 +29,7 @@ InputGrads linear_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"LinearBackward", "linear", nullptr, linear_backward};
+NodeKind linear_kind = {"LinearBackward", "linear", nullptr, linear_backward};
 
 }  // namespace
 
@@ -45,12 +45,12 @@ void init_linear(py::module_& m) {
                  (hb && tensor_object(bias.ptr())->requires_grad);
     if (needs && grad_enabled() && is_floating(handle_of(out.ptr()).dtype())) {
       PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
-      record_node(kind, inputs, 3, inputs, 2, out.ptr());
+      record_node(linear_kind, inputs, 3, inputs, 2, out.ptr());
     }
     return out;
   });
   // lucid/_ops/nn.py, at import: `_Linear`, whose recorded formula serves create_graph.
-  m.def("_register_linear", [](py::object linear) { kind.function = linear.release().ptr(); });
+  m.def("_register_linear", [](py::object linear) { linear_kind.function = linear.release().ptr(); });
 }
 
 }  // namespace lucid::autograd

@@ -60,7 +60,7 @@ InputGrads cross_entropy_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"CrossEntropyIndexBackward", "cross_entropy", nullptr, cross_entropy_backward};
+NodeKind cross_entropy_kind = {"CrossEntropyIndexBackward", "cross_entropy", nullptr, cross_entropy_backward};
 
 // ops::all / ops::any of a mask, read on the host.
 bool host_bool(Tensor t) {
@@ -104,7 +104,7 @@ py::object cross_entropy(py::handle input, py::handle target) {
     if (!logp_object) throw py::error_already_set();
     PyObject* inputs[2] = {input.ptr(), target.ptr()};
     PyObject* saved[3] = {input.ptr(), logp_object.ptr(), target.ptr()};
-    record_node(kind, inputs, 2, saved, 3, out);
+    record_node(cross_entropy_kind, inputs, 2, saved, 3, out);
   }
   return result;
 }
@@ -228,7 +228,7 @@ void init_loss(py::module_& m) {
   m.def("autograd_cross_entropy_general", &cross_entropy_general);
   // lucid/nn/functional/loss.py, at import: `_CrossEntropyTargets`, whose recorded formula serves create_graph.
   m.def("_register_loss", [](py::object targets, py::object general) {
-    kind.function = targets.release().ptr();
+    cross_entropy_kind.function = targets.release().ptr();
     general_kind.function = general.release().ptr();
   });
 }

@@ -1,5 +1,5 @@
-// Graph nodes recorded in C++ (issue 11: "each differentiable ops:: entry
-// point records its node, whose backward is written against ops::").
+// Graph nodes recorded in C++: each differentiable ops:: entry point records
+// its node, whose backward is written against ops::.
 //
 // A CppNode is a Python object with the attributes the backward walk and
 // lucid.autograd read from any node (`function`, `ctx`, `inputs`, `edges`,
@@ -9,7 +9,7 @@
 // Function whose recorded formula serves create_graph, and the first-order
 // formula against `ops::` that the walk (engine.cpp) runs without Python.
 // Every file of csrc/autograd/ but tensor_object, grad_mode, node and engine
-// is an op family recording this way (docs/architecture.md rule 5 lists
+// is an op family recording this way (docs/architecture.md lists
 // them and their ops).
 #pragma once
 #include <pybind11/pybind11.h>
@@ -126,6 +126,9 @@ inline std::vector<int64_t> params_join(std::initializer_list<const std::vector<
 
 // Whether the node's input i needs a gradient (`needs_input_grad[i]`).
 inline bool needs(const CppNode& n, int i) { return PyTuple_GET_ITEM(n.needs, i) == Py_True; }
+// math.pi, as the Python formulas the C++ ones follow read it.
+inline constexpr double kPi = 3.141592653589793;
+
 // A Python number next to `like` in a formula, as lucid's ops coerce it
 // (ops/scalar.h, PyTorch's weak scalars): `x * 0.5` a real, `where(m, g, 0)`
 // an integer.

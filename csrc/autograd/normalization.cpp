@@ -71,7 +71,7 @@ Shape channel_shape(const Tensor& input) {
   return s;
 }
 
-// `_BatchNormTrain.backward` with grad mode off (lucid/nn/functional/normalization.py), op
+// `_BatchNormTrain.backward` with grad mode off (lucid/nn/functional.py), op
 // for op; saved: (input, xhat, rstd, weight), node.dims every axis but the
 // channel's. gbias = sum(g), gweight = sum(g * xhat) per channel, and
 // gx = (g - xhat * gweight / count - gbias / count) * rstd * weight.
@@ -99,7 +99,7 @@ InputGrads batch_norm_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"SoftmaxBackward", "softmax", nullptr, softmax_backward},
+NodeKind normalization_kinds[] = {{"SoftmaxBackward", "softmax", nullptr, softmax_backward},
                     {"LogSoftmaxBackward", "log_softmax", nullptr, log_softmax_backward},
                     {"LayerNormBackward", "layer_norm", nullptr, layer_norm_backward},
                     {"BatchNormTrainBackward", "batch_norm", nullptr, batch_norm_backward}};
@@ -117,7 +117,7 @@ py::object softmax(py::handle x, py::handle dim, bool log) {
   if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
     PyObject* input = x.ptr();
     PyObject* saved = out.ptr();
-    record_node(kinds[log ? 1 : 0], &input, 1, &saved, 1, out.ptr()).dims = std::move(axis);
+    record_node(normalization_kinds[log ? 1 : 0], &input, 1, &saved, 1, out.ptr()).dims = std::move(axis);
   }
   return out;
 }
@@ -157,7 +157,7 @@ py::object layer_norm(py::handle x, py::handle weight, py::handle bias, const st
   py::object rstd_object = wrapped(rstd);
   PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
   PyObject* saved[4] = {x.ptr(), xhat_object.ptr(), rstd_object.ptr(), weight.ptr()};
-  CppNode& n = record_node(kinds[2], inputs, 3, saved, 4, out.ptr());
+  CppNode& n = record_node(normalization_kinds[2], inputs, 3, saved, 4, out.ptr());
   n.dims = dims;
   n.scalars[0] = PyFloat_AsDouble(eps.ptr());
   if (PyErr_Occurred()) throw py::error_already_set();
@@ -256,7 +256,7 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
   if (!wanted) return out;
   PyObject* inputs[3] = {x.ptr(), weight.ptr(), bias.ptr()};
   PyObject* saved[4] = {x.ptr(), xhat_object.ptr(), rstd_object.ptr(), weight.ptr()};
-  CppNode& n = record_node(kinds[3], inputs, 3, saved, 4, out.ptr());
+  CppNode& n = record_node(normalization_kinds[3], inputs, 3, saved, 4, out.ptr());
   n.dims = dims;
   n.scalars[0] = eps_value;
   return out;
@@ -267,16 +267,16 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
 void init_normalization(py::module_& m) {
   m.def("autograd_softmax", &softmax);
   m.def("autograd_layer_norm", &layer_norm);
-  // At import: lucid/nn/functional/activation.py's `_Softmax` and lucid/nn/functional/normalization.py's
+  // At import: lucid/nn/functional.py's `_Softmax` and lucid/nn/_f_normalization.py's
   // `_LayerNorm`, whose recorded formulas serve create_graph.
   m.def("_register_softmax", [](py::object softmax) {
     PyObject* f = softmax.release().ptr();
-    kinds[0].function = kinds[1].function = f;
+    normalization_kinds[0].function = normalization_kinds[1].function = f;
   });
-  m.def("_register_layer_norm", [](py::object layer_norm) { kinds[2].function = layer_norm.release().ptr(); });
+  m.def("_register_layer_norm", [](py::object layer_norm) { normalization_kinds[2].function = layer_norm.release().ptr(); });
   m.def("autograd_batch_norm", &batch_norm);
-  // lucid/nn/functional/normalization.py's `_BatchNormTrain`: the formula under create_graph.
-  m.def("_register_batch_norm", [](py::object batch_norm) { kinds[3].function = batch_norm.release().ptr(); });
+  // lucid/nn/functional.py's `_BatchNormTrain`: the formula under create_graph.
+  m.def("_register_batch_norm", [](py::object batch_norm) { normalization_kinds[3].function = batch_norm.release().ptr(); });
 }
 
 }  // namespace lucid::autograd

@@ -50,7 +50,7 @@ InputGrads pnorm_backward(const CppNode& node, const Tensor& grad) {
   return r;
 }
 
-NodeKind kind = {"NormBackward", "norm", nullptr, pnorm_backward};
+NodeKind pnorm_kind = {"NormBackward", "norm", nullptr, pnorm_backward};
 
 // `_pnorm`: the 2-norm as sqrt(sum(|x| * |x|)), any other p as
 // (sum |x|^p)^(1/p), the ops lucid/_ops/norms.py ran, in its order.
@@ -71,7 +71,7 @@ py::object pnorm(py::handle x, double p, std::optional<std::vector<int64_t>> dim
   if (tensor_object(x.ptr())->requires_grad && grad_enabled()) {
     PyObject* input = x.ptr();
     PyObject* saved[2] = {input, out.ptr()};
-    CppNode& n = record_node(kind, &input, 1, saved, 2, out.ptr());
+    CppNode& n = record_node(pnorm_kind, &input, 1, saved, 2, out.ptr());
     n.dims = std::move(dims);
     n.input_shape = h.shape();
     n.params = {keepdim ? 1 : 0};
@@ -85,7 +85,7 @@ py::object pnorm(py::handle x, double p, std::optional<std::vector<int64_t>> dim
 void init_norms(py::module_& m) {
   m.def("autograd_pnorm", &pnorm);
   // lucid/_ops/norms.py's `_PNorm`, at import: the formula under create_graph.
-  m.def("_register_norm", [](py::object pnorm) { kind.function = pnorm.release().ptr(); });
+  m.def("_register_norm", [](py::object pnorm) { pnorm_kind.function = pnorm.release().ptr(); });
 }
 
 }  // namespace lucid::autograd

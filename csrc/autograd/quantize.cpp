@@ -24,7 +24,7 @@ InputGrads fake_quantize_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kind = {"FakeQuantizeBackward", "fake_quantize", nullptr, fake_quantize_backward};
+NodeKind fake_quantize_kind = {"FakeQuantizeBackward", "fake_quantize", nullptr, fake_quantize_backward};
 
 // y as a tensor object; with a node over x (the mask saved) when x requires grad and grad mode is on.
 py::object recorded(py::handle x, std::pair<Tensor, Tensor> y_mask) {
@@ -33,7 +33,7 @@ py::object recorded(py::handle x, std::pair<Tensor, Tensor> y_mask) {
     py::object mask = steal(wrap(std::move(y_mask.second)));
     PyObject* input = x.ptr();
     PyObject* saved = mask.ptr();
-    record_node(kind, &input, 1, &saved, 1, y.ptr());
+    record_node(fake_quantize_kind, &input, 1, &saved, 1, y.ptr());
   }
   return y;
 }
@@ -58,6 +58,6 @@ void init_quantize(py::module_& m) {
   });
 }
 
-void register_quantize(py::object fake_quantize) { kind.function = fake_quantize.release().ptr(); }
+void register_quantize(py::object fake_quantize) { fake_quantize_kind.function = fake_quantize.release().ptr(); }
 
 }  // namespace lucid::autograd

@@ -51,11 +51,11 @@ InputGrads mean_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"SumBackward", "sum", nullptr, sum_backward}, {"MeanBackward", "mean", nullptr, mean_backward}};
+NodeKind reduction_kinds[] = {{"SumBackward", "sum", nullptr, sum_backward}, {"MeanBackward", "mean", nullptr, mean_backward}};
 
 // Attaches a node of `kind` to `out` when x requires grad, grad mode is on and
 // the result is floating point (what Function.apply would record).
-void maybe_record(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims& dims, const py::object& out) {
+void record_reduction(NodeKind& kind, py::handle x, const Tensor& h, const ops::Dims& dims, const py::object& out) {
   if (!tensor_object(x.ptr())->requires_grad || !grad_enabled() || !is_floating(handle_of(out.ptr()).dtype())) return;
   PyObject* input = x.ptr();
   CppNode& n = record_node(kind, &input, 1, nullptr, 0, out.ptr());
@@ -140,7 +140,7 @@ NodeKind more_kinds[] = {{"VarBackward", "var", nullptr, var_backward},
 enum { kVar, kProd, kAmax, kAmin, kMaxDim, kMinDim };
 
 // ops:: accepted the axes (in range, no repeats); the formulas index with them:
-// wrapped and sorted, as maybe_record keeps them.
+// wrapped and sorted, as record_reduction keeps them.
 std::optional<std::vector<int64_t>> wrapped_sorted(const ops::Dims& dims, int64_t ndim) {
   if (!dims) return std::nullopt;
   std::vector<int64_t> axes = *dims;
@@ -189,13 +189,13 @@ void init_reduction(py::module_& m) {
     std::optional<DType> dt;
     if (dtype) dt = dtype_from_name(*dtype);
     py::object out = steal(wrap(ops::sum(h, dims, keepdim, dt)));
-    maybe_record(kinds[0], x, h, dims, out);
+    record_reduction(reduction_kinds[0], x, h, dims, out);
     return out;
   });
   m.def("autograd_mean", [](py::handle x, const ops::Dims& dims, bool keepdim) {
     const Tensor& h = tensor_arg(x.ptr(), "mean", "input");
     py::object out = steal(wrap(ops::mean(h, dims, keepdim)));
-    maybe_record(kinds[1], x, h, dims, out);
+    record_reduction(reduction_kinds[1], x, h, dims, out);
     return out;
   });
   m.def("autograd_var", [](py::handle x, const ops::Dims& dims, double correction, bool keepdim) {
@@ -227,8 +227,8 @@ void init_reduction(py::module_& m) {
   });
   // lucid/_ops/reduction.py, at import: the Functions whose recorded formulas serve create_graph.
   m.def("_register_reduction", [](py::object sum, py::object mean) {
-    kinds[0].function = sum.release().ptr();
-    kinds[1].function = mean.release().ptr();
+    reduction_kinds[0].function = sum.release().ptr();
+    reduction_kinds[1].function = mean.release().ptr();
   });
   m.def("_register_reduction_more", [](py::object var, py::object prod, py::object extreme, py::object extreme_dim) {
     more_kinds[kVar].function = var.release().ptr();

@@ -92,7 +92,7 @@ InputGrads cumprod_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"CumsumBackward", "cumsum", nullptr, cumsum_backward},
+NodeKind scan_kinds[] = {{"CumsumBackward", "cumsum", nullptr, cumsum_backward},
                     {"CumprodBackward", "cumprod", nullptr, cumprod_backward}};
 
 // A dtype= cast done (lucid/_ops/scan.py's _prepare). ops:: checks `dim`; the
@@ -104,7 +104,7 @@ py::object scan(bool is_sum, py::handle x, int64_t dim) {
   if (tensor_object(x.ptr())->requires_grad && grad_enabled() && is_floating(handle_of(out.ptr()).dtype())) {
     PyObject* input = x.ptr();
     PyObject* saved[2] = {input, out.ptr()};
-    CppNode& n = record_node(kinds[is_sum ? 0 : 1], &input, 1, saved, is_sum ? 0 : 2, out.ptr());
+    CppNode& n = record_node(scan_kinds[is_sum ? 0 : 1], &input, 1, saved, is_sum ? 0 : 2, out.ptr());
     n.dims = std::vector<int64_t>{dim};
   }
   return out;
@@ -117,8 +117,8 @@ void init_scan(py::module_& m) {
   m.def("autograd_cumprod", [](py::handle x, int64_t dim) { return scan(false, x, dim); });
   // lucid/_ops/scan.py, at import: the Functions whose recorded formulas serve create_graph.
   m.def("_register_scan", [](py::object cumsum, py::object cumprod) {
-    kinds[0].function = cumsum.release().ptr();
-    kinds[1].function = cumprod.release().ptr();
+    scan_kinds[0].function = cumsum.release().ptr();
+    scan_kinds[1].function = cumprod.release().ptr();
   });
 }
 

@@ -78,18 +78,18 @@ InputGrads stack_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-NodeKind kinds[] = {{"ReshapeBackward", "reshape", nullptr, reshape_backward},
+NodeKind shape_kinds[] = {{"ReshapeBackward", "reshape", nullptr, reshape_backward},
                     {"PermuteBackward", "permute", nullptr, permute_backward},
                     {"ExpandBackward", "expand", nullptr, expand_backward},
                     {"CatBackward", "cat", nullptr, cat_backward},
                     {"StackBackward", "stack", nullptr, stack_backward}};
-NodeKind& kReshape = kinds[0];
-NodeKind& kCat = kinds[3];
-NodeKind& kStack = kinds[4];
+NodeKind& kReshape = shape_kinds[0];
+NodeKind& kCat = shape_kinds[3];
+NodeKind& kStack = shape_kinds[4];
 
 // Attaches a node of `kind` to `out` when x requires grad and grad mode is on
 // (x is floating point then, and so is the view); the caller fills what it reads.
-CppNode* maybe_record(NodeKind& kind, py::handle x, const py::object& out) {
+CppNode* record_shape_op(NodeKind& kind, py::handle x, const py::object& out) {
   if (!tensor_object(x.ptr())->requires_grad || !grad_enabled()) return nullptr;
   PyObject* input = x.ptr();
   return &record_node(kind, &input, 1, nullptr, 0, out.ptr());
@@ -99,7 +99,7 @@ CppNode* maybe_record(NodeKind& kind, py::handle x, const py::object& out) {
 // lucid.reshape records it.
 py::object reshaped(py::handle x, const Tensor& h, const Shape& shape) {
   py::object out = wrapped(ops::reshape(h, shape));
-  if (CppNode* n = maybe_record(kReshape, x, out)) n->input_shape = h.shape();
+  if (CppNode* n = record_shape_op(kReshape, x, out)) n->input_shape = h.shape();
   return out;
 }
 
@@ -147,13 +147,13 @@ void init_shape(py::module_& m) {
   m.def("autograd_reshape", [](py::handle x, const Shape& shape, bool must_view) {
     const Tensor& h = tensor_arg(x.ptr(), must_view ? "view" : "reshape", "input");
     py::object out = wrapped(must_view ? ops::view(h, shape) : ops::reshape(h, shape));
-    if (CppNode* n = maybe_record(kinds[0], x, out)) n->input_shape = h.shape();
+    if (CppNode* n = record_shape_op(shape_kinds[0], x, out)) n->input_shape = h.shape();
     return out;
   });
   m.def("autograd_permute", [](py::handle x, const std::vector<int64_t>& dims) {
     const Tensor& h = tensor_arg(x.ptr(), "permute", "input");
     py::object out = wrapped(ops::permute(h, dims));
-    if (CppNode* n = maybe_record(kinds[1], x, out)) {  // ops::permute accepted them; wrapped for the inverse
+    if (CppNode* n = record_shape_op(shape_kinds[1], x, out)) {  // ops::permute accepted them; wrapped for the inverse
       std::vector<int64_t> order = dims;
       for (int64_t& d : order) d = d < 0 ? d + h.ndim() : d;
       n->dims = std::move(order);
@@ -163,7 +163,7 @@ void init_shape(py::module_& m) {
   m.def("autograd_expand", [](py::handle x, const Shape& shape) {
     const Tensor& h = tensor_arg(x.ptr(), "expand", "input");
     py::object out = wrapped(ops::expand(h, shape));
-    if (CppNode* n = maybe_record(kinds[2], x, out)) n->input_shape = h.shape();
+    if (CppNode* n = record_shape_op(shape_kinds[2], x, out)) n->input_shape = h.shape();
     return out;
   });
   m.def("autograd_unsqueeze", [](py::handle x, py::handle dim) {
@@ -225,11 +225,11 @@ void init_shape(py::module_& m) {
   // lucid/_ops/shape.py, at import: the Functions whose recorded formulas serve create_graph.
   m.def("_register_shape", [](py::object reshape, py::object permute, py::object expand, py::object cat,
                               py::object stack) {
-    kinds[0].function = reshape.release().ptr();
-    kinds[1].function = permute.release().ptr();
-    kinds[2].function = expand.release().ptr();
-    kinds[3].function = cat.release().ptr();
-    kinds[4].function = stack.release().ptr();
+    shape_kinds[0].function = reshape.release().ptr();
+    shape_kinds[1].function = permute.release().ptr();
+    shape_kinds[2].function = expand.release().ptr();
+    shape_kinds[3].function = cat.release().ptr();
+    shape_kinds[4].function = stack.release().ptr();
   });
 }
 

@@ -1,5 +1,5 @@
-// The Python tensor object (issue 11: "the user-facing Tensor is the C++
-// tensor"). `lucid._C.TensorBase` is a C type whose instances hold the engine
+// The Python tensor object: the user-facing Tensor is the C++ tensor.
+// `lucid._C.TensorBase` is a C type whose instances hold the engine
 // handle (`lucid::Tensor`) and the autograd state next to it: requires_grad,
 // grad, grad_fn, the output number within grad_fn, retain_grad. `lucid.Tensor`
 // is a Python subclass of it (`__slots__ = ()`) that adds the methods written

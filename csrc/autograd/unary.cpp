@@ -30,7 +30,6 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;             // math.log(2.0)
 constexpr double kLn10 = 0x1.26bb1bbb55516p+1;            // math.log(10.0)
 constexpr double kTwoOverSqrtPi = 0x1.20dd750429b6dp+0;   // 2.0 / math.sqrt(math.pi)
 constexpr double kSqrtPiOverTwo = 0x1.c5bf891b4ef6ap-1;   // math.sqrt(math.pi) / 2.0
-constexpr double kPi = 3.141592653589793;                 // math.pi
 
 // The kernels of lucid/_ops/trig.py's, floating.py's and special.py's unary ops (_C.tan ...): the name
 // is the one its error messages give.
@@ -188,12 +187,12 @@ const Kernel kKernels[] = {
     math<U::Acos>,   math<U::Atan>,   math<U::Asinh>,    math<U::Acosh>,  math<U::Atanh>,    math<U::Frac>,
     math<U::Log10>,  math<U::Lgamma>, math<U::Sinc>,     ops::log1p,      ops::expm1,        ops::log2,
     math<U::Digamma>};
-constexpr int kCount = sizeof(kKernels) / sizeof(kKernels[0]);
-static_assert(sizeof(kGradients) / sizeof(kGradients[0]) == kCount, "one gradient per kernel");
+constexpr int kUnaryCount = sizeof(kKernels) / sizeof(kKernels[0]);
+static_assert(sizeof(kGradients) / sizeof(kGradients[0]) == kUnaryCount, "one gradient per kernel");
 
 InputGrads unary_backward(const CppNode& n, const Tensor& g);
 
-NodeKind kinds[kCount] = {
+NodeKind unary_kinds[kUnaryCount] = {
     {"NegBackward", "neg", nullptr, unary_backward},       {"AbsBackward", "abs", nullptr, unary_backward},
     {"SignBackward", "sign", nullptr, unary_backward},     {"ReluBackward", "relu", nullptr, unary_backward},
     {"ExpBackward", "exp", nullptr, unary_backward},       {"LogBackward", "log", nullptr, unary_backward},
@@ -216,12 +215,12 @@ NodeKind kinds[kCount] = {
 
 InputGrads unary_backward(const CppNode& n, const Tensor& g) {
   InputGrads r;
-  r.grad[0] = kGradients[n.kind - kinds](g, n.saved_handles[0], n.saved_handles[1]);
+  r.grad[0] = kGradients[n.kind - unary_kinds](g, n.saved_handles[0], n.saved_handles[1]);
   return r;
 }
 
-// name -> index into kinds, built once: {"neg": 0, ...}. Never released.
-PyObject* index_of = nullptr;
+// name -> index into unary_kinds, built once: {"neg": 0, ...}. Never released.
+PyObject* unary_index = nullptr;
 
 // autograd_unary(x, name): the op `name` on tensor x, recorded when needed.
 PyObject* autograd_unary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -229,7 +228,7 @@ PyObject* autograd_unary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "autograd_unary(x, name): expected a tensor and an op name");
     return nullptr;
   }
-  PyObject* found = PyDict_GetItemWithError(index_of, args[1]);
+  PyObject* found = PyDict_GetItemWithError(unary_index, args[1]);
   if (!found) {
     if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "autograd_unary: no unary op named %R", args[1]);
     return nullptr;
@@ -241,7 +240,7 @@ PyObject* autograd_unary(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (!y) throw py::error_already_set();
     if (tensor_object(x)->requires_grad && grad_enabled()) {
       PyObject* saved[2] = {x, y.ptr()};
-      record_node(kinds[i], &x, 1, saved, 2, y.ptr());
+      record_node(unary_kinds[i], &x, 1, saved, 2, y.ptr());
     }
     return y.release().ptr();
   } catch (...) {
@@ -258,8 +257,8 @@ PyMethodDef autograd_unary_def = {
 
 void init_unary(py::module_& m) {
   py::dict index;
-  for (int i = 0; i < kCount; ++i) index[py::str(kinds[i].op)] = py::int_(i);
-  index_of = index.release().ptr();
+  for (int i = 0; i < kUnaryCount; ++i) index[py::str(unary_kinds[i].op)] = py::int_(i);
+  unary_index = index.release().ptr();
   PyObject* f = PyCFunction_NewEx(&autograd_unary_def, nullptr, m.attr("__name__").ptr());
   if (!f) throw py::error_already_set();
   m.attr("autograd_unary") = py::reinterpret_steal<py::object>(f);
@@ -267,7 +266,7 @@ void init_unary(py::module_& m) {
   // serve create_graph for every op here.
   m.def("_register_unary", [](py::object function) {
     PyObject* fn = function.release().ptr();
-    for (NodeKind& k : kinds) k.function = fn;
+    for (NodeKind& k : unary_kinds) k.function = fn;
   });
 }
 

@@ -26,6 +26,7 @@ void init_copy(py::module_& m);
 void init_elementwise(py::module_& m);
 void init_reduction(py::module_& m);
 void init_shape(py::module_& m);
+void init_indexing(py::module_& m);
 void init_linalg(py::module_& m);
 void init_decomposition(py::module_& m);
 void init_conv(py::module_& m);
@@ -38,6 +39,7 @@ void init_int4_pack(py::module_& m);
 void init_int4_linear(py::module_& m);
 void init_qmatmul(py::module_& m);
 void init_qconv2d(py::module_& m);
+void init_group_quant(py::module_& m);
 void init_histogram(py::module_& m);
 void init_special(py::module_& m);
 void init_math(py::module_& m);
@@ -45,6 +47,7 @@ void init_bitwise(py::module_& m);
 void init_scan(py::module_& m);
 void init_sort(py::module_& m);
 void init_recurrent(py::module_& m);
+void init_inplace(py::module_& m);
 void init_autograd(py::module_& m);  // bindings/autograd.cpp: the backward walk
 
 }  // namespace lucid::bindings

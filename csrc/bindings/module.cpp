@@ -4,9 +4,6 @@
 
 namespace lucid::bindings {
 
-void init_inplace(py::module_& m);  // bindings/inplace.cpp
-void init_group_quant(py::module_& m);  // bindings/group_quant.cpp
-
 namespace {
 
 // A Python exception class deriving from ValueError and RuntimeError: existing
@@ -59,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
   init_elementwise(m);
   init_reduction(m);
   init_shape(m);
+  init_indexing(m);
   init_linalg(m);
   init_decomposition(m);
   init_conv(m);

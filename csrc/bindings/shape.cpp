@@ -3,8 +3,6 @@
 
 namespace lucid::bindings {
 
-void init_indexing(py::module_& m);  // bindings/indexing.cpp
-
 void init_shape(py::module_& m) {
   m.def("reshape", &ops::reshape, py::arg("x"), py::arg("shape"));
   m.def("view", &ops::view, py::arg("x"), py::arg("shape"));
@@ -14,7 +12,6 @@ void init_shape(py::module_& m) {
   m.def("slice_assign", &ops::slice_assign, py::arg("x"), py::arg("starts"), py::arg("steps"), py::arg("lengths"),
         py::arg("value"));
   m.def("cat", &ops::cat, py::arg("tensors"), py::arg("axis"));
-  init_indexing(m);
 }
 
 }  // namespace lucid::bindings

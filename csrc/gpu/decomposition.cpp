@@ -43,7 +43,7 @@ bool any_nonzero(const std::vector<int>& info) {
 }
 
 // The last two axes of x sliced to [0, rows) x [0, cols).
-mx::array leading_block(const mx::array& x, int rows, int cols) {
+mx::array top_left_block(const mx::array& x, int rows, int cols) {
   mx::Shape start(x.ndim(), 0), stop = x.shape();
   stop[x.ndim() - 2] = rows;
   stop[x.ndim() - 1] = cols;
@@ -108,8 +108,8 @@ std::vector<Tensor> svd(const Tensor& a, bool full, bool uv, std::vector<int>& i
   std::vector<mx::array> r = mx::linalg::svd(x, uv, on_cpu());
   if (!uv) return {wrap(r[0])};
   int m = x.shape(-2), n = x.shape(-1), k = std::min(m, n);
-  mx::array u = full ? r[0] : leading_block(r[0], m, k);  // MLX returns the full U and Vh
-  mx::array vh = full ? r[2] : leading_block(r[2], k, n);
+  mx::array u = full ? r[0] : top_left_block(r[0], m, k);  // MLX returns the full U and Vh
+  mx::array vh = full ? r[2] : top_left_block(r[2], k, n);
   return {wrap(u), wrap(r[1]), wrap(vh)};
 }
 
@@ -125,7 +125,7 @@ std::pair<Tensor, Tensor> qr(const Tensor& a, bool complete, bool want_q) {
     eye_shape.back() = m;
     mx::array eye = mx::broadcast_to(mx::eye(m, x.dtype(), s), eye_shape, s);
     auto [q, r] = mx::linalg::qr(mx::concatenate({x, eye}, -1, s), s);
-    return {want_q ? wrap(q) : Tensor(), wrap(leading_block(r, m, n))};
+    return {want_q ? wrap(q) : Tensor(), wrap(top_left_block(r, m, n))};
   }
   auto [q, r] = mx::linalg::qr(x, s);
   return {want_q ? wrap(q) : Tensor(), wrap(r)};

@@ -8,7 +8,9 @@
 
 namespace lucid::ops {
 
+// a op b, bitwise (and, or, xor, left / right shift) on integer or bool tensors.
 Tensor bitwise_binary(BitwiseOp op, const char* fn, const Tensor& a, const Tensor& b);
+// ~x on integer tensors, logical not on bool.
 Tensor bitwise_not(const Tensor& x);
 
 }  // namespace lucid::ops

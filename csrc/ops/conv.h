@@ -9,6 +9,7 @@
 
 namespace lucid::ops {
 
+// 2-D cross-correlation of x with weight, plus bias.
 // x [N, C, H, W], weight [O, C/groups, kh, kw], bias [O] or none.
 // padding = (top, bottom, left, right); stride, dilation = (h, w).
 // `fn` names the caller in error messages ("conv2d", "conv1d").

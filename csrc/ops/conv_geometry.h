@@ -18,6 +18,8 @@ struct ConvGeometry {
   int64_t out_channels = 0;
 };
 
+// The checked geometry of a float convolution (1-, 2- or 3-d, direct or
+// transposed): padding, output sizes and channels.
 // x (N, C, *spatial) or (C, *spatial) with nd spatial axes; weight
 // (O, C/groups, *kernel), or (C, O/groups, *kernel) when `transposed`; bias
 // (O,) or none. stride, dilation: nd positive ints; output_padding: nd

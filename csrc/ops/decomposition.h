@@ -18,6 +18,7 @@
 
 namespace lucid::ops {
 
+// The inverse of each square matrix of a (…, n, n).
 Tensor inv(const Tensor& a);
 // P A = L U (partial pivoting) of A (…, m, n): (LU packed, pivots (…, min(m, n))
 // int32, 1-based as LAPACK's). With `check`, a zero diagonal element of U
@@ -26,16 +27,22 @@ std::pair<Tensor, Tensor> lu_factor(const Tensor& a, bool check);
 // A X = B (left) or X A = B; B is (…, n, k) or a vector (…, n) when B is 1-D
 // or has A's shape without its last axis; batch axes broadcast.
 Tensor solve(const Tensor& a, const Tensor& b, bool left);
+// The determinant of each square matrix.
 Tensor det(const Tensor& a);
-std::pair<Tensor, Tensor> slogdet(const Tensor& a);  // (sign, log|det|)
+// (sign, log|det|) of each square matrix.
+std::pair<Tensor, Tensor> slogdet(const Tensor& a);
+// The Cholesky factor L of each positive-definite matrix (U = L^T when `upper`).
 Tensor cholesky(const Tensor& a, bool upper);
-// (eigenvalues ascending, eigenvectors as columns; undefined without `vectors`)
+// Eigenvalues (ascending) and eigenvectors (as columns; undefined without
+// `vectors`) of symmetric matrices, read from the `uplo` triangle.
 std::pair<Tensor, Tensor> eigh(const Tensor& a, const std::string& uplo, bool vectors);
-// {U, S, Vh}, or {S} without `uv`.
+// Singular value decomposition: {U, S, Vh}, or {S} without `uv`.
 std::vector<Tensor> svd(const Tensor& a, bool full_matrices, bool uv);
-// mode "reduced" | "complete" | "r" ("r": Q is an empty (0,) tensor).
+// QR decomposition (Q, R); mode "reduced" | "complete" | "r" ("r": Q is an
+// empty (0,) tensor).
 std::pair<Tensor, Tensor> qr(const Tensor& a, const std::string& mode);
-// Triangular A (…, n, n), B (…, n, k) (left) or (…, k, n); batch axes broadcast.
+// X with A X = B (left) or X A = B for triangular A (…, n, n); B (…, n, k)
+// (left) or (…, k, n); batch axes broadcast.
 Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular);
 
 }  // namespace lucid::ops

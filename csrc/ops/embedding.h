@@ -5,6 +5,7 @@
 
 namespace lucid::ops {
 
+// The rows of the table `weight` at `indices`:
 // weight [V, D], indices any integer shape -> [*indices.shape, D].
 // IndexError when an index lies outside [0, V).
 Tensor embedding(const Tensor& weight, const Tensor& indices);

@@ -10,10 +10,11 @@
 
 namespace lucid::ops {
 
+// LSQ / LSQ+ fake quantization of x with learnable scale and zero_point.
 Tensor fake_quantize_learnable(const Tensor& x, const Tensor& scale, const Tensor& zero_point, int64_t quant_min,
                                int64_t quant_max, std::optional<int64_t> ch_axis);
 
-// (dx, dscale, dzero_point): dx shaped like x, the other two like scale /
+// fake_quantize_learnable's gradients (dx, dscale, dzero_point): dx shaped like x, the other two like scale /
 // zero_point, all float32 on x's device.
 std::tuple<Tensor, Tensor, Tensor> fake_quantize_learnable_backward(const Tensor& dy, const Tensor& x,
                                                                      const Tensor& scale, const Tensor& zero_point,

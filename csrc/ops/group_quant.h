@@ -13,6 +13,7 @@
 
 namespace lucid::ops {
 
+// MLX's group-wise affine quantization of a weight matrix:
 // w: (N, K) float32, finite; group_size 32, 64 or 128 dividing K; bits 2, 4 or 8.
 // {words (N, K * bits / 32) int32, scales (N, K / group_size), biases (same)}.
 std::vector<Tensor> group_quantize(const Tensor& w, int64_t group_size, int64_t bits);

@@ -10,6 +10,7 @@
 
 namespace lucid::ops {
 
+// y = x @ W.T + bias with W held as packed int4 codes and per-group scales.
 // x: (..., K) float32; w_packed: (N, K/2) uint8; scale: (N, K/group_size)
 // float; zero_point: undefined (0) or (N, K/group_size) integers in the
 // grid; qdtype: "qint4" or "quint4"; bias: undefined or (N,) float.

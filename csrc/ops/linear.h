@@ -9,9 +9,10 @@
 
 namespace lucid::ops {
 
+// y = x @ weight^T + bias over the last axis of x:
 // x [..., in_features], weight [out_features, in_features], bias [out_features] or none.
 Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias);
-// (dL/dx, dL/dweight, dL/dbias) where `want` (x, weight, bias) asks.
+// linear's gradients (dL/dx, dL/dweight, dL/dbias) where `want` (x, weight, bias) asks.
 std::tuple<std::optional<Tensor>, std::optional<Tensor>, std::optional<Tensor>> linear_backward(
     const Tensor& grad, const Tensor& x, const Tensor& weight, const std::vector<bool>& want);
 

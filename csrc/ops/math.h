@@ -1,5 +1,5 @@
-// Extra elementwise math (PyTorch names; definitions: docs/numerics.md,
-// "Extra elementwise math"):
+// The math family: the elementwise functions beyond elementwise.h's, with
+// PyTorch's names (definitions: docs/numerics.md, "Extra elementwise math"):
 //   unary  tan sinh cosh asin acos atan asinh acosh atanh trunc frac log10
 //          exp2 erfc erfinv lgamma digamma sinc: integer and bool inputs
 //          promote to float32, except trunc (identity on integers; TypeError
@@ -19,8 +19,11 @@
 
 namespace lucid::ops {
 
+// y = op(x) for tan .. sinc; `fn` names the op in error messages.
 Tensor math_unary(MathUnaryOp op, const char* fn, const Tensor& x);
+// bool y = signbit / isposinf / isneginf of x.
 Tensor math_predicate(MathPredicate op, const char* fn, const Tensor& x);
+// y = op(a, b) for hypot .. nextafter, broadcast.
 Tensor math_binary(MathBinaryOp op, const char* fn, const Tensor& a, const Tensor& b);
 
 }  // namespace lucid::ops

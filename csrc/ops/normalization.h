@@ -9,6 +9,11 @@
 
 namespace lucid::ops {
 
+// layer_norm's result y, and xhat and rstd, which its gradient reads.
+struct LayerNormParts {
+  Tensor y, xhat, rstd;
+};
+
 // y = (x - mean) * rsqrt(var + eps) * weight + bias over the trailing axes
 // `dims` (biased variance), with xhat = (x - mean) * rsqrt(var + eps) and
 // rstd = rsqrt(var + eps) (keepdim shape) kept for the gradient. `eps` is the
@@ -17,9 +22,6 @@ namespace lucid::ops {
 // in that order; on the CPU stream, float32 throughout with contiguous
 // operands and rows of at most 65,536 elements, one fused pass per row
 // (cpu::layer_norm_rows) with the same bits.
-struct LayerNormParts {
-  Tensor y, xhat, rstd;
-};
 LayerNormParts layer_norm(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           const std::vector<int64_t>& dims, const Tensor& eps);
 

@@ -19,25 +19,30 @@ struct QAxes {
   int64_t axis = -1;
 };
 
+// Codes of x on the grid `qdtype`: clamp(round(x / scale) + zero_point).
 // `qdtype` is a grid name: qint8, quint8, qint4, quint4, qint32.
 // `reference` runs the scalar CPU kernel (tests compare it with the fast one).
 Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
                 const QAxes& axes, bool reference = false);
+// Floats (q - zero_point) * scale in `dtype`.
 Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zero_point, const QAxes& axes, DType dtype,
                   bool reference = false);
-// Returns (y, mask): y = dequantize(quantize(x)) in x's dtype, mask the bool
-// STE pass-through mask.
+// (y, mask): y = dequantize(quantize(x)) in x's dtype, mask the bool
+// straight-through (STE) pass-through mask.
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
                                         int64_t quant_min, int64_t quant_max, const QAxes& axes,
                                         bool reference = false);
 // Per-tensor forms with the scale and zero point as numbers: the same as
 // passing 0-d float32 / int64 tensors of them (same values, checks and
 // messages), without making those tensors (lucid.quantization's fast path).
+// quantize, per tensor.
 Tensor quantize(const Tensor& x, double scale, int64_t zero_point, const std::string& qdtype);
+// dequantize, per tensor.
 Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype);
+// fake_quantize, per tensor.
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
                                         int64_t quant_max);
-// dx = where(mask, dy, 0), fused.
+// fake_quantize's input gradient dx = where(mask, dy, 0), fused.
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
 
 }  // namespace lucid::ops

@@ -13,6 +13,7 @@
 
 namespace lucid::ops {
 
+// One LSTM layer (one direction) over every time step:
 // gx (L, N, 4H): the input projection of every step with both biases folded
 // in, gates in PyTorch's order i, f, g, o; w_hh (4H, H); h0, c0 (N, H).
 // reverse runs the steps from L-1 down to 0 (output stays in time order).
@@ -29,6 +30,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_layer_backward(
     const Tensor& w_hh, const Tensor& h0, const Tensor& c0, const Tensor& out, const Tensor& acts,
     const Tensor& cells, bool reverse);
 
+// One GRU layer (one direction) over every time step:
 // gx (L, N, 3H): the input projection of every step with b_ih, gates in
 // PyTorch's order r, z, n; w_hh (3H, H); b_hh (3H,) or absent; h0 (N, H).
 // Returns out (L, N, H), h_n (N, H), and for the backward acts (L, N, 3H) =

@@ -21,25 +21,35 @@ namespace lucid::ops {
 
 using Dims = std::optional<std::vector<int64_t>>;
 
+// The sum over `dims`; `dtype` (optional) is the result's.
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype);
+// The product over `dims`; `dtype` (optional) is the result's.
 Tensor prod(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype);
+// The mean over `dims`.
 Tensor mean(const Tensor& x, const Dims& dims, bool keepdim);
+// The variance over `dims`:
 // sum((x - mean)^2) / max(n - correction, 0)
 Tensor var(const Tensor& x, const Dims& dims, double correction, bool keepdim);
+// The maximum over `dims`.
 Tensor amax(const Tensor& x, const Dims& dims, bool keepdim);
+// The minimum over `dims`.
 Tensor amin(const Tensor& x, const Dims& dims, bool keepdim);
-// (amin, amax) in one pass over x when the kept axes are at most one (all
+// (amin, amax) over `dims`, in one pass over x when the kept axes are at most one (all
 // reduced, or all but one: per-tensor and per-channel statistics); otherwise
 // amin and amax. Same values, dtypes and errors as amin / amax.
 std::pair<Tensor, Tensor> aminmax(const Tensor& x, const Dims& dims, bool keepdim);
+// Whether every element over `dims` is nonzero (bool).
 Tensor all(const Tensor& x, const Dims& dims, bool keepdim);
+// Whether some element over `dims` is nonzero (bool).
 Tensor any(const Tensor& x, const Dims& dims, bool keepdim);
 // int64 index of the first max/min (NaN counts as the extreme) along dim,
 // or of the flattened tensor when dim is nullopt.
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
+// As argmax, for the first minimum.
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 // (values, int64 indices) along one dim; the index is argmax/argmin's.
 std::pair<Tensor, Tensor> max_dim(const Tensor& x, int64_t dim, bool keepdim);
+// As max_dim, for the minimum.
 std::pair<Tensor, Tensor> min_dim(const Tensor& x, int64_t dim, bool keepdim);
 
 // Gradient helpers (used by the Python autograd Functions).

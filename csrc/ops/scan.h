@@ -10,7 +10,9 @@
 
 namespace lucid::ops {
 
+// The inclusive cumulative sum along `dim`.
 Tensor cumsum(const Tensor& x, int64_t dim);
+// The inclusive cumulative product along `dim`.
 Tensor cumprod(const Tensor& x, int64_t dim);
 
 }  // namespace lucid::ops

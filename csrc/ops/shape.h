@@ -9,9 +9,11 @@
 
 namespace lucid::ops {
 
+// x with a new shape of the same size:
 // `shape` may hold one -1 (inferred). reshape returns a view when the
 // strides allow one (CPU) and copies otherwise; view raises ValueError then.
 Tensor reshape(const Tensor& x, const Shape& shape);
+// reshape that never copies.
 Tensor view(const Tensor& x, const Shape& shape);
 // Output axis i is input axis dims[i]; dims is a permutation (negatives wrap).
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);

@@ -11,6 +11,7 @@
 
 namespace lucid::ops {
 
+// (values, int64 indices) of x sorted along `dim`, stably.
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending);
 
 }  // namespace lucid::ops

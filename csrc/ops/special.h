@@ -10,9 +10,13 @@
 
 namespace lucid::ops {
 
+// ln(1 + x), accurate near 0.
 Tensor log1p(const Tensor& x);
+// e^x - 1, accurate near 0.
 Tensor expm1(const Tensor& x);
+// The base-2 logarithm.
 Tensor log2(const Tensor& x);
+// The angle of the point (x, y), in [-pi, pi]; y and x broadcast.
 Tensor atan2(const Tensor& y, const Tensor& x);
 
 }  // namespace lucid::ops
