@@ -7,7 +7,7 @@
 // node (InvBackward, SolveBackward, DetBackward, CholeskyBackward,
 // EigvalshBackward, SvdvalsBackward, SolveTriangularBackward). The
 // first-order formulas here do the `ops::` operations of the Python
-// Functions' backwards (lucid/_ops/decomposition.py) in their order, so the
+// Functions' backwards (lucid/linalg/decomposition.py) in their order, so the
 // gradients are bit-identical; under create_graph the walk runs those Python
 // backwards, which read the node's fields:
 //   params: solve (left, vector B), cholesky (upper), eigvalsh (uplo is 'U'),

@@ -172,7 +172,7 @@ InputGrads remainder_backward(const CppNode& n, const Tensor& g) {
   return r;
 }
 
-// ----- hypot ... fmin (lucid/_ops/math_extra.py's `_MathBinary`) ---------------
+// ----- hypot ... fmin (lucid/_ops/elementwise.py's `_MathBinary`) ---------------
 
 Tensor exp2(const Tensor& x) { return ops::math_unary(MathUnaryOp::Exp2, "exp2", x); }
 Tensor xlogy(const Tensor& a, const Tensor& b) { return ops::math_binary(MathBinaryOp::Xlogy, "xlogy", a, b); }

@@ -9,7 +9,7 @@
 // under create_graph the walk calls the op's Python Function (`_MaxMin`,
 // `_Where`, `_Clamp`, `_Gelu`, `_FloorDivide`, `_Remainder` in
 // lucid/_ops/elementwise.py, `_Atan2` in lucid/_ops/special.py, `_Softplus` in
-// lucid/nn/_f_activation.py, `_MathBinary` in lucid/_ops/math_extra.py for
+// lucid/nn/functional/activation.py, `_MathBinary` in lucid/_ops/elementwise.py for
 // hypot ... fmin, which also saves the result), whose formula
 // is recorded lucid ops: the same operations in the same order, so both give
 // the same bits.

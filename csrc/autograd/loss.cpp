@@ -111,7 +111,7 @@ py::object cross_entropy(py::handle input, py::handle target) {
 
 // ----- the general form: class weights, an ignore_index among the classes, label smoothing,
 // ----- any reduction, a 1-D input ------------------------------------------------------------
-// What lucid/nn/functional.py's `_CrossEntropyIndex` ran, op for op (its `_nll_parts`),
+// What lucid/nn/functional/loss.py's `_CrossEntropyIndex` ran, op for op (its `_nll_parts`),
 // recorded as one node. Saved: (input, logp); buffers: (onehot, valid, the weight shaped to
 // broadcast or none, the mean's denominator or none); params: (class axis, reduction:
 // 0 none, 1 mean, 2 sum); scalars[0]: label_smoothing.
@@ -226,7 +226,7 @@ py::object cross_entropy_general(py::handle input, py::handle target, py::handle
 void init_loss(py::module_& m) {
   m.def("autograd_cross_entropy", &cross_entropy);
   m.def("autograd_cross_entropy_general", &cross_entropy_general);
-  // lucid/nn/functional.py, at import: `_CrossEntropyTargets`, whose recorded formula serves create_graph.
+  // lucid/nn/functional/loss.py, at import: `_CrossEntropyTargets`, whose recorded formula serves create_graph.
   m.def("_register_loss", [](py::object targets, py::object general) {
     cross_entropy_kind.function = targets.release().ptr();
     general_kind.function = general.release().ptr();

@@ -7,9 +7,9 @@
 // y * (g - sum(g * y)) and g - exp(y) * sum(g) over the axis.
 // `_C.autograd_layer_norm(x, weight, bias, dims, eps)` runs ops::layer_norm
 // (the composed form's ops and bits) and records LayerNormBackward (the closed form of
-// lucid/nn/_f_normalization.py's `_LayerNorm`) when the input and parameters
+// lucid/nn/functional/normalization.py's `_LayerNorm`) when the input and parameters
 // share a float32 / float64 dtype. Under create_graph the walk calls the
-// Python Functions (`_Softmax` in lucid/nn/functional.py, `_LayerNorm`).
+// Python Functions (`_Softmax` in lucid/nn/functional/activation.py, `_LayerNorm`).
 // `_C.autograd_batch_norm(x, weight, bias, running_mean, running_var, dims,
 // count, momentum, eps)` is train-mode batch_norm: the ops its Python forward
 // ran, in that order, the running buffers written in place only after every

@@ -24,14 +24,14 @@ namespace {
 // `sub(1.0, t)`: a Python float is a Real weak scalar, an int an Integer one,
 // ops/scalar.h, as lucid/_ops/common.py's as_tensor and the C++ operators).
 
-// The constants of lucid/_ops/math_extra.py and special.py, as Python computes
+// The constants of lucid/_ops/trig.py, floating.py and special.py, as Python computes
 // them (math.log(2.0) ...), spelled exactly so the scalars match bit for bit.
 constexpr double kLn2 = 0x1.62e42fefa39efp-1;             // math.log(2.0)
 constexpr double kLn10 = 0x1.26bb1bbb55516p+1;            // math.log(10.0)
 constexpr double kTwoOverSqrtPi = 0x1.20dd750429b6dp+0;   // 2.0 / math.sqrt(math.pi)
 constexpr double kSqrtPiOverTwo = 0x1.c5bf891b4ef6ap-1;   // math.sqrt(math.pi) / 2.0
 
-// The kernels of lucid/_ops/math_extra.py's unary ops (_C.tan ...): the name
+// The kernels of lucid/_ops/trig.py's, floating.py's and special.py's unary ops (_C.tan ...): the name
 // is the one its error messages give.
 template <MathUnaryOp op>
 Tensor math(const Tensor& x);
@@ -60,7 +60,7 @@ LUCID_MATH_UNARY(Sinc, "sinc")
 using U = MathUnaryOp;
 
 // The formulas of `_Unary.backward` with `_DERIVATIVE` / `_GRADIENT`
-// (lucid/_ops/elementwise.py, math_extra.py, special.py) against ops::, the
+// (lucid/_ops/elementwise.py, trig.py, floating.py, special.py) against ops::, the
 // same operations in the same order. saved: (x, y).
 using Derivative = Tensor (*)(const Tensor& g, const Tensor& x, const Tensor& y);
 
@@ -102,7 +102,7 @@ const Derivative kGradients[] = {
     /* floor */ [](const Tensor& g, const Tensor&, const Tensor&) { return zeros(g); },
     /* ceil */ [](const Tensor& g, const Tensor&, const Tensor&) { return zeros(g); },
     /* round */ [](const Tensor& g, const Tensor&, const Tensor&) { return zeros(g); },
-    // ----- lucid/_ops/math_extra.py: _DERIVATIVE (g * d(x, y)) -----
+    // ----- lucid/_ops/elementwise.py: _DERIVATIVE (g * d(x, y)) -----
     /* tan: y^2 + 1 */
     [](const Tensor& g, const Tensor&, const Tensor& y) {
       Tensor yy = ops::mul(y, y);
@@ -122,7 +122,7 @@ const Derivative kGradients[] = {
       Tensor e = ops::exp(ops::mul(y, y));
       return times(g, ops::mul(real(kSqrtPiOverTwo, e), e));
     },
-    // ----- lucid/_ops/math_extra.py: _GRADIENT (the whole input gradient) -----
+    // ----- lucid/_ops/{trig,floating,special}.py: _GRADIENT (the whole input gradient) -----
     /* asin: g / sqrt(1 - x^2) */
     [](const Tensor& g, const Tensor& x, const Tensor&) {
       Tensor xx = ops::mul(x, x);
@@ -173,7 +173,7 @@ const Derivative kGradients[] = {
     [](const Tensor& g, const Tensor&, const Tensor& y) { return ops::mul(g, ops::add(y, real(1.0, y))); },
     /* log2: g / (x ln 2) */
     [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::div(g, ops::mul(x, real(kLn2, x))); },
-    // ----- lucid/_ops/gamma_fns.py: _GRADIENT -----
+    // ----- lucid/_ops/gamma.py: _GRADIENT -----
     /* digamma: g polygamma(1, x) (special.cpp's composition) */
     [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::mul(g, polygamma(1, x)); },
 };
