@@ -1,5 +1,5 @@
 """gather, index_select, scatter_add, scatter, index_add, index_copy and the values of
-sort / topk / median recorded in C++ (csrc/autograd/gather.h): one C++ call runs the
+sort / topk / median recorded in C++ (csrc/autograd/indexing.h): one C++ call runs the
 kernel and attaches the node, whose first-order backward does the Functions' ops.
 Checked on both streams against numpy written here, bit for bit against the Python
 recording (the Functions' ``apply``) and the create_graph formula, with second

@@ -382,7 +382,7 @@ def test_cross_entropy_general_bad_arguments():
         F.cross_entropy(x, lucid.tensor([0, 1, 2]), ignore_index=1.5)
 
 
-# ----- softmax's fused CPU rows (csrc/cpu/reduction.cpp: softmax_rows) -------------------
+# ----- softmax's fused CPU rows (csrc/cpu/normalization.cpp: softmax_rows) -------------------
 
 def _composed_softmax(x, log, axis):
     C = lucid._C
@@ -414,7 +414,7 @@ def test_fused_softmax_rows_give_the_composed_ops_bits(shape, special):
     assert F.softmax(t, dim=0).numpy().tobytes() == _composed_softmax(t, False, 0).numpy().tobytes()
 
 
-# ----- layer_norm's fused CPU rows (csrc/cpu/reduction.cpp: layer_norm_rows) --------------
+# ----- layer_norm's fused CPU rows (csrc/cpu/normalization.cpp: layer_norm_rows) --------------
 
 def _composed_layer_norm(x, w, b, dims, eps):
     C = lucid._C

@@ -1,4 +1,4 @@
-"""conv2d, the 2-D pools and embedding recorded in C++ (csrc/autograd/nn.h): one
+"""conv2d, the 2-D pools and embedding recorded in C++ (csrc/autograd/{conv,pool,embedding}.h): one
 C++ call runs the kernel and attaches the node, whose first-order backward is
 the kernels' backward. Checked on both streams against numpy written here, bit
 for bit against the Python recording (the Functions' ``apply``) and the

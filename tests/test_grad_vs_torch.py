@@ -287,18 +287,18 @@ NOT_DIFFERENTIABLE = {
         "is_nonzero", "is_complex", "result_type", "seed", "initial_seed", "get_rng_state", "set_rng_state",
         "unique_consecutive", "histogram", "get_default_dtype", "set_default_dtype",
         "set_printoptions"],
-    "extra math: bool predicates, integer bitwise ops, representation steps and steps (lucid._ops.math_extra)": [
+    "extra math: bool predicates, integer bitwise ops, representation steps and steps (lucid._ops.floating, bitwise)": [
         "signbit", "isposinf", "isneginf", "not_equal", "nextafter", "heaviside", "bitwise_and", "bitwise_or",
         "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
         "bitwise_xor_", "bitwise_not_", "bitwise_left_shift_", "bitwise_right_shift_"],
-    "integer-only number theory (lucid._ops.numerics)": ["gcd", "lcm"],
+    "integer-only number theory (lucid._ops.elementwise)": ["gcd", "lcm"],
 }
 # Differentiable public functions without a torch case, and why.
 EXCLUDED = {
     "gumbel_softmax": "a random sample: tests/test_pool3d_lp_embedding_bag.py checks its distribution, one-hot form and "
                       "straight-through gradient",
     "float_power": "a float64 result, which only the CPU stream holds; its gradient is pow's (case pow_tensor), "
-                   "checked in float64 in tests/test_math_ops_extra.py",
+                   "checked in float64 in tests/test_elementwise_math.py",
     "acosh_": "torch defines no derivative for in-place acosh; the gradient is acosh's (case unary_acosh)",
     "arccosh_": "torch defines no derivative for in-place acosh; the gradient is acosh's (case unary_acosh)",
     "asinh_": "torch defines no derivative for in-place asinh; the gradient is asinh's (case unary_asinh)",
@@ -345,7 +345,7 @@ TENSOR_ONLY = {
     "gpu": "a move between lucid's streams (_To); torch has no MLX stream to compare with",
     "bool": "bool output", "int": "integer output", "long": "integer output",
     "byte": "integer output", "char": "integer output", "short": "integer output",
-    "data": "the values without the graph (tests/test_tensor_extra.py)", "data_ptr": "metadata",
+    "data": "the values without the graph (tests/test_tensor_object.py)", "data_ptr": "metadata",
     "element_size": "metadata", "itemsize": "metadata", "nbytes": "metadata", "storage_offset": "metadata",
     "stride": "metadata",
     "detach_": "cuts the graph in place", "requires_grad_": "flags a leaf", "retain_grad": "flags a tensor",

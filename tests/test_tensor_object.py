@@ -576,3 +576,15 @@ def test_cross_entropy_names_a_target_on_another_device():
     x = leaf(np.zeros((2, 3)), "gpu")
     with pytest.raises(ValueError, match="cross_entropy\\(\\): argument 'target' is on 'cpu', the input on 'gpu'"):
         lucid.nn.functional.cross_entropy(x, lucid.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mT_swaps_the_last_two_axes_as_a_differentiable_view(device):
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = leaf(a, device)
+    np.testing.assert_array_equal(_np(x.mT), np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal(_np(x.mH), np.swapaxes(a, -1, -2))  # real tensors: mH is mT
+    (x.mT * lucid.tensor(np.arange(24, dtype=np.float32).reshape(2, 4, 3), device=device)).sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), np.swapaxes(np.arange(24.0).reshape(2, 4, 3), -1, -2))
+    with pytest.raises(RuntimeError, match="matrices"):
+        lucid.ones(3, device=device).mT

@@ -28,7 +28,7 @@ namespace {
 
 bool recording(py::handle a) { return tensor_object(a.ptr())->requires_grad && grad_enabled(); }
 
-// ----- the helpers of lucid/_ops/decomposition.py, nothing recorded ---------------------------
+// ----- the helpers of lucid/linalg/decomposition.py, nothing recorded ---------------------------
 // The arithmetic is the Python formulas' ops:: calls in their order. tril / triu,
 // diagonal and diag_embed only select values (and write +0), so they are built
 // from a host mask or a strided slice rather than Python's compositions
@@ -83,7 +83,7 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool lower) {
 }
 
 // diagonal(x, 0, -2, -1) of square matrices (…, n, n) -> (…, n): every (n + 1)-th
-// element of each matrix read flat (the elements shape_extra.diagonal selects).
+// element of each matrix read flat (the elements _ops.diagonals.diagonal selects).
 Tensor diagonal(const Tensor& x) {
   Shape flat(x.shape().begin(), x.shape().end() - 1);
   int64_t n = flat.back();
@@ -294,7 +294,7 @@ py::object svdvals(py::handle a) {
 
 // ---- The decompositions of several results: eigh, slogdet, svd, qr, lu_factor.
 // Recorded in C++ (record_outputs), their formula is the Python Function's
-// (lucid/_ops/decomposition.py) at every order: long closed forms in lucid ops
+// (lucid/linalg/decomposition.py) at every order: long closed forms in lucid ops
 // (with data-dependent checks), dominated by the O(n^3) kernels they call.
 // What the formulas read beyond the saved tensors: svd's full_matrices
 // (params[0]); qr's mode (params[0]: 0 reduced, 1 complete, 2 r) and input
@@ -374,7 +374,7 @@ void init_decomposition(py::module_& m) {
   m.def("autograd_eigvalsh", &eigvalsh);
   m.def("autograd_svdvals", &svdvals);
   m.def("autograd_solve_triangular", &solve_triangular);
-  // lucid/_ops/decomposition.py, at import: the Functions whose recorded
+  // lucid/linalg/decomposition.py, at import: the Functions whose recorded
   // formulas serve create_graph, in the order of `DecompositionKind`.
   m.def("_register_decomposition", [](py::args functions) {
     if (functions.size() != sizeof(decomposition_kinds) / sizeof(decomposition_kinds[0]))
@@ -386,7 +386,7 @@ void init_decomposition(py::module_& m) {
   m.def("autograd_svd", &svd_entry);
   m.def("autograd_qr", &qr_entry);
   m.def("autograd_lu_factor", &lu_factor_entry);
-  // lucid/_ops/decomposition.py, at import: their Functions, whose formulas serve every order.
+  // lucid/linalg/decomposition.py, at import: their Functions, whose formulas serve every order.
   m.def("_register_decomposition_results", [](py::object eigh, py::object slogdet, py::object svd, py::object qr,
                                               py::object lu_factor) {
     eigh_kind.function = eigh.release().ptr();

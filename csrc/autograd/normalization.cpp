@@ -71,7 +71,7 @@ Shape channel_shape(const Tensor& input) {
   return s;
 }
 
-// `_BatchNormTrain.backward` with grad mode off (lucid/nn/functional.py), op
+// `_BatchNormTrain.backward` with grad mode off (lucid/nn/functional/normalization.py), op
 // for op; saved: (input, xhat, rstd, weight), node.dims every axis but the
 // channel's. gbias = sum(g), gweight = sum(g * xhat) per channel, and
 // gx = (g - xhat * gweight / count - gbias / count) * rstd * weight.
@@ -267,7 +267,7 @@ py::object batch_norm(py::handle x, py::handle weight, py::handle bias, py::hand
 void init_normalization(py::module_& m) {
   m.def("autograd_softmax", &softmax);
   m.def("autograd_layer_norm", &layer_norm);
-  // At import: lucid/nn/functional.py's `_Softmax` and lucid/nn/_f_normalization.py's
+  // At import: lucid/nn/functional/activation.py's `_Softmax` and lucid/nn/functional/normalization.py's
   // `_LayerNorm`, whose recorded formulas serve create_graph.
   m.def("_register_softmax", [](py::object softmax) {
     PyObject* f = softmax.release().ptr();
@@ -275,7 +275,7 @@ void init_normalization(py::module_& m) {
   });
   m.def("_register_layer_norm", [](py::object layer_norm) { normalization_kinds[2].function = layer_norm.release().ptr(); });
   m.def("autograd_batch_norm", &batch_norm);
-  // lucid/nn/functional.py's `_BatchNormTrain`: the formula under create_graph.
+  // lucid/nn/functional/normalization.py's `_BatchNormTrain`: the formula under create_graph.
   m.def("_register_batch_norm", [](py::object batch_norm) { normalization_kinds[3].function = batch_norm.release().ptr(); });
 }
 

@@ -26,7 +26,7 @@ namespace {
 // Numbers next to `like` as lucid's ops coerce them (`E.add(y, float(k))` a
 // real, `E.pow(t, s)` with an int s an integer: weak scalars, ops/scalar.h).
 
-// ----- polygamma: lucid/_ops/gamma_fns.py's `_polygamma_values`, op for op -----------
+// ----- polygamma: lucid/_ops/gamma.py's `polygamma`, op for op -----------
 
 // What the composition of order n reads that only exact arithmetic gives
 // (Python's Fractions and big ints, rounded once to double there): the ten
@@ -43,7 +43,7 @@ const PolygammaPlan& plan_for(int64_t n) {
   auto it = plans.find(n);
   if (it == plans.end())
     throw RuntimeError("polygamma: no plan registered for order " + std::to_string(n) +
-                       " (lucid/_ops/gamma_fns.py registers them before each call)");
+                       " (lucid/_ops/gamma.py registers them before each call)");
   return it->second;
 }
 
@@ -183,7 +183,7 @@ void init_special_autograd(py::module_& m) {
     if (n < 1 || poly.size() < 2) throw ValueError("_polygamma_plan: expected an order n >= 1 and P_n's coefficients");
     plans[n] = PolygammaPlan{std::move(bernoulli), scale, std::move(poly)};
   });
-  // lucid/_ops/gamma_fns.py's `_Polygamma`, at import: the formula under create_graph.
+  // lucid/_ops/gamma.py's `_Polygamma`, at import: the formula under create_graph.
   m.def("_register_polygamma", [](py::object f) { polygamma_kind.function = f.release().ptr(); });
   m.def("autograd_ndtri", &ndtri);
   // lucid/special.py's `_Ndtri`, at import: the formula under create_graph.

@@ -1,11 +1,11 @@
 // polygamma run and recorded in C++, and lucid.special.ndtri's graph node
 // recorded in C++ (node.h).
 //
-// `_C.autograd_polygamma(x, n)` runs lucid/_ops/gamma_fns.py's composition
+// `_C.autograd_polygamma(x, n)` runs lucid/_ops/gamma.py's composition
 // (docs/numerics.md, "polygamma") op
 // for op against ops::, reading per order n the coefficients that need exact
 // arithmetic (registered by `_C._polygamma_plan(n, bernoulli, scale, poly)`
-// from gamma_fns.py's `_plan`), and records PolygammaBackward (saved: x;
+// from gamma.py's `_plan`), and records PolygammaBackward (saved: x;
 // params[0] n) when x requires grad and grad mode is on. Its first-order
 // formula, g * polygamma(n + 1, x), is here; under create_graph the walk calls
 // `_Polygamma`.

@@ -81,6 +81,19 @@ class Tensor(_C.TensorBase):
         n = self.ndim
         return self if n < 2 else _C.autograd_permute(self, list(range(n - 1, -1, -1)))  # a valid order: no re-check
 
+    @property
+    def mT(self):
+        """The last two axes swapped (a view), as PyTorch's ``Tensor.mT``; needs 2 or more dims."""
+        n = self.ndim
+        if n < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices, got a {n}-D tensor")
+        order = list(range(n))
+        order[-2], order[-1] = n - 1, n - 2
+        return _C.autograd_permute(self, order)
+
+    # lucid tensors are real: the conjugate transpose is the transpose
+    mH = mT
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

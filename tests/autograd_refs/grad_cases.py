@@ -747,7 +747,7 @@ class _TorchQ:
                                                              grad_factor)
 
 
-# ----- composed PyTorch functions (lucid/_ops/linalg_extra.py, shape_more.py, stats.py) ---------
+# ----- composed PyTorch functions (lucid/linalg, lucid/_ops/creation.py, lucid/stats) ---------
 case("composed_products", [((3, 5),), ((3, 4),), ((4, 5),), ((4,),)])(
     lambda L, c, a, b, v: (L.T.addmm(c, a, b, beta=0.5, alpha=2.0), L.T.addmm(c[0], a, b),
                            L.T.addmv(c[:, 0], a, v, alpha=3.0), L.T.mv(a, v),
@@ -813,7 +813,7 @@ for _m in ("linear", "lower", "higher", "midpoint", "nearest"):
                              L.T.quantile(a, L.const([0.25, 0.5, 0.9]), 0, keepdim=True, interpolation=_m),
                              L.T.quantile(a, 0.7, interpolation=_m),
                              L.T.nanquantile(_with_nans(L, a[:, :4]), L.const([0.2, 0.6]), 1, interpolation=_m)))
-# ----- extra elementwise math (lucid._ops.math_extra) ----------------------------------------
+# ----- extra elementwise math (lucid._ops.floating, trig, special) --------------------------
 for _n, _k in [("tan", "unit"), ("sinh", "n"), ("cosh", "n"), ("asin", "unit"), ("acos", "unit"), ("atan", "n"),
                ("asinh", "n"), ("atanh", "unit"), ("trunc", "n"), ("frac", "n"), ("log10", "pos"), ("exp2", "n"),
                ("erfc", "n"), ("erfinv", "unit"), ("lgamma", "pos"), ("sinc", "n"), ("positive", "n")]:
@@ -879,7 +879,7 @@ case("inplace_math_extra_", [(A, "unit"), ((4,), "pos")])(lambda L, a, b: tuple(
        _inplace(L, "clamp_min_", a, -0.2), _inplace(L, "clamp_max_", a, 0.3)]))
 
 
-# ----- decompositions and solvers (lucid/_ops/decomposition.py, lucid.linalg) -------------------
+# ----- decompositions and solvers (lucid/linalg/decomposition.py) -------------------
 # Inputs are made well conditioned inside each case (M + 3 I, M M^T + 3 I, M + M^T with distinct
 # eigenvalues), so the leaf is unconstrained and finite differences see the same symmetric map.
 # Eigen / singular vectors are compared only through sign-invariant outputs (v * v, U @ Vh).

@@ -1,7 +1,7 @@
 """The core op families, one module each. Those with a C++ family share its name
 (csrc/ops/<family>.cpp: copy, elementwise, reduction, shape, indexing, linalg, scan,
 special, bitwise, inplace, recurrent; sorting is sort.cpp's, nn runs conv / pool /
-linear / embedding, and the kernels of math_extra.cpp serve trig, special, gamma and
+linear / embedding, and the kernels of math.cpp serve trig, special, gamma and
 floating); the rest are composed from them.
 
   copy            to, clone, contiguous, assign_, copy_; type_as, new_zeros ... new_tensor

@@ -1046,7 +1046,7 @@ def _div_rounded(input, other, rounding_mode):
 # ----- the entries of the C++ math tables (trig, special, gamma, floating) ---------------------
 
 def math_unary(name, doc):
-    """The public op ``name`` of the C++ unary table (csrc/ops/math_extra.cpp): the
+    """The public op ``name`` of the C++ unary table (csrc/ops/math.cpp): the
     kernel and, when the input requires grad, its node, in one C++ call; the node's
     formula under create_graph is ``_DERIVATIVE`` / ``_GRADIENT[name]`` (set by the
     family that defines the op)."""

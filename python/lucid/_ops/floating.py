@@ -1,7 +1,7 @@
 """Floating-point specifics with PyTorch's names, their gradients and in-place forms:
 
 * rounding toward zero: ``trunc`` (``fix``), ``frac`` (unary kernels,
-  csrc/ops/math_extra.cpp; ``trunc`` keeps integers, ``frac`` refuses them);
+  csrc/ops/math.cpp; ``trunc`` keeps integers, ``frac`` refuses them);
 * the bool predicates ``signbit isposinf isneginf``; ``nan_to_num``;
 * binary kernels: ``copysign``, the NaN-ignoring ``fmax`` / ``fmin``, ``nextafter``;
 * mantissa and exponent, composed from lucid ops: ``frexp`` (``e = floor(log2 |x|) + 1``

@@ -1,5 +1,5 @@
 """The gamma function family (both streams): ``lgamma`` and ``digamma`` (unary kernels,
-csrc/ops/math_extra.cpp), ``polygamma`` and ``mvlgamma``, with their gradients and the
+csrc/ops/math.cpp), ``polygamma`` and ``mvlgamma``, with their gradients and the
 in-place forms ``lgamma_`` / ``digamma_``. polygamma's ops run
 in C++ (csrc/autograd/special.cpp: `_C.autograd_polygamma`, one call that also records
 PolygammaBackward), with the coefficients that need exact arithmetic computed here

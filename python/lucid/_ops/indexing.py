@@ -426,7 +426,7 @@ def _dim_arg(dim, x, fn):
     return wrap_dim(dim, x.ndim, fn)
 
 
-# The gathers and scatters run and record their node in C++ (csrc/autograd/gather.h,
+# The gathers and scatters run and record their node in C++ (csrc/autograd/indexing.h,
 # _C.autograd_<op>); these Functions are the nodes' `function`, whose formulas serve
 # create_graph and read the node's fields: ctx.dim, ctx.in_shape (the input's shape),
 # ctx.params (src's shape) and the saved index.

@@ -3,7 +3,7 @@
 Each op runs the C++ kernels of the stream that holds the data (CPU: im2col +
 BLAS and direct loops; GPU: MLX). conv2d, conv_transpose2d, the 2-D pools,
 linear and embedding run and record their graph node in one C++ call
-(csrc/autograd/nn.h, linear.h), whose first-order backward is the kernels'
+(csrc/autograd/{conv,pool,embedding,linear}.h), whose first-order backward is the kernels'
 backward; the autograd Functions here hold the recorded formulas create_graph
 runs (their ctx is then that node: they read ``saved_tensors``,
 ``needs_input_grad`` and ``params``, the op's integer arguments).
@@ -82,7 +82,7 @@ def _grads(ctx, impls, n_after: int):
 
 def _conv_args(params) -> tuple:
     """conv2d's (stride, padding (top, bottom, left, right), dilation, groups) from its
-    node's ``params`` (csrc/autograd/nn.cpp: the nine ints in that order)."""
+    node's ``params`` (csrc/autograd/conv.cpp: the nine ints in that order)."""
     p = list(params)
     return p[0:2], p[2:6], p[6:8], p[8]
 
@@ -262,7 +262,7 @@ class _MaxPool2d(Function):
 
 def _avg_args(params) -> tuple:
     """avg_pool2d's (kernel, stride, padding, ceil_mode, count_include_pad,
-    divisor_override) from its node's ``params`` (csrc/autograd/nn.cpp)."""
+    divisor_override) from its node's ``params`` (csrc/autograd/pool.cpp)."""
     p = list(params)
     return p[0:2], p[2:4], p[4:6], bool(p[6]), bool(p[7]), p[8]
 
@@ -604,7 +604,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 __all__ += ["conv_transpose1d", "conv_transpose2d"]
 
 
-# conv2d, conv_transpose2d, the pools and embedding run and record in C++ (csrc/autograd/nn.h:
+# conv2d, conv_transpose2d, the pools and embedding run and record in C++ (csrc/autograd/{conv,pool,embedding}.h:
 # the kernels' backward first-order); these Functions are their nodes' `function`, for create_graph.
 _C._register_nn(_Conv2d, _ConvTranspose2d, _MaxPool2d, _AvgPool2d, _AdaptiveAvgPool2d, _Embedding)
 _autograd_conv2d = _C.autograd_conv2d

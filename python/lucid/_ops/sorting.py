@@ -59,7 +59,7 @@ class _Select(Function):
         return _C.scatter_add(zeros, ctx.dim, indices._impl, g._impl), None, None, None
 
 
-# The values with grad run and record their node in C++ (csrc/autograd/gather.h,
+# The values with grad run and record their node in C++ (csrc/autograd/indexing.h,
 # _C.autograd_select: SortBackward, TopkBackward, MedianBackward); _Select is its
 # `function`, whose formula serves create_graph (ctx.dim, ctx.shape, the saved indices).
 _C._register_select(_Select)

@@ -3,7 +3,7 @@ in elementwise.py), with their gradients and in-place forms:
 
 * accurate near zero or for small steps (csrc/ops/special.cpp): ``log1p``,
   ``expm1``, ``log2``;
-* unary kernels (csrc/ops/math_extra.cpp): ``exp2 log10 erfc erfinv``;
+* unary kernels (csrc/ops/math.cpp): ``exp2 log10 erfc erfinv``;
 * binary kernels: ``logaddexp logaddexp2 xlogy``;
 * composed here: ``logit``.
 

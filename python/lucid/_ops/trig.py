@@ -1,11 +1,11 @@
 """Trigonometric and hyperbolic functions beyond sin / cos / tanh (those are in
 elementwise.py) with PyTorch's names, their gradients, and their in-place forms:
 
-* unary kernels (csrc/ops/math_extra.cpp): ``tan sinh cosh asin acos atan asinh
+* unary kernels (csrc/ops/math.cpp): ``tan sinh cosh asin acos atan asinh
   acosh atanh`` and the normalized ``sinc``; integers promote to float32; the
   numpy spellings ``arcsin arccos arctan arcsinh arccosh arctanh`` are the same
   functions;
-* binary kernels: ``hypot`` (csrc/ops/math_extra.cpp) and ``atan2`` /
+* binary kernels: ``hypot`` (csrc/ops/math.cpp) and ``atan2`` /
   ``arctan2`` (csrc/ops/special.cpp).
 
 Definitions, edge values and per-stream accuracy: docs/numerics.md, "Extra

@@ -1,6 +1,6 @@
 """Quantization primitives: quantize, dequantize, fake_quantize, int4 packing
-and the integer matrix product. Each is one op of ``csrc/ops/quantization.cpp``
-(which validates every argument, identically for both streams) with a CPU
+and the integer matrix product. Each is one op of ``csrc/ops/quantize.cpp``
+(``qmatmul.cpp`` for the product), which validates every argument, identically for both streams, with a CPU
 kernel and an MLX kernel computing the formulas of docs/numerics.md bit for bit.
 
 Scale and zero point are Python numbers, 0-d / one-element tensors (per-tensor),
