@@ -6,7 +6,9 @@
 // channels-innermost copy of the input, so a patch is kh copies of kw * cg
 // bytes; the weights are reordered to match.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -17,6 +19,17 @@
 #include "core/thread_pool.h"
 #include "cpu/qgemm.h"
 #include "cpu/qconv2d.h"
+
+// The depthwise loops vectorize (int32 multiply-adds along an output row, then the
+// epilogue's cvtdq2ps, mulps, roundps, addps, min/max): an AVX2 clone chosen at load
+// time on x86-64 glibc. Integer sums are exact in any order, and each float step is a
+// separately rounded IEEE operation (-ffp-contract=off forbids FMA), so the clones
+// give the scalar loop's bits.
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+#define LUCID_DEPTHWISE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_DEPTHWISE_CLONES
+#endif
 
 namespace lucid::cpu {
 
@@ -114,6 +127,95 @@ void im2col(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, cons
                });
 }
 
+// ----- depthwise: one input channel per group ---------------------------------------
+// MobileNet's 3x3 convs have groups == C: through im2col each group would be a GEMM of
+// K = kh * kw and one column, dominated by packing and driver calls. Here each output
+// channel's plane is summed directly: the input plane, minus zx, padded with zeros (the
+// code zx is real 0), times each tap's (w - zw), added to int32 sums along an output row.
+// The sum is the exact int32 acc of docs/numerics.md in another order, then the GEMM's
+// epilogue, operation for operation.
+
+struct DepthwiseEpilogue {
+  float zy, lo, hi;  // requantization zero point and clamp bounds (unused for float outputs)
+};
+
+// One output row: acc (+ bias, two's complement as the GEMM adds it) -> out codes or floats.
+template <class Q>
+inline void depthwise_store(const int32_t* acc, int64_t n, uint32_t bias, float scale, const DepthwiseEpilogue& e,
+                            Q* out) {
+  for (int64_t x = 0; x < n; ++x) {
+    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[x]) + bias);
+    if constexpr (std::is_same_v<Q, float>) {
+      out[x] = static_cast<float>(a) * scale;
+    } else {
+      float v = std::nearbyint(static_cast<float>(a) * scale) + e.zy;
+      v = v < e.lo ? e.lo : v;
+      v = v > e.hi ? e.hi : v;
+      out[x] = static_cast<Q>(static_cast<int32_t>(v));
+    }
+  }
+}
+
+// Output channel o of one image: `plane` is its input channel minus zx, Hp x Wp with the
+// zero padding; `acc` holds ow int32 sums.
+template <class Q>
+LUCID_DEPTHWISE_CLONES void depthwise_plane(const int32_t* plane, int64_t Wp, const int32_t* taps,
+                                            const Window2d& win, uint32_t bias, float scale,
+                                            const DepthwiseEpilogue& e, int32_t* acc, Q* out) {
+  const int64_t ow = win.ow, sw = win.sw;
+  for (int64_t oy = 0; oy < win.oh; ++oy) {
+    for (int64_t x = 0; x < ow; ++x) acc[x] = 0;
+    for (int64_t i = 0; i < win.kh; ++i) {
+      const int32_t* row = plane + (oy * win.sh + i * win.dh) * Wp;
+      for (int64_t j = 0; j < win.kw; ++j) {
+        const int32_t t = taps[i * win.kw + j];
+        const int32_t* src = row + j * win.dw;
+        if (sw == 1) {
+          for (int64_t x = 0; x < ow; ++x) acc[x] += t * src[x];
+        } else {
+          for (int64_t x = 0; x < ow; ++x) acc[x] += t * src[x * sw];
+        }
+      }
+    }
+    depthwise_store(acc, ow, bias, scale, e, out + oy * ow);
+  }
+}
+
+template <class Q>
+void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tensor& w, const int32_t* zw,
+                       const int32_t* bias, const float* scale, const DepthwiseEpilogue& e, const Window2d& win,
+                       int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, Q* ob) {
+  const int64_t og = O / C, taps = win.kh * win.kw, P = win.oh * win.ow;
+  const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
+  // (w - zw) per output channel and tap: |w - zw| <= 255, and K = taps obeys the op's limit
+  std::vector<int32_t> wt(static_cast<size_t>(O * taps));
+  const int8_t* wb = w.data<int8_t>();
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t t = 0; t < taps; ++t) wt[o * taps + t] = int32_t{wb[o * taps + t]} - zw[o];
+  // A task is one (image, input channel): its plane is padded once for its og outputs.
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, P * taps * og));
+  parallel_for(N * C, grain, [&](int64_t lo, int64_t hi) {
+    std::vector<int32_t> plane(static_cast<size_t>(Hp * Wp), 0), acc(static_cast<size_t>(win.ow));
+    for (int64_t task = lo; task < hi; ++task) {
+      const int64_t n = task / C, c = task % C;
+      const uint8_t* src = xb + (n * C + c) * H * W;
+      for (int64_t y = 0; y < H; ++y) {
+        int32_t* dst = plane.data() + (y + win.ph) * Wp + win.pw;
+        if (x_signed) {
+          for (int64_t x = 0; x < W; ++x) dst[x] = int32_t{static_cast<int8_t>(src[y * W + x])} - zx;
+        } else {
+          for (int64_t x = 0; x < W; ++x) dst[x] = int32_t{src[y * W + x]} - zx;
+        }
+      }
+      for (int64_t k = 0; k < og; ++k) {
+        const int64_t o = c * og + k;
+        depthwise_plane(plane.data(), Wp, wt.data() + o * taps, win, bias ? static_cast<uint32_t>(bias[o]) : 0u,
+                        scale[o], e, acc.data(), ob + (n * O + o) * P);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
@@ -121,6 +223,26 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), O = w.size(0);
   const int64_t cg = C / groups, og = O / groups, K = cg * win.kh * win.kw, P = win.oh * win.ow;
   const size_t osize = itemsize(out.dtype());
+  if (cg == 1 && groups > 1 && N * O * P > 0) {
+    const DepthwiseEpilogue e{static_cast<float>(zy), b.lo, b.hi};
+    const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data());
+    const bool xs = x.dtype() == DType::Int8;
+    switch (out.dtype()) {
+      case DType::Float32:
+        qconv2d_depthwise(xb, xs, zx, w, zw, bias, scale, e, win, N, C, H, W, O, static_cast<float*>(out.raw_data()));
+        return;
+      case DType::Int8:
+        qconv2d_depthwise(xb, xs, zx, w, zw, bias, scale, e, win, N, C, H, W, O, static_cast<int8_t*>(out.raw_data()));
+        return;
+      case DType::UInt8:
+        qconv2d_depthwise(xb, xs, zx, w, zw, bias, scale, e, win, N, C, H, W, O, static_cast<uint8_t*>(out.raw_data()));
+        return;
+      case DType::Int32:
+        qconv2d_depthwise(xb, xs, zx, w, zw, bias, scale, e, win, N, C, H, W, O, static_cast<int32_t*>(out.raw_data()));
+        return;
+      default: throw TypeError("internal: qconv2d output storage");
+    }
+  }
   kernels::QGemmParams p;
   p.x_signed = x.dtype() == DType::Int8;
   p.m = P, p.ldx = K, p.zx = zx;
@@ -153,6 +275,10 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   std::vector<kernels::QPackedWeights> packed;  // once per call, per group
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w_hwc.data() + g * og * K, og, K, K));
+  // A 1x1 window of stride 1 without padding (MobileNet's and ResNet-50's pointwise convs)
+  // reads each pixel once: its patch row is the pixel's channels.
+  const bool pointwise = win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0 &&
+                         win.pad_bottom(H) == 0 && win.pad_right(W) == 0;
   std::vector<uint8_t> patches(static_cast<size_t>(chunk * P * K));
   std::vector<uint8_t> padded(static_cast<size_t>(cg * (win.ph + H + win.pad_bottom(H)) * (win.pw + W + win.pad_right(W))));
   std::vector<uint8_t> hwc_scratch(static_cast<size_t>(cg > 1 ? cg * H * W : 0));
@@ -164,9 +290,14 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     const int64_t nb = std::min(chunk, N - n0);
     for (int64_t g = 0; g < groups; ++g) {
-      for (int64_t i = 0; i < nb; ++i)
-        im2col(xb + (n0 + i) * C * H * W, H, W, g * cg, cg, win, pad, padded.data(), hwc_scratch.data(),
-               patches.data() + i * P * K);
+      for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* img = xb + (n0 + i) * C * H * W;
+        if (pointwise) {  // the patches are the pixels, channels innermost: one transpose
+          transpose_bytes(img + g * cg * H * W, cg, H * W, patches.data() + i * P * K);
+        } else {
+          im2col(img, H, W, g * cg, cg, win, pad, padded.data(), hwc_scratch.data(), patches.data() + i * P * K);
+        }
+      }
       p.m = nb * P;
       p.x = patches.data();
       p.zw = zw + g * og;

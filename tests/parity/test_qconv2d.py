@@ -41,7 +41,18 @@ CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups
     ((64, 16, 4, 4), (32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # digits conv2: one GEMM, 64 images
     ((1, 2, 7, 6), (3, 3, 3), (2, 3), (1, 2), (2, 1), 1),  # strides leave part of the right / bottom padding unread
     ((2, 3, 9, 7), (20, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # 63 pixels x 20 channels: 16 x 16 tiles and edges
+    # depthwise (one input channel per group): the CPU stream sums the windows directly
+    ((2, 8, 9, 7), (8, 3, 3), (1, 1), (1, 1), (1, 1), 8),  # MobileNet's 3x3, stride 1
+    ((1, 6, 10, 9), (6, 3, 3), (2, 2), (1, 1), (1, 1), 6),  # stride 2, odd sizes
+    ((1, 4, 8, 8), (8, 3, 2), (1, 2), (2, 0), (2, 1), 4),  # two outputs per channel, dilation, strides
 ]
+DEPTHWISE = CASES[-3:]
+POINTWISE = [  # 1x1, stride 1, no padding: the CPU stream's patches are the transposed pixels
+    ((2, 16, 5, 7), (24, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((1, 8, 6, 6), (4, 1, 1), (1, 1), (0, 0), (1, 1), 2),
+    ((1, 32, 4, 4), (16, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # 16 pixels x 32 channels: whole transpose tiles
+]
+CASES += POINTWISE
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -67,12 +78,13 @@ def test_float_output_per_channel(device, case, xdtype, rng):
     assert_bytes_equal(to_np(y), expect)
 
 
+@pytest.mark.parametrize("O,groups", [(3, 1), (5, 5), (10, 5)])  # dense, depthwise, depthwise x2
 @pytest.mark.parametrize("out_qd", [None, Q.qint8, Q.qint32])
-def test_quantized_output(device, out_qd, rng):
+def test_quantized_output(device, out_qd, O, groups, rng):
     x = rng.integers(0, 256, (2, 5, 7, 6)).astype(np.uint8)
-    w = rng.integers(-128, 128, (3, 5, 3, 3)).astype(np.int8)
+    w = rng.integers(-128, 128, (O, 5 // groups, 3, 3)).astype(np.int8)
     zx, sx, sw, zw, sy = 17, F32(0.05), F32(0.01), 2, F32(0.9)
-    acc = ref_acc(x, zx, w, np.full(3, zw), (1, 2), (1, 0), (1, 1), 1)
+    acc = ref_acc(x, zx, w, np.full(O, zw), (1, 2), (1, 0), (1, 1), groups)
     mult = ((sx * sw).astype(F32) / sy).astype(F32)
     qd = out_qd or Q.quint8
     zy = 128 if qd is Q.quint8 else -3
@@ -81,12 +93,12 @@ def test_quantized_output(device, out_qd, rng):
     expect = np.clip(v, lo, hi).astype(np.int64).astype(
         {"int8": np.int8, "uint8": np.uint8, "int32": np.int32}[qd.storage])
     y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device), float(sw), zw,
-                  stride=(1, 2), padding=(1, 0), out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
+                  stride=(1, 2), padding=(1, 0), groups=groups, out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
     assert y.dtype == qd.storage
     assert_bytes_equal(to_np(y), expect)
 
 
-@pytest.mark.parametrize("case", [CASES[2], CASES[6], CASES[8]])
+@pytest.mark.parametrize("case", [CASES[2], CASES[6], CASES[8]] + DEPTHWISE + POINTWISE)
 @pytest.mark.parametrize("out_qd", [Q.quint8, Q.qint8])
 def test_byte_codes_per_channel(device, case, out_qd, rng):
     """Byte outputs of shapes whose (pixels, channels) -> NCHW reorder covers whole 16 x 16
@@ -120,12 +132,13 @@ def test_qconv1d(device, rng):
     assert_bytes_equal(to_np(y), (acc.astype(F32) * F32(0.125)).astype(F32))
 
 
-def test_streams_bit_identical(rng):
+@pytest.mark.parametrize("groups", [1, 8])
+def test_streams_bit_identical(rng, groups):
     x = rng.integers(0, 256, (2, 8, 10, 10)).astype(np.uint8)
-    w = rng.integers(-128, 128, (16, 8, 3, 3)).astype(np.int8)
+    w = rng.integers(-128, 128, (16, 8 // groups, 3, 3)).astype(np.int8)
     sw = rng.uniform(0.001, 0.02, 16).astype(F32)
     outs = [to_np(Q.qconv2d(lucid.tensor(x, device=d), 0.03, 120, lucid.tensor(w, device=d),
-                            lucid.tensor(sw, device=d), 0, padding=1, out_scale=0.2, out_zp=128))
+                            lucid.tensor(sw, device=d), 0, padding=1, groups=groups, out_scale=0.2, out_zp=128))
             for d in ("cpu", "gpu")]
     assert_bytes_equal(outs[0], outs[1])
 
