@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -216,10 +218,47 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
   });
 }
 
+// The weights in the patches' tap order, (o, i, j, c) (the int32 sums do not depend
+// on the order of their terms), packed for `kern`, one panel set per group.
+std::vector<kernels::QPackedWeights> pack_groups(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups) {
+  const int64_t O = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), K = cg * taps, og = O / groups;
+  std::vector<int8_t> w_hwc(static_cast<size_t>(O * K));
+  const int8_t* wb = w.data<int8_t>();
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t t = 0; t < taps; ++t) w_hwc[o * K + t * cg + c] = wb[(o * cg + c) * taps + t];
+  std::vector<kernels::QPackedWeights> packed;
+  for (int64_t g = 0; g < groups; ++g)
+    packed.push_back(kernels::qgemm_pack_weights(kern, w_hwc.data() + g * og * K, og, K, K));
+  return packed;
+}
+
 }  // namespace
 
+// Packed panels of one frozen conv weight, one set per (kernel layout, groups) used so far.
+struct QConvWeightCache {
+  struct Entry {
+    const kernels::QGemmKernel* kernel;
+    int64_t groups;
+    std::vector<kernels::QPackedWeights> packed;
+  };
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const Entry>> entries;
+
+  std::shared_ptr<const Entry> get(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& e : entries)
+      if (e->kernel == &kern && e->groups == groups) return e;
+    entries.push_back(std::make_shared<const Entry>(Entry{&kern, groups, pack_groups(kern, w, groups)}));
+    return entries.back();
+  }
+};
+
+std::shared_ptr<QConvWeightCache> make_qconv_weight_cache() { return std::make_shared<QConvWeightCache>(); }
+
 void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
-             const float* scale, int32_t zy, QBounds b, const Window2d& win, int64_t groups, const Tensor& out) {
+             const float* scale, int32_t zy, QBounds b, const Window2d& win, int64_t groups, const Tensor& out,
+             QConvWeightCache* cache) {
   const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), O = w.size(0);
   const int64_t cg = C / groups, og = O / groups, K = cg * win.kh * win.kw, P = win.oh * win.ow;
   const size_t osize = itemsize(out.dtype());
@@ -264,17 +303,12 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   // near 1 MiB. Integer sums and the per-element epilogue do not depend on m.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{1} << 20) / std::max<int64_t>(1, P * K)));
   const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
-  // The weights in the patches' tap order, (o, i, j, c): the int32 sums do not
-  // depend on the order of their terms.
-  const int64_t taps = win.kh * win.kw;
-  std::vector<int8_t> w_hwc(static_cast<size_t>(O * K));
-  const int8_t* wb = w.data<int8_t>();
-  for (int64_t o = 0; o < O; ++o)
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t t = 0; t < taps; ++t) w_hwc[o * K + t * cg + c] = wb[(o * cg + c) * taps + t];
-  std::vector<kernels::QPackedWeights> packed;  // once per call, per group
-  for (int64_t g = 0; g < groups; ++g)
-    packed.push_back(kernels::qgemm_pack_weights(kern, w_hwc.data() + g * og * K, og, K, K));
+  // The packed panels: from the frozen weight's cache, or packed for this call.
+  std::shared_ptr<const QConvWeightCache::Entry> cached;
+  std::vector<kernels::QPackedWeights> fresh;
+  if (cache) cached = cache->get(kern, w, groups);
+  else fresh = pack_groups(kern, w, groups);
+  const std::vector<kernels::QPackedWeights>& packed = cache ? cached->packed : fresh;
   // A 1x1 window of stride 1 without padding (MobileNet's and ResNet-50's pointwise convs)
   // reads each pixel once: its patch row is the pixel's channels.
   const bool pointwise = win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0 &&

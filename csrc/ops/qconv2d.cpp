@@ -18,7 +18,8 @@ using nn_detail::ints_str;
 Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const Tensor& wq, const Tensor& w_scale,
                const Tensor& w_zp, const Tensor& bias, const std::vector<int64_t>& stride,
                const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups,
-               const Tensor& out_scale, const Tensor& out_zp, const std::string& out_qdtype) {
+               const Tensor& out_scale, const Tensor& out_zp, const std::string& out_qdtype,
+               cpu::QConvWeightCache* packed) {
   const char* fn = "qconv2d";
   common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
   common_params_device(fn, xq, bias, out_scale, out_zp);
@@ -63,8 +64,19 @@ Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   }
   Tensor xc = contiguous(xq), wc = contiguous(wq);
   Tensor out = Tensor::empty_cpu(out_shape, q.out_dtype());
-  cpu::qconv2d(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, win, groups, out);
+  cpu::qconv2d(xc, q.zx, wc, q.zw.data(), q.bias(), q.scale(), q.zy, q.ob, win, groups, out, packed);
   return out;
+}
+
+QPackedConvWeight qconv2d_prepack(const Tensor& wq) {
+  const char* fn = "prepack_conv_weight";
+  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  check(wq.ndim() == 4, arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
+                            shape_str(wq.shape()));
+  check(wq.numel() > 0, arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
+  check_k(fn, wq.size(1) * wq.size(2) * wq.size(3));
+  if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
+  return {contiguous(clone(wq)), cpu::make_qconv_weight_cache()};
 }
 
 }  // namespace lucid::ops

@@ -163,3 +163,37 @@ def test_empty_batch(device):
     w = lucid.tensor(np.zeros((3, 2, 3, 3), np.int8), device=device)
     y = Q.qconv2d(x, 0.5, 0, w, 0.5, 0, out_scale=1.0, out_zp=3)
     assert y.shape == (0, 3, 2, 2) and y.dtype == lucid.uint8
+
+
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[9], POINTWISE[0]])
+def test_prepacked_weight_gives_the_same_bytes(device, case, rng):
+    """Q.prepack_conv_weight: the same output bytes as the plain codes (numpy reference),
+    call after call (the CPU stream packs its panels on the first call and reuses them),
+    and a private copy: writing the original codes afterwards changes nothing."""
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    x = rng.integers(0, 256, (N, C, H, W)).astype(np.uint8)
+    w = rng.integers(-128, 128, (O, C // groups, kh, kw)).astype(np.int8)
+    zx, sx, sy, zy = 37, F32(0.03), F32(0.4), 120
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    zw = rng.integers(-3, 4, O)
+    acc = ref_acc(x, zx, w, zw, stride, padding, dilation, groups)
+    mult = ((sx * sw).astype(F32) / sy).astype(F32).reshape(1, -1, 1, 1)
+    lo, hi = bounds(0, 255)
+    expect = np.clip(np.rint(acc.astype(F32) * mult) + F32(zy), lo, hi).astype(np.uint8)
+    wt = lucid.tensor(w, device=device)
+    packed = Q.prepack_conv_weight(wt)
+    assert packed.weight.shape == w.shape and packed.weight.device == wt.device
+    if device == "cpu":
+        wt[0, 0, 0, 0] = 100 - int(w[0, 0, 0, 0])  # the packed copy must not see this (MLX arrays are values)
+    for _ in range(2):
+        y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, packed, lucid.tensor(sw, device=device),
+                      lucid.tensor(zw, device=device), stride=stride, padding=padding, dilation=dilation,
+                      groups=groups, out_scale=float(sy), out_zp=zy)
+        assert_bytes_equal(to_np(y), expect)
+
+
+def test_prepack_conv_weight_errors(device):
+    with pytest.raises(TypeError, match="argument 'wq' must hold int8"):
+        Q.prepack_conv_weight(lucid.zeros((2, 1, 3, 3), device=device))
+    with pytest.raises(ValueError, match="argument 'wq' must have shape"):
+        Q.prepack_conv_weight(lucid.zeros((2, 9), dtype=lucid.int8, device=device))

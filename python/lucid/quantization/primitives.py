@@ -24,7 +24,8 @@ from .._C import is_grad_enabled as _grad_enabled
 from .qdtype import QDtype, as_qdtype
 
 __all__ = ["quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4", "qmatmul",
-           "qconv2d", "qconv1d", "qmax_pool2d", "PackedWeight", "prepack_weight", "int4_weight_only_linear"]
+           "qconv2d", "qconv1d", "qmax_pool2d", "PackedWeight", "prepack_weight", "PackedConvWeight",
+           "prepack_conv_weight", "int4_weight_only_linear"]
 
 
 _quantize_scalar = _C.quantize_scalar
@@ -381,7 +382,8 @@ def _pair(v, fn: str, argument: str):
 def _qconv(fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
            out_qdtype):
     xq = _input(xq, fn, "xq")
-    wq = _input(wq, fn, "wq")
+    packed = wq if isinstance(wq, PackedConvWeight) else None
+    wq = packed if packed is not None else _input(wq, fn, "wq")
     args = [_param_impl(x_scale, xq, fn, "x_scale"), _param_impl(x_zp, xq, fn, "x_zp", integer=True), wq._impl,
             _param_impl(w_scale, xq, fn, "w_scale"), _param_impl(w_zp, xq, fn, "w_zp", integer=True)]
     b = None if bias is None else _input(bias, fn, "bias")._impl
@@ -403,6 +405,8 @@ def qconv2d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0
     ``acc[n, o, y, x] = Σ (xpad - x_zp) * (wq - w_zp[o])`` over the window plus
     ``bias_q``, the output (N, O, oh, ow) is float32 ``acc * (x_scale * w_scale)``
     without ``out_scale``, else codes requantized exactly as in :func:`qmatmul`.
+    ``wq`` may be a :class:`PackedConvWeight` from :func:`prepack_conv_weight`, which
+    skips reordering and packing the weights on every call.
 
     >>> import lucid
     >>> import lucid.quantization as Q
@@ -419,7 +423,8 @@ def qconv2d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0
     xq, args, b, stride, padding, dilation, groups, os_, oz, oq = _qconv(
         fn, xq, x_scale, x_zp, wq, w_scale, w_zp, bias, stride, padding, dilation, groups, out_scale, out_zp,
         out_qdtype)
-    return _wrap(_C.qconv2d(xq._impl, *args, b, stride, padding, dilation, groups, os_, oz, oq))
+    run = _C.qconv2d_packed if isinstance(wq, PackedConvWeight) else _C.qconv2d
+    return _wrap(run(xq._impl, *args, b, stride, padding, dilation, groups, os_, oz, oq))
 
 
 def qconv1d(xq, x_scale, x_zp, wq, w_scale, w_zp, bias=None, stride=1, padding=0, dilation=1, groups=1,
@@ -497,6 +502,36 @@ def prepack_weight(wq):
     [[-0.25, 1.5]]
     """
     return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl))
+
+
+class PackedConvWeight:
+    """int8 conv weight codes (O, C / groups, kh, kw) prepared once for repeated
+    :func:`qconv2d` calls (what a quantized Conv2d holds): a private copy of the codes,
+    and on the CPU stream their panels for each GEMM engine and group count, reordered
+    and packed on first use. Later writes to the tensor it was made from change
+    nothing. ``.weight`` is the copy."""
+
+    __slots__ = ("_impl", "weight")
+
+    def __init__(self, impl):
+        self._impl = impl
+        self.weight = _wrap(impl.weight)
+
+    def __repr__(self):
+        return f"PackedConvWeight(shape={tuple(self.weight.shape)}, device={self.weight.device})"
+
+
+def prepack_conv_weight(wq):
+    """Prepares int8 conv weight codes ``wq`` (O, C / groups, kh, kw) for repeated
+    :func:`qconv2d` calls; results are bit-identical to passing ``wq`` itself.
+
+    >>> import lucid
+    >>> import lucid.quantization as Q
+    >>> w = Q.prepack_conv_weight(lucid.tensor([[[[1, -1], [2, 0]]]], dtype=lucid.int8))
+    >>> Q.qconv2d(lucid.tensor([[[[1, 2], [3, 4]]]], dtype=lucid.uint8), 1.0, 0, w, 1.0, 0).tolist()
+    [[[[5.0]]]]
+    """
+    return PackedConvWeight(_C.qconv2d_prepack(_input(wq, "prepack_conv_weight", "wq")._impl))
 
 
 def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, qdtype="qint4", bias=None,

@@ -111,7 +111,9 @@ class _QConvNd(WeightedQuantized):
         pad_arg = padding if self._nd > 1 else padding[0]
         stride = self.stride if self._nd > 1 else self.stride[0]
         dilation = self.dilation if self._nd > 1 else self.dilation[0]
-        y = op(codes, x.q_scale(), x.q_zero_point(), self.weight_int8, self.weight_scale, self.weight_zero_point,
+        # a 2-D conv reuses its packed panels; the 1-D / 3-D ops reshape the weight per call
+        weight = self._packed_weight() if self._nd == 2 else self.weight_int8
+        y = op(codes, x.q_scale(), x.q_zero_point(), weight, self.weight_scale, self.weight_zero_point,
                bias=self.bias_float, stride=stride, padding=pad_arg, dilation=dilation, groups=self.groups,
                out_scale=self.scale, out_zp=self.zero_point, out_qdtype=self.out_qdtype)
         if unbatched:

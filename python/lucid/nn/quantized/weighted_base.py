@@ -9,7 +9,7 @@ from ..._creation import zeros
 from ..intrinsic.fused_containers import _FusedModule
 from ..module import Module
 from .. import functional as F
-from ...quantization.primitives import dequantize, fake_quantize, prepack_weight
+from ...quantization.primitives import dequantize, fake_quantize, prepack_conv_weight, prepack_weight
 from ...quantization.qdtype import as_qdtype, qint8
 from ...quantization.qtensor import QTensor
 from .checks import QuantizedStateMixin
@@ -17,9 +17,10 @@ from .observed_qparams import observer_qparams, quantize_weight, requant_param_b
 
 
 class _PackCache:
-    """The prepacked weight (``Q.prepack_weight``) of the current ``weight_int8``, keyed by
-    the tensor object and its device. Not state: copies start empty, and loading a
-    state dict (which writes the codes in place) clears it."""
+    """The prepacked weight (``Q.prepack_weight``; ``Q.prepack_conv_weight`` for a 2-D
+    conv's) of the current ``weight_int8``, keyed by the tensor object and its device.
+    Not state: copies start empty, and loading a state dict (which writes the codes in
+    place) clears it."""
 
     def __init__(self):
         self.key, self.packed = None, None
@@ -28,8 +29,8 @@ class _PackCache:
         if weight.device.type != "cpu":
             return weight
         key = (id(weight), weight.device.type)
-        if key != self.key:
-            self.key, self.packed = key, prepack_weight(weight)
+        if key != self.key:  # a 2-D conv's (O, C / groups, kh, kw) codes, else a Linear's (N, K)
+            self.key, self.packed = key, (prepack_conv_weight if weight.ndim == 4 else prepack_weight)(weight)
         return self.packed
 
     def clear(self):
@@ -71,7 +72,7 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         self._pack_cache = _PackCache()
 
     def _packed_weight(self):
-        """``weight_int8`` prepacked for ``Q.qmatmul`` on the CPU stream (cached; writing the codes
+        """``weight_int8`` prepacked for ``Q.qmatmul`` / ``Q.qconv2d`` on the CPU stream (cached; writing the codes
         in place other than through ``load_state_dict`` needs ``self._pack_cache.clear()``)."""
         return self._pack_cache.get(self.weight_int8)
 
