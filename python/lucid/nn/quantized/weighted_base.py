@@ -18,9 +18,9 @@ from .observed_qparams import observer_qparams, quantize_weight, requant_param_b
 
 class _PackCache:
     """The prepacked weight (``Q.prepack_weight``; ``Q.prepack_conv_weight`` for a 2-D
-    conv's) of the current ``weight_int8``, keyed by the tensor object and its device.
-    Not state: copies start empty, and loading a state dict (which writes the codes in
-    place) clears it."""
+    conv's) of the current ``weight_int8``, keyed by the tensor object, its version
+    counter (bumped by every in-place write: ``load_state_dict``, ``copy_``, item
+    assignment, through any view) and its device. Not state: copies start empty."""
 
     def __init__(self):
         self.key, self.packed = None, None
@@ -28,7 +28,7 @@ class _PackCache:
     def get(self, weight):
         if weight.device.type != "cpu":
             return weight
-        key = (id(weight), weight.device.type)
+        key = (id(weight), weight._version, weight.device.type)
         if key != self.key:  # a 2-D conv's (O, C / groups, kh, kw) codes, else a Linear's (N, K)
             self.key, self.packed = key, (prepack_conv_weight if weight.ndim == 4 else prepack_weight)(weight)
         return self.packed
@@ -72,8 +72,8 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         self._pack_cache = _PackCache()
 
     def _packed_weight(self):
-        """``weight_int8`` prepacked for ``Q.qmatmul`` / ``Q.qconv2d`` on the CPU stream (cached; writing the codes
-        in place other than through ``load_state_dict`` needs ``self._pack_cache.clear()``)."""
+        """``weight_int8`` prepacked for ``Q.qmatmul`` / ``Q.qconv2d`` on the CPU stream (cached until
+        the codes are written)."""
         return self._pack_cache.get(self.weight_int8)
 
     # ----- PyTorch's accessors -----------------------------------------------------------

@@ -29,7 +29,7 @@ from ....quantization.qparams import calculate_qparams
 from ....quantization.qtensor import QTensor
 from ..checks import QuantizedStateMixin
 from ..observed_qparams import quantize_weight
-from ..weighted_base import _float_parts
+from ..weighted_base import _float_parts, _PackCache
 
 
 class Linear(QuantizedStateMixin, Module):
@@ -54,6 +54,7 @@ class Linear(QuantizedStateMixin, Module):
         self.register_buffer("weight_scale", lucid.ones(self.out_features, dtype=_dtype.float32))
         self.register_buffer("weight_zero_point", zeros(self.out_features, dtype=_dtype.int32))
         self.register_buffer("bias_float", zeros(self.out_features, dtype=_dtype.float32) if bias_ else None)
+        self._pack_cache = _PackCache()  # the GEMM panels of weight_int8, packed once (CPU stream)
 
     def weight(self):
         return QTensor(self.weight_int8, self.weight_scale, self.weight_zero_point, qint8, axis=0)
@@ -75,7 +76,7 @@ class Linear(QuantizedStateMixin, Module):
                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
         s, z = self._input_qparams(x)
         xq = quantize(x, s, z, quint8)
-        y = qmatmul(xq, s, z, self.weight_int8, self.weight_scale, self.weight_zero_point)
+        y = qmatmul(xq, s, z, self._pack_cache.get(self.weight_int8), self.weight_scale, self.weight_zero_point)
         return y if self.bias_float is None else y + self.bias_float
 
     @classmethod

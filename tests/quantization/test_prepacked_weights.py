@@ -1,11 +1,13 @@
-"""nn.quantized.Conv2d keeps its weight packed between calls on the CPU stream
-(Q.prepack_conv_weight): the output follows the weight codes the module holds,
-including after load_state_dict writes new ones, and equals the unpacked op."""
+"""The quantized layers keep their weight packed between calls on the CPU stream
+(nn.quantized.Conv2d: Q.prepack_conv_weight; nn.quantized.dynamic.Linear:
+Q.prepack_weight): the output follows the weight codes the module holds, after
+load_state_dict or any in-place write, and equals the unpacked op."""
 import numpy as np
 
 import lucid
 import lucid.quantization as Q
 from lucid.nn import quantized as nnq
+from lucid.nn.quantized import dynamic as nnqd
 
 
 def _layer(seed):
@@ -36,3 +38,22 @@ def test_packed_weight_follows_load_state_dict():
     got = a(x).int_repr().numpy()
     np.testing.assert_array_equal(got, _expect(b, x))
     assert (got != first).any()
+
+
+def test_dynamic_linear_packed_weight_follows_in_place_writes():
+    rng = np.random.default_rng(3)
+    q = nnqd.Linear(8, 5)
+    q.weight_int8.copy_(lucid.tensor(rng.integers(-127, 128, (5, 8)).astype(np.int8)))
+    q.weight_scale.copy_(lucid.tensor(rng.uniform(0.01, 0.1, 5).astype(np.float32)))
+    x = lucid.tensor(rng.standard_normal((2, 8)).astype(np.float32))
+
+    def expect():
+        s, z = q._input_qparams(x)
+        return Q.qmatmul(Q.quantize(x, s, z, Q.quint8), s, z, q.weight_int8.clone(), q.weight_scale,
+                         q.weight_zero_point).numpy() + q.bias_float.numpy()
+
+    first = q(x).numpy()
+    np.testing.assert_array_equal(first, expect())
+    q.weight_int8[0, 0] = -int(q.weight_int8[0, 0].item()) or 7  # an item write through a view
+    np.testing.assert_array_equal(q(x).numpy(), expect())
+    assert (q(x).numpy() != first).any()
