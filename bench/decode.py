@@ -8,8 +8,8 @@ KV cache written in place, LayerNorm, GELU MLP of 4x width; tied embedding head)
 written twice below, with lucid.nn and with mlx.nn, and the weights are copied from the
 lucid model. Each row runs in a subprocess of its own, so its peak RSS is its own.
 
-Rows (lucid): float32; int8 dynamic (``quantize_dynamic``: per-token int8 activations x
-per-channel int8 weights); int4 weight-only, lucid's int4 format (``WeightOnlyInt4Linear``:
+Rows (lucid): float32; int8 dynamic (``nn.quantized.dynamic.Linear``: int8 activations
+with each call's qparams x per-tensor symmetric int8 weights, quantize_dynamic's default); int4 weight-only, lucid's int4 format (``WeightOnlyInt4Linear``:
 symmetric, groups of 64 / 128, its GEMV kernel); int4 weight-only in MLX's format
 (``QuantizedLinearMLX``, affine, groups of 64 / 128). Rows (MLX): float32 and
 ``QuantizedLinear`` 8 / 4 bits, groups of 64 / 128.
@@ -32,6 +32,7 @@ import resource
 import subprocess
 import sys
 import time
+import zlib
 
 os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 
@@ -55,37 +56,48 @@ def cpu_info() -> str:
 
 # ----- the weights, shared by both frameworks -------------------------------------------
 
-def weights(cfg):
-    """float32 numpy weights of the model, seeded: (name -> array)."""
-    rng = np.random.default_rng(0)
-    d, v = cfg["dim"], cfg["vocab"]
-    w = {"embed": rng.standard_normal((v, d)).astype(np.float32) * 0.02,
-         "pos": rng.standard_normal((cfg["max_len"], d)).astype(np.float32) * 0.02,
-         "norm.w": np.ones(d, np.float32), "norm.b": np.zeros(d, np.float32)}
-    for i in range(cfg["layers"]):
-        p = f"l{i}."
-        for name, shape in (("qkv", (3 * d, d)), ("proj", (d, d)), ("fc1", (4 * d, d)), ("fc2", (d, 4 * d))):
-            w[p + name + ".w"] = (rng.standard_normal(shape) / math.sqrt(shape[1])).astype(np.float32)
-            w[p + name + ".b"] = np.zeros(shape[0], np.float32)
-        for n in ("ln1", "ln2"):
-            w[p + n + ".w"], w[p + n + ".b"] = np.ones(d, np.float32), np.zeros(d, np.float32)
-    return w
+class Weights:
+    """The model's float32 weights, each made when asked for from a seed of its own name,
+    so neither framework holds more than the layer it is building (the quantized rows'
+    peak RSS is then the quantized model's, plus one float layer)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def shape(self, name):
+        d, v, f = self.cfg["dim"], self.cfg["vocab"], 4 * self.cfg["dim"]
+        kind = name.split(".", 1)[-1]
+        return {"embed": (v, d), "pos": (self.cfg["max_len"], d), "qkv.w": (3 * d, d), "proj.w": (d, d),
+                "fc1.w": (f, d), "fc2.w": (d, f), "qkv.b": (3 * d,), "proj.b": (d,), "fc1.b": (f,),
+                "fc2.b": (d,)}.get(kind, (d,))
+
+    def __getitem__(self, name):
+        shape = self.shape(name)
+        kind = name.split(".", 1)[-1]
+        if name.endswith(".b"):
+            return np.zeros(shape, np.float32)  # biases and LayerNorm shifts
+        if kind.startswith("ln") or name.startswith("norm"):
+            return np.ones(shape, np.float32)  # LayerNorm scales
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        scale = 0.02 if name in ("embed", "pos") else 1.0 / math.sqrt(shape[1])
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
 # ----- lucid ----------------------------------------------------------------------------
 
-def lucid_model(cfg, w):
+def lucid_model(cfg, w, row):
     import lucid
     from lucid import nn
     F = nn.functional
     d, h = cfg["dim"], cfg["heads"]
 
     def linear(name):
-        m = nn.Linear(*w[name + ".w"].shape[::-1])
+        weight = w[name + ".w"]
+        m = nn.Linear(weight.shape[1], weight.shape[0])
         with lucid.no_grad():
-            m.weight.copy_(lucid.tensor(w[name + ".w"]))
+            m.weight.copy_(lucid.tensor(weight))
             m.bias.copy_(lucid.tensor(w[name + ".b"]))
-        return m
+        return lucid_quantize(m, row)  # layer by layer: the float layer is freed at once
 
     def norm(name):
         m = nn.LayerNorm(d)
@@ -135,21 +147,18 @@ def lucid_model(cfg, w):
     return LM().eval()
 
 
-def lucid_quantize(model, row):
-    import lucid.quantization as Q
-    from lucid import nn
+def lucid_quantize(lin, row):
+    """``lin`` (an nn.Linear) in the row's format."""
     from lucid.nn import quantized as nnq
     from lucid.nn.quantized import dynamic as nnqd
-    if row == "lucid int8 dynamic":
-        return Q.quantize_dynamic(model, {nn.Linear})
+    if row == "lucid float32":
+        return lin
+    if row == "lucid int8 dynamic":  # per-channel symmetric int8 weights, as quantize_dynamic's default
+        return nnqd.Linear.from_float(lin)
     g = 64 if "g64" in row else 128
-    for blk in model.blocks:
-        for name in ("qkv", "proj", "fc1", "fc2"):
-            lin = getattr(blk, name)
-            q = (nnq.QuantizedLinearMLX.from_float(lin, bits=4, group_size=g) if "MLX format" in row
-                 else nnqd.WeightOnlyInt4Linear.from_float(lin, group_size=g))
-            setattr(blk, name, q)
-    return model
+    if "MLX format" in row:
+        return nnq.QuantizedLinearMLX.from_float(lin, bits=4, group_size=g)
+    return nnqd.WeightOnlyInt4Linear.from_float(lin, group_size=g)
 
 
 def resident_mb() -> float:
@@ -165,11 +174,7 @@ def run_lucid(cfg, row):
     import gc
     import lucid
     lucid.set_num_threads(cfg["threads"])
-    w = weights(cfg)
-    model = lucid_model(cfg, w)
-    w.clear()  # the model holds its own copies (the builders' closures still see this dict)
-    if row != "lucid float32":
-        model = lucid_quantize(model, row)
+    model = lucid_model(cfg, Weights(cfg), row)
     gc.collect()
     model_mb = resident_mb()
     hd = cfg["dim"] // cfg["heads"]
@@ -194,16 +199,18 @@ def run_mlx(cfg, row):
     import mlx.core as mx
     import mlx.nn as mnn
     mx.set_default_device(mx.gpu if cfg["mlx_device"] == "gpu" else mx.cpu)
-    w = weights(cfg)
+    w = Weights(cfg)
     d, h = cfg["dim"], cfg["heads"]
     hd = d // h
 
     def linear(name):
-        m = mnn.Linear(*w[name + ".w"].shape[::-1])
-        m.weight, m.bias = mx.array(w[name + ".w"]), mx.array(w[name + ".b"])
+        weight = w[name + ".w"]
+        m = mnn.Linear(weight.shape[1], weight.shape[0])
+        m.weight, m.bias = mx.array(weight), mx.array(w[name + ".b"])
         if row != "mlx float32":
             bits = 8 if "int8" in row else 4
             m = mnn.QuantizedLinear.from_linear(m, group_size=64 if "g64" in row else 128, bits=bits)
+            mx.eval(m.parameters())  # quantized now, so the float layer can go
         return m
 
     def norm(name):
@@ -215,7 +222,6 @@ def run_mlx(cfg, row):
                    proj=linear(f"l{i}.proj"), fc1=linear(f"l{i}.fc1"), fc2=linear(f"l{i}.fc2"))
               for i in range(cfg["layers"])]
     embed, pos, final = mx.array(w["embed"]), mx.array(w["pos"]), norm("norm")
-    del w
     import gc
     mx.eval([m.parameters() for L in layers for m in L.values()], embed, pos)
     gc.collect()
