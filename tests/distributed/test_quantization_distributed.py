@@ -78,6 +78,21 @@ def test_moving_average_is_the_mean_of_the_ranks(ranks):
     assert ranks["ma.min"].item() == want_min and ranks["ma.max"].item() == want_max
 
 
+def test_sync_batchnorm_is_batchnorm_over_the_whole_batch(ranks):
+    # numpy: batch norm of the concatenated batch and its input gradient for loss = sum(y * w)
+    x = np.random.default_rng(40).standard_normal((4 * N, 3, 2, 2)).astype(np.float64)
+    w = np.random.default_rng(41).standard_normal((4 * N, 3, 2, 2)).astype(np.float32).astype(np.float64)
+    axes, m = (0, 2, 3), x.size // 3
+    mean, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    xhat = (x - mean) / np.sqrt(var + 1e-5)
+    dx = (w - w.mean(axes, keepdims=True) - xhat * (w * xhat).mean(axes, keepdims=True)) / np.sqrt(var + 1e-5)
+    np.testing.assert_allclose(ranks["sbn.y"].numpy(), xhat, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ranks["sbn.dx"].numpy(), dx, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ranks["sbn.running_mean"].numpy(), 0.1 * mean.reshape(3), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ranks["sbn.running_var"].numpy(), 0.9 + 0.1 * var.reshape(3) * m / (m - 1),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_qat_with_sync_batchnorm_matches_one_process(ranks):
     # The FakeQuantize observers (MinMax) merged after the calibration pass: their min / max
     # and scales bit-identical to one process. Then, observers frozen, 8 DDP steps with

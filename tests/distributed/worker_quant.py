@@ -47,6 +47,19 @@ for step in range(BATCHES):
 Q.sync_observers(ma)
 out["ma.min"], out["ma.max"] = ma.min_val, ma.max_val
 
+# float SyncBatchNorm: forward, input gradient and running statistics over the group's batch
+sx = np.random.default_rng(40).standard_normal((4 * n, 3, 2, 2)).astype(np.float32)
+sw = np.random.default_rng(41).standard_normal((4 * n, 3, 2, 2)).astype(np.float32)
+sbn = lucid.nn.SyncBatchNorm(3)
+xin = lucid.tensor(sx[rank::n], requires_grad=True)
+yout = sbn(xin)
+(yout * lucid.tensor(sw[rank::n])).sum().backward()
+gy = [None] * n
+dist.all_gather_object(gy, (yout.detach().numpy(), xin.grad.numpy()))
+out["sbn.y"] = lucid.tensor(np.stack([g[0] for g in gy], 1).reshape(sx.shape))  # back in row order
+out["sbn.dx"] = lucid.tensor(np.stack([g[1] for g in gy], 1).reshape(sx.shape))
+out["sbn.running_mean"], out["sbn.running_var"] = sbn.running_mean, sbn.running_var
+
 # QAT: SyncBatchNorm inside the fused ConvBn, DDP, observers merged after every step
 model = lucid.nn.convert_sync_batchnorm(qat_prepared())
 assert isinstance(model.conv.bn, lucid.nn.SyncBatchNorm)
