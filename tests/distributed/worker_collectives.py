@@ -134,11 +134,25 @@ lst = [rank, "x"]
 dist.broadcast_object_list(lst, src=n - 1)
 assert lst == [n - 1, "x"], lst
 
+# groups: the default group by name; the ring cannot split it
+whole = dist.new_group()
+assert whole is dist.new_group(list(range(n))) and dist.get_world_size(whole) == n
+t = lucid.ones(2)
+dist.all_reduce(t, group=whole)
+check(t, [n, n], "all_reduce on new_group()")
+try:
+    dist.new_group([0])
+except NotImplementedError as e:
+    assert "'ring'" in str(e), e
+else:
+    raise AssertionError("the ring split a group")
+
 # bad input raises the same on every rank, before any communication
 for bad, exc in ((lambda: dist.all_reduce([1.0]), TypeError),
                  (lambda: dist.all_reduce(lucid.tensor([1, 2]), op=dist.ReduceOp.AVG), TypeError),
                  (lambda: dist.all_reduce(lucid.tensor([1.0]), op="sum"), TypeError),
                  (lambda: dist.broadcast(lucid.tensor([1.0]), n), ValueError),
+                 (lambda: dist.all_reduce(lucid.tensor([1.0]), group="world"), TypeError),
                  (lambda: dist.all_gather([lucid.zeros(2)], lucid.zeros(2)), ValueError),
                  (lambda: dist.reduce_scatter_tensor(lucid.zeros(1), lucid.zeros(n + 1)), ValueError)):
     try:

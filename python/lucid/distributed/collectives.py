@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import Tensor
-from .process_group import _Watchdog, _group, _state
+from .process_group import _Watchdog, _resolve, _state
 
 # lucid dtype name -> MLX dtype (bfloat16 travels as its bits: numpy has no bfloat16)
 _MX = {
@@ -66,8 +66,8 @@ def _check_op(op, t, fn: str) -> ReduceOp:
     return op
 
 
-def _check_rank(r, fn: str, arg: str) -> int:
-    n = _group().size()
+def _check_rank(r, fn: str, arg: str, g) -> int:
+    n = g.size()
     if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r < n:
         raise ValueError(f"{fn}(): argument '{arg}' must be a rank in [0, {n}), got {r!r}")
     return int(r)
@@ -174,7 +174,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op
     [1.0, 2.0]
     >>> dist.destroy_process_group()
     """
-    g = _group()
+    g = _resolve(group, "all_reduce")
     _check_tensor(tensor, "all_reduce", "tensor")
     op = _check_op(op, tensor, "all_reduce")
     if g.size() == 1:
@@ -193,7 +193,7 @@ def _gathered(tensor: Tensor, g) -> mx.array:
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """Fills ``tensor_list`` (one tensor per rank, each of ``tensor``'s shape, dtype and
     device) with every rank's ``tensor``, in place."""
-    g = _group()
+    g = _resolve(group, "all_gather")
     _check_tensor(tensor, "all_gather", "tensor")
     if not isinstance(tensor_list, list) or len(tensor_list) != g.size():
         raise ValueError(f"all_gather(): argument 'tensor_list' must be a list of {g.size()} tensors "
@@ -218,7 +218,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None, async_op: bool = False):
     """Writes the ranks' ``input_tensor`` into ``output_tensor`` concatenated along axis 0
     (shape ``(world_size * n, ...)``), or stacked (``(world_size, *shape)``)."""
-    g = _group()
+    g = _resolve(group, "all_gather_into_tensor")
     _check_tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
     _check_tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
     shape, n = tuple(input_tensor.shape), g.size()
@@ -242,9 +242,9 @@ def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
     MLX has no broadcast: the ranks all-reduce the tensor's bytes as uint8 with every
     rank but ``src`` contributing zeros, an integer sum that reproduces ``src``'s bits
     exactly (NaN payloads and -0.0 included)."""
-    g = _group()
+    g = _resolve(group, "broadcast")
     _check_tensor(tensor, "broadcast", "tensor")
-    src = _check_rank(src, "broadcast", "src")
+    src = _check_rank(src, "broadcast", "src", g)
     if g.size() == 1:
         return _issue([], lambda: None, "broadcast", tensor._dtype_name, async_op)
     arr = to_mlx(tensor)
@@ -272,7 +272,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
 
     NCCL reduces and scatters in one step (``sum_scatter``); the ring, where MLX does not
     implement that, all-reduces the whole input and keeps the chunk."""
-    g = _group()
+    g = _resolve(group, "reduce_scatter_tensor")
     _check_tensor(input, "reduce_scatter_tensor", "input")
     _check_tensor(output, "reduce_scatter_tensor", "output")
     op = _check_op(op, input, "reduce_scatter_tensor")
@@ -292,7 +292,7 @@ def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM
                    async_op: bool = False):
     """Reduces ``input_list`` (one tensor per rank, all of ``output``'s shape) across the
     ranks and writes the reduction of every rank's ``input_list[r]`` into ``output`` on rank r."""
-    g = _group()
+    g = _resolve(group, "reduce_scatter")
     _check_tensor(output, "reduce_scatter", "output")
     if not isinstance(input_list, list) or len(input_list) != g.size():
         raise ValueError(f"reduce_scatter(): argument 'input_list' must be a list of {g.size()} tensors")
@@ -315,9 +315,9 @@ def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM
 def send(tensor: Tensor, dst: int, group=None, tag: int = 0) -> None:
     """Sends ``tensor`` to rank ``dst`` (which calls ``recv`` with a tensor of the same
     shape and dtype). The ring connects neighbours: ``dst`` must be rank ± 1 there."""
-    g = _group()
+    g = _resolve(group, "send")
     _check_tensor(tensor, "send", "tensor")
-    dst = _check_rank(dst, "send", "dst")
+    dst = _check_rank(dst, "send", "dst", g)
     if dst == g.rank():
         raise ValueError("send(): argument 'dst' must be another rank than this one")
     _evaluate([mx.distributed.send(to_mlx(tensor), dst, group=g, stream=_state.stream)], "send",
@@ -326,9 +326,9 @@ def send(tensor: Tensor, dst: int, group=None, tag: int = 0) -> None:
 
 def recv(tensor: Tensor, src: int, group=None, tag: int = 0) -> int:
     """Receives into ``tensor`` (in place) what rank ``src`` sends; returns ``src``."""
-    g = _group()
+    g = _resolve(group, "recv")
     _check_tensor(tensor, "recv", "tensor")
-    src = _check_rank(src, "recv", "src")
+    src = _check_rank(src, "recv", "src", g)
     if src == g.rank():
         raise ValueError("recv(): argument 'src' must be another rank than this one")
     shape = tuple(tensor.shape)
@@ -340,7 +340,7 @@ def recv(tensor: Tensor, src: int, group=None, tag: int = 0) -> int:
 
 def barrier(group=None) -> None:
     """Returns when every rank has called it."""
-    g = _group()
+    g = _resolve(group, "barrier")
     if g.size() > 1:
         _evaluate([mx.distributed.all_sum(mx.zeros((1,), dtype=mx.int32), group=g, stream=_state.stream)],
                   "barrier", "int32")
@@ -348,7 +348,7 @@ def barrier(group=None) -> None:
 
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """Fills ``object_list`` with every rank's picklable ``obj``."""
-    g = _group()
+    g = _resolve(group, "all_gather_object")
     if not isinstance(object_list, list) or len(object_list) != g.size():
         raise ValueError(f"all_gather_object(): argument 'object_list' must be a list of {g.size()} entries")
     data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
@@ -369,8 +369,8 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 
 def broadcast_object_list(object_list: list, src: int = 0, group=None) -> None:
     """Replaces ``object_list``'s entries on every rank by rank ``src``'s (picklable)."""
-    g = _group()
-    src = _check_rank(src, "broadcast_object_list", "src")
+    g = _resolve(group, "broadcast_object_list")
+    src = _check_rank(src, "broadcast_object_list", "src", g)
     gathered = [None] * g.size()
     all_gather_object(gathered, list(object_list), group)
     object_list[:] = gathered[src]

@@ -129,12 +129,44 @@ def _group():
     return _state.group
 
 
+def _resolve(group, fn: str = "lucid.distributed"):
+    """The MLX group a call works on: the default one for ``None``, else ``group`` itself
+    (a group from ``new_group``)."""
+    if group is None:
+        return _group()
+    _group()
+    if not isinstance(group, mx.distributed.Group):
+        raise TypeError(f"{fn}(): argument 'group' must be None or a group from lucid.distributed.new_group(), "
+                        f"got {type(group).__name__}")
+    return group
+
+
 def get_rank(group=None) -> int:
-    return _group().rank()
+    return _resolve(group, "get_rank").rank()
 
 
 def get_world_size(group=None) -> int:
-    return _group().size()
+    return _resolve(group, "get_world_size").size()
+
+
+def new_group(ranks=None, timeout=None, backend=None):
+    """A group of ``ranks`` (every rank of the default group must call it, with the same
+    list); returns it on its members and None elsewhere. ``None`` or every rank: the
+    default group. Needs a backend that can split groups (MLX's MPI, NCCL); the ring
+    cannot: NotImplementedError naming it."""
+    g = _group()
+    if ranks is None or sorted(ranks) == list(range(g.size())):
+        return g
+    ranks = sorted(int(r) for r in ranks)
+    if not ranks or ranks[0] < 0 or ranks[-1] >= g.size() or len(set(ranks)) != len(ranks):
+        raise ValueError(f"new_group(): argument 'ranks' must be distinct ranks in [0, {g.size()}), got {ranks}")
+    member = g.rank() in ranks
+    try:
+        sub = g.split(0 if member else 1, ranks.index(g.rank()) if member else -1)
+    except RuntimeError as e:
+        raise NotImplementedError(f"new_group(): the {_state.backend!r} backend cannot split the group "
+                                  f"(MLX: {e})") from None
+    return sub if member else None
 
 
 def get_backend(group=None) -> str:

@@ -27,22 +27,23 @@ class _AllReduceSum(Function):
     """``x`` summed over the ranks; the gradient is summed over the ranks as well."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, group):
+        ctx.group = group
         out = x.detach().clone()
-        _coll.all_reduce(out, _coll.ReduceOp.SUM)
+        _coll.all_reduce(out, _coll.ReduceOp.SUM, group=group)
         return out
 
     @staticmethod
     def backward(ctx, g):
         out = g.detach().clone()
-        _coll.all_reduce(out, _coll.ReduceOp.SUM)
-        return out
+        _coll.all_reduce(out, _coll.ReduceOp.SUM, group=ctx.group)
+        return out, None
 
 
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation over (N, C, *) inputs with statistics over every rank's batch
-    (module docstring). ``process_group`` is accepted for PyTorch's signature; the
-    default group is used.
+    (module docstring) of ``process_group`` (a group from
+    ``lucid.distributed.new_group``; default: all ranks).
 
     >>> import lucid
     >>> bn = lucid.nn.SyncBatchNorm(2)
@@ -59,7 +60,7 @@ class SyncBatchNorm(_BatchNorm):
         self.process_group = process_group
 
     def forward(self, input):
-        if not (self.training and is_initialized() and get_world_size() > 1):
+        if not (self.training and is_initialized() and get_world_size(self.process_group) > 1):
             return super().forward(input)
         name = type(self).__name__
         if input.ndim < 2 or input.shape[1] != self.num_features:
@@ -68,11 +69,11 @@ class SyncBatchNorm(_BatchNorm):
         dims = (0,) + tuple(range(2, input.ndim))
         shape = (1, c) + (1,) * (input.ndim - 2)
         local = lucid.tensor([float(input.numel() // c)], dtype=input.dtype, device=input.device)
-        stats = _AllReduceSum.apply(lucid.cat([input.sum(dim=dims), local]))
+        stats = _AllReduceSum.apply(lucid.cat([input.sum(dim=dims), local]), self.process_group)
         count = stats[c:].detach()
         mean = stats[:c] / count
         centred = input - mean.reshape(shape)
-        var = _AllReduceSum.apply((centred * centred).sum(dim=dims)) / count
+        var = _AllReduceSum.apply((centred * centred).sum(dim=dims), self.process_group) / count
         n = float(count.item())
         if n <= 1:
             raise ValueError(f"{name}: expected more than 1 value per channel over the group when training, "

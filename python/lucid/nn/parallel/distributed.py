@@ -30,7 +30,7 @@ from ... import _C
 from ..._tensor import Tensor
 from ...autograd import is_grad_enabled, no_grad
 from ...distributed import collectives as _coll
-from ...distributed.process_group import _Watchdog, _group, _state
+from ...distributed.process_group import _Watchdog, _resolve, _state
 from ..module import Module
 
 
@@ -88,6 +88,11 @@ class DistributedDataParallel(Module):
     forward raises RuntimeError naming it. ``no_sync()``: gradients accumulate
     locally; the first backward outside it reduces the accumulated gradients.
 
+    ``device_ids``, ``output_device``, ``dim``, ``check_reduction``,
+    ``gradient_as_bucket_view`` and ``static_graph`` are accepted for PyTorch's signature
+    and change nothing (each process drives its own device; the reduction is the same).
+    ``process_group``: a group from ``lucid.distributed.new_group`` (default: all ranks).
+
     >>> import lucid, lucid.distributed as dist
     >>> dist.init_process_group()
     >>> model = lucid.nn.parallel.DistributedDataParallel(lucid.nn.Linear(2, 1))
@@ -107,7 +112,7 @@ class DistributedDataParallel(Module):
         if not bucket_cap_mb > 0:
             raise ValueError(f"DistributedDataParallel(): argument 'bucket_cap_mb' must be positive, "
                              f"got {bucket_cap_mb!r}")
-        self._group = _group()
+        self._group = _resolve(process_group, "DistributedDataParallel")
         self.module = module
         self.broadcast_buffers = bool(broadcast_buffers)
         self.find_unused_parameters = bool(find_unused_parameters)
@@ -124,7 +129,7 @@ class DistributedDataParallel(Module):
         self._pass = None  # the state of the backward pass in flight
         with no_grad():
             for t in list(module.parameters()) + [b for b in module.buffers() if b is not None]:
-                _coll.broadcast(t, 0)
+                _coll.broadcast(t, 0, group=self._group)
         object.__setattr__(self, "_handles", [p.register_hook(self._hook_for(i)) for i, p in enumerate(params)])
 
     # ----- forward ---------------------------------------------------------------
@@ -140,7 +145,7 @@ class DistributedDataParallel(Module):
             with no_grad():
                 for b in self.module.buffers():
                     if b is not None:
-                        _coll.broadcast(b, 0)
+                        _coll.broadcast(b, 0, group=self._group)
         out = self.module(*args, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
             self._start_pass(out)
@@ -229,17 +234,19 @@ class DistributedDataParallel(Module):
             with _Watchdog("DistributedDataParallel gradient all-reduce"):
                 mx.eval([b.work for b in state["buckets"]] + ([used] if used is not None else []))
             used = None if used is None else np.asarray(used).tolist()
+            pieces = {}
             for b in state["buckets"]:
                 offset = 0
                 for i in b.members:
                     p = self._params[i]
                     size = p.numel()
-                    piece = (b.work[offset:offset + size] / n).astype(b.work.dtype).reshape(tuple(p.shape))
+                    if used is None or used[i]:  # else no rank used it: .grad stays as it was
+                        pieces[i] = (b.work[offset:offset + size] / n).astype(b.work.dtype).reshape(tuple(p.shape))
                     offset += size
-                    if used is not None and not used[i]:
-                        continue  # no rank used it: .grad stays as it was
-                    mx.eval(piece)
-                    averaged[i] = _coll.from_mlx(piece, p._dtype_name, p._device_name)
+            mx.eval(list(pieces.values()))
+            for i, piece in pieces.items():
+                p = self._params[i]
+                averaged[i] = _coll.from_mlx(piece, p._dtype_name, p._device_name)
         self._pass = None
         for i, g in averaged.items():
             if i != last:
