@@ -8,7 +8,7 @@ import pytest
 import lucid
 from lucid.utils.data import DistributedSampler
 
-from ddp_common import LR, PER_RANK, STEPS, batch, loss_of, small_cnn
+from ddp_common import LR, STEPS, batch, loss_of, small_cnn
 from launch import run_ranks
 
 

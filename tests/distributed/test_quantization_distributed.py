@@ -6,7 +6,6 @@ import pytest
 
 import lucid
 import lucid.quantization as Q
-from lucid.nn.parallel import DistributedDataParallel  # noqa: F401  (the one-process path below is plain)
 
 from launch import run_ranks
 from quant_common import BATCHES, QAT_STEPS, data, minmax_prepared, observer_state, probe, qat_calibrate, qat_freeze, qat_prepared, qat_step
