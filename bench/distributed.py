@@ -19,7 +19,7 @@ a DDP step slows when a second rank shares the machine. It cannot show network
 bandwidth between machines (loopback never leaves memory), scaling past 2 ranks, or the
 overlap of communication with computation: each rank has one core, so the ring's
 background thread and the backward pass compete for it. Every process runs with one
-BLAS / OpenMP thread so that 1 and 2 ranks use the cores the same way.
+lucid / BLAS / OpenMP thread so that 1 and 2 ranks use the cores the same way.
 """
 import json
 import os
@@ -59,6 +59,7 @@ def ddp_step_time(wrap=True):
     import lucid.nn.functional as F
     from lucid.nn.parallel import DistributedDataParallel
 
+    lucid.set_num_threads(1)
     lucid.manual_seed(0)
     model = DistributedDataParallel(_small_cnn()) if wrap else _small_cnn()
     opt = lucid.optim.SGD(model.parameters(), lr=0.01)

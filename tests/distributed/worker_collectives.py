@@ -9,6 +9,7 @@ import numpy as np
 import lucid
 import lucid.distributed as dist
 
+lucid.set_num_threads(1)  # the ranks share the machine
 dist.init_process_group("ring", timeout=30)
 rank, n = dist.get_rank(), dist.get_world_size()
 assert n == int(sys.argv[1]), (n, sys.argv)

@@ -13,6 +13,7 @@ from lucid.utils.data import DistributedSampler
 
 from ddp_common import LR, PER_RANK, STEPS, TwoHeads, batch, loss_of, small_cnn
 
+lucid.set_num_threads(1)  # the ranks share the machine
 dist.init_process_group("ring", timeout=60)
 rank, n = dist.get_rank(), dist.get_world_size()
 out_path = sys.argv[1]

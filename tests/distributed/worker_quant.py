@@ -11,6 +11,7 @@ from lucid.nn.parallel import DistributedDataParallel as DDP
 
 from quant_common import BATCHES, QAT_STEPS, data, minmax_prepared, observer_state, probe, qat_calibrate, qat_freeze, qat_prepared, qat_step
 
+lucid.set_num_threads(1)  # the ranks share the machine
 dist.init_process_group("ring", timeout=60)
 rank, n = dist.get_rank(), dist.get_world_size()
 out = {}
