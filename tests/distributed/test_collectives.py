@@ -2,6 +2,8 @@
 
 The multi-process bodies are worker_*.py, started by launch.py; each rank checks
 its results against numpy and exits non-zero on a mismatch."""
+import os
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,17 @@ def test_mlx_round_trip_keeps_dtype_and_bits(device):
         np.testing.assert_array_equal(back.numpy(), t.numpy())
     t = lucid.tensor([1 / 3], dtype=lucid.float64)
     assert dist.from_mlx(dist.to_mlx(t), "float64", "cpu").tolist() == [1 / 3]
+
+
+def test_a_one_rank_launch_is_a_group_of_one(tmp_path, monkeypatch):
+    # `mlx.launch -n 1` exports MLX_HOSTFILE naming a file holding one blank line
+    blank = tmp_path / "hosts.json"
+    blank.write_text("\n")
+    monkeypatch.setenv("MLX_HOSTFILE", str(blank))
+    monkeypatch.setenv("MLX_RANK", "0")
+    dist.init_process_group("ring")
+    try:
+        assert dist.get_world_size() == 1 and dist.get_backend() == "single"
+    finally:
+        dist.destroy_process_group()
+    assert os.environ["MLX_HOSTFILE"] == str(blank)  # restored

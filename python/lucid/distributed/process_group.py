@@ -42,7 +42,12 @@ def _backend_from_environment() -> str:
     if any(k.startswith("OMPI_COMM_WORLD") or k == "PMI_RANK" for k in env):
         return "mpi"
     if env.get("MLX_HOSTFILE"):
-        return "ring"
+        # `mlx.launch -n 1` writes an empty hostfile: a group of one
+        try:
+            with open(env["MLX_HOSTFILE"]) as f:
+                return "ring" if f.read().strip() else "single"
+        except OSError:
+            return "ring"  # MLX reports the unreadable file
     return "single"
 
 
@@ -93,9 +98,17 @@ def init_process_group(backend: str = "any", *, timeout=None, init_method=None, 
     if backend != "any" and launched == backend and not mx.distributed.is_available(backend):
         raise RuntimeError(f"init_process_group(): backend {backend!r} is not available in this MLX build")
     try:
-        # strict only when a launcher set the environment up: without one, MLX's
-        # non-strict init gives the group of one process
-        group = mx.distributed.init(strict=launched != "single", backend=backend)
+        if launched == "single":
+            # MLX's non-strict init gives the group of one process; a blank hostfile
+            # (`mlx.launch -n 1` writes one) is hidden from it, its ring parser rejects it
+            blank = os.environ.pop("MLX_HOSTFILE", None)
+            try:
+                group = mx.distributed.init(strict=False, backend=backend)
+            finally:
+                if blank is not None:
+                    os.environ["MLX_HOSTFILE"] = blank
+        else:
+            group = mx.distributed.init(strict=True, backend=backend)
     except RuntimeError as e:
         raise RuntimeError(f"init_process_group(): MLX could not start backend {backend!r}: {e}") from None
     name = launched if group.size() > 1 else "single"
