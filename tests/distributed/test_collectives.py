@@ -20,12 +20,15 @@ def test_every_collective_matches_numpy(n):
     assert all(out.strip() == f"ok {i}" for i, out in enumerate(r.outs)), r.report()
 
 
-def test_a_rank_that_raises_fails_the_others_cleanly():
-    r = run_ranks("worker_failure.py", 2, "raise", "30", timeout=40, grace=15)
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_rank_that_raises_fails_the_others_cleanly(n):
+    # the last rank raises: the others' next all-reduce reports the lost peer and exits
+    r = run_ranks("worker_failure.py", n, "raise", "30", timeout=40, grace=15)
     assert not r.timed_out, r.report()
-    assert r.codes[1] == 1 and "rank failed on purpose" in r.errs[1], r.report()
-    assert r.codes[0] not in (0, None) and "lost a peer" in r.errs[0], r.report()
-    assert "unreachable" not in r.outs[0]
+    assert r.codes[-1] == 1 and "rank failed on purpose" in r.errs[-1], r.report()
+    for i in range(n - 1):
+        assert r.codes[i] not in (0, None) and "lost a peer" in r.errs[i], r.report()
+        assert "unreachable" not in r.outs[i]
 
 
 def test_a_stalled_rank_trips_the_timeout():

@@ -58,6 +58,10 @@ assert heads.module.b.bias.grad.numpy().tolist() == [float(np.float32(2) / np.fl
 heads2 = DDP(TwoHeads(), find_unused_parameters=True)
 heads2(lucid.tensor(x), use_b=False).sum().backward()
 assert heads2.module.b.weight.grad is None and heads2.module.a.bias.grad.tolist() == [2.0, 2.0]
+# a forward without a backward (evaluation with grad mode on) is forgotten by the next one
+heads2(lucid.tensor(x), use_b=True)
+heads2(lucid.tensor(x), use_b=True).sum().backward()
+assert heads2.module.b.bias.grad.tolist() == [2.0, 2.0]
 # without find_unused_parameters an unused parameter stops the reduction: the next forward says so
 heads3 = DDP(TwoHeads())
 heads3(lucid.tensor(x), use_b=False).sum().backward()

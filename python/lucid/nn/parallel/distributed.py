@@ -86,7 +86,9 @@ class DistributedDataParallel(Module):
     as ready with a zero gradient (their ``.grad`` is left as it was when no rank
     used them); without it such a parameter stops the reduction, and the next
     forward raises RuntimeError naming it. ``no_sync()``: gradients accumulate
-    locally; the first backward outside it reduces the accumulated gradients.
+    locally; the first backward outside it reduces the accumulated gradients. One
+    reduction per forward: a second backward through the same graph (``retain_graph``)
+    accumulates locally.
 
     ``device_ids``, ``output_device``, ``dim``, ``check_reduction``,
     ``gradient_as_bucket_view`` and ``static_graph`` are accepted for PyTorch's signature
@@ -134,7 +136,9 @@ class DistributedDataParallel(Module):
 
     # ----- forward ---------------------------------------------------------------
     def forward(self, *args, **kwargs):
-        if self._pass is not None and self._pass["pending"]:
+        if self._pass is not None and self._pass["pending"] and self._pass["totals"]:
+            # a backward began and left parameters without gradients (a forward that was
+            # never followed by a backward is simply forgotten)
             missing = [self._param_names[i] for i in sorted(self._pass["pending"])]
             self._pass = None
             raise RuntimeError(
