@@ -121,8 +121,11 @@ def _evaluate(arrays, fn: str, dtype_name: str):
             msg = str(e)
             if "connection" in msg or "closed" in msg or "peer" in msg:
                 raise RuntimeError(f"{fn}(): the {_state.backend!r} backend lost a peer: {msg}") from None
-            raise TypeError(f"{fn}(): dtype {dtype_name} is not supported by the {_state.backend!r} backend "
-                            f"(MLX: {msg})") from None
+            if "type" in msg.lower():
+                raise TypeError(f"{fn}(): dtype {dtype_name} is not supported by the {_state.backend!r} backend "
+                                f"(MLX: {msg})") from None
+            raise RuntimeError(f"{fn}() on the {_state.backend!r} backend with dtype {dtype_name} failed: "
+                               f"{msg}") from None
 
 
 class Work:
