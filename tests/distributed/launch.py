@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -44,7 +45,19 @@ class Result:
 
 
 def run_ranks(worker: str, n: int, *args: str, timeout: float = 60.0, grace: float = 10.0) -> Result:
-    """Runs ``tests/distributed/<worker>`` on ``n`` ranks; returns their exit codes and output."""
+    """Runs ``tests/distributed/<worker>`` on ``n`` ranks; returns their exit codes and output.
+
+    The free ports are found by binding and releasing them, so another process can take
+    one in between: a rank that cannot bind its port ("Couldn't bind socket") makes the
+    run start again on new ports, up to three times."""
+    for _ in range(3):
+        result = _run_once(worker, n, args, timeout, grace)
+        if not any("Couldn't bind socket" in e for e in result.errs):
+            break
+    return result
+
+
+def _run_once(worker: str, n: int, args, timeout: float, grace: float) -> Result:
     tmp = tempfile.mkdtemp(prefix="lucid-dist-")
     hostfile = os.path.join(tmp, "hosts.json")
     with open(hostfile, "w") as f:
@@ -82,4 +95,5 @@ def run_ranks(worker: str, n: int, *args: str, timeout: float = 60.0, grace: flo
         out.seek(0), err.seek(0)
         outs.append(out.read()), errs.append(err.read())
         out.close(), err.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     return Result([p.returncode for p in procs], outs, errs, timed_out)

@@ -1,7 +1,5 @@
 """DistributedDataParallel across 2 and 3 ring ranks against one process on the same data,
 and DistributedSampler against PyTorch's documented split."""
-import tempfile
-
 import numpy as np
 import pytest
 
@@ -55,17 +53,16 @@ def one_process_concatenated(n, device):
     return model
 
 
-def run(n):
-    out = tempfile.mkdtemp(prefix="lucid-ddp-")
-    r = run_ranks("worker_ddp.py", n, out, timeout=120)
+def run(n, out):
+    r = run_ranks("worker_ddp.py", n, str(out), timeout=120)
     assert not r.timed_out and r.codes == [0] * n, r.report()
     return lucid.load(f"{out}/ddp.safetensors")
 
 
-def test_ddp_two_ranks_equals_one_process_exactly():
+def test_ddp_two_ranks_equals_one_process_exactly(tmp_path):
     # 2 ranks: the all-reduce adds g0 + g1 as one process accumulating the two shares does,
     # and / 2 is the same division: identical bits after 20 SGD-momentum steps.
-    got = run(2)
+    got = run(2, tmp_path)
     for device in ("cpu", "gpu"):
         model, grads = one_process(2, device)
         for (name, p), g in zip(model.named_parameters(), grads):
@@ -80,10 +77,10 @@ def test_ddp_two_ranks_equals_one_process_exactly():
                                    err_msg=f"concatenated {name}")
 
 
-def test_ddp_three_ranks_within_tolerance():
+def test_ddp_three_ranks_within_tolerance(tmp_path):
     # 3 ranks: the ring adds each chunk's three terms in its own order, one process in rank
     # order; float32 sums of 3 terms differ by an ulp or so per step, after 20 steps within 1e-5.
-    got = run(3)
+    got = run(3, tmp_path)
     for device in ("cpu", "gpu"):
         model, grads = one_process(3, device)
         for (name, p), g in zip(model.named_parameters(), grads):

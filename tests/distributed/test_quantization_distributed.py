@@ -1,6 +1,4 @@
 """Distributed calibration and QAT (2 ring ranks) against one process on the whole data."""
-import tempfile
-
 import numpy as np
 import pytest
 
@@ -14,9 +12,9 @@ N = 2
 
 
 @pytest.fixture(scope="module")
-def ranks():
-    out = tempfile.mkdtemp(prefix="lucid-quant-")
-    r = run_ranks("worker_quant.py", N, out, timeout=150)
+def ranks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quant")
+    r = run_ranks("worker_quant.py", N, str(out), timeout=150)
     assert not r.timed_out and r.codes == [0] * N, r.report()
     return lucid.load(f"{out}/quant.safetensors")
 
