@@ -20,7 +20,9 @@ out_path = sys.argv[1]
 result = {}
 for device in ("cpu", "gpu"):
     lucid.manual_seed(1 + rank)  # different initial weights per rank: DDP must broadcast rank 0's
-    model = DDP(small_cnn().to(device))
+    # the GPU-stream run with buckets of about 500 bytes: several all-reduces per step
+    model = DDP(small_cnn().to(device), bucket_cap_mb=25 if device == "cpu" else 0.0005)
+    assert len(model._layout) == (1 if device == "cpu" else 3), model._layout
     opt = lucid.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
     sampler = DistributedSampler(range(PER_RANK * n), shuffle=False)
     mine = list(sampler)
@@ -46,7 +48,7 @@ for name, p in result.items():  # every replica ended with rank 0's bits
     assert np.array_equal(back[name].numpy(), p.to("cpu").numpy()), (rank, name)
 
 # find_unused_parameters: rank 0 uses head b, the others do not
-heads = DDP(TwoHeads(), find_unused_parameters=True)
+heads = DDP(TwoHeads(), find_unused_parameters=True, bucket_cap_mb=1e-5)  # one bucket per parameter
 x = np.arange(6, dtype=np.float32).reshape(2, 3) + rank
 heads(lucid.tensor(x), use_b=rank == 0).sum().backward()
 col = sum(np.arange(6, dtype=np.float32).reshape(2, 3).sum(0) + 2 * r for r in range(n)) / n

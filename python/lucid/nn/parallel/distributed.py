@@ -1,12 +1,14 @@
 """``DistributedDataParallel``: one model replica per process, gradients averaged.
 
 At construction the replicas take rank 0's parameters and buffers (broadcast,
-bit for bit). During backward every parameter's gradient for the pass is
-collected by a tensor hook; the hooks fill buckets (about ``bucket_cap_mb``
-each, in the order the gradients arrive, one dtype and device per bucket),
-each full bucket's all-reduce is issued at once (``mx.async_eval``), and when
-the last gradient arrives the sums are waited for, divided by the world size
-and set as every parameter's ``.grad``.
+bit for bit) and split the parameters into buckets (about ``bucket_cap_mb``
+each, in reverse registration order, one dtype and device per bucket: the same
+layout on every rank). During backward every parameter's gradient for the pass
+is collected by a tensor hook; a bucket's all-reduce is issued
+(``mx.async_eval``) as soon as it and every bucket before it are complete, so
+all ranks issue the same all-reduces in the same order whatever order their
+gradients arrive in; when the last gradient arrives the sums are waited for,
+divided by the world size and set as every parameter's ``.grad``.
 
 What the engine allows: lucid delivers the gradients of hooked leaves after
 the graph walk, so the all-reduces overlap the delivery of the remaining
@@ -67,13 +69,6 @@ def _leaves_reached(outputs) -> set:
     return found
 
 
-class _Bucket:
-    __slots__ = ("members", "arrays", "work", "nbytes")
-
-    def __init__(self):
-        self.members, self.arrays, self.work, self.nbytes = [], {}, None, 0
-
-
 class DistributedDataParallel(Module):
     """Wraps ``module`` so that every process trains the same model on its own data.
 
@@ -128,11 +123,29 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_params", params)
         object.__setattr__(self, "_param_names", names)
         self._cap = int(bucket_cap_mb * 1024 * 1024)
+        self._layout = self._bucket_layout(params)
+        self._bucket_of = {i: b for b, members in enumerate(self._layout) for i in members}
         self._pass = None  # the state of the backward pass in flight
         with no_grad():
             for t in list(module.parameters()) + [b for b in module.buffers() if b is not None]:
                 _coll.broadcast(t, 0, group=self._group)
         object.__setattr__(self, "_handles", [p.register_hook(self._hook_for(i)) for i, p in enumerate(params)])
+
+    def _bucket_layout(self, params) -> list:
+        """Parameter indices per bucket, the same on every rank: in reverse registration
+        order (gradients arrive roughly from the last layer back), a new bucket when the
+        cap would be exceeded or the dtype / device changes."""
+        layout, key, nbytes = [], None, 0
+        for i in reversed(range(len(params))):
+            p = params[i]
+            size = p.numel() * p.element_size()
+            k = (p._dtype_name, p._device_name)
+            if not layout or k != key or nbytes + size > self._cap:
+                layout.append([])
+                key, nbytes = k, 0
+            layout[-1].append(i)
+            nbytes += size
+        return layout
 
     # ----- forward ---------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -163,8 +176,8 @@ class DistributedDataParallel(Module):
         if self.find_unused_parameters:
             reached = _leaves_reached(_tensors_in(out, []))
             unused = {i for i in expected if id(self._params[i]) not in reached}
-        self._pass = {"pending": expected - unused, "unused": unused, "totals": {}, "buckets": [],
-                      "current": _Bucket(), "bucket_of": {}}
+        self._pass = {"pending": expected - unused, "unused": unused, "totals": {}, "arrays": {},
+                      "missing": [len(m) for m in self._layout], "works": [], "next": 0}
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -198,26 +211,21 @@ class DistributedDataParallel(Module):
     def _add_to_bucket(self, state, index, total):
         if self._group.size() == 1:
             return
-        b = state["current"]
-        key = (total._dtype_name, total._device_name)
-        if b.members and (b.nbytes + total.numel() * total.element_size() > self._cap
-                          or b.arrays["key"] != key):
-            self._issue(state)
-            b = state["current"]
-        b.arrays["key"] = key
-        b.members.append(index)
-        b.arrays[index] = _coll.to_mlx(total).reshape(-1)
-        b.nbytes += total.numel() * total.element_size()
+        state["arrays"][index] = _coll.to_mlx(total).reshape(-1)
+        state["missing"][self._bucket_of[index]] -= 1
+        self._issue_ready(state)
 
-    def _issue(self, state):
-        b = state["current"]
-        if not b.members:
-            return
-        flat = mx.concatenate([b.arrays[i] for i in b.members]) if len(b.members) > 1 else b.arrays[b.members[0]]
-        b.work = mx.distributed.all_sum(flat, group=self._group, stream=_state.stream)
-        mx.async_eval(b.work)
-        state["buckets"].append(b)
-        state["current"] = _Bucket()
+    def _issue_ready(self, state):
+        """Issues the complete buckets in bucket order (every rank issues the same
+        all-reduces in the same order, whatever order its gradients arrived in)."""
+        while state["next"] < len(self._layout) and state["missing"][state["next"]] == 0:
+            members = self._layout[state["next"]]
+            arrays = [state["arrays"][i] for i in members]
+            flat = mx.concatenate(arrays) if len(arrays) > 1 else arrays[0]
+            work = mx.distributed.all_sum(flat, group=self._group, stream=_state.stream)
+            mx.async_eval(work)
+            state["works"].append(work)
+            state["next"] += 1
 
     def _finish(self, state, last: int):
         n = self._group.size()
@@ -230,22 +238,21 @@ class DistributedDataParallel(Module):
                 total = p.grad if p.grad is not None else _C.full(tuple(p.shape), 0.0, p._dtype_name,
                                                                    p._device_name)
                 self._add_to_bucket(state, i, total)
-            self._issue(state)
             used = None
             if self.find_unused_parameters:
                 mask = mx.array([0 if i in state["unused"] else 1 for i in range(len(self._params))], dtype=mx.uint8)
                 used = mx.distributed.all_max(mask, group=self._group, stream=_state.stream)
             with _Watchdog("DistributedDataParallel gradient all-reduce"):
-                mx.eval([b.work for b in state["buckets"]] + ([used] if used is not None else []))
+                mx.eval(state["works"] + ([used] if used is not None else []))
             used = None if used is None else np.asarray(used).tolist()
             pieces = {}
-            for b in state["buckets"]:
+            for members, work in zip(self._layout, state["works"]):
                 offset = 0
-                for i in b.members:
+                for i in members:
                     p = self._params[i]
                     size = p.numel()
                     if used is None or used[i]:  # else no rank used it: .grad stays as it was
-                        pieces[i] = (b.work[offset:offset + size] / n).astype(b.work.dtype).reshape(tuple(p.shape))
+                        pieces[i] = (work[offset:offset + size] / n).astype(work.dtype).reshape(tuple(p.shape))
                     offset += size
             mx.eval(list(pieces.values()))
             for i, piece in pieces.items():
