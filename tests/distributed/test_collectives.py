@@ -69,6 +69,9 @@ def test_one_process_group(single, device):
 
 def test_uninitialized_and_bad_arguments():
     assert not dist.is_initialized()
+    assert dist.is_backend_available("ring")  # MLX's CPU build always has the ring
+    with pytest.raises(ValueError, match="'backend'"):
+        dist.is_backend_available("gloo")
     with pytest.raises(RuntimeError, match="not initialized"):
         dist.get_rank()
     with pytest.raises(RuntimeError, match="not initialized"):

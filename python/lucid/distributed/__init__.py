@@ -6,7 +6,7 @@ Launch the ranks with ``mlx.launch -n 2 script.py`` (or ``mpirun``); each calls
 """
 from .process_group import (  # noqa: F401
     BACKENDS, destroy_process_group, get_backend, get_rank, get_world_size, init_process_group,
-    is_available, is_initialized, new_group,
+    is_available, is_backend_available, is_initialized, new_group,
 )
 from .collectives import (  # noqa: F401
     ReduceOp, Work, all_gather, all_gather_into_tensor, all_gather_object, all_reduce, barrier, broadcast,

@@ -135,6 +135,14 @@ def is_available() -> bool:
     return True
 
 
+def is_backend_available(backend: str) -> bool:
+    """Whether this MLX build has ``backend`` (``"ring"``, ``"mpi"``, ``"nccl"``, ``"jaccl"``);
+    not whether a group can be formed with it (that needs a launcher's environment)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"is_backend_available(): argument 'backend' must be one of {BACKENDS}, got {backend!r}")
+    return bool(mx.distributed.is_available(backend))
+
+
 def _group():
     if _state.group is None:
         raise RuntimeError("lucid.distributed: the default process group is not initialized; "
