@@ -29,3 +29,4 @@ from . import amp  # noqa: E402,F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401

@@ -15,14 +15,21 @@ from .lazy import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .utils import parametrizations, parametrize  # noqa: F401  (binds nn.utils.parametrize / .parametrizations)
 
-_LAZY_PACKAGES = ("quantized", "qat", "intrinsic")
+_LAZY_PACKAGES = ("quantized", "qat", "intrinsic", "parallel")
+# lucid.nn.sync_batchnorm's names; like nn.parallel it builds on lucid.distributed, above the core
+_LAZY_NAMES = {"SyncBatchNorm": "sync_batchnorm", "convert_sync_batchnorm": "sync_batchnorm"}
 
 
 def __getattr__(name):
     # nn.quantized / nn.qat / nn.intrinsic sit layers above the core (they import
-    # lucid.quantization, which imports the core): loaded on first use.
+    # lucid.quantization, which imports the core), nn.parallel and SyncBatchNorm above
+    # lucid.distributed: loaded on first use.
     if name in _LAZY_PACKAGES:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,8 +42,9 @@ from .workflows import *  # noqa: F401,F403
 from .fuse_modules import fuse_modules, fuse_modules_qat
 from . import quantize_fx
 from .quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
+from .distributed_sync import sync_observers
 
-__all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
+__all__ = ["sync_observers", "QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
            "qmatmul", "qconv2d", "qconv1d", "qconv3d", "qconv_transpose1d", "qconv_transpose2d", "qconv_transpose3d",

@@ -1,0 +1,2 @@
+"""``lucid.nn.parallel``: data parallelism across processes (``DistributedDataParallel``)."""
+from .distributed import DistributedDataParallel  # noqa: F401
