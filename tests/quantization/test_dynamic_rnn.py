@@ -189,9 +189,9 @@ def test_state_dict_round_trip(tmp_path):
     mod = nn.LSTM(32, 64, num_layers=2, bidirectional=True)
     q = Q.quantize_dynamic(mod)
     state = q.state_dict()
-    assert state["cells.ih_l1_reverse.weight_int8"].dtype == lucid.int8
+    assert state["weight_ih_l1_reverse_int8"].dtype == lucid.int8
     assert state["bias_hh_l1_reverse"].dtype == lucid.float32 and "cells.hh_l0.bias_float" not in state
-    assert state["cells.hh_l0.weight_scale"].dtype == lucid.float32
+    assert state["weight_hh_l0_scale"].dtype == lucid.float32
     path = os.path.join(tmp_path, "lstm.safetensors")
     lucid.save(state, path)
     fpath = os.path.join(tmp_path, "float.safetensors")

@@ -528,6 +528,15 @@ class Module:
         for mod_prefix, mod in list(self.named_modules(remove_duplicate=False)):
             if hasattr(type(mod), "_lazy_load_hook") and mod.has_uninitialized_params():
                 mod._lazy_load_hook(mod_prefix + ("." if mod_prefix else ""), state_dict)
+        # Modules that also accept another layout of their state (an older key naming,
+        # upstream lucid's) bring a copy of the mapping to their own before any check;
+        # the caller's mapping is left as given.
+        adapters = [(p, m) for p, m in self.named_modules(remove_duplicate=False)
+                    if hasattr(type(m), "_adapt_state_dict")]
+        if adapters:
+            state_dict = OrderedDict((k, state_dict[k]) for k in state_dict.keys())
+            for mod_prefix, mod in adapters:
+                mod._adapt_state_dict(mod_prefix + ("." if mod_prefix else ""), state_dict)
         own = list(self._state_entries())
         own_names = {name for name, _, _ in own}
         resizable = {}  # qualified buffer name -> (owning module, local name)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import lucid._namespace as lucid
 
-from ...._creation import zeros
+from ...._creation import zeros, zeros_like
 from ...module import Module
 from ...containers import ModuleDict
 from ... import layers as L
 from ....quantization.observer import default_weight_observer
+from ..checks import check_positive_scale
 from ..observed_qparams import quantize_weight
 from .linear import Linear
 
@@ -67,28 +68,69 @@ class _DynamicRNNBase(Module):
         self.bidirectional = bool(bidirectional)
         self._dirs = 2 if bidirectional else 1
         g = self._gates * hidden_size
-        cells = {}
+        # one dynamic Linear per weight matrix (cells["ih_l0"], ...), whose codes and qparams
+        # are this module's buffers weight_ih_l0_int8 / _scale / _zero_point (upstream lucid's
+        # names and state keys; the same tensors, stored once)
+        self.cells = ModuleDict({})
         for k in range(num_layers):
             fan = input_size if k == 0 else hidden_size * self._dirs
             for sfx in ("", "_reverse")[:self._dirs]:
-                cells[f"ih_l{k}{sfx}"] = Linear(fan, g, False)
-                cells[f"hh_l{k}{sfx}"] = Linear(hidden_size, g, False)
+                self._link(f"ih_l{k}{sfx}", Linear(fan, g, False))
+                self._link(f"hh_l{k}{sfx}", Linear(hidden_size, g, False))
                 for kind in ("ih", "hh"):
                     self.register_buffer(f"bias_{kind}_l{k}{sfx}", zeros(g) if self.bias else None)
-        # one dynamic Linear per weight matrix; state keys "cells.ih_l0.weight_int8", ...
-        self.cells = ModuleDict(cells)
 
-    def __getattr__(self, name):
-        # upstream lucid's per-weight names: weight_ih_l0_int8 / weight_ih_l0_scale /
-        # weight_ih_l0_zero_point read the codes and qparams of cells["ih_l0"]
-        if name.startswith("weight_"):
-            for suffix in ("_int8", "_scale", "_zero_point"):
-                if name.endswith(suffix):
-                    cells = self.__dict__.get("_modules", {}).get("cells")
-                    key = name[len("weight_"):-len(suffix)]
-                    if cells is not None and key in cells._modules:
-                        return getattr(cells._modules[key], "weight" + suffix)
-        return super().__getattr__(name)
+    _WEIGHT_PARTS = ("int8", "scale", "zero_point")
+
+    def _link(self, key, cell):
+        """``cell`` becomes ``cells[key]``; its weight buffers become this module's
+        ``weight_<key>_int8`` / ``_scale`` / ``_zero_point`` (not the cell's state, so each is
+        stored once). Zero points that are all 0 (a symmetric weight, the default) are not
+        state: a state dict without them loads as 0."""
+        self.cells[key] = cell
+        for part in self._WEIGHT_PARTS:
+            cell._non_persistent_buffers.add("weight_" + part)
+            self.register_buffer(f"weight_{key}_{part}", cell._buffers["weight_" + part])
+        self._zero_points_persistent(key, bool((cell.weight_zero_point != 0).any().item()))
+
+    def _zero_points_persistent(self, key, persistent):
+        name = f"weight_{key}_zero_point"
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+
+    def _check_state(self, prefix, state, problems):
+        """The cells' own checks, on this layout's keys: exact dtypes of the codes and zero
+        points, finite positive scales (run by load_state_dict before anything is written)."""
+        for key in self.cells._modules:
+            for part in self._WEIGHT_PARTS:
+                name = f"weight_{key}_{part}"
+                value, own = state.get(prefix + name), self._buffers.get(name)
+                if not isinstance(value, lucid.Tensor) or own is None:
+                    continue
+                if part != "scale" and value.dtype != own.dtype:
+                    problems.append(f"dtype mismatch for {prefix + name}: the checkpoint holds {value.dtype!r}, "
+                                    f"the quantized module stores {own.dtype!r}")
+                if part == "scale" and value.dtype.is_floating_point:
+                    check_positive_scale(value, prefix + name, problems)
+
+    def _adapt_state_dict(self, prefix, state):
+        """Brings a copy of the state to this layout: the earlier keys
+        (``cells.ih_l0.weight_int8`` ...) are renamed, and zero points may be present or
+        absent (absent: 0). Nonzero zero points are always state: a checkpoint that holds
+        zero points makes them state here before it loads (and, should the load fail, they
+        are saved as the values they keep); one without them loads zeros."""
+        for key in self.cells._modules:
+            for part in self._WEIGHT_PARTS:
+                old = f"{prefix}cells.{key}.weight_{part}"
+                if old in state and f"{prefix}weight_{key}_{part}" not in state:
+                    state[f"{prefix}weight_{key}_{part}"] = state.pop(old)
+            name = f"weight_{key}_zero_point"
+            if prefix + name in state:
+                self._zero_points_persistent(key, True)
+            elif name not in self._non_persistent_buffers:
+                state[prefix + name] = zeros_like(getattr(self, name))
 
     # ----- shapes and states, as the float module ------------------------------------------
     def _prepare_input(self, input):
@@ -173,7 +215,7 @@ class _DynamicRNNBase(Module):
             for sfx in ("", "_reverse")[:new._dirs]:
                 for kind in ("ih", "hh"):
                     w = getattr(mod, f"weight_{kind}_l{k}{sfx}")
-                    new.cells[f"{kind}_l{k}{sfx}"] = _quantized_linear(w, factory, f"{label}.weight_{kind}_l{k}{sfx}")
+                    new._link(f"{kind}_l{k}{sfx}", _quantized_linear(w, factory, f"{label}.weight_{kind}_l{k}{sfx}"))
                     if mod.bias:
                         b = getattr(mod, f"bias_{kind}_l{k}{sfx}")
                         setattr(new, f"bias_{kind}_l{k}{sfx}", b.detach().to(lucid.float32).clone())
