@@ -2,6 +2,8 @@
 fused ReLU forms): the buffers they keep, their state checks and ``from_float``."""
 from __future__ import annotations
 
+import numpy as np
+
 import lucid._namespace as lucid
 
 from ... import _dtype
@@ -121,6 +123,23 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         self._pack_cache.clear()  # the codes were just written in place
         self.weight_qscheme = state["weight_qscheme"]
         self.out_qdtype = as_qdtype(state["out_qdtype"])
+
+    def _adapt_state_dict(self, prefix, state):
+        """Upstream lucid's layout of these layers' state loads too: its ``bias`` entry (here
+        ``bias_float``), zero points as float tensors of whole numbers (here int32), and no
+        ``_extra_state`` (its layers hold per-channel weights and quint8 outputs)."""
+        if prefix + "bias" in state and prefix + "bias_float" not in state:
+            state[prefix + "bias_float"] = state.pop(prefix + "bias")
+        for local in ("weight_zero_point", "zero_point"):
+            value = state.get(prefix + local)
+            if isinstance(value, lucid.Tensor) and value.dtype.is_floating_point:
+                arr = value.detach().to("cpu").numpy()
+                if np.isfinite(arr).all() and (arr == np.round(arr)).all() and (np.abs(arr) < 2**31).all():
+                    state[prefix + local] = lucid.tensor(arr.astype(np.int32), device=value.device.type)
+                # anything else stays as it is: the dtype check names it
+        if prefix + "_extra_state" not in state and prefix + "weight_int8" in state:
+            state[prefix + "_extra_state"] = {"kind": type(self).__name__, "weight_qscheme": "per_channel_affine",
+                                              "out_qdtype": self.out_qdtype.name}
 
     def _check_state(self, prefix, state, problems):
         super()._check_state(prefix, state, problems)
