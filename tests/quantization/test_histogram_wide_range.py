@@ -164,7 +164,7 @@ def _run(make, batches, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_histogram_observer_issue_case(device):
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(0)  # a seed with no value within 1e-3 bins of an edge (asserted below)
     x = (rng.standard_normal((4, 64)) * 3e34).astype(np.float32)
     o, s, z = _run(Q.HistogramObserver, [x], device)
     h = np.asarray(o.histogram.tolist())

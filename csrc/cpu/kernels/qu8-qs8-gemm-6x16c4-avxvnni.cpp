@@ -61,7 +61,9 @@ void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride, const int8
 }  // namespace
 
 #if defined(LUCID_KERNELS_SIMDE_VNNI)
-bool emulated() { return true; }
+namespace {
+bool emulated() { return true; }  // SIMDe runs it on any host
+}  // namespace
 const QGemmKernel qgemm_6x16c4_avxvnni = {"avxvnni", "qu8-qs8-gemm-6x16c4-avxvnni", 6, 16, 4, 4, false, false,
                                           emulated, ukernel};
 #else
