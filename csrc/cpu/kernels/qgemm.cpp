@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -180,14 +180,19 @@ std::string qgemm_engine() {
 const QGemmKernel& qgemm_select(int64_t m, bool a7) {
   const QGemmKernel* chosen = g_engine.load();
   if (!chosen) {
-    // "auto": the widest instruction set the host has. A 16-row AMX tile
-    // wastes most of its work on a few rows, so small M stays on vector units.
-    chosen = qgemm_kernels().front();
-    for (const QGemmKernel* k : qgemm_kernels()) {
-      if (!usable(*k) || k->needs_a7) continue;
-      if (std::string(k->engine) == "amx" && m < 8) continue;
-      chosen = k;  // the list is ordered from narrowest to widest
-    }
+    // "auto": the widest instruction set the host has whose self-check
+    // passed, decided once. A 16-row AMX tile wastes most of its work on a
+    // few rows, so small M stays on vector units.
+    static const std::pair<const QGemmKernel*, const QGemmKernel*> pick = [] {
+      const QGemmKernel *small = qgemm_kernels().front(), *large = small;
+      for (const QGemmKernel* k : qgemm_kernels()) {
+        if (!usable(*k) || k->needs_a7) continue;
+        large = k;  // the list is ordered from narrowest to widest
+        if (std::string(k->engine) != "amx") small = k;
+      }
+      return std::make_pair(small, large);
+    }();
+    chosen = m < 8 ? pick.first : pick.second;
   }
   return a7 ? *a7_variant(chosen) : *chosen;
 }
