@@ -126,6 +126,15 @@ def test_histc_wide_streams_agree_on_random_data(bins):
     assert a.sum() == x.size
 
 
+def test_histc_wide_bfloat16_input():
+    """bfloat16 has float32's exponent range: it widens exactly and takes the same formula."""
+    x = np.array([-3e38, -1e38, 0.0, 5e37, 3e38], dtype=np.float32)
+    got = [lucid.histc(lucid.tensor(x, device=d).to(lucid.bfloat16), bins=4).tolist() for d in DEVICES]
+    xb = np.asarray(lucid.tensor(x).to(lucid.bfloat16).float().tolist(), dtype=np.float64)
+    want, _ = np.histogram(xb, bins=4, range=(xb.min(), xb.max()))
+    assert got[0] == got[1] == want.tolist()
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("k", [90, 110, 126])
 def test_histc_power_of_two_equivariance(device, k):
