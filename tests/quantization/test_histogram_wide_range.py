@@ -190,11 +190,13 @@ def test_histogram_observer_issue_case(device):
 
 
 @pytest.mark.parametrize("name", sorted(_observers()))
-@pytest.mark.parametrize("k", [100, 126])
+@pytest.mark.parametrize("k", [12, 100, 126])
 def test_observers_power_of_two_equivariance(name, k):
     """Growing-range sequences (so the re-binning runs) scaled by 2^k: same histogram,
     min / max and scale scaled by 2^k, same zero point, on both streams. 2^126 makes
-    max - min itself overflow float32, 2^100 only its product with the bin count."""
+    max - min itself overflow float32, 2^100 only its product with the bin count; 2^12
+    keeps PyTorch's regime but puts the bin width above 1, where the L2 search runs
+    on the rescaled width."""
     rng = np.random.default_rng(5)
     base = [rng.uniform(-1.0, 1.5, (3, 40)).astype(np.float32),
             rng.uniform(-1.9, 1.2, (3, 40)).astype(np.float32),
