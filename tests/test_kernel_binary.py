@@ -61,6 +61,56 @@ def test_every_supported_kernel_equals_scalar_reference(binary):
         assert "problems equal the scalar reference" in block and block.rstrip().endswith("ok"), block
 
 
+def test_vnni_kernels_native_where_this_cpu_has_them(binary):
+    """AVX-512 VNNI (and AVX-VNNI, AMX) kernels run natively on a CPU that has them:
+    their blocks must say "ok", not "skipped"."""
+    r = subprocess.run([str(binary), "--no-bench", "--filter", "qgemm"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    flags = set(_cpu_flags())
+    ran = []
+    for name, flag in (("qu8-qs8-gemm-8x16c4-avx512vnni", "avx512_vnni"), ("qu8-qs8-gemm-6x16c4-avxvnni", "avx_vnni"),
+                       ("qu8-qs8-gemm-16x16c4-amx", "amx_int8")):
+        block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
+        if flag in flags:
+            assert block.strip() == "ok", block
+            ran.append(name)
+        else:
+            assert "skipped: this CPU lacks" in block, block
+    block = r.stdout.split("[test ] qgemm/self-check\n")[1].split("[test ]")[0]
+    assert block.rstrip().endswith("ok") and "FAILED" not in block, block
+    assert "reference    verified" in block
+
+
+def test_vnni_kernels_under_simde():
+    """The AVX-512 VNNI and AVX-VNNI GEMM kernels on SIMDe's emulation of their
+    instructions (any x86-64 CPU with AVX2): every tile tail (rows 1..MR, K tails),
+    every product shape with M / N / K tails and zero points at both grid ends,
+    against the scalar reference."""
+    cmake = shutil.which("cmake")
+    if platform.machine() not in ("x86_64", "AMD64") or "avx2" not in _cpu_flags():
+        pytest.skip("needs an x86-64 CPU with AVX2")
+    if not cmake or not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
+        pytest.skip("needs cmake and SIMDe's headers (Debian: libsimde-dev)")
+    build = ROOT / "build" / "kernel-tests-simde"
+    args = [cmake, "-S", str(ROOT / "tests" / "kernels"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+            "-DLUCID_KERNELS_SIMDE=ON"]
+    if shutil.which("ninja") and not (build / "CMakeCache.txt").exists():
+        args += ["-G", "Ninja"]
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    subprocess.run([cmake, "--build", str(build), "-j", "2"], check=True, capture_output=True, text=True)
+    r = subprocess.run([str(build / "lucid_kernel_tests"), "--no-bench", "--filter", "qgemm"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "0 failures" in r.stdout
+    for name in ("qu8-qs8-gemm-8x16c4-avx512vnni", "qu8-qs8-gemm-6x16c4-avxvnni"):
+        block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
+        assert block.strip() == "ok", block  # run (emulated), not skipped
+    block = r.stdout.split("[test ] qgemm/self-check\n")[1].split("[test ]")[0]
+    assert "avxvnni      verified" in block and "avx512vnni   verified" in block, block
+
+
 def test_ctest_registration(binary):
     ctest = shutil.which("ctest")
     if not ctest:

@@ -29,6 +29,12 @@ void init_qmatmul(py::module_& m) {
   m.def("set_qengine", &kernels::set_qgemm_engine, py::arg("name"));
   m.def("qengines_available", &kernels::qgemm_available_engines);
   m.def("qengines_known", &kernels::qgemm_engine_names);
+  // (family, supported, verified) per kernel family, from the one-time self-check.
+  m.def("qgemm_self_check", [] {
+    std::vector<std::tuple<std::string, bool, bool>> v;
+    for (const auto& c : kernels::qgemm_self_check()) v.emplace_back(c.family, c.supported, c.verified);
+    return v;
+  });
 }
 
 }  // namespace lucid::bindings

@@ -6,6 +6,6 @@
 
 namespace lucid::gpu {
 
-Tensor histc(const Tensor& x, int64_t bins, float lo, float hi);
+Tensor histc(const Tensor& x, int64_t bins, float lo, float hi, bool wide);
 
 }  // namespace lucid::gpu

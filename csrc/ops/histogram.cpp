@@ -24,8 +24,15 @@ Tensor histc(const Tensor& x, int64_t bins, double lo, double hi) {
             std::to_string(hi));
   check(flo < fhi, "histc(): argument 'min' must be < 'max', got " + std::to_string(lo) + " and " +
                        std::to_string(hi));
-  if (x.device() == Device::GPU) return gpu::histc(x, bins, flo, fhi);
-  return cpu::histc(contiguous(x), bins, flo, fhi);
+  const bool wide = histc_wide_range(bins, flo, fhi);
+  if (x.device() == Device::GPU) return gpu::histc(x, bins, flo, fhi, wide);
+  return cpu::histc(contiguous(x), bins, flo, fhi, wide);
+}
+
+bool histc_wide_range(int64_t bins, float lo, float hi) {
+  volatile float den = hi - lo;  // volatile: evaluated in float32, as the kernels do
+  volatile float top = den * static_cast<float>(bins);
+  return !std::isfinite(top);
 }
 
 }  // namespace lucid::ops

@@ -318,6 +318,19 @@ struct Registrar {
         bench(ctx, *k);
       });
     }
+    // The one-time self-check at engine selection: every family this host
+    // runs must pass it (the full tests above hold the same kernels to much
+    // more), and the families it reports are exactly the registered ones.
+    Register("qgemm", "self-check", Kind::Test, [](Context& ctx) {
+      for (const auto& c : kernels::qgemm_self_check()) {
+        std::printf("    %-12s %s\n", c.family.c_str(),
+                    c.verified ? "verified" : c.supported ? "FAILED" : "unsupported here");
+        if (c.supported && !c.verified) ctx.fail("family " + c.family + " failed its self-check");
+        bool known = false;
+        for (const QGemmKernel* k : kernels::qgemm_kernels()) known |= c.family == k->engine;
+        if (!known) ctx.fail("self-check reports an unknown family " + c.family);
+      }
+    });
     Register("qgemm", "engine selection", Kind::Test, [](Context& ctx) {
       for (const std::string& e : kernels::qgemm_available_engines()) {
         kernels::set_qgemm_engine(e);

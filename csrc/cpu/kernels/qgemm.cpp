@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -29,6 +32,73 @@ namespace {
 
 std::atomic<const QGemmKernel*> g_engine{nullptr};  // null: "auto"
 
+// ---- self-check -------------------------------------------------------------
+// A few tiles of one kernel against the plain int64 sum: rows 1 and MR, K
+// below, at and past the kernel's padding, random codes and the extreme
+// all-amax x all-(-128) tile (the largest products; amax 127 for needs_a7
+// kernels). The weights are packed here from the layout QGemmKernel
+// documents, independently of the driver's packer. Deterministic (an LCG).
+bool tile_ok(const QGemmKernel& k, int rows, int64_t kk, bool extreme, bool sabotage) {
+  const int64_t mr = k.mr, nr = k.nr, kr = k.kr;
+  const int64_t kp = ((std::max<int64_t>(kk, 1) + k.kpad - 1) / k.kpad) * k.kpad;
+  const int amax = k.needs_a7 ? 127 : 255;
+  uint32_t state = 0x9e3779b9u ^ static_cast<uint32_t>(kk * 131 + rows);
+  auto next = [&state] { state = state * 1664525u + 1013904223u; return state >> 8; };
+  std::vector<int> a(static_cast<size_t>(mr * kk), 0), w(static_cast<size_t>(nr * kk), 0);
+  for (int64_t i = 0; i < rows * kk; ++i) a[i] = extreme ? amax : static_cast<int>(next() % (amax + 1));
+  for (auto& v : w) v = extreme ? -128 : static_cast<int>(next() % 256) - 128;
+  std::vector<int8_t> packed(static_cast<size_t>(nr * kp), 0);
+  for (int64_t g = 0; g < kp / kr; ++g)
+    for (int64_t j = 0; j < nr; ++j)
+      for (int64_t r = 0; r < kr; ++r) {
+        int64_t kidx = g * kr + r;
+        packed[(g * nr + j) * kr + r] = static_cast<int8_t>(kidx < kk ? w[j * kk + kidx] : 0);
+      }
+  std::vector<uint8_t> p8(static_cast<size_t>(mr * kp), 0);
+  std::vector<int16_t> p16(static_cast<size_t>(mr * kp), 0);
+  const int shift = k.a_minus128 ? 128 : 0;  // such panels hold a - 128 as int8
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < kk; ++c) {
+      p8[i * kp + c] = static_cast<uint8_t>(a[i * kk + c] - shift);
+      p16[i * kp + c] = static_cast<int16_t>(a[i * kk + c]);
+    }
+  std::vector<int32_t> out(static_cast<size_t>(mr * nr), 0x5a5a5a5a);
+  k.ukernel(rows, static_cast<size_t>(kp), k.a_int16 ? static_cast<const void*>(p16.data()) : p8.data(),
+            static_cast<size_t>(kp), packed.data(), out.data());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < nr; ++j) {
+      int64_t want = sabotage ? 1 : 0;
+      for (int64_t c = 0; c < kk; ++c) want += int64_t{a[i * kk + c] - shift} * w[j * kk + c];
+      if (out[i * nr + j] != want) return false;
+    }
+  return true;
+}
+
+bool kernel_ok(const QGemmKernel& k, bool sabotage) {
+  for (int rows : {1, k.mr})
+    for (int64_t kk : {int64_t{1}, int64_t{k.kpad} + 1, int64_t{3} * k.kpad + 3, int64_t{67}})
+      for (bool extreme : {false, true})
+        if (!tile_ok(k, rows, kk, extreme, sabotage)) return false;
+  return true;
+}
+
+// LUCID_QGEMM_SELFCHECK_FAIL: a comma-separated list of families whose check
+// is made to fail (the expected sums are perturbed), to exercise that path.
+bool sabotaged(const std::string& family) {
+  const char* env = std::getenv("LUCID_QGEMM_SELFCHECK_FAIL");
+  if (!env) return false;
+  std::string list = std::string(",") + env + ",";
+  return list.find("," + family + ",") != std::string::npos;
+}
+
+bool family_failed(const std::string& family) {
+  for (const QGemmFamilyCheck& c : qgemm_self_check())
+    if (c.family == family) return c.supported && !c.verified;
+  return false;
+}
+
+bool usable(const QGemmKernel& k) { return k.supported() && !family_failed(k.engine); }
+
 const QGemmKernel* find_engine(const std::string& name) {
   for (const QGemmKernel* k : qgemm_kernels())
     if (name == k->engine && !k->needs_a7) return k;
@@ -38,7 +108,7 @@ const QGemmKernel* find_engine(const std::string& name) {
 // The family's kernel for activations below 128, when it has one.
 const QGemmKernel* a7_variant(const QGemmKernel* base) {
   for (const QGemmKernel* k : qgemm_kernels())
-    if (k->needs_a7 && std::string(k->engine) == base->engine) return k;
+    if (k->needs_a7 && std::string(k->engine) == base->engine && k->supported()) return k;
   return base;
 }
 
@@ -50,6 +120,26 @@ std::string joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
+const std::vector<QGemmFamilyCheck>& qgemm_self_check() {
+  static const std::vector<QGemmFamilyCheck> checks = [] {
+    std::vector<QGemmFamilyCheck> v;
+    for (const QGemmKernel* k : qgemm_kernels()) {
+      auto it = std::find_if(v.begin(), v.end(), [&](const QGemmFamilyCheck& c) { return c.family == k->engine; });
+      if (it == v.end()) {
+        v.push_back({k->engine, true, true});
+        it = v.end() - 1;
+      }
+      if (!k->supported()) {  // a family is supported when all its kernels are
+        it->supported = false, it->verified = false;
+        continue;
+      }
+      if (it->supported && !kernel_ok(*k, sabotaged(k->engine))) it->verified = false;
+    }
+    return v;
+  }();
+  return checks;
+}
+
 std::vector<std::string> qgemm_engine_names() {
   std::vector<std::string> v = {"auto"};
   for (const QGemmKernel* k : qgemm_kernels())
@@ -60,7 +150,7 @@ std::vector<std::string> qgemm_engine_names() {
 std::vector<std::string> qgemm_available_engines() {
   std::vector<std::string> v = {"auto"};
   for (const QGemmKernel* k : qgemm_kernels())
-    if (k->supported() && !k->needs_a7) v.push_back(k->engine);
+    if (usable(*k) && !k->needs_a7) v.push_back(k->engine);
   return v;
 }
 
@@ -70,6 +160,10 @@ void set_qgemm_engine(const std::string& name) {
     return;
   }
   const QGemmKernel* k = find_engine(name);
+  if (k && k->supported() && family_failed(k->engine))
+    throw ValueError("backends.quantized.engine: engine '" + name +
+                     "' failed its self-check against the reference kernel on this CPU and is disabled; "
+                     "available here: " + joined(qgemm_available_engines()));
   if (!k || !k->supported())
     throw ValueError("backends.quantized.engine: " +
                      std::string(k ? "this CPU cannot run engine '" : "unknown engine '") + name +
@@ -86,14 +180,19 @@ std::string qgemm_engine() {
 const QGemmKernel& qgemm_select(int64_t m, bool a7) {
   const QGemmKernel* chosen = g_engine.load();
   if (!chosen) {
-    // "auto": the widest instruction set the host has. A 16-row AMX tile
-    // wastes most of its work on a few rows, so small M stays on vector units.
-    chosen = qgemm_kernels().front();
-    for (const QGemmKernel* k : qgemm_kernels()) {
-      if (!k->supported() || k->needs_a7) continue;
-      if (std::string(k->engine) == "amx" && m < 8) continue;
-      chosen = k;  // the list is ordered from narrowest to widest
-    }
+    // "auto": the widest instruction set the host has whose self-check
+    // passed, decided once. A 16-row AMX tile wastes most of its work on a
+    // few rows, so small M stays on vector units.
+    static const std::pair<const QGemmKernel*, const QGemmKernel*> pick = [] {
+      const QGemmKernel *small = qgemm_kernels().front(), *large = small;
+      for (const QGemmKernel* k : qgemm_kernels()) {
+        if (!usable(*k) || k->needs_a7) continue;
+        large = k;  // the list is ordered from narrowest to widest
+        if (std::string(k->engine) != "amx") small = k;
+      }
+      return std::make_pair(small, large);
+    }();
+    chosen = m < 8 ? pick.first : pick.second;
   }
   return a7 ? *a7_variant(chosen) : *chosen;
 }

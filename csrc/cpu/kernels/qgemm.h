@@ -48,6 +48,22 @@ struct QGemmKernel {
 // Every kernel compiled into this build for this architecture, reference first.
 const std::vector<const QGemmKernel*>& qgemm_kernels();
 
+// ---- self-check ------------------------------------------------------------
+// Once per process (at the first engine query or selection, thread-safe),
+// every kernel of every family this CPU supports runs a few tiles (rows 1 and
+// MR, K tails, random and extreme codes) against the plain int64 sum. A family
+// is `verified` when all its kernels pass; a supported family that fails is
+// never chosen by "auto", is left out of qgemm_available_engines(), and
+// setting it raises. Takes well under a millisecond. The environment variable
+// LUCID_QGEMM_SELFCHECK_FAIL=<family>[,<family>...] makes the named families
+// fail (a test hook for that path).
+struct QGemmFamilyCheck {
+  std::string family;
+  bool supported;  // this CPU (and OS) can run every kernel of the family
+  bool verified;   // supported, and every kernel passed
+};
+const std::vector<QGemmFamilyCheck>& qgemm_self_check();
+
 // ---- engine selection (lucid.backends.quantized.engine) -------------------
 // Names this build knows on this architecture, and those the host can run
 // ("auto" and "reference" always among them).

@@ -15,6 +15,19 @@ any other name raises ValueError listing them. The GPU stream is unaffected.
 packed weights); ``use_mlx()`` says whether it is selected. It is never the
 default.
 
+Every kernel family this CPU can run checks itself once, when this module is
+imported (and, for programs that reach the kernels another way, at the first
+engine selection): a few register tiles of each of its kernels (rows 1 and the
+full tile, K tails, random and extreme codes) against the scalar kernel, well
+under a millisecond. A family that fails is never selected by ``"auto"``, is
+not in ``available``, cannot be set (ValueError), and one ``RuntimeWarning``
+names it. ``verified_kernels()`` lists the families verified on this CPU
+(``"reference"`` first) and ``kernel_self_check()`` says, per family this
+build knows, ``"verified"``, ``"failed"`` or ``"unsupported"`` (this CPU or OS
+cannot run it). The environment variable
+``LUCID_QGEMM_SELFCHECK_FAIL=<family>[,<family>...]`` makes the named families
+fail their check, to exercise that path.
+
 PyTorch's engine names (``"x86"``, ``"fbgemm"``, ``"onednn"``, ``"qnnpack"``)
 are accepted so ported scripts run unchanged: each selects ``"auto"`` (lucid's
 engines all give the same bits, so there is no numerical choice to make), and
@@ -26,8 +39,12 @@ engines all give the same bits, so there is no numerical choice to make), and
 'auto'
 >>> "reference" in lucid.backends.quantized.available
 True
+>>> lucid.backends.quantized.verified_kernels()[0]
+'reference'
 """
 from __future__ import annotations
+
+import warnings
 
 from .. import _C
 
@@ -77,6 +94,16 @@ class _QuantizedBackend:
         """Engines this host can run, "auto" and "reference" first."""
         return list(_C.qengines_available())
 
+    def verified_kernels(self) -> list[str]:
+        """The kernel families that passed their self-check on this CPU, "reference" first."""
+        return [family for family, _, verified in _C.qgemm_self_check() if verified]
+
+    def kernel_self_check(self) -> dict[str, str]:
+        """Per kernel family this build knows: "verified", "failed" (this CPU runs it but it
+        disagreed with the scalar kernel, so it is disabled) or "unsupported"."""
+        return {family: ("verified" if verified else "failed" if supported else "unsupported")
+                for family, supported, verified in _C.qgemm_self_check()}
+
     @property
     def supported_engines(self) -> list[str]:
         """PyTorch's name for :attr:`available`."""
@@ -87,3 +114,15 @@ class _QuantizedBackend:
 
 
 quantized = _QuantizedBackend()
+
+
+def _warn_failed_families() -> None:
+    failed = [f for f, state in quantized.kernel_self_check().items() if state == "failed"]
+    if failed:
+        warnings.warn(f"lucid.backends.quantized: the int8 GEMM kernel famil{'ies' if len(failed) > 1 else 'y'} "
+                      f"{', '.join(repr(f) for f in failed)} disagreed with the reference kernel in its self-check on "
+                      f"this CPU and {'are' if len(failed) > 1 else 'is'} disabled; engine 'auto' chooses among "
+                      f"{quantized.verified_kernels()}", RuntimeWarning, stacklevel=2)
+
+
+_warn_failed_families()

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .._creation import tensor, zeros
+from . import histogram_range_search as _hist
 from .histogram_observer import _accumulate
 from .observer_base import _EPS, UniformQuantizationObserverBase, _host32, _int_or_none
 from .qdtype import as_qscheme, per_tensor_affine, quint8
@@ -22,9 +23,16 @@ _F32 = np.float32
 
 
 def _edges(m, M, bins: int) -> np.ndarray:
+    """Bin edges ``fl(m + fl(w * i))`` with ``w = fl(fl(M - m) / bins)``; over a wide range
+    (``fl(M - m)`` overflows float32) ``w`` is ``width32``'s (the halved range's width,
+    doubled) and each edge ``halved_edge``'s, so no edge overflows and a range scaled by a
+    power of two gets its edges scaled alike (docs/numerics.md)."""
     m, M = _F32(m), _F32(M)
-    w = _F32(_F32(M - m) / _F32(bins))
-    e = (m + (w * np.arange(bins + 1, dtype=_F32)).astype(_F32)).astype(_F32)
+    w = _hist.width32(m, M, bins)
+    if not _hist.is_wide(m, M):
+        e = (m + (_F32(w) * np.arange(bins + 1, dtype=_F32)).astype(_F32)).astype(_F32)
+    else:
+        e = np.array([_hist.halved_edge(m, w, i) for i in range(bins + 1)], dtype=_F32)
     e[-1] = M
     return e
 
@@ -209,8 +217,8 @@ class MSEObserver(_ClippingObserverBase):
             return m, M
         bins = hist.shape[0]
         e = _edges(m, M, bins)
-        w = _F32(_F32(M - m) / _F32(bins))
-        centres = (e[:-1] + _F32(w * _F32(0.5))).astype(_F32)
+        w = _hist.width32(m, M, bins)
+        centres = (e[:-1] + _F32(w * 0.5)).astype(_F32)
         keep = hist > 0
         centres, counts = centres[keep], hist[keep].astype(np.float64)
         K = self.num_candidates
@@ -222,8 +230,13 @@ class MSEObserver(_ClippingObserverBase):
         z = zp.astype(_F32)[:, None]
         q = np.clip((np.rint((centres[None, :] / s).astype(_F32)) + z).astype(_F32), _F32(self.quant_min),
                     _F32(self.quant_max))
-        y = ((q - z).astype(_F32) * s).astype(_F32)
+        with np.errstate(over="ignore"):
+            y = ((q - z).astype(_F32) * s).astype(_F32)
         d = (y - centres[None, :]).astype(np.float64)
+        over = ~np.isfinite(y)
+        if over.any():  # near the float32 maximum: the dequantized value where it overflows, in float64
+            y64 = (q - z).astype(np.float64) * s.astype(np.float64)
+            d = np.where(over, y64 - centres[None, :].astype(np.float64), d)
         # Sequential float64 sums in bin order (np.cumsum never reorders), the same on every host.
         err = np.cumsum(d * d * counts[None, :], axis=1)[:, -1]
         best = int(np.argmin(err))

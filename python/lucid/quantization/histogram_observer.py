@@ -2,7 +2,9 @@
 upsample rate, and the L2-error range search), with its qparams equal to PyTorch's
 and identical on both streams. The counting runs on the input's stream (the exact
 ``histc`` op); the float arithmetic is in ``histogram_range_search`` (docs/numerics.md,
-"Observers"). ``_accumulate`` is shared with the clipping observers.
+"Observers"). ``_accumulate`` is shared with the clipping observers. Any finite data
+works, up to the float32 maximum: where PyTorch's float32 formulas would overflow, the
+documented wide-range forms take over ("Wide ranges in the host arithmetic").
 """
 from __future__ import annotations
 

@@ -298,7 +298,14 @@ class UniformQuantizationObserverBase(ObserverBase):
                 z = 128 if self.dtype.name == "quint8" else (qmin + qmax + 1) // 2
             zp = np.full(mn.shape, z, dtype=np.int64)
         else:
-            scale = np.maximum((max_pos - min_neg) / _F32(qmax - qmin), eps)
+            with np.errstate(over="ignore"):
+                width = (max_pos - min_neg).astype(_F32)
+            scale = (width / _F32(qmax - qmin)).astype(_F32)
+            over = ~np.isfinite(width)
+            if over.any():  # max - min past the float32 maximum: the halved range's scale, doubled
+                half = ((max_pos * _F32(0.5)).astype(_F32) - (min_neg * _F32(0.5)).astype(_F32)).astype(_F32)
+                scale = np.where(over, ((half / _F32(qmax - qmin)).astype(_F32) * _F32(2)).astype(_F32), scale)
+            scale = np.maximum(scale, eps)
             r = np.rint(min_neg / scale).astype(np.float64)  # float32 quotient, exact widening
             zp = np.clip(np.float64(qmin) - r, qmin, qmax).astype(np.int64)
         return np.asarray(scale, dtype=_F32), zp
