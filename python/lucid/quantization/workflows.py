@@ -23,7 +23,6 @@ that has a qconfig but stays in float ("left in float").
 from __future__ import annotations
 
 import copy
-import re
 import warnings
 
 from .. import backends
@@ -46,7 +45,8 @@ from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qa
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
+from .qconfig_mapping import (QConfigMapping, _resolve_each, get_default_qat_qconfig_mapping,
+                              get_default_qconfig_mapping)
 from .stubs import QuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
@@ -82,45 +82,48 @@ def _default_spec(model, default):
     return default()
 
 
-def _own_qconfig(spec, module, name, inherited):
-    if isinstance(spec, QConfigMapping):
-        qc = spec.object_type_qconfigs.get(type(module), inherited)
-        for regex, value in spec.module_name_regex_qconfigs.items():
-            if re.match(regex, name):
-                qc = value
-                break
-        qc = spec.module_name_qconfigs.get(name, qc)
-    elif spec:
-        qc = spec.get(type(module), inherited)
-        qc = spec.get(name, qc)
-    else:
+def _resolve_dict(spec, module):
+    """PyTorch's eager rule for a dict spec, lowest first: the parent's qconfig (the ``""``
+    entry at the root), the module's exact type, its qualified name, a ``qconfig`` set on
+    the module. Returns ``[(name, module, qconfig)]``."""
+    out = []
+
+    def visit(mod, name, inherited):
         qc = inherited
-    return module.__dict__.get("qconfig", qc)  # a qconfig set on the module wins (PyTorch's rule)
+        if spec:
+            qc = spec.get(type(mod), qc)
+            qc = spec.get(name, qc) if name else qc
+        qc = mod.__dict__.get("qconfig", qc)
+        out.append((name, mod, qc))
+        for child_name, child in mod.named_children():
+            visit(child, f"{name}.{child_name}" if name else child_name, qc)
+
+    visit(module, "", spec.get("", None) if spec else None)
+    return out
+
+
+def _resolved_qconfigs(fn, module, spec):
+    """Every module's qconfig under ``spec`` (None, a dict or a QConfigMapping), each checked
+    to be a QConfig or None, computed without touching the model."""
+    spec = _check_spec(fn, spec)
+    plan = _resolve_each(module, spec) if isinstance(spec, QConfigMapping) else _resolve_dict(spec, module)
+    for name, mod, qc in plan:
+        if qc is not None and not isinstance(qc, QConfig):
+            raise TypeError(f"{fn}(): the qconfig of '{name or type(mod).__name__}' must be a QConfig or None, "
+                            f"got {type(qc).__name__}")
+    return plan
 
 
 def propagate_qconfig_(module: Module, qconfig_dict=None, prepare_custom_config_dict=None) -> None:
     """Sets ``qconfig`` on ``module`` and every descendant, in place, as PyTorch's
     ``propagate_qconfig_``: a module's own ``qconfig`` attribute wins, then its qualified
     name in ``qconfig_dict``, then its exact type, else its parent's. ``qconfig_dict`` may
-    also be a ``QConfigMapping`` (global config at the root, then object type, name regex,
-    module name)."""
-    spec = _check_spec("propagate_qconfig_", qconfig_dict)
-    root = None
-    if isinstance(spec, QConfigMapping):
-        root = spec.global_qconfig
-    elif spec:
-        root = spec.get("", None)
-
-    def visit(mod, name, inherited):
-        qc = _own_qconfig(spec, mod, name, inherited)
-        if qc is not None and not isinstance(qc, QConfig):
-            raise TypeError(f"propagate_qconfig_(): the qconfig of '{name or type(mod).__name__}' must be a "
-                            f"QConfig or None, got {type(qc).__name__}")
+    also be a ``QConfigMapping``, resolved by ``resolve_qconfigs`` (global, object type,
+    name regex, module name or nearest named ancestor, (parent, type, index); a ``qconfig``
+    set on a module wins and is its descendants' fallback). Every qconfig is resolved and
+    checked before the first is set."""
+    for _, mod, qc in _resolved_qconfigs("propagate_qconfig_", module, qconfig_dict):
         object.__setattr__(mod, "qconfig", qc)
-        for child_name, child in mod.named_children():
-            visit(child, f"{name}.{child_name}" if name else child_name, qc)
-
-    visit(module, "", root)
 
 
 def _remove_qconfig(module: Module) -> None:

@@ -124,7 +124,8 @@ class EmbeddingBag(Embedding):
         mode = getattr(mod, "mode", "sum") if mode is None else mode
         if include_last_offset is None:
             include_last_offset = getattr(mod, "include_last_offset", False)
-        new = cls(emb.num_embeddings, emb.embedding_dim, mode, include_last_offset, emb.padding_idx)
+        new = cls(emb.num_embeddings, emb.embedding_dim, mode=mode, include_last_offset=include_last_offset,
+                  padding_idx=emb.padding_idx)
         new.weight_int8, new.weight_scale, new.weight_zero_point = emb.weight_int8, emb.weight_scale, \
             emb.weight_zero_point
         return new.to(emb.weight_int8.device)

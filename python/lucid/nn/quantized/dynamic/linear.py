@@ -178,7 +178,7 @@ class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
     @classmethod
     def from_float(cls, mod, group_size=64, module_name="", act_dtype=None):
         layer = mod
-        new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size, act_dtype)
+        new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size=group_size, act_dtype=act_dtype)
         obs = weight_int4_qconfig(group_size).weight()
         obs.to(layer.weight.device)
         obs(layer.weight.detach())

@@ -167,8 +167,8 @@ class _DynamicRNNBase(Module):
         factory = weight_observer or _weight_observer(mod)
         label = module_name or cls._name
         first = getattr(mod, "weight_ih_l0")
-        new = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                  mod.bidirectional)
+        new = cls(mod.input_size, mod.hidden_size, num_layers=mod.num_layers, bias=mod.bias,
+                  batch_first=mod.batch_first, dropout=mod.dropout, bidirectional=mod.bidirectional)
         for k in range(mod.num_layers):
             for sfx in ("", "_reverse")[:new._dirs]:
                 for kind in ("ih", "hh"):
