@@ -66,6 +66,13 @@ class Linear(QuantizedStateMixin, Module):
         mx = float(lucid.amax(x).item()) if x.numel() else 0.0
         if not (np.isfinite(mn) and np.isfinite(mx)):
             raise ValueError("dynamic Linear.forward(): the input holds NaN or infinite values")
+        with np.errstate(over="ignore"):
+            width = np.float32(max(mx, 0.0)) - np.float32(min(mn, 0.0))
+        if not np.isfinite(width):
+            # the activation scale (max - min) / 255 is computed in float32 (docs/numerics.md)
+            raise ValueError(f"dynamic Linear.forward(): argument 'input' spans [{mn:g}, {mx:g}]; its range "
+                             "max(max, 0) - min(min, 0) overflows float32, so no quint8 activation scale exists. "
+                             "Scale the input into a narrower range")
         p = calculate_qparams(mn, mx, quint8, per_tensor_affine, reduce_range=self.reduce_range)
         return float(p.scale.item()), int(p.zero_point.item())
 

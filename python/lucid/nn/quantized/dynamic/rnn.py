@@ -101,6 +101,9 @@ class _DynamicRNNBase(Module):
                              f"{'(batch_first: (N, L, ...)) ' if self.batch_first else ''}or "
                              f"(L, {self.input_size}), got {tuple(input.shape)}")
         batched = input.ndim == 3
+        if input.shape[1 if batched and self.batch_first else 0] == 0:  # the float layer's words
+            raise ValueError(f"{self._name}: expected a sequence length larger than 0 in 'input', got shape "
+                             f"{tuple(input.shape)}")
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
