@@ -224,7 +224,7 @@ def _attach_qat(model, plan, qconfig):
         if cls is None:
             continue
         fused.qconfig = qconfig
-        qat = cls.from_float(fused, group[0])
+        qat = cls.from_float(fused, module_name=group[0])
         qat.qconfig = qconfig
         qat.activation_post_process = qconfig.activation()
         # the user's hooks (moved onto the fused module) run before the output's fake-quant

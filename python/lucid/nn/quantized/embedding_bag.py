@@ -120,7 +120,7 @@ class EmbeddingBag(Embedding):
         """From a float ``nn.EmbeddingBag``, ``nn.Embedding`` or ``nn.qat.Embedding`` (its qconfig's
         weight observer, else per-row symmetric qint8). ``mode`` / ``include_last_offset``
         default to the float module's (an ``nn.Embedding``: "sum", False)."""
-        emb = Embedding.from_float(mod, module_name or "EmbeddingBag")
+        emb = Embedding.from_float(mod, module_name=module_name or "EmbeddingBag")
         mode = getattr(mod, "mode", "sum") if mode is None else mode
         if include_last_offset is None:
             include_last_offset = getattr(mod, "include_last_offset", False)
