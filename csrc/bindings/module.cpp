@@ -6,11 +6,10 @@ namespace lucid::bindings {
 
 namespace {
 
-// A Python exception class deriving from ValueError and RuntimeError: existing
-// `except ValueError` code keeps working and PyTorch-style `except RuntimeError`
-// catches it too.
-PyObject* value_runtime_error(py::module_& m, const char* name, const char* doc) {
-  py::object bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError));
+// A Python exception class deriving from `bases`: OpError derives from ValueError and
+// RuntimeError, so existing `except ValueError` code keeps working and PyTorch-style
+// `except RuntimeError` catches it too; the specific kinds derive from OpError.
+PyObject* value_runtime_error(py::module_& m, const char* name, const char* doc, py::object bases) {
   std::string qualified = std::string("lucid.") + name;
   PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
   if (!cls) throw py::error_already_set();
@@ -22,14 +21,24 @@ PyObject* value_runtime_error(py::module_& m, const char* name, const char* doc)
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "lucid's C++ engine (CPU stream and MLX stream)";
+  // Every value an op refuses at the C++ boundary (a shape, a device, an argument's value)
+  // is an OpError: one rule, whichever check raised it.
+  static PyObject* op_error = value_runtime_error(
+      m, "OpError",
+      "An op refused its input (a shape, device or argument value it cannot take): a ValueError and a "
+      "RuntimeError, as PyTorch raises RuntimeError for these.",
+      py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError)));
+  py::object op_base = py::make_tuple(py::handle(op_error));
   static PyObject* shape_error = value_runtime_error(
-      m, "ShapeError", "Shapes that do not fit (broadcast, reshape / view, expand): a ValueError and a RuntimeError.");
+      m, "ShapeError", "Shapes that do not fit (broadcast, reshape / view, expand, matmul, cat): an OpError.",
+      op_base);
   static PyObject* device_error = value_runtime_error(
-      m, "DeviceError", "Tensors on different devices in one op: a ValueError and a RuntimeError.");
+      m, "DeviceError", "Tensors on different devices in one op: an OpError.", op_base);
   static PyObject* linalg_error = value_runtime_error(
       m, "LinAlgError",
-      "A matrix a linear-algebra routine cannot take (singular, not positive-definite, no convergence): a "
-      "ValueError and a RuntimeError.");
+      "A matrix a linear-algebra routine cannot take (singular, not positive-definite, no convergence): an "
+      "OpError.",
+      op_base);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -40,7 +49,7 @@ PYBIND11_MODULE(_C, m) {
     } catch (const LinAlgError& e) {
       PyErr_SetString(linalg_error, e.what());
     } catch (const ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(op_error, e.what());
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const IndexError& e) {

@@ -11,7 +11,7 @@ import builtins as _builtins
 import numbers as _numbers
 
 from . import _C
-from ._C import DeviceError, ShapeError  # noqa: F401  ValueError subclasses that are RuntimeErrors too (PyTorch raises those)
+from ._C import DeviceError, OpError, ShapeError  # noqa: F401  ValueError subclasses that are RuntimeErrors too (PyTorch raises those)
 from ._device import device  # noqa: F401
 from ._dtype import double, float64  # noqa: F401  (CPU stream only)
 from ._dtype import (bfloat16, bool_, dtype, float, float16, float32, half, int, int8, int16, int32, int64,  # noqa: F401,A004

@@ -17,6 +17,7 @@ import builtins
 
 import numpy as np
 
+from .._C import ShapeError
 from .. import _C
 from .._creation import tensor
 from .._tensor import Tensor
@@ -165,7 +166,7 @@ def _put(region, advanced, values, accumulate, fn, value_in_result_layout):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{fn}(): value of shape {v.shape} cannot be broadcast to the indexed shape {tuple(shown)}")
+        raise ShapeError(f"{fn}(): value of shape {v.shape} cannot be broadcast to the indexed shape {tuple(shown)}")
     v = v.expand(tuple(shown))
     if perm_to_front is not None:
         v = v.permute(perm_to_front)

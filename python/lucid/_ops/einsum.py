@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import string
 
+from .._C import ShapeError
 from .._tensor import Tensor
 from .diagonals import diagonal
 
@@ -94,7 +95,7 @@ def _broadcast_ones(items):
         for c, n in zip(t, x.shape):
             if n != 1:
                 if size.get(c, n) != n:
-                    raise ValueError(f"einsum(): label {_label_name(c)} has size {size[c]} in one operand and "
+                    raise ShapeError(f"einsum(): label {_label_name(c)} has size {size[c]} in one operand and "
                                      f"{n} in another (only sizes equal or 1 broadcast)")
                 size[c] = n
     out = []
@@ -127,7 +128,7 @@ def _contract(a, la, b, lb, keep):
     size = {c: a.shape[la.index(c)] for c in la}
     for c in lb:
         if c in size and size[c] != b.shape[lb.index(c)]:
-            raise ValueError(f"einsum(): label {_label_name(c)} has size {size[c]} in one operand and "
+            raise ShapeError(f"einsum(): label {_label_name(c)} has size {size[c]} in one operand and "
                              f"{b.shape[lb.index(c)]} in another")
         size.setdefault(c, b.shape[lb.index(c)])
 

@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .._C import ShapeError
 from .. import _C
 from .._creation import full, ones, tensor, zeros
 from .._tensor import Tensor
@@ -285,7 +286,7 @@ def _value_for(plan, value, x, fn):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{fn}(): value of shape {v.shape} cannot be broadcast to the indexed shape {target}")
+        raise ShapeError(f"{fn}(): value of shape {v.shape} cannot be broadcast to the indexed shape {target}")
     if v.dtype != x.dtype:
         if v.dtype.is_floating_point and not x.dtype.is_floating_point and v.requires_grad:
             raise TypeError(f"{fn}(): cannot write a float value that requires grad into a {x.dtype} tensor")
@@ -479,7 +480,7 @@ def take_along_dim(input, indices, dim):
         shape = np.broadcast_shapes(tuple(s if i != d else 1 for i, s in enumerate(input.shape)),
                                     tuple(s if i != d else 1 for i, s in enumerate(index.shape)))
     except ValueError:
-        raise ValueError(f"take_along_dim(): shapes {input.shape} and {index.shape} do not broadcast "
+        raise ShapeError(f"take_along_dim(): shapes {input.shape} and {index.shape} do not broadcast "
                          f"off dim {d}") from None
     x = input.expand([s if i != d else input.shape[d] for i, s in enumerate(shape)])
     index = index.expand([s if i != d else index.shape[d] for i, s in enumerate(shape)])
@@ -759,7 +760,7 @@ def select_scatter(input, src, dim, index):
                          f"{n}")
     want = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
     if tuple(src.shape) != want:
-        raise ValueError(f"select_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
+        raise ShapeError(f"select_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
     return _scatter_rows("select_scatter", input, src.unsqueeze(d), d, [builtins.int(index) % n])
 
 
@@ -781,7 +782,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     rows = list(range(input.shape[d]))[slice(start, end, step)]
     want = tuple(input.shape[:d]) + (len(rows),) + tuple(input.shape[d + 1:])
     if tuple(src.shape) != want:
-        raise ValueError(f"slice_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
+        raise ShapeError(f"slice_scatter(): argument 'src' must have shape {want}, got {tuple(src.shape)}")
     return _scatter_rows("slice_scatter", input, src, d, rows)
 
 

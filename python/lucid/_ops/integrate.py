@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._C import ShapeError
 from .._tensor import Tensor
 from .reduction import sum as sum_
 from .scan import cumsum, diff
@@ -45,7 +46,7 @@ def _steps(fn, y, x, dx, d):
     n = y.shape[d]
     if x.ndim == 1:
         if x.shape[0] != n:
-            raise ValueError(f"{fn}(): a 1-D 'x' must have {n} elements (y's size along dim {d}), got {x.shape[0]}")
+            raise ShapeError(f"{fn}(): a 1-D 'x' must have {n} elements (y's size along dim {d}), got {x.shape[0]}")
         diffs = diff(x)
         return diffs.reshape((n - 1,) + (1,) * (y.ndim - 1 - d)) if n > 1 else diffs
     if x.ndim != y.ndim:

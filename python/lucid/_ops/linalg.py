@@ -18,6 +18,7 @@ import numbers
 
 import numpy as np
 
+from .._C import ShapeError
 from .. import _C
 from .._tensor import Tensor
 from ..autograd import Function, is_grad_enabled
@@ -137,7 +138,7 @@ def _add_scaled(fn, input, prod, beta, alpha):
     except ValueError:
         shape = None
     if shape != tuple(prod.shape):
-        raise ValueError(f"{fn}(): argument 'input' of shape {tuple(input.shape)} cannot be broadcast to the "
+        raise ShapeError(f"{fn}(): argument 'input' of shape {tuple(input.shape)} cannot be broadcast to the "
                          f"product's shape {tuple(prod.shape)}")
     out = _scale(prod, alpha)
     if isinstance(beta, numbers.Number) and beta == 0:
@@ -192,7 +193,7 @@ def _vecs(fn, input, other):
     _ndim(fn, input, 1, "input")
     _ndim(fn, other, 1, "tensor")
     if input.shape[0] != other.shape[0]:
-        raise ValueError(f"{fn}(): inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+        raise ShapeError(f"{fn}(): inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                          f"[{other.shape[0]}] to have the same number of elements")
     if input.dtype != other.dtype:
         raise TypeError(f"{fn}(): expected both vectors to have the same dtype, got {input.dtype} and {other.dtype}")
@@ -225,7 +226,7 @@ def inner(input, other):
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:
-        raise ValueError(f"inner(): the last dimensions must match, got {tuple(input.shape)} and "
+        raise ShapeError(f"inner(): the last dimensions must match, got {tuple(input.shape)} and "
                          f"{tuple(other.shape)}")
     return tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
 
@@ -261,7 +262,7 @@ def tensordot(a, b, dims=2):
         raise ValueError(f"tensordot(): argument 'dims' repeats an axis: {dims}")
     for i, j in zip(da, db):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot(): contracted dimensions must match: a's dim {i} has size {a.shape[i]}, "
+            raise ShapeError(f"tensordot(): contracted dimensions must match: a's dim {i} has size {a.shape[i]}, "
                              f"b's dim {j} has size {b.shape[j]}")
     fa = [d for d in range(a.ndim) if d not in da]
     fb = [d for d in range(b.ndim) if d not in db]
@@ -307,7 +308,7 @@ def cross(input, other, dim=None):
     try:
         shape = tuple(np.broadcast_shapes(input.shape, other.shape))
     except ValueError:
-        raise ValueError(f"cross(): shapes {tuple(input.shape)} and {tuple(other.shape)} cannot be broadcast "
+        raise ShapeError(f"cross(): shapes {tuple(input.shape)} and {tuple(other.shape)} cannot be broadcast "
                          "together") from None
     a = input if tuple(input.shape) == shape else input.expand(shape)
     b = other if tuple(other.shape) == shape else other.expand(shape)

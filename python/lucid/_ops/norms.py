@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from .._C import ShapeError
 from .. import _C
 from .._dtype import as_dtype
 from .._tensor import Tensor
@@ -184,7 +185,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.ndim < 2 or x2.ndim < 2:
         raise ValueError(f"cdist(): x1 and x2 must have at least 2 dimensions, got {x1.ndim} and {x2.ndim}")
     if x1.shape[-1] != x2.shape[-1]:
-        raise ValueError(f"cdist(): x1 and x2 must have the same number of columns, got {x1.shape[-1]} and "
+        raise ShapeError(f"cdist(): x1 and x2 must have the same number of columns, got {x1.shape[-1]} and "
                          f"{x2.shape[-1]}")
     if not x1.dtype.is_floating_point or not x2.dtype.is_floating_point:
         raise TypeError(f"cdist(): expected floating point inputs, got {x1.dtype} and {x2.dtype}")

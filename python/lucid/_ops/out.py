@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from .._C import ShapeError
 from .. import _C
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
@@ -86,7 +87,7 @@ def _check_one(fn: str, o: Tensor, r) -> None:
     if _kind(r.dtype) > _kind(o.dtype):
         raise TypeError(f"{fn}(): result type {r.dtype} can't be cast to the desired output type {o.dtype}")
     if o.shape != r.shape and o.numel() != 0:
-        raise ValueError(f"{fn}(): argument 'out' has shape {o.shape}; the result has shape {r.shape}")
+        raise ShapeError(f"{fn}(): argument 'out' has shape {o.shape}; the result has shape {r.shape}")
 
 
 def write_out(fn: str, out, result):

@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .._C import ShapeError
 from .. import _C
 from .._creation import arange, full, tensor, zeros
 from .._tensor import Tensor
@@ -188,7 +189,7 @@ def unflatten(input, dim, sizes):
     if sizes.count(-1) == 1 and known:
         sizes[sizes.index(-1)] = input.shape[d] // known
     if int(np.prod(sizes)) != input.shape[d] or sizes.count(-1):
-        raise ValueError(f"unflatten(): sizes {tuple(sizes)} do not multiply to axis {d}'s size {input.shape[d]}")
+        raise ShapeError(f"unflatten(): sizes {tuple(sizes)} do not multiply to axis {d}'s size {input.shape[d]}")
     shape = list(input.shape)
     return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
@@ -671,7 +672,7 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
     except ValueError:
-        raise ValueError(f"broadcast_shapes(): shapes {list(shapes)} cannot be broadcast together") from None
+        raise ShapeError(f"broadcast_shapes(): shapes {list(shapes)} cannot be broadcast together") from None
 
 
 def broadcast_tensors(*tensors):
@@ -683,7 +684,7 @@ def broadcast_tensors(*tensors):
     try:
         shape = tuple(np.broadcast_shapes(*[t.shape for t in tensors]))
     except ValueError:
-        raise ValueError(f"broadcast_tensors(): shapes {[t.shape for t in tensors]} cannot be broadcast "
+        raise ShapeError(f"broadcast_tensors(): shapes {[t.shape for t in tensors]} cannot be broadcast "
                          "together") from None
     return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
 

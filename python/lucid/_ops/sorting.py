@@ -15,6 +15,7 @@ import builtins
 
 import numpy as np
 
+from .._C import ShapeError
 from .. import _C
 from .._creation import full, tensor
 from .._tensor import Tensor
@@ -303,7 +304,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is not None:
         _check("bincount", weights, "weights")
         if weights.shape != input.shape:
-            raise ValueError(f"bincount(): argument 'weights' must have input's shape {input.shape}, "
+            raise ShapeError(f"bincount(): argument 'weights' must have input's shape {input.shape}, "
                              f"got {weights.shape}")
         if weights._device_name != dev:
             raise TypeError("bincount(): 'input' and 'weights' are on different devices")

@@ -45,6 +45,18 @@ class RemovableHandle:
         if hooks is not None:
             hooks.pop(self.id, None)
 
+    def __deepcopy__(self, memo):
+        # A handle kept beside its module (e.g. in the module's __dict__) must follow the
+        # module's copy: it points at the copied hook table, so removing it from the copy
+        # never touches the original (and the copy keeps no hook its handle cannot remove).
+        new = RemovableHandle.__new__(RemovableHandle)
+        memo[id(self)] = new
+        hooks = self._hooks_ref()
+        copied = copy.deepcopy(hooks, memo) if hooks is not None else None
+        new._hooks_ref = weakref.ref(copied) if copied is not None else (lambda: None)
+        new.id = self.id
+        return new
+
     def __enter__(self):
         return self
 

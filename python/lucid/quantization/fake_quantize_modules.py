@@ -38,7 +38,7 @@ from ..nn.parameter import Parameter
 from .observer import (FixedQParamsObserver, HistogramObserver, MovingAverageMinMaxObserver,
                        MovingAveragePerChannelMinMaxObserver, default_fixed_qparams_range_0to1_observer,
                        default_fixed_qparams_range_neg1to1_observer)
-from .observer_base import _host32, _observer_qdtype, _with_args, _with_callable_args
+from .observer_base import _host32, _observer_qdtype, _with_args, _with_callable_args, check_observer_factory
 from .primitives import fake_quantize, fake_quantize_learnable
 from .qdtype import QDtype, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qint8, quint8
 
@@ -163,6 +163,7 @@ class FakeQuantize(FakeQuantizeBase):
         elif (quant_min is None) != (quant_max is None):
             raise ValueError(f"{owner}(): give both 'quant_min' and 'quant_max' or neither")
         observer_kwargs["is_dynamic"] = is_dynamic
+        check_observer_factory(f"{owner}()", "observer", observer)
         self.activation_post_process = observer(**observer_kwargs)
         app = self.activation_post_process
         if not hasattr(app, "calculate_qparams") or not hasattr(app, "qscheme"):
@@ -355,6 +356,14 @@ class LearnableFakeQuantize(FakeQuantizeBase):
             n = int(channel_len)
         else:
             raise ValueError(f"{owner}(): argument 'channel_len' must be a positive int or -1, got {channel_len!r}")
+        for name, v in (("scale", scale), ("zero_point", zero_point)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise TypeError(f"{owner}(): argument '{name}' must be a float, got {type(v).__name__}")
+            if not math.isfinite(float(v)):
+                raise ValueError(f"{owner}(): argument '{name}' must be finite, got {v!r}")
+        if not float(scale) > 0:
+            raise ValueError(f"{owner}(): argument 'scale' must be > 0, got {scale!r}")
+        check_observer_factory(f"{owner}()", "observer", observer)
         self.scale = Parameter(tensor([float(scale)] * n, dtype=_dtype.float32))
         self.zero_point = Parameter(tensor([float(zero_point)] * n, dtype=_dtype.float32))
         self.activation_post_process = observer(**observer_kwargs)

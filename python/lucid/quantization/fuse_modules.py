@@ -144,13 +144,27 @@ def _plan(model, modules_to_fuse, is_qat, fn):
             raise ValueError(str(e).replace("fuse_modules()", f"{fn}()").replace("fuse_modules_qat()", f"{fn}()")) \
                 from None
         fused.train(mods[0].training)
-        # Hooks: the first module's pre-hooks and the last one's forward hooks move to the fused module.
+        # Hooks: the first module's pre-hooks and the last one's forward hooks move to the fused
+        # module (as PyTorch's fuser moves them); ``_fuse`` takes them off the inner modules,
+        # which may be the originals or copies of them, so each hook runs once per call.
+        moved = (list(mods[0]._forward_pre_hooks), list(mods[-1]._forward_hooks))
         for hook in mods[0]._forward_pre_hooks.values():
             fused.register_forward_pre_hook(hook)
         for hook in mods[-1]._forward_hooks.values():
             fused.register_forward_hook(hook)
-        plan.append((group, fused, mods))
+        plan.append((group, fused, moved))
     return plan
+
+
+def _drop_moved_hooks(fused, moved):
+    pre_keys, post_keys = moved
+    for inner in fused.modules():
+        if inner is fused:
+            continue
+        for key in pre_keys:
+            inner._forward_pre_hooks.pop(key, None)
+        for key in post_keys:
+            inner._forward_hooks.pop(key, None)
 
 
 def _set(model, name, module):
@@ -166,7 +180,8 @@ def _fuse(model, modules_to_fuse, inplace, is_qat, fn, fuse_custom_config_dict):
     if not inplace:
         model = copy.deepcopy(model)
     plan = _plan(model, modules_to_fuse, is_qat, fn)
-    for group, fused, _ in plan:
+    for group, fused, moved in plan:
+        _drop_moved_hooks(fused, moved)
         _set(model, group[0], fused)
         for n in group[1:]:
             identity = L.Identity()
@@ -209,9 +224,14 @@ def _attach_qat(model, plan, qconfig):
         if cls is None:
             continue
         fused.qconfig = qconfig
-        qat = cls.from_float(fused, group[0])
+        qat = cls.from_float(fused, module_name=group[0])
         qat.qconfig = qconfig
         qat.activation_post_process = qconfig.activation()
+        # the user's hooks (moved onto the fused module) run before the output's fake-quant
+        for hook in fused._forward_pre_hooks.values():
+            qat.register_forward_pre_hook(hook)
+        for hook in fused._forward_hooks.values():
+            qat.register_forward_hook(hook)
         qat.register_forward_hook(_observer_forward_hook)
         _set(model, group[0], qat)
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _dtype
 from .._creation import tensor, zeros
+from .._tensor import Tensor
 from .clipping_observers import MSEObserver, PercentileObserver
 from .histogram_observer import HistogramObserver
 from .observer_base import (_EPS, _F32, ObserverBase, UniformQuantizationObserverBase, _any_dtype, _host32,
@@ -160,6 +161,19 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
 
     _per_channel = True
     _resizable_buffers = frozenset({"min_val", "max_val"})
+
+    def _check_state(self, prefix: str, state: dict, problems: list) -> None:
+        # the two statistics are resized to whatever the checkpoint holds, so they must agree
+        mn, mx = state.get(prefix + "min_val"), state.get(prefix + "max_val")
+        shapes = [tuple(v.shape) if isinstance(v, Tensor) else None for v in (mn, mx)]
+        if None not in shapes and shapes[0] != shapes[1]:
+            problems.append(f"{prefix}min_val / {prefix}max_val: a per-channel observer needs one min and one max per "
+                            f"channel (two tensors of one shape), the checkpoint holds shapes {shapes[0]} and "
+                            f"{shapes[1]}")
+        for key, shape in zip(("min_val", "max_val"), shapes):
+            if shape is not None and len(shape) > 1:
+                problems.append(f"{prefix}{key}: a per-channel observer's statistics are 1-D (one per channel), "
+                                f"the checkpoint holds shape {shape}")
 
     def __init__(self, ch_axis=0, dtype=quint8, qscheme=per_channel_affine, reduce_range=False, quant_min=None,
                  quant_max=None, factory_kwargs=None, eps=_EPS, is_dynamic=False, **kwargs):

@@ -68,6 +68,42 @@ def _with_callable_args(cls_or_self, **kwargs):
     return _PartialWrapper(partial(cls_or_self)).with_callable_args(**kwargs)
 
 
+def factory_class(factory):
+    """The class a factory builds (a class, a ``with_args`` / ``functools.partial`` of one,
+    unwrapped), or None when it cannot be told without calling it (a function)."""
+    seen = 0
+    while seen < 16:
+        seen += 1
+        if isinstance(factory, type):
+            return factory
+        if isinstance(factory, _PartialWrapper):
+            factory = factory.p
+        elif isinstance(factory, partial):
+            factory = factory.func
+        else:
+            return None
+    return None
+
+
+def check_observer_factory(owner: str, argument: str, factory, allow_identity: bool = False) -> None:
+    """TypeError naming ``argument`` unless ``factory`` builds an observer or fake-quant
+    module: a class or ``with_args`` factory of one (a function is taken on trust; with
+    ``allow_identity``, ``nn.Identity`` too, meaning "leave in float")."""
+    if isinstance(factory, Module):
+        raise ValueError(f"{owner}: argument '{argument}' is an observer instance; pass an observer class or "
+                         "factory instead (use MyObserver.with_args(x=1) to set constructor arguments)")
+    if not callable(factory):
+        raise TypeError(f"{owner}: argument '{argument}' must be an observer class or factory (e.g. "
+                        f"MinMaxObserver or MinMaxObserver.with_args(...)), got {type(factory).__name__}")
+    cls = factory_class(factory)
+    if cls is None or hasattr(cls, "calculate_qparams"):
+        return
+    if allow_identity and cls.__name__ == "Identity" and issubclass(cls, Module):
+        return
+    raise TypeError(f"{owner}: argument '{argument}' must build an observer or fake-quant module (a class with "
+                    f"calculate_qparams{', or nn.Identity' if allow_identity else ''}), got {cls.__name__}")
+
+
 # ----- argument helpers --------------------------------------------------------------------
 def _observer_qdtype(dtype, owner: str) -> QDtype:
     """Our QDtype for ``dtype``: a QDtype, its name, or int8 / uint8 / int32 (PyTorch's plain spellings)."""

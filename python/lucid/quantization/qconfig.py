@@ -34,6 +34,7 @@ from .fake_quantize_modules import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
                                     fused_per_channel_wt_fake_quant_range_neg_127_to_127,
                                     fused_wt_fake_quant_range_neg_127_to_127)
 from .group_observer import PerGroupMinMaxObserver
+from .observer_base import check_observer_factory
 from .observer import (HistogramObserver, MovingAverageMinMaxObserver, PlaceholderObserver,
                        default_dynamic_quant_observer,
                        default_observer, default_per_channel_weight_observer, default_weight_observer,
@@ -71,7 +72,9 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
     """``QConfig(activation, weight)``: two observer / fake-quant factories (classes or
     ``with_args`` partials; ``nn.Identity`` or None for "leave in float").
 
-    ValueError when given observer *instances* (they would be shared by every layer).
+    ValueError when given observer *instances* (they would be shared by every layer);
+    TypeError, naming the argument, for anything that does not build an observer or
+    fake-quant (a number, a plain layer such as ``nn.ReLU``).
 
     >>> import lucid.quantization as Q
     >>> qc = Q.QConfig(activation=Q.MinMaxObserver.with_args(dtype=Q.qint8), weight=Q.default_weight_observer)
@@ -85,6 +88,9 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
         if isinstance(activation, Module) or isinstance(weight, Module):
             raise ValueError("QConfig received an observer instance; pass an observer class or factory instead "
                              "(use MyObserver.with_args(x=1) to set constructor arguments)")
+        for argument, factory in (("activation", activation), ("weight", weight)):
+            if factory is not None:
+                check_observer_factory("QConfig()", argument, factory, allow_identity=True)
         return super().__new__(cls, activation, weight)
 
     @property

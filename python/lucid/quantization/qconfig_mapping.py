@@ -6,7 +6,9 @@ Precedence, lowest to highest (PyTorch's): the global config; the module's type
 (``set_module_name_regex``, in registration order, ``re.match``); its name or the
 nearest named ancestor (``set_module_name``); its (parent name, type, index among
 the parent's children of that type) (``set_module_name_object_type_order``).
-``qconfig_for_module`` / ``resolve_qconfigs`` apply it (``prepare`` uses them).
+``qconfig_for_module`` / ``resolve_qconfigs`` apply it, and every entry point
+(``prepare``, ``prepare_qat``, ``quantize_dynamic``, ``propagate_qconfig_``,
+``prepare_fx``) resolves a ``QConfigMapping`` through them.
 
 >>> import lucid
 >>> from lucid import nn
@@ -153,15 +155,31 @@ class QConfigMapping:
         conf = cls()
         if _GLOBAL_DICT_KEY in qconfig_dict:
             conf.set_global(qconfig_dict[_GLOBAL_DICT_KEY])
-        for object_type, qconfig in qconfig_dict.get(_OBJECT_TYPE_DICT_KEY, []):
+        for object_type, qconfig in _entries(qconfig_dict, _OBJECT_TYPE_DICT_KEY, "(object_type, qconfig)", 2):
             conf.set_object_type(object_type, qconfig)
-        for regex, qconfig in qconfig_dict.get(_MODULE_NAME_REGEX_DICT_KEY, []):
+        for regex, qconfig in _entries(qconfig_dict, _MODULE_NAME_REGEX_DICT_KEY, "(regex, qconfig)", 2):
             conf.set_module_name_regex(regex, qconfig)
-        for name, qconfig in qconfig_dict.get(_MODULE_NAME_DICT_KEY, []):
+        for name, qconfig in _entries(qconfig_dict, _MODULE_NAME_DICT_KEY, "(module_name, qconfig)", 2):
             conf.set_module_name(name, qconfig)
-        for name, object_type, index, qconfig in qconfig_dict.get(_MODULE_NAME_OBJECT_TYPE_ORDER_DICT_KEY, []):
+        for name, object_type, index, qconfig in _entries(
+                qconfig_dict, _MODULE_NAME_OBJECT_TYPE_ORDER_DICT_KEY, "(module_name, object_type, index, qconfig)", 4):
             conf.set_module_name_object_type_order(name, object_type, index, qconfig)
         return conf
+
+
+def _entries(qconfig_dict: dict, key: str, form: str, n: int) -> list:
+    """The list under ``key``, each entry checked to be an ``n``-tuple (ValueError naming the
+    key, the entry and the expected form otherwise)."""
+    entries = qconfig_dict.get(key, [])
+    if not isinstance(entries, (list, tuple)):
+        raise TypeError(f"QConfigMapping.from_dict(): {key!r} must be a list of {form} tuples, got "
+                        f"{type(entries).__name__}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, (list, tuple)) or len(entry) != n:
+            got = f"a {len(entry)}-tuple" if isinstance(entry, (list, tuple)) else type(entry).__name__
+            raise ValueError(f"QConfigMapping.from_dict(): entry {i} of {key!r} must be a {form} tuple, got {got}: "
+                             f"{entry!r}")
+    return list(entries)
 
 
 _MISSING = object()
@@ -177,14 +195,17 @@ def _by_module_name(mapping: QConfigMapping, module_name: str, fallback):
     return fallback
 
 
-def qconfig_for_module(mapping: QConfigMapping, module_name: str, module_type, order=None):
+def qconfig_for_module(mapping: QConfigMapping, module_name: str, module_type, order=None, default=_MISSING):
     """The QConfig (or None) ``mapping`` gives the module at qualified name ``module_name``
     of type ``module_type``; ``order = (parent_name, index)`` enables the
-    ``set_module_name_object_type_order`` rules (``resolve_qconfigs`` computes it)."""
+    ``set_module_name_object_type_order`` rules (``resolve_qconfigs`` computes it).
+    ``default`` replaces the global config as the lowest rule (``resolve_qconfigs`` passes
+    the ``qconfig`` attribute an ancestor set, as PyTorch's eager propagation does)."""
     if not isinstance(mapping, QConfigMapping):
         raise TypeError(f"qconfig_for_module(): argument 'mapping' must be a QConfigMapping, got "
                         f"{type(mapping).__name__}")
-    qconfig = mapping.object_type_qconfigs.get(module_type, mapping.global_qconfig)
+    lowest = mapping.global_qconfig if default is _MISSING else default
+    qconfig = mapping.object_type_qconfigs.get(module_type, lowest)
     for regex, qc in mapping.module_name_regex_qconfigs.items():
         if re.match(regex, module_name):
             qconfig = qc
@@ -197,23 +218,39 @@ def qconfig_for_module(mapping: QConfigMapping, module_name: str, module_type, o
     return qconfig
 
 
-def resolve_qconfigs(model, mapping: QConfigMapping) -> dict:
-    """``{qualified_name: QConfig or None}`` for ``model`` and every descendant, by
-    ``qconfig_for_module`` with each module's index among its parent's children of the same
-    type. A ``qconfig`` attribute already set on a module wins, as in PyTorch's eager mode."""
-    out = {}
+def _resolve_each(model, mapping: QConfigMapping):
+    """``(qualified_name, module, QConfig or None)`` for ``model`` and every descendant (in
+    ``named_children`` order, shared modules once per path): the one resolver behind
+    ``resolve_qconfigs``, eager ``prepare`` / ``prepare_qat`` / ``quantize_dynamic`` and
+    ``prepare_fx``."""
+    if not isinstance(mapping, QConfigMapping):
+        raise TypeError(f"resolve_qconfigs(): argument 'mapping' must be a QConfigMapping, got "
+                        f"{type(mapping).__name__}")
+    out = []
 
-    def visit(module, name, order):
-        qc = qconfig_for_module(mapping, name, type(module), order)
-        out[name] = getattr(module, "qconfig", qc) if "qconfig" in module.__dict__ else qc
+    def visit(module, name, order, inherited):
+        if "qconfig" in module.__dict__:  # a qconfig set on the module wins (PyTorch's eager rule)
+            qc = module.__dict__["qconfig"]
+            inherited = qc  # and is what its descendants fall back to
+        else:
+            qc = qconfig_for_module(mapping, name, type(module), order, inherited)
+        out.append((name, module, qc))
         counts = {}
         for child_name, child in module.named_children():
             idx = counts.get(type(child), 0)
             counts[type(child)] = idx + 1
-            visit(child, f"{name}.{child_name}" if name else child_name, (name, idx))
+            visit(child, f"{name}.{child_name}" if name else child_name, (name, idx), inherited)
 
-    visit(model, "", None)
+    visit(model, "", None, mapping.global_qconfig)
     return out
+
+
+def resolve_qconfigs(model, mapping: QConfigMapping) -> dict:
+    """``{qualified_name: QConfig or None}`` for ``model`` and every descendant, by
+    ``qconfig_for_module`` with each module's index among its parent's children of the same
+    type. A ``qconfig`` attribute already set on a module wins, as in PyTorch's eager mode,
+    and is its descendants' fallback in place of the global config."""
+    return {name: qc for name, _, qc in _resolve_each(model, mapping)}
 
 
 # The ops whose outputs have a fixed range, and their fixed-qparams observers (PyTorch's table,

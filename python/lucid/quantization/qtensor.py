@@ -16,6 +16,7 @@ PyTorch's names (``int_repr``, ``q_scale``, ``q_per_channel_scales``...).
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -47,13 +48,31 @@ def _zp_value(zero_point, qd: QDtype, fn: str) -> int:
             raise ValueError(f"{fn}(): a per-tensor 'zero_point' must hold one value, got shape "
                              f"{tuple(zero_point.shape)}")
         zero_point = zero_point.item()
-    if isinstance(zero_point, bool) or not isinstance(zero_point, numbers.Real) or int(zero_point) != zero_point:
+    if isinstance(zero_point, bool) or not isinstance(zero_point, numbers.Real) or not math.isfinite(zero_point) \
+            or int(zero_point) != zero_point:
         raise TypeError(f"{fn}(): argument 'zero_point' must be an integer, got {zero_point!r}")
     z = int(zero_point)
     if not qd.quant_min <= z <= qd.quant_max:
         raise ValueError(f"{fn}(): argument 'zero_point' must lie in [{qd.quant_min}, {qd.quant_max}] for "
                          f"{qd.name}, got {z}")
     return z
+
+
+def _check_channel_qparams(scale: Tensor, zero_point: Tensor, qd: QDtype, fn: str) -> None:
+    """The per-channel form of the per-tensor checks: scales finite and > 0, zero points
+    integers (a float tensor must hold whole numbers) on the grid."""
+    s = np.asarray(scale.detach().to("cpu").numpy(), dtype=np.float64)
+    if not (np.isfinite(s).all() and (s > 0).all()):
+        raise ValueError(f"{fn}(): argument 'scale' must be finite and > 0 in every channel, got {s.tolist()}")
+    z = np.asarray(zero_point.detach().to("cpu").numpy())
+    if zero_point.dtype.is_floating_point or z.dtype.kind == "b":
+        zf = z.astype(np.float64)
+        if z.dtype.kind == "b" or not (np.isfinite(zf).all() and (zf == np.floor(zf)).all()):
+            raise TypeError(f"{fn}(): argument 'zero_point' must hold integers, got {z.tolist()}")
+    z = z.astype(np.float64)
+    if z.size and not (qd.quant_min <= z.min() and z.max() <= qd.quant_max):
+        raise ValueError(f"{fn}(): argument 'zero_point' must lie in [{qd.quant_min}, {qd.quant_max}] for "
+                         f"{qd.name}, got {z.astype(np.int64).tolist()}")
 
 
 class QTensor:
@@ -91,6 +110,7 @@ class QTensor:
             if tuple(scale.shape) != (c,) or tuple(zero_point.shape) != (c,):
                 raise ValueError(f"{fn}(): per-channel 'scale' / 'zero_point' must have shape ({c},), got "
                                  f"{tuple(scale.shape)} / {tuple(zero_point.shape)}")
+            _check_channel_qparams(scale, zero_point, qd, fn)
             self._scale = scale.to(device=codes.device, dtype="float32")
             self._zero_point = zero_point.to(device=codes.device, dtype="int32")
         self._codes = codes

@@ -23,8 +23,8 @@ that has a qconfig but stays in float ("left in float").
 from __future__ import annotations
 
 import copy
-import re
 import warnings
+from collections import OrderedDict
 
 from .. import backends
 from ..nn import layers as L
@@ -46,7 +46,8 @@ from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qa
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        get_quantized_activation_module_mappings, no_observer_set)
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .qconfig_mapping import QConfigMapping, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
+from .qconfig_mapping import (QConfigMapping, _resolve_each, get_default_qat_qconfig_mapping,
+                              get_default_qconfig_mapping)
 from .stubs import QuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "convert", "quantize_model", "prepare_qat", "quantize_qat",
@@ -82,45 +83,91 @@ def _default_spec(model, default):
     return default()
 
 
-def _own_qconfig(spec, module, name, inherited):
-    if isinstance(spec, QConfigMapping):
-        qc = spec.object_type_qconfigs.get(type(module), inherited)
-        for regex, value in spec.module_name_regex_qconfigs.items():
-            if re.match(regex, name):
-                qc = value
-                break
-        qc = spec.module_name_qconfigs.get(name, qc)
-    elif spec:
-        qc = spec.get(type(module), inherited)
-        qc = spec.get(name, qc)
-    else:
+def _resolve_dict(spec, module):
+    """PyTorch's eager rule for a dict spec, lowest first: the parent's qconfig (the ``""``
+    entry at the root), the module's exact type, its qualified name, a ``qconfig`` set on
+    the module. Returns ``[(name, module, qconfig)]``."""
+    out = []
+
+    def visit(mod, name, inherited):
         qc = inherited
-    return module.__dict__.get("qconfig", qc)  # a qconfig set on the module wins (PyTorch's rule)
+        if spec:
+            qc = spec.get(type(mod), qc)
+            qc = spec.get(name, qc) if name else qc
+        qc = mod.__dict__.get("qconfig", qc)
+        out.append((name, mod, qc))
+        for child_name, child in mod.named_children():
+            visit(child, f"{name}.{child_name}" if name else child_name, qc)
+
+    visit(module, "", spec.get("", None) if spec else None)
+    return out
+
+
+def _resolved_qconfigs(fn, module, spec):
+    """Every module's qconfig under ``spec`` (None, a dict or a QConfigMapping), each checked
+    to be a QConfig or None, computed without touching the model."""
+    spec = _check_spec(fn, spec)
+    plan = _resolve_each(module, spec) if isinstance(spec, QConfigMapping) else _resolve_dict(spec, module)
+    for name, mod, qc in plan:
+        if qc is not None and not isinstance(qc, QConfig):
+            raise TypeError(f"{fn}(): the qconfig of '{name or type(mod).__name__}' must be a QConfig or None, "
+                            f"got {type(qc).__name__}")
+    return plan
 
 
 def propagate_qconfig_(module: Module, qconfig_dict=None, prepare_custom_config_dict=None) -> None:
     """Sets ``qconfig`` on ``module`` and every descendant, in place, as PyTorch's
     ``propagate_qconfig_``: a module's own ``qconfig`` attribute wins, then its qualified
     name in ``qconfig_dict``, then its exact type, else its parent's. ``qconfig_dict`` may
-    also be a ``QConfigMapping`` (global config at the root, then object type, name regex,
-    module name)."""
-    spec = _check_spec("propagate_qconfig_", qconfig_dict)
-    root = None
-    if isinstance(spec, QConfigMapping):
-        root = spec.global_qconfig
-    elif spec:
-        root = spec.get("", None)
-
-    def visit(mod, name, inherited):
-        qc = _own_qconfig(spec, mod, name, inherited)
-        if qc is not None and not isinstance(qc, QConfig):
-            raise TypeError(f"propagate_qconfig_(): the qconfig of '{name or type(mod).__name__}' must be a "
-                            f"QConfig or None, got {type(qc).__name__}")
+    also be a ``QConfigMapping``, resolved by ``resolve_qconfigs`` (global, object type,
+    name regex, module name or nearest named ancestor, (parent, type, index); a ``qconfig``
+    set on a module wins and is its descendants' fallback). Every qconfig is resolved and
+    checked before the first is set."""
+    for _, mod, qc in _resolved_qconfigs("propagate_qconfig_", module, qconfig_dict):
         object.__setattr__(mod, "qconfig", qc)
-        for child_name, child in mod.named_children():
-            visit(child, f"{name}.{child_name}" if name else child_name, qc)
 
-    visit(module, "", root)
+
+class _AllOrNothing:
+    """``with _AllOrNothing(model):`` — on an exception, every module of ``model`` gets back
+    its ``qconfig``, children, hooks, observer handle and training flag as they were on entry
+    (the in-place workflows then leave nothing changed after an error)."""
+
+    _ABSENT = object()
+
+    def __init__(self, model):
+        self.saved = [(m, m.__dict__.get("qconfig", self._ABSENT), OrderedDict(m._modules),
+                       OrderedDict(m._forward_hooks), OrderedDict(m._forward_pre_hooks),
+                       m.__dict__.get(_HOOK_ATTR, self._ABSENT), m.training) for m in model.modules()]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is None:
+            return False
+        for m, qc, modules, hooks, pre_hooks, handle, training in self.saved:
+            for attr, old in (("qconfig", qc), (_HOOK_ATTR, handle)):
+                if old is self._ABSENT:
+                    m.__dict__.pop(attr, None)
+                else:
+                    object.__setattr__(m, attr, old)
+            for table, old in ((m._modules, modules), (m._forward_hooks, hooks), (m._forward_pre_hooks, pre_hooks)):
+                table.clear()
+                table.update(old)
+            object.__setattr__(m, "training", training)
+        return False
+
+
+def _check_static(model, allow) -> None:
+    """ValueError naming the first module to be observed whose qconfig is dynamic
+    (activations quantized at run time): the static flow needs calibrated activation
+    qparams, as PyTorch refuses."""
+    for name, mod in model.named_modules():
+        qc = mod.__dict__.get("qconfig")
+        if qc is not None and (type(mod) in allow or isinstance(mod, FloatFunctional)) and qc.is_dynamic:
+            raise ValueError(f"prepare(): the qconfig of '{name or type(mod).__name__}' is dynamic (activations "
+                             "quantized at run time); the static prepare / convert flow needs a static qconfig. "
+                             "Use quantize_dynamic() for dynamic quantization.")
 
 
 def _remove_qconfig(module: Module) -> None:
@@ -240,17 +287,20 @@ def prepare(model: Module, qconfig_mapping=None, inplace: bool = False, allow_li
         raise TypeError(f"prepare(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    if qconfig_mapping is None:
-        qconfig_mapping = _default_spec(model, get_default_qconfig_mapping)
-    model.eval()
-    return _prepare_observers(model, qconfig_mapping, allow_list, observer_non_leaf_module_list)
+    with _AllOrNothing(model):
+        if qconfig_mapping is None:
+            qconfig_mapping = _default_spec(model, get_default_qconfig_mapping)
+        model.eval()
+        return _prepare_observers(model, qconfig_mapping, allow_list, observer_non_leaf_module_list, static=True)
 
 
-def _prepare_observers(model, qconfig_mapping, allow_list=None, observer_non_leaf_module_list=None):
+def _prepare_observers(model, qconfig_mapping, allow_list=None, observer_non_leaf_module_list=None, static=False):
     propagate_qconfig_(model, qconfig_mapping)
     allow = set(allow_list) if allow_list is not None else get_default_qconfig_propagation_list()
     if observer_non_leaf_module_list:
         allow |= set(observer_non_leaf_module_list)
+    if static:
+        _check_static(model, allow)
     left = {}
     n = _add_observers(model, allow, left)
     if n == 0:
@@ -462,14 +512,15 @@ def prepare_qat(model: Module, mapping=None, inplace: bool = False, qconfig_mapp
         raise TypeError(f"prepare_qat(): argument 'model' must be a lucid.nn.Module, got {type(model).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
-    if qconfig_mapping is None:
-        qconfig_mapping = _default_spec(model, get_default_qat_qconfig_mapping)
-    propagate_qconfig_(model, qconfig_mapping)
-    table = get_default_qat_module_mappings() if mapping is None else mapping
-    if type(model) in table and getattr(model, "qconfig", None) is not None:
-        raise ValueError("prepare_qat(): wrap a single layer in a container (or QuantWrapper) first")
-    _convert(model, table, {})
-    return _prepare_observers(model, None)
+    with _AllOrNothing(model):
+        if qconfig_mapping is None:
+            qconfig_mapping = _default_spec(model, get_default_qat_qconfig_mapping)
+        propagate_qconfig_(model, qconfig_mapping)
+        table = get_default_qat_module_mappings() if mapping is None else mapping
+        if type(model) in table and getattr(model, "qconfig", None) is not None:
+            raise ValueError("prepare_qat(): wrap a single layer in a container (or QuantWrapper) first")
+        _convert(model, table, {})
+        return _prepare_observers(model, None)
 
 
 def quantize_qat(model: Module, run_fn, run_args=(), inplace: bool = False) -> Module:
@@ -517,6 +568,11 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
                         f"{type(qconfig_spec).__name__}")
     if not inplace:
         model = copy.deepcopy(model)
+    with _AllOrNothing(model):
+        return _quantize_dynamic(model, spec, name, mapping, group_size)
+
+
+def _quantize_dynamic(model, spec, name, mapping, group_size):
     propagate_qconfig_(model, spec)
     if mapping is None:
         if name == "qint8":
@@ -547,7 +603,7 @@ def quantize_dynamic(model: Module, qconfig_spec=None, dtype="qint8", mapping=No
             entry[0]._modules[entry[1]] = entry[2]
     if not plan:
         warnings.warn("quantize_dynamic: the model has no module of a targeted type (with a qconfig); nothing was "
-                      "quantized", UserWarning, stacklevel=2)
+                      "quantized", UserWarning, stacklevel=3)
     _remove_qconfig(model)
     return model
 

@@ -500,7 +500,9 @@ def run_config(cfg: Config) -> Outcome:
     out = Outcome(cfg, False, cpu_seconds=cpu_s, gpu_seconds=gpu_s)
     names = [type(e).__name__ if e is not None else "" for e in (cpu_err, gpu_err)]
     if cpu_err is not None or gpu_err is not None or cfg.expect_error:
-        if names[0] == names[1] == cfg.expect_error:
+        # the same class on both streams, of the expected kind (lucid.OpError is a ValueError)
+        kinds = [{c.__name__ for c in type(e).__mro__} if e is not None else set() for e in (cpu_err, gpu_err)]
+        if names[0] == names[1] and cfg.expect_error and all(cfg.expect_error in k for k in kinds):
             out.ok, out.error = True, cfg.expect_error
             return out
         detail = " / ".join(f"{st}: {type(e).__name__}: {str(e)[:200]}" if e is not None else f"{st}: no error"

@@ -79,6 +79,9 @@ class _RNNBase(Module):
             raise ValueError(f"{name}: expected input of shape (L, N, {self.input_size}) "
                              f"({'(N, L, ...)' if self.batch_first else ''}) or (L, {self.input_size}), got "
                              f"{tuple(input.shape)}")
+        if input.shape[1 if input.ndim == 3 and self.batch_first else 0] == 0:
+            raise ValueError(f"{name}: expected a sequence length larger than 0 in 'input', got shape "
+                             f"{tuple(input.shape)}")
 
     def _check_hidden(self, h, n, what):
         expected = (self.num_layers * self._dirs, n, self._state_size(what))

@@ -17,8 +17,9 @@ class _QATConv:
     def from_float(cls, mod, module_name=""):
         _need_qconfig(f"{cls.__name__}.from_float() of '{module_name or type(mod).__name__}'",
                       getattr(mod, "qconfig", None))
-        new = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding, mod.dilation,
-                  mod.groups, mod.bias is not None, mod.padding_mode, qconfig=mod.qconfig)
+        new = cls(mod.in_channels, mod.out_channels, mod.kernel_size, stride=mod.stride, padding=mod.padding,
+                  dilation=mod.dilation, groups=mod.groups, bias=mod.bias is not None, padding_mode=mod.padding_mode,
+                  qconfig=mod.qconfig)
         return _copy_params(new, mod)
 
     def to_float(self):

@@ -23,6 +23,6 @@ class Embedding(_Embedding):
     def from_float(cls, mod, module_name=""):
         _need_qconfig(f"{cls.__name__}.from_float() of '{module_name or type(mod).__name__}'",
                       getattr(mod, "qconfig", None))
-        new = cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx, qconfig=mod.qconfig)
+        new = cls(mod.num_embeddings, mod.embedding_dim, padding_idx=mod.padding_idx, qconfig=mod.qconfig)
         new.weight = mod.weight
         return new.to(mod.weight.device)

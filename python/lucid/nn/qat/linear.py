@@ -22,7 +22,7 @@ class Linear(_Linear):
     def from_float(cls, mod, module_name=""):
         _need_qconfig(f"{cls.__name__}.from_float() of '{module_name or type(mod).__name__}'",
                       getattr(mod, "qconfig", None))
-        new = cls(mod.in_features, mod.out_features, mod.bias is not None, qconfig=mod.qconfig)
+        new = cls(mod.in_features, mod.out_features, bias=mod.bias is not None, qconfig=mod.qconfig)
         return _copy_params(new, mod)
 
     def to_float(self):

@@ -128,7 +128,7 @@ class _LookupActivation(QuantizedStateMixin, Module):
             new = cls()
         else:
             s, z, qd = observer_qparams(mod.activation_post_process, module_name or type(mod).__name__)
-            new = cls(s, z, qd)
+            new = cls(scale=s, zero_point=z, dtype=qd)
         for attr in ("negative_slope", "alpha"):
             if hasattr(mod, attr):
                 setattr(new, attr, getattr(mod, attr))

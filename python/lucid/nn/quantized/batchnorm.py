@@ -61,7 +61,7 @@ class BatchNorm2d(_LookupActivation):
     @classmethod
     def from_float(cls, mod, module_name=""):
         s, z, qd = observer_qparams(mod.activation_post_process, module_name or "BatchNorm2d")
-        new = cls(mod.num_features, mod.eps, mod.momentum, s, z, qd)
+        new = cls(mod.num_features, eps=mod.eps, momentum=mod.momentum, scale=s, zero_point=z, dtype=qd)
         new.bn.load_state_dict({k: v for k, v in mod.state_dict().items() if not k.startswith("activation")})
         return new.to(mod.running_mean.device if mod.running_mean is not None else "cpu")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ...quantization.qdtype import QDtype, as_qdtype, qint8
 from ...quantization.qtensor import QTensor
 
 
@@ -31,15 +32,42 @@ def check_positive_scale(value: Tensor, name: str, problems: list):
         problems.append(f"{name}: scales must be finite and > 0")
 
 
+def check_zero_point_grid(value: Tensor, name: str, grid, problems: list):
+    """Every zero point in ``value`` is an integer on ``grid`` (a QDtype)."""
+    arr = np.asarray(value.detach().to("cpu").numpy()).astype(np.float64).reshape(-1)
+    bad = arr[~(np.isfinite(arr) & (arr == np.floor(arr)) & (arr >= grid.quant_min) & (arr <= grid.quant_max))]
+    if bad.size:
+        shown = ", ".join(repr(v) for v in bad[:4].tolist()) + (", ..." if bad.size > 4 else "")
+        problems.append(f"{name}: zero points must be integers in [{grid.quant_min}, {grid.quant_max}] "
+                        f"({grid.name}), the checkpoint holds {shown}")
+
+
 class QuantizedStateMixin:
     """State checks for quantized modules, run by ``Module.load_state_dict`` before
     anything is written: codes and qparams must keep their exact dtype, scales must be
-    finite and > 0, and zero points must lie on the output grid."""
+    finite and > 0, and zero points must lie on their grid: ``zero_point`` on the output
+    grid (``out_qdtype`` / ``dtype``, as the checkpoint's extra state names it when it
+    holds one), ``weight_zero_point`` on qint8 (the int8 weight codes)."""
 
     _exact_dtype_state = frozenset()
     _scale_state = frozenset()
 
+    def _output_grid(self, prefix: str, state: dict):
+        extra = state.get(prefix + "_extra_state")
+        if isinstance(extra, dict) and isinstance(extra.get("out_qdtype"), str):
+            try:
+                return as_qdtype(extra["out_qdtype"])
+            except (TypeError, ValueError):
+                return None  # set_extra_state reports it
+        grid = getattr(self, "out_qdtype", None) or getattr(self, "dtype", None)
+        return grid if isinstance(grid, QDtype) else None
+
     def _check_state(self, prefix: str, state: dict, problems: list) -> None:
+        grids = {"zero_point": self._output_grid(prefix, state), "weight_zero_point": qint8}
+        for local, grid in grids.items():
+            value = state.get(prefix + local)
+            if grid is not None and local in self._exact_dtype_state and isinstance(value, Tensor):
+                check_zero_point_grid(value, prefix + local, grid, problems)
         for local in self._exact_dtype_state:
             own = self._buffers.get(local)
             value = state.get(prefix + local)

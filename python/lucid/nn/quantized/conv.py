@@ -123,9 +123,10 @@ class _QConvNd(WeightedQuantized):
     @classmethod
     def from_float(cls, mod, module_name=""):
         layer, _ = _float_parts(mod)
-        new = cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride, layer.padding,
-                  layer.dilation, layer.groups, layer.bias is not None or hasattr(mod, "folded_weight_bias"),
-                  getattr(layer, "padding_mode", "zeros"))
+        new = cls(layer.in_channels, layer.out_channels, layer.kernel_size, stride=layer.stride, padding=layer.padding,
+                  dilation=layer.dilation, groups=layer.groups,
+                  bias=layer.bias is not None or hasattr(mod, "folded_weight_bias"),
+                  padding_mode=getattr(layer, "padding_mode", "zeros"))
         return cls._from_float_common(mod, new, module_name)
 
     def extra_repr(self):

@@ -118,9 +118,9 @@ class _QConvTransposeNd(WeightedQuantized):
     @classmethod
     def from_float(cls, mod, module_name=""):
         layer, _ = _float_parts(mod)
-        new = cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride, layer.padding,
-                  layer.output_padding, layer.groups, layer.bias is not None, layer.dilation,
-                  getattr(layer, "padding_mode", "zeros"))
+        new = cls(layer.in_channels, layer.out_channels, layer.kernel_size, stride=layer.stride, padding=layer.padding,
+                  output_padding=layer.output_padding, groups=layer.groups, bias=layer.bias is not None,
+                  dilation=layer.dilation, padding_mode=getattr(layer, "padding_mode", "zeros"))
         return cls._from_float_common(mod, new, module_name)
 
     def extra_repr(self):

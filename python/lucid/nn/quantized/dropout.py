@@ -16,4 +16,4 @@ class Dropout(Module):
 
     @classmethod
     def from_float(cls, mod, module_name=""):
-        return cls(mod.p)
+        return cls(p=mod.p)

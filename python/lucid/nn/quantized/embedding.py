@@ -73,7 +73,7 @@ class Embedding(QuantizedStateMixin, Module):
                 PerChannelMinMaxObserver(ch_axis=0, dtype=qint8, qscheme=per_channel_symmetric)
             wobs.to(mod.weight.device)
             wobs(mod.weight.detach())
-        new = cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx)
+        new = cls(mod.num_embeddings, mod.embedding_dim, padding_idx=mod.padding_idx)
         codes, s, z, _ = quantize_weight(mod.weight, wobs, module_name or "Embedding")
         new.weight_int8, new.weight_scale, new.weight_zero_point = codes, s, z
         return new.to(mod.weight.device)

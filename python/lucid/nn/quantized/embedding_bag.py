@@ -120,11 +120,12 @@ class EmbeddingBag(Embedding):
         """From a float ``nn.EmbeddingBag``, ``nn.Embedding`` or ``nn.qat.Embedding`` (its qconfig's
         weight observer, else per-row symmetric qint8). ``mode`` / ``include_last_offset``
         default to the float module's (an ``nn.Embedding``: "sum", False)."""
-        emb = Embedding.from_float(mod, module_name or "EmbeddingBag")
+        emb = Embedding.from_float(mod, module_name=module_name or "EmbeddingBag")
         mode = getattr(mod, "mode", "sum") if mode is None else mode
         if include_last_offset is None:
             include_last_offset = getattr(mod, "include_last_offset", False)
-        new = cls(emb.num_embeddings, emb.embedding_dim, mode, include_last_offset, emb.padding_idx)
+        new = cls(emb.num_embeddings, emb.embedding_dim, mode=mode, include_last_offset=include_last_offset,
+                  padding_idx=emb.padding_idx)
         new.weight_int8, new.weight_scale, new.weight_zero_point = emb.weight_int8, emb.weight_scale, \
             emb.weight_zero_point
         return new.to(emb.weight_int8.device)

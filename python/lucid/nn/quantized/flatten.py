@@ -14,4 +14,4 @@ class Flatten(Module):
 
     @classmethod
     def from_float(cls, mod, module_name=""):
-        return cls(mod.start_dim, mod.end_dim)
+        return cls(start_dim=mod.start_dim, end_dim=mod.end_dim)

@@ -10,6 +10,9 @@ requantizes with the input's qparams; ``mul_scalar`` rescales without touching t
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 import lucid._namespace as lucid
@@ -54,6 +57,15 @@ class FloatFunctional(Module):
         return x * c
 
 
+def _scalar(fn, c) -> float:
+    """``c`` as a finite float; TypeError / ValueError naming the argument otherwise."""
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
+        raise TypeError(f"{fn}(): argument 'c' must be a real number, got {type(c).__name__}")
+    if not math.isfinite(float(c)):
+        raise ValueError(f"{fn}(): argument 'c' must be finite, got {c!r}")
+    return float(c)
+
+
 class QFunctional(QuantizedStateMixin, Module):
     """The quantized ``FloatFunctional``: QTensors in, QTensors (``scale`` / ``zero_point``,
     grid ``dtype``) out."""
@@ -95,11 +107,12 @@ class QFunctional(QuantizedStateMixin, Module):
 
     def add_scalar(self, x, c):
         x = as_qtensor(x, "QFunctional.add_scalar")
-        return quantize_per_tensor(x.dequantize() + float(c), x.q_scale(), x.q_zero_point(), x.dtype)
+        c = _scalar("QFunctional.add_scalar", c)
+        return quantize_per_tensor(x.dequantize() + c, x.q_scale(), x.q_zero_point(), x.dtype)
 
     def mul_scalar(self, x, c):
         x = as_qtensor(x, "QFunctional.mul_scalar")
-        c = float(c)
+        c = _scalar("QFunctional.mul_scalar", c)
         qd = x.dtype
         if c == 0.0:
             codes = lucid.full(tuple(x.shape), x.q_zero_point(), dtype=qd.storage, device=x.device)
@@ -114,7 +127,7 @@ class QFunctional(QuantizedStateMixin, Module):
     @classmethod
     def from_float(cls, mod, module_name=""):
         s, z, qd = observer_qparams(mod.activation_post_process, module_name or "FloatFunctional")
-        return cls(s, z, qd)
+        return cls(scale=s, zero_point=z, dtype=qd)
 
     def extra_repr(self):
         return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}"

@@ -71,7 +71,8 @@ class QuantizedLinearMLX(Module):
         if not isinstance(layer, _FloatLinear):
             raise TypeError(f"QuantizedLinearMLX.from_float(): argument 'mod' must be an nn.Linear, got "
                             f"{type(mod).__name__}")
-        new = cls(layer.in_features, layer.out_features, layer.bias is not None, bits, group_size, relu)
+        new = cls(layer.in_features, layer.out_features, bias=layer.bias is not None, bits=bits, group_size=group_size,
+                  relu=relu)
         with lucid.no_grad():
             w = layer.weight.detach().to(lucid.float32)
             new.packed_weight, new.scales, new.biases = group_quantize(w, group_size, bits)

@@ -136,7 +136,8 @@ class LayerNorm(QuantizedStateMixin, Module):
     def from_float(cls, mod, module_name="", use_precomputed_fake_quant=False):
         s, z, qd = observer_qparams(mod.activation_post_process, module_name or "LayerNorm")
         dev = mod.weight.device if mod.weight is not None else "cpu"
-        return cls(mod.normalized_shape, mod.weight, mod.bias, s, z, mod.eps, mod.elementwise_affine,
+        return cls(mod.normalized_shape, mod.weight, mod.bias, scale=s, zero_point=z, eps=mod.eps,
+                   elementwise_affine=mod.elementwise_affine,
                    dtype=qd).to(dev)
 
     def extra_repr(self):

@@ -25,6 +25,15 @@ def observer_qparams(observer, module_name: str):
     observer that never saw data gives scale 1.0 and zero point 0 with a warning naming
     the module (PyTorch silently uses those values)."""
     dtype = observer.dtype
+    if getattr(observer, "is_dynamic", False):
+        raise ValueError(f"convert: the activation observer of '{module_name}' is dynamic (activations quantized at "
+                         "run time); a static quantized module needs calibrated qparams. Use quantize_dynamic() "
+                         "for dynamic quantization.")
+    if _learned_zero_point(observer):
+        # LSQ's zero point is a float Parameter: its forward rounds (half to even) and clamps
+        # it; calculate_qparams gives that same integer.
+        s, z = observer.calculate_qparams()
+        return float(s.reshape(-1)[0].item()), int(z.reshape(-1)[0].item()), dtype
     if hasattr(observer, "fake_quant_enabled") and hasattr(observer, "scale"):
         if observer.scale.numel() == 1 and not _fq_unseen(observer):
             return float(observer.scale.item()), int(observer.zero_point.item()), dtype
@@ -36,6 +45,12 @@ def observer_qparams(observer, module_name: str):
                       UserWarning, stacklevel=4)
         return 1.0, 0, dtype
     return float(s.reshape(-1)[0].item()), int(z.reshape(-1)[0].item()), dtype
+
+
+def _learned_zero_point(fq) -> bool:
+    """A fake-quant whose zero point is a float tensor (LearnableFakeQuantize)."""
+    zp = getattr(fq, "zero_point", None)
+    return isinstance(zp, Tensor) and zp.dtype.is_floating_point and hasattr(fq, "calculate_qparams")
 
 
 def _fq_unseen(fq) -> bool:
@@ -51,7 +66,9 @@ def quantize_weight(weight: Tensor, weight_observer, module_name: str):
     if weight_observer.dtype.name != "qint8":
         raise NotImplementedError(f"convert: '{module_name}': quantized weights must be qint8, the weight "
                                   f"observer gives {weight_observer.dtype.name}")
-    if hasattr(weight_observer, "fake_quant_enabled") and hasattr(weight_observer, "scale") \
+    if _learned_zero_point(weight_observer):
+        s, z = weight_observer.calculate_qparams()
+    elif hasattr(weight_observer, "fake_quant_enabled") and hasattr(weight_observer, "scale") \
             and not _fq_unseen(weight_observer):
         s, z = weight_observer.scale, weight_observer.zero_point
     else:

@@ -67,7 +67,7 @@ class MaxPool2d(Module):
 
     @classmethod
     def from_float(cls, mod, module_name=""):
-        return cls(mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.ceil_mode)
+        return cls(mod.kernel_size, stride=mod.stride, padding=mod.padding, dilation=mod.dilation, ceil_mode=mod.ceil_mode)
 
 
 class AdaptiveAvgPool2d(Module):

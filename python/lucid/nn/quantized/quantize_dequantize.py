@@ -40,7 +40,7 @@ class Quantize(QuantizedStateMixin, Module):
         app = mod.activation_post_process
         s, z, qd = observer_qparams(app, module_name or type(mod).__name__)
         bufs = list(app.buffers())
-        return cls(s, z, qd).to(bufs[0].device if bufs else "cpu")
+        return cls(scale=s, zero_point=z, dtype=qd).to(bufs[0].device if bufs else "cpu")
 
     def extra_repr(self):
         return f"scale={self.scale.item()}, zero_point={self.zero_point.item()}, dtype={self.dtype!r}"

@@ -137,8 +137,9 @@ class _ReferenceConv(_ReferenceWeighted):
     @classmethod
     def from_quantized(cls, qmod):
         """The reference twin of an integer ``nnq.Conv1d`` / ``Conv2d`` (same codes and qparams)."""
-        new = cls(qmod.in_channels, qmod.out_channels, qmod.kernel_size, qmod.stride, qmod.padding, qmod.dilation,
-                  qmod.groups, qmod.bias_float is not None, qmod.padding_mode)
+        new = cls(qmod.in_channels, qmod.out_channels, qmod.kernel_size, stride=qmod.stride, padding=qmod.padding,
+                  dilation=qmod.dilation, groups=qmod.groups, bias_=qmod.bias_float is not None,
+                  padding_mode=qmod.padding_mode)
         return new._fill(qmod)
 
     def extra_repr(self):

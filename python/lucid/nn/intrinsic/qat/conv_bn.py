@@ -50,9 +50,9 @@ class _ConvBnNd:
             return
         conv, bn = args[0], (args[1] if len(args) > 1 else kwargs.pop("bn"))
         relu = kwargs.pop("relu", self._relu)
-        qat_conv_cls.__init__(self, conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
-                              conv.padding, conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
-                              **kwargs)
+        qat_conv_cls.__init__(self, conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride,
+                              padding=conv.padding, dilation=conv.dilation, groups=conv.groups,
+                              bias=conv.bias is not None, padding_mode=conv.padding_mode, **kwargs)
         self.weight = conv.weight
         if conv.bias is not None:
             self.bias = conv.bias
@@ -123,8 +123,9 @@ class _ConvBnNd:
         _need_qconfig(f"{cls.__name__}.from_float() of '{module_name or type(mod).__name__}'",
                       getattr(mod, "qconfig", None))
         conv, bn = mod[0], mod[1]
-        new = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding, conv.dilation,
-                  conv.groups, conv.bias is not None, conv.padding_mode, qconfig=mod.qconfig)
+        new = cls(conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride, padding=conv.padding,
+                  dilation=conv.dilation, groups=conv.groups, bias=conv.bias is not None,
+                  padding_mode=conv.padding_mode, qconfig=mod.qconfig)
         new.weight = conv.weight
         if conv.bias is not None:
             new.bias = conv.bias

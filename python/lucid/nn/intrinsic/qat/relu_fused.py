@@ -21,7 +21,7 @@ def _from_fused(cls, mod, module_name):
                   getattr(mod, "qconfig", None))
     inner = mod[0]
     inner.qconfig = mod.qconfig
-    new = cls.__bases__[0].from_float(inner, module_name)
+    new = cls.__bases__[0].from_float(inner, module_name=module_name)
     new.__class__ = cls
     return new
 

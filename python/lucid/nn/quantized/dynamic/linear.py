@@ -67,6 +67,13 @@ class Linear(QuantizedStateMixin, Module):
         mx = float(lucid.amax(x).item()) if x.numel() else 0.0
         if not (np.isfinite(mn) and np.isfinite(mx)):
             raise ValueError("dynamic Linear.forward(): the input holds NaN or infinite values")
+        with np.errstate(over="ignore"):
+            width = np.float32(max(mx, 0.0)) - np.float32(min(mn, 0.0))
+        if not np.isfinite(width):
+            # the activation scale (max - min) / 255 is computed in float32 (docs/numerics.md)
+            raise ValueError(f"dynamic Linear.forward(): argument 'input' spans [{mn:g}, {mx:g}]; its range "
+                             "max(max, 0) - min(min, 0) overflows float32, so no quint8 activation scale exists. "
+                             "Scale the input into a narrower range")
         p = calculate_qparams(mn, mx, quint8, per_tensor_affine, reduce_range=self.reduce_range)
         return float(p.scale.item()), int(p.zero_point.item())
 
@@ -179,7 +186,7 @@ class WeightOnlyInt4Linear(QuantizedStateMixin, Module):
     @classmethod
     def from_float(cls, mod, group_size=64, module_name="", act_dtype=None):
         layer = mod
-        new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size, act_dtype)
+        new = cls(layer.in_features, layer.out_features, layer.bias is not None, group_size=group_size, act_dtype=act_dtype)
         obs = weight_int4_qconfig(group_size).weight()
         obs.to(layer.weight.device)
         obs(layer.weight.detach())

@@ -143,6 +143,9 @@ class _DynamicRNNBase(Module):
                              f"{'(batch_first: (N, L, ...)) ' if self.batch_first else ''}or "
                              f"(L, {self.input_size}), got {tuple(input.shape)}")
         batched = input.ndim == 3
+        if input.shape[1 if batched and self.batch_first else 0] == 0:  # the float layer's words
+            raise ValueError(f"{self._name}: expected a sequence length larger than 0 in 'input', got shape "
+                             f"{tuple(input.shape)}")
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
@@ -209,8 +212,8 @@ class _DynamicRNNBase(Module):
         factory = weight_observer or _weight_observer(mod)
         label = module_name or cls._name
         first = getattr(mod, "weight_ih_l0")
-        new = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                  mod.bidirectional)
+        new = cls(mod.input_size, mod.hidden_size, num_layers=mod.num_layers, bias=mod.bias,
+                  batch_first=mod.batch_first, dropout=mod.dropout, bidirectional=mod.bidirectional)
         for k in range(mod.num_layers):
             for sfx in ("", "_reverse")[:new._dirs]:
                 for kind in ("ih", "hh"):
