@@ -92,3 +92,11 @@ def test_failed_load_changes_nothing():
     assert list(after) == list(before)
     for k, v in after.items():
         np.testing.assert_array_equal(v.numpy(), before[k])
+
+
+def test_off_grid_weight_zero_point_is_refused():
+    q = _affine()
+    bad = dict(q.state_dict())
+    bad["weight_ih_l0_zero_point"] = lucid.full(bad["weight_ih_l0_zero_point"].shape, 999, dtype=lucid.int32)
+    with pytest.raises(RuntimeError, match=r"weight_ih_l0_zero_point: zero points must be integers in \[-128, 127\]"):
+        q.load_state_dict(bad)

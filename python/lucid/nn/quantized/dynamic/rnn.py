@@ -24,7 +24,8 @@ from ...module import Module
 from ...containers import ModuleDict
 from ... import layers as L
 from ....quantization.observer import default_weight_observer
-from ..checks import check_positive_scale
+from ....quantization.qdtype import qint8
+from ..checks import check_positive_scale, check_zero_point_grid
 from ..observed_qparams import quantize_weight
 from .linear import Linear
 
@@ -102,7 +103,8 @@ class _DynamicRNNBase(Module):
 
     def _check_state(self, prefix, state, problems):
         """The cells' own checks, on this layout's keys: exact dtypes of the codes and zero
-        points, finite positive scales (run by load_state_dict before anything is written)."""
+        points, finite positive scales, zero points on qint8 (run by load_state_dict before
+        anything is written)."""
         for key in self.cells._modules:
             for part in self._WEIGHT_PARTS:
                 name = f"weight_{key}_{part}"
@@ -114,6 +116,8 @@ class _DynamicRNNBase(Module):
                                     f"the quantized module stores {own.dtype!r}")
                 if part == "scale" and value.dtype.is_floating_point:
                     check_positive_scale(value, prefix + name, problems)
+                if part == "zero_point":
+                    check_zero_point_grid(value, prefix + name, qint8, problems)
 
     def _adapt_state_dict(self, prefix, state):
         """Brings a copy of the state to this layout: the earlier keys
