@@ -45,6 +45,9 @@ from . import affine_primitives as _affine_primitives
 from .affine_primitives import *  # noqa: F401,F403
 from . import quant_api as _quant_api
 from .quant_api import *  # noqa: F401,F403
+from .gptq import GPTQConfig, gptq
+from .awq import AWQConfig, awq
+from .smoothquant import smoothquant
 
 __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
@@ -55,4 +58,5 @@ __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", 
            "convert_fx"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
-            + _workflows.__all__ + _affine_primitives.__all__ + _quant_api.__all__)
+            + _workflows.__all__ + _affine_primitives.__all__ + _quant_api.__all__
+            + ["GPTQConfig", "gptq", "AWQConfig", "awq", "smoothquant"])

@@ -45,7 +45,7 @@ from typing import Optional
 import numpy as np
 
 import lucid._namespace as lucid
-from .. import nn
+from ..nn.layers import Linear
 from ..nn import functional as F
 from ..nn.module import Module
 from ..nn.quantized.mlx_linear import QuantizedLinearMLX
@@ -247,7 +247,7 @@ class FqnToConfig(AOBaseConfig):
         for k, v in self.fqn_to_config.items():
             if k.startswith("re:") and re.fullmatch(k[3:], fqn):
                 return v
-        if "_default" in self.fqn_to_config and isinstance(module, nn.Linear):
+        if "_default" in self.fqn_to_config and isinstance(module, Linear):
             return self.fqn_to_config["_default"]
         return None
 
@@ -403,7 +403,7 @@ def _int4_weight_only(layer, config):
         return layer  # torchao leaves a weight whose width the group does not divide in float
     block = (1, g)
     s, zp = choose_qparams_affine(w, MappingType.ASYMMETRIC, block, "uint4", eps=INT4_EPS, preserve_zero=False,
-                                  zero_point_domain=ZeroPointDomain.FLOAT)
+                                  zero_point_domain=ZeroPointDomain.FLOAT, keepdim=True)
     q = quantize_affine(w, block, s, zp, "uint4", zero_point_domain=ZeroPointDomain.FLOAT)
     mins = zp - s * 8.0  # the value of code 0: quantize_affine's (zero_point - scale * mid)
     return int4_mlx_linear_from_codes(q.numpy(), s.numpy(), mins.numpy(), g, _bias_of(layer), w.device)
@@ -442,7 +442,8 @@ def _int8_dyn_int4(layer, config):
     if k % g:
         return layer
     block = (1, g)
-    s, z = choose_qparams_affine(w, MappingType.SYMMETRIC, block, "int4", eps=F32_EPS, scale_dtype=lucid.float32)
+    s, z = choose_qparams_affine(w, MappingType.SYMMETRIC, block, "int4", eps=F32_EPS, scale_dtype=lucid.float32,
+                                 keepdim=True)
     q = quantize_affine(w, block, s, z, "int4")
     return Int8DynActInt4WeightLinear(k, n, pack_int4(q), s, g, _bias_of(layer), config.act_mapping_type)
 
@@ -468,7 +469,7 @@ def _apply(layer, config):
 
 
 def _is_linear(mod, fqn=""):
-    return isinstance(mod, nn.Linear)
+    return isinstance(mod, Linear)
 
 
 def _check_config(config):
@@ -502,7 +503,7 @@ def quantize_(model, config, filter_fn=None, device=None):
     flt = _is_linear if filter_fn is None else filter_fn
     swaps = []
     for fqn, mod in model.named_modules():
-        if not isinstance(mod, nn.Linear):
+        if not isinstance(mod, Linear):
             continue
         if isinstance(config, FqnToConfig):
             cfg = config.config_for(fqn, mod)
