@@ -43,6 +43,11 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     a = ap.parse_args()
     lucid.set_num_threads(a.threads)
+    try:  # numpy's BLAS (GPTQ's Hessians and Cholesky factors) on as many threads as lucid
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(a.threads)
+    except ImportError:
+        pass
     data = stdlib_corpus(300_000)
     train, held = data[:270_000], data[270_000:]
     t0 = time.perf_counter()

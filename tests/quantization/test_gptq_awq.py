@@ -17,6 +17,18 @@ from lucid.models.tiny_lm import TinyLM, batches, perplexity, stdlib_corpus, tra
 f32 = np.float32
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    # the host-side linear algebra (Hessians, Cholesky) on one BLAS thread: the machine is shared
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1):
+        yield
+
+
 def tinygemm_qparams(w):
     mn, mx = w.min(axis=1), w.max(axis=1)
     s = np.maximum((mx - mn) / f32(15), f32(1e-6))

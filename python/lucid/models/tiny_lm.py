@@ -114,11 +114,11 @@ def batches(data, seq_len, batch_size, n_batches, seed):
         yield np.stack([data[i:i + seq_len + 1] for i in idx]).astype(np.int64)
 
 
-def train_tiny_lm(data, steps=300, seq_len=64, batch_size=32, lr=3e-3, seed=0, **model_kw):
+def train_tiny_lm(data, steps=300, seq_len=64, batch_size=32, lr=3e-3, seed=0, weight_decay=0.01, **model_kw):
     """A TinyLM trained with AdamW (cosine decay after a short warm-up) on ``data``."""
     lucid.manual_seed(seed)
     model = TinyLM(max_len=seq_len, **model_kw)
-    opt = AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    opt = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     for step, win in enumerate(batches(data, seq_len, batch_size, steps, seed)):
         warm = min(1.0, (step + 1) / 20)
         for g in opt.param_groups:
