@@ -3,7 +3,7 @@
 Trains ``lucid.models.tiny_lm.TinyLM`` (d_model 128, 2 layers, 4 heads, byte vocab) on
 the standard library's source, then prints, for the float model, round-to-nearest
 int4 (``Q.quantize_`` with ``Int4WeightOnlyConfig(group)``), GPTQ (act_order) and AWQ
-(scale and clip search), the perplexity on the held-out bytes, its increase over
+(scale search), the perplexity on the held-out bytes, its increase over
 float, that increase as a fraction of RTN's, and the seconds each method took to
 quantize (calibration passes included) and to evaluate. Ratios are within this run.
 

@@ -11,7 +11,7 @@ calibration inputs ``X`` (up to ``max_rows`` rows, float64):
    ``deq(Q(W * s)) / s`` (round-to-nearest on the config's grid, float32); its loss is
    the mean squared error of ``X W^T``. The smallest loss wins (the first on a tie;
    ``alpha = 0`` is plain round-to-nearest, so AWQ never does worse on the calibration data).
-3. Optionally (``clip=True``) a clipping search per group: the weights are clamped to
+3. Optionally (``clip=True``; off by default) a clipping search per group: the weights are clamped to
    ``[c * min, c * max]`` for ``c`` in ``1, 0.95, ..., 0.55`` before rounding, keeping
    the ``c`` with the least output error of that group.
 4. The module is the config's (``QuantizedLinearMLX`` / ``AffineWeightOnlyLinear``) on
@@ -36,12 +36,16 @@ __all__ = ["AWQConfig", "awq", "awq_search_scale"]
 class AWQConfig(AOBaseConfig):
     """``base_config``: the weight-only config whose modules AWQ produces; ``n_grid``:
     the number of alphas tried; ``clip``: also search a clipping ratio per group;
-    ``max_rows``: calibration rows kept per linear."""
+    ``max_rows``: calibration rows kept per linear; ``duo_scaling``: divide the
+    activation term by the weights' normalized column mean ``^(1 - alpha)``. AutoAWQ
+    turns ``clip`` and ``duo_scaling`` on by default; here they are off: on the test
+    model both raised the perplexity (clipping lowers each layer's output error but
+    shrinks the weights, a bias the later layers compound)."""
     base_config: AOBaseConfig = field(default_factory=Int4WeightOnlyConfig)
     n_grid: int = 20
-    clip: bool = True
-    max_rows: int = 4096
-    duo_scaling: bool = True
+    clip: bool = False
+    max_rows: int = 8192
+    duo_scaling: bool = False
 
     def __post_init__(self):
         grid_for(self.base_config)
