@@ -199,6 +199,19 @@ def test_modules_produced_and_errors():
         Q.awq(_mlp(), _calib(), calibration_device="tpu")
 
 
+class _Overflow(nn.Module):
+    def forward(self, x):
+        return x * float("inf")
+
+
+def test_failure_in_a_later_layer_leaves_the_model_float():
+    lucid.manual_seed(0)
+    m = nn.Sequential(nn.Linear(64, 64), _Overflow(), nn.Linear(64, 64))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        Q.gptq(m, _calib(), Q.Int4WeightOnlyConfig(32))
+    assert type(m[0]) is nn.Linear and type(m[2]) is nn.Linear
+
+
 # ---- the language model ----
 
 SEQ = 64

@@ -271,13 +271,15 @@ def quantize_sequentially(model, calibration_batches, quantize_one, *, filter_fn
     """Replaces each selected linear by ``quantize_one(fqn, layer, stats)``. Sequential:
     linears in execution order, each one's statistics taken with every earlier one
     already quantized (linears fed the same tensor share one pass); otherwise one float
-    pass for all. The passes run on ``calibration_device`` (None: the model's own)."""
+    pass for all. The passes run on ``calibration_device`` (None: the model's own). An
+    error leaves the model as it was (every swapped linear is put back)."""
     batches, home, dev = _prepare(model, calibration_batches, calibration_device)
     was_training = model.training
     model.eval()
     if dev != home:
         model.to(dev)
     batches = _on(batches, dev)
+    swapped = []  # (fqn, float module) in swap order: put back if a later layer fails
     try:
         names = linear_names(model, filter_fn)
         if not sequential:
@@ -297,8 +299,13 @@ def quantize_sequentially(model, calibration_batches, quantize_one, *, filter_fn
                 mods = dict(model.named_modules())
                 new = [(n, quantize_one(n, mods[n], stats[n])) for n in group]
                 for n, m in new:
+                    swapped.append((n, mods[n]))
                     _set_submodule(model, n, m)
                 pending = [n for n in pending if n not in group]
+    except BaseException:
+        for n, old in reversed(swapped):
+            _set_submodule(model, n, old)
+        raise
     finally:
         if dev != home:
             model.to(home)
