@@ -43,6 +43,13 @@ from .fuse_modules import fuse_modules, fuse_modules_qat
 from . import quantize_fx
 from .quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
 from .distributed_sync import sync_observers
+from . import affine_primitives as _affine_primitives
+from .affine_primitives import *  # noqa: F401,F403
+from . import quant_api as _quant_api
+from .quant_api import *  # noqa: F401,F403
+from .gptq import GPTQConfig, gptq
+from .awq import AWQConfig, awq
+from .smoothquant import smoothquant
 
 __all__ = ["sync_observers", "QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
@@ -54,4 +61,5 @@ __all__ = ["sync_observers", "QDtype", "QScheme", "qint8", "quint8", "qint4", "q
            "convert_fx"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
-            + _workflows.__all__)
+            + _workflows.__all__ + _affine_primitives.__all__ + _quant_api.__all__
+            + ["GPTQConfig", "gptq", "AWQConfig", "awq", "smoothquant"])
