@@ -193,6 +193,7 @@ case("tensor_casts_detach", [(A,)], gradcheck="rounds through float16 / bfloat16
                   a.detach() * a))
 case("tensor_T_cpu", [(A,)])(  # lucid: to the CPU stream and back to the case's (identity gradient both ways)
     lambda L, a: (a.T * 2.0, (a.cpu() if L.is_torch else a.cpu().to(device=L.device)) * a))
+case("tensor_mT", [((2, 3, 4),)])(lambda L, a: (a.mT * 2.0, a.mH[1] * a[0].mT))
 case("to_dtype", [(A,)], gradcheck="rounds through float32: steps of 1e-6 vanish in the rounding")(lambda L, a: (L.T.to(a, dtype=L.T.float32) * a, L.T.type_as(a, a) * 2))
 
 # ----- indexing -----------------------------------------------------------------------------
@@ -331,6 +332,11 @@ case("interpolate", [((1, 2, 3, 4),)])(
 case("batch_norm_train", [((4, 3, 2, 2),), ((3,),), ((3,),)])(
     lambda L, x, w, b: (L.F.batch_norm(x, L.const(np.zeros(3)), L.const(np.ones(3)), w, b, training=True),
                         L.F.batch_norm(x[:, :, 0, 0], None, None, None, b, training=True, eps=1e-3)))
+# SyncBatchNorm in one process is BatchNorm over the batch (its statistics all-reduced over a
+# group of one): against torch's BatchNorm2d in training mode
+case("sync_batch_norm_train", [((4, 3, 2, 2),), ((3,),), ((3,),)])(
+    lambda L, x, w, b: L.call_module(L.nn.BatchNorm2d(3) if L.is_torch else L.nn.SyncBatchNorm(3),
+                                     {"weight": w, "bias": b}, x))
 case("batch_norm_eval", [((4, 3, 2),), ((3,),), ((3,),), ((3,), "n", False), ((3,), "pos", False)])(
     lambda L, x, w, b, rm, rv: L.F.batch_norm(x, rm, rv, w, b, training=False))
 case("layer_norm", [((2, 3, 4),), ((3, 4),), ((3, 4),)])(

@@ -24,7 +24,10 @@ __all__ = ["SyncBatchNorm", "convert_sync_batchnorm"]
 
 
 class _AllReduceSum(Function):
-    """``x`` summed over the ranks; the gradient is summed over the ranks as well."""
+    """``x`` summed over the ranks; the gradient is summed over the ranks as well (first
+    order only, as PyTorch's SyncBatchNorm: the backward's all-reduce records no graph)."""
+
+    once_differentiable = True
 
     @staticmethod
     def forward(ctx, x, group):
