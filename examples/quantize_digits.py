@@ -16,9 +16,13 @@ outputs on the test set. The static int8 models (PTQ, QAT) run in exact integer
 arithmetic from input to output, so their fingerprints agree across streams; the float
 model, the dynamic model (its convolutions stay float) and the int4 weight-only model
 run float products, whose summation order is stream-dependent.
+
+Needs scikit-learn for its data (``pip install scikit-learn``; the ``test`` extra
+includes it). Takes no options.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.util
 import os
@@ -134,6 +138,7 @@ def report(models, data, devices=("cpu", "gpu"), out=print):
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     models, data = build_models()
     rows = report(models, data)
     base = rows[("cpu", "float32")][0]

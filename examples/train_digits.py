@@ -5,6 +5,9 @@
 
 The data ships with scikit-learn (no download): 1797 images, split 80/20
 with a fixed seed. Prints the loss per epoch and the final test accuracy.
+
+Needs scikit-learn for its data (``pip install scikit-learn``; the ``test`` extra
+includes it).
 """
 from __future__ import annotations
 
@@ -19,7 +22,10 @@ from lucid import nn
 
 def load_data(seed: int = 0):
     """(x_train, y_train, x_test, y_test) as numpy: images (N, 1, 8, 8) scaled to [0, 1], int64 labels."""
-    from sklearn.datasets import load_digits
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as e:
+        raise ImportError("this example needs scikit-learn for its data: pip install scikit-learn") from e
 
     digits = load_digits()
     x = (digits.images.astype(np.float32) / 16.0)[:, None, :, :]
@@ -78,7 +84,7 @@ def train(device: str = "cpu", epochs: int = 8, batch_size: int = 32, lr: float 
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)

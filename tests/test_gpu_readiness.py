@@ -123,18 +123,21 @@ def test_suite_with_require_gpu_fails_without_one(tmp_path):
         assert "1 passed" not in proc.stdout
 
 
-def test_cuda_extra_and_gpu_check_script_exist():
+def test_cuda_extras_and_gpu_check_script_exist():
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'cuda = ["mlx[cuda13]==0.32.4' in pyproject
+    assert 'cuda13 = ["mlx[cuda13]==0.32.4"]' in pyproject and 'cuda12 = ["mlx[cuda12]==0.32.4"]' in pyproject
     script = ROOT / "scripts" / "gpu-check"
     assert os.access(script, os.X_OK)
     text = script.read_text()
     for needed in ("--require-gpu", "--full", "LUCID_REQUIRE_GPU=1", "lucid.gpu.backend()", "fingerprint",
-                   "mlx-cuda-13==0.32.4", "pip uninstall"):
+                   '".[cuda${CUDA},test-tools]"'):
         assert needed in text, needed
+    # One backend per environment, chosen by the extra: no uninstall / force-reinstall swap.
+    assert "pip uninstall" not in text and "--force-reinstall" not in text
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
     docs = (ROOT / "docs" / "parity.md").read_text()
-    assert "scripts/gpu-check" in docs and "lucid[cuda]" in docs and "MLX_ENABLE_TF32" in docs
+    assert "scripts/gpu-check" in docs and '".[cuda13]"' in docs and "MLX_ENABLE_TF32" in docs
+    assert "pip install lucid" not in docs and "lucid[cuda]" not in docs  # `lucid` on the index is another project
 
 
 def test_docs_cite_no_path_outside_the_project():

@@ -4,6 +4,9 @@ AdamW, linear warm-up then cosine decay (SequentialLR), and gradient clipping.
 The only change from the PyTorch original is the imports.
 
     python examples/ported/cnn_training.py [--device cpu|gpu] [--epochs 6]
+
+Needs scikit-learn for its data (mlp_digits.data: scikit-learn's bundled digits;
+``pip install scikit-learn``, the ``test`` extra includes it).
 """
 from __future__ import annotations
 
@@ -66,7 +69,7 @@ def run(device="cpu", epochs=6, seed=0, verbose=False):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--epochs", type=int, default=6)
     args = ap.parse_args()

@@ -3,6 +3,9 @@
 The only change from the PyTorch original is the imports (``import lucid as torch``).
 
     python examples/ported/mlp_digits.py [--device cpu|gpu] [--epochs 10]
+
+Needs scikit-learn for its data (``pip install scikit-learn``; the ``test`` extra
+includes it).
 """
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ def run(device="cpu", epochs=10, seed=0, verbose=False):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--epochs", type=int, default=10)
     args = ap.parse_args()

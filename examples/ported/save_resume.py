@@ -3,6 +3,8 @@
 run matches an uninterrupted one exactly.
 
     python examples/ported/save_resume.py [--device cpu|gpu]
+
+Needs only lucid (its data is random; no scikit-learn).
 """
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def run(device="cpu", steps=40):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     straight, resumed, diff = run(args.device)

@@ -6,6 +6,8 @@ Embedding + learned positions -> TransformerEncoder (causal mask) -> LayerNorm
 -> Linear to the vocabulary; AdamW; the loss is next-character cross-entropy.
 
     python examples/ported/tiny_lm.py [--device cpu|gpu] [--steps 300]
+
+Needs only lucid (the corpus is bundled; no scikit-learn).
 """
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def run(device="cpu", steps=300, block=32, batch=16, seed=0, verbose=False):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--steps", type=int, default=300)
     args = ap.parse_args()

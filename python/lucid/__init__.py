@@ -18,6 +18,20 @@ import os as _os
 # matmul, so it is set here, before libmlx loads. A value the user set is kept.
 _os.environ.setdefault("MLX_ENABLE_TF32", "0")
 
+# On Linux the mlx wheel is only MLX's Python binding; libmlx.so comes from one backend wheel
+# chosen with an extra. Without one, the extension fails to load: say which extras fix it.
+try:
+    from . import _C  # noqa: E402,F401
+except ImportError as _e:
+    if "libmlx" not in str(_e):
+        raise
+    raise ImportError(
+        "lucid: no MLX backend is installed in this environment (libmlx.so is missing: on Linux the mlx "
+        "package is only MLX's Python binding). Install lucid with one backend extra: "
+        "pip install \".[cpu]\" (MLX's CPU backend), \".[cuda12]\" or \".[cuda13]\" (NVIDIA GPUs, CUDA 12 / 13), "
+        "or add one to this environment: pip install \"mlx[cpu]==0.32.4\" (or mlx[cuda12] / mlx[cuda13]). "
+        "One backend per environment: each installs mlx/lib/libmlx.so.") from _e
+
 from ._namespace import *  # noqa: E402,F401,F403
 from ._namespace import __version__, bool, eval  # noqa: E402,F401,A004  (names star-import skips or shadows)
 from . import linalg, stats  # noqa: E402,F401  (breadth: they install their Tensor methods as they load)

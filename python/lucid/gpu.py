@@ -39,8 +39,8 @@ def require_gpu() -> str:
     if os.environ.get("LUCID_MLX_DEVICE") == "cpu":
         why = "LUCID_MLX_DEVICE=cpu forces MLX's CPU backend; unset it"
     else:
-        why = ("MLX sees no GPU (on Linux the default install is MLX's CPU backend, mlx[cpu]; "
-               "see docs/parity.md, 'Running on a GPU', for the CUDA install)")
+        why = ("MLX sees no GPU (on Linux, MLX's CUDA backend comes with the install's cuda12 / cuda13 extra, "
+               "in an environment without the cpu one; see docs/parity.md, 'Running on a GPU')")
     raise RuntimeError(f"a GPU is required ({REQUIRE_ENV} / --require-gpu) but the GPU stream would run on "
                        f"'{name}': {why}")
 

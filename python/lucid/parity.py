@@ -10,10 +10,14 @@ fingerprints: a short sha256 of every output of the fixed battery, computed
 once from the CPU stream and once from the GPU stream. They must be equal to
 each other, and equal on every host: compare the line between machines.
 
-Exit status: 0 when every output matched, 1 on any mismatch.
+Exit status: 0 when every output matched, 1 on any mismatch, 2 when the
+command was refused before running (a bad argument, a ``--json`` path that
+cannot be written, an unknown ``LUCID_MLX_DEVICE`` value, or
+``--require-gpu`` without a GPU).
 
-Options: ``--quick`` (smaller random tensors), ``--full`` (larger ones),
-``--json PATH`` (write the table and fingerprints), ``--threads N`` (CPU
+Options: ``--quick`` (smaller random tensors), ``--full`` (larger ones:
+about 25 s on two cores, against about 6 s by default),
+``--json PATH`` (write the table and fingerprints, or the fuzz report), ``--threads N`` (CPU
 stream threads; the fingerprint does not depend on it), ``--fuzz N [--seed S]``
 (N random configurations of ``lucid.testing.fuzz`` instead of the battery),
 ``--require-gpu``
@@ -48,33 +52,97 @@ RANDOM_ELEMENTS = {"quick": 20_000, "default": 4_000_000, "full": 16_000_000}
 INJECT_ENV = "LUCID_PARITY_INJECT_MISMATCH"
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+# What the engine understands in LUCID_MLX_DEVICE (csrc/gpu/array.cpp): "cpu", or nothing. Any
+# other value would silently mean "the GPU", and on a host without one every case would fail.
+DEVICE_ENV = "LUCID_MLX_DEVICE"
+DEVICE_VALUES = ("cpu",)
+
+
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low``, with a message that names the rule (argparse names
+    the type function in its own message, so this one raises ArgumentTypeError itself)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
 
 
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m lucid.parity", description=__doc__.split("\n\n")[0])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small random tensors (a few seconds)")
-    mode.add_argument("--full", action="store_true", help="large random tensors (minutes)")
-    p.add_argument("--json", metavar="PATH", help="write rows and fingerprints as JSON")
-    p.add_argument("--threads", type=_positive_int, default=None, help="CPU stream threads (default: the pool's size)")
-    p.add_argument("--fuzz", type=_positive_int, default=None, metavar="N",
+    mode.add_argument("--full", action="store_true",
+                      help="large random tensors (about 25 s on two cores; the default run takes about 6 s)")
+    p.add_argument("--json", metavar="PATH", help="write rows and fingerprints (or, with --fuzz, the fuzz "
+                                                  "report) as JSON; its folder must exist and be writable")
+    p.add_argument("--threads", type=_int_at_least(1), default=None,
+                   help="CPU stream threads (default: the pool's size)")
+    p.add_argument("--fuzz", type=_int_at_least(1), default=None, metavar="N",
                    help="instead of the battery, run N random configurations of lucid.testing.fuzz "
                         "(CPU stream vs GPU stream vs the numpy reference of docs/numerics.md)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="fuzz seed (default: a fresh one, printed; the suite's slice uses a fixed one)")
+    p.add_argument("--seed", type=_int_at_least(0), default=None, metavar="S",
+                   help="fuzz seed, an integer >= 0 (default: a fresh one, printed; the suite's slice uses a "
+                        "fixed one)")
     p.add_argument("--require-gpu", action="store_true",
                    help="fail (exit 2) unless the GPU stream runs on Metal or CUDA; never fall back to MLX's CPU "
                         "backend (also LUCID_REQUIRE_GPU=1)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    # Everything that can be refused is refused here, before a run whose result would be lost.
+    if args.seed is not None and args.fuzz is None:
+        p.error("argument --seed: only applies with --fuzz N")
+    if args.json is not None:
+        problem = _unwritable(args.json)
+        if problem:
+            p.error(f"argument --json: cannot write {args.json!r}: {problem}")
+    device = os.environ.get(DEVICE_ENV, "")
+    if device and device not in DEVICE_VALUES:
+        p.error(f"environment variable {DEVICE_ENV}={device!r} is not understood: set it to "
+                f"{' or '.join(repr(v) for v in DEVICE_VALUES)} (the GPU stream on MLX's CPU backend), or leave "
+                f"it unset (a GPU when MLX has one, else MLX's CPU backend)")
+    inject = os.environ.get(INJECT_ENV, "")
+    if inject:
+        if args.fuzz is not None:
+            p.error(f"environment variable {INJECT_ENV} applies to the battery only, not to --fuzz")
+    return p, args
+
+
+def _unwritable(path: str) -> str:
+    """Why ``path`` could not be written as a new or replaced file ("" when it can), checked
+    without creating it."""
+    if os.path.isdir(path):
+        return "it is a directory"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(folder):
+        return f"its folder {folder!r} does not exist"
+    if not os.path.isdir(folder):
+        return f"{folder!r} is not a folder"
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            return "the file is not writable"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder!r} is not writable"
+    return ""
+
+
+def _write_json(path: str, data: dict) -> bool:
+    """Writes the report; on failure (checked up front, but a disk can fill) says so and returns False."""
+    try:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+    except OSError as e:
+        print(f"FAIL: could not write --json {path!r}: {e.strerror or e}", file=sys.stderr)
+        return False
+    return True
 
 
 def main(argv=None) -> int:
-    args = _parse(argv)
+    parser, args = _parse(argv)
     mode = "quick" if args.quick else "full" if args.full else "default"
     if args.require_gpu:
         os.environ["LUCID_REQUIRE_GPU"] = "1"
@@ -90,13 +158,20 @@ def main(argv=None) -> int:
         lucid.set_num_threads(args.threads)
     if args.fuzz is not None:
         return _fuzz_main(args, note)
+    inject = os.environ.get(INJECT_ENV) or None
+    fixed = battery.fixed_cases()
+    if inject is not None:
+        ops = list(dict.fromkeys(case.op for case in fixed))  # the random cases use a subset of these
+        if inject not in ops:
+            parser.error(f"environment variable {INJECT_ENV}={inject!r} names no op of the battery; known ops: "
+                         f"{', '.join(ops)}")
     print(f"lucid {lucid.__version__} parity ({mode}) on {platform.machine()} {platform.system()}, "
           f"GPU stream: {gpu.backend()}, CPU threads: {lucid.get_num_threads()}")
     if note:
         print(note)
     start = time.perf_counter()
-    cases = itertools.chain(battery.fixed_cases(), battery.random_cases(RANDOM_ELEMENTS[mode]))
-    report = run_cases(cases, inject=os.environ.get(INJECT_ENV) or None)
+    cases = itertools.chain(fixed, battery.random_cases(RANDOM_ELEMENTS[mode]))
+    report = run_cases(cases, inject=inject)
     seconds = time.perf_counter() - start
     print(format_table(report.rows))
     for row in report.rows:
@@ -110,15 +185,15 @@ def main(argv=None) -> int:
     print(f"fingerprint gpu: {report.fingerprint_gpu}")
     verdict = "PASS: both streams bit-identical" if report.ok else "FAIL: the streams differ"
     print(verdict)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"lucid_version": lucid.__version__, "machine": f"{platform.machine()} {platform.system()}",
-                       "mode": mode, "gpu_backend": gpu.backend(), "threads": lucid.get_num_threads(),
-                       "note": note, "seconds": seconds, "ok": report.ok,
-                       "mismatches": report.mismatches, "errors": report.errors,
-                       "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
-                       "fingerprint_cases": report.fingerprint_cases,
-                       "rows": [r.as_dict() for r in report.rows]}, f, indent=1)
+    if args.json and not _write_json(args.json, {
+            "lucid_version": lucid.__version__, "machine": f"{platform.machine()} {platform.system()}",
+            "mode": mode, "gpu_backend": gpu.backend(), "threads": lucid.get_num_threads(),
+            "note": note, "seconds": seconds, "ok": report.ok,
+            "mismatches": report.mismatches, "errors": report.errors,
+            "fingerprint_cpu": report.fingerprint_cpu, "fingerprint_gpu": report.fingerprint_gpu,
+            "fingerprint_cases": report.fingerprint_cases,
+            "rows": [r.as_dict() for r in report.rows]}):
+        return 1
     return 0 if report.ok else 1
 
 
@@ -141,6 +216,15 @@ def _fuzz_main(args, note: str) -> int:
     print("replay one: python -c 'from lucid.testing import fuzz; print(fuzz.run_config(fuzz.config(SEED, INDEX)))'")
     print("PASS: CPU stream, GPU stream and reference agree" if report.ok else
           "FAIL: the streams or the reference differ")
+    if args.json and not _write_json(args.json, {
+            "lucid_version": lucid.__version__, "machine": f"{platform.machine()} {platform.system()}",
+            "mode": "fuzz", "seed": seed, "gpu_backend": gpu.backend(), "threads": lucid.get_num_threads(),
+            "note": note, "seconds": report.seconds, "ok": report.ok, "configs": report.configs,
+            "expected_errors": report.expected_errors, "mismatches": report.mismatches,
+            "failures": [{"index": res.config.index, "config": res.config.describe(), "message": res.message}
+                         for res in report.failures],
+            "rows": [r.as_dict() for r in report.rows]}):
+        return 1
     return 0 if report.ok else 1
 
 

@@ -22,8 +22,11 @@ file and, where there is one, the entry.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
+import stat
 import tempfile
 from collections import OrderedDict
 
@@ -174,16 +177,45 @@ def save(obj, path) -> None:
     structure = _encode(obj, "", tensors)
     metadata = {_FORMAT_KEY: "lucid", _STRUCTURE_KEY: json.dumps(structure)}
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".lucid-save-", dir=directory)
-    os.close(fd)
+    tmp = _create_sibling(path)
     try:
+        mode = stat.S_IMODE(os.stat(tmp).st_mode)  # what the kernel gives a new file here
         save_file(tensors, tmp, metadata=metadata)
+        # safetensors writes through its own 0o600 temporary file and renames it onto ``tmp``.
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def _create_sibling(path: str) -> str:
+    """Creates an empty temporary file next to ``path`` and returns its name.
+
+    Created with mode 0o666 so the kernel applies the umask (and a folder's
+    default ACL) exactly as for any file the user writes; ``save`` gives the
+    checkpoint that mode (``tempfile.mkstemp`` and safetensors' own writer
+    give 0o600 whatever the umask). Errors name ``path``, the file the
+    caller asked for, not the temporary name.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "save(): the path is a directory", path)
+    if not os.path.isdir(directory):
+        why = "its folder is not a directory" if os.path.exists(directory) else "its folder does not exist"
+        raise FileNotFoundError(errno.ENOENT, f"save(): cannot write the file: {why} ({directory!r})", path)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".lucid-save-{secrets.token_hex(6)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise type(e)(e.errno, f"save(): cannot write the file: {e.strerror}", path) from None
+        os.close(fd)
+        return tmp
+    raise FileExistsError(errno.EEXIST, "save(): no free temporary name next to the file", path)
 
 
 def load(path, device=None, *, map_location=None):
