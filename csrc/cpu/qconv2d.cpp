@@ -158,6 +158,57 @@ inline void depthwise_store(const int32_t* acc, int64_t n, uint32_t bias, float 
   }
 }
 
+// A whole plane's sums -> outputs, in a clone of its own (the epilogue's roundps needs
+// SSE4.1, which the baseline build lacks).
+template <class Q>
+LUCID_DEPTHWISE_CLONES void depthwise_store_plane(const int32_t* acc, int64_t n, uint32_t bias, float scale,
+                                                  const DepthwiseEpilogue& e, Q* out) {
+  depthwise_store(acc, n, bias, scale, e, out);
+}
+
+// The 3x3 windows of stride 1 or 2 (dilation 1), MobileNet's: each output's nine terms
+// summed in a register (no acc round trip per tap), rows read contiguously; for stride
+// 2 the padded row is split into its even and odd columns first (`even`, `odd`, each
+// Wp / 2 + 1 wide), so tap j reads column x + j / 2 of one of them.
+template <int SW>
+LUCID_DEPTHWISE_CLONES void depthwise_rows_3x3(const int32_t* __restrict plane, int64_t Wp, int64_t oh,
+                                               int64_t ow, const int32_t* __restrict taps,
+                                               int32_t* __restrict even, int32_t* __restrict odd,
+                                               int32_t* __restrict acc_rows) {
+  const int64_t half = Wp / 2 + 1;
+  if constexpr (SW == 2) {  // every padded row, split once
+    const int64_t Hp = (oh - 1) * 2 + 3;
+    for (int64_t r = 0; r < Hp; ++r) {
+      const int32_t* src = plane + r * Wp;
+      for (int64_t c = 0; c < Wp; ++c) (c % 2 ? odd : even)[r * half + c / 2] = src[c];
+    }
+  }
+  const int32_t t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3], t4 = taps[4], t5 = taps[5], t6 = taps[6],
+                t7 = taps[7], t8 = taps[8];
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    int32_t* __restrict acc = acc_rows + oy * ow;
+    if constexpr (SW == 1) {
+      const int32_t* __restrict r0 = plane + oy * Wp;
+      const int32_t* __restrict r1 = r0 + Wp;
+      const int32_t* __restrict r2 = r1 + Wp;
+      for (int64_t x = 0; x < ow; ++x)
+        acc[x] = t0 * r0[x] + t1 * r0[x + 1] + t2 * r0[x + 2] + t3 * r1[x] + t4 * r1[x + 1] + t5 * r1[x + 2] +
+                 t6 * r2[x] + t7 * r2[x + 1] + t8 * r2[x + 2];
+    } else {
+      const int64_t r = oy * 2;
+      const int32_t* __restrict e0 = even + r * half;
+      const int32_t* __restrict o0 = odd + r * half;
+      const int32_t* __restrict e1 = e0 + half;
+      const int32_t* __restrict o1 = o0 + half;
+      const int32_t* __restrict e2 = e1 + half;
+      const int32_t* __restrict o2 = o1 + half;
+      for (int64_t x = 0; x < ow; ++x)  // columns 2x, 2x + 1, 2x + 2
+        acc[x] = t0 * e0[x] + t1 * o0[x] + t2 * e0[x + 1] + t3 * e1[x] + t4 * o1[x] + t5 * e1[x + 1] +
+                 t6 * e2[x] + t7 * o2[x] + t8 * e2[x + 1];
+    }
+  }
+}
+
 // Output channel o of one image: `plane` is its input channel minus zx, Hp x Wp with the
 // zero padding; `acc` holds ow int32 sums.
 template <class Q>
@@ -196,8 +247,15 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
     for (int64_t t = 0; t < taps; ++t) wt[o * taps + t] = int32_t{wb[o * taps + t]} - zw[o];
   // A task is one (image, input channel): its plane is padded once for its og outputs.
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, P * taps * og));
+  const bool k3 = win.kh == 3 && win.kw == 3 && win.dh == 1 && win.dw == 1 && win.sh == win.sw &&
+                  (win.sw == 1 || win.sw == 2);
   parallel_for(N * C, grain, [&](int64_t lo, int64_t hi) {
-    std::vector<int32_t> plane(static_cast<size_t>(Hp * Wp), 0), acc(static_cast<size_t>(win.ow));
+    std::vector<int32_t> plane(static_cast<size_t>(Hp * Wp), 0), acc(static_cast<size_t>(k3 ? P : win.ow));
+    std::vector<int32_t> even, odd;
+    if (k3 && win.sw == 2) {
+      even.assign(static_cast<size_t>(Hp * (Wp / 2 + 1)), 0);
+      odd.assign(even.size(), 0);
+    }
     for (int64_t task = lo; task < hi; ++task) {
       const int64_t n = task / C, c = task % C;
       const uint8_t* src = xb + (n * C + c) * H * W;
@@ -211,8 +269,17 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
       }
       for (int64_t k = 0; k < og; ++k) {
         const int64_t o = c * og + k;
-        depthwise_plane(plane.data(), Wp, wt.data() + o * taps, win, bias ? static_cast<uint32_t>(bias[o]) : 0u,
-                        scale[o], e, acc.data(), ob + (n * O + o) * P);
+        const uint32_t bo = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+        if (k3) {
+          if (win.sw == 1) depthwise_rows_3x3<1>(plane.data(), Wp, win.oh, win.ow, wt.data() + o * taps, nullptr,
+                                                 nullptr, acc.data());
+          else depthwise_rows_3x3<2>(plane.data(), Wp, win.oh, win.ow, wt.data() + o * taps, even.data(), odd.data(),
+                                     acc.data());
+          depthwise_store_plane(acc.data(), P, bo, scale[o], e, ob + (n * O + o) * P);
+        } else {
+          depthwise_plane(plane.data(), Wp, wt.data() + o * taps, win, bo, scale[o], e, acc.data(),
+                          ob + (n * O + o) * P);
+        }
       }
     }
   });
