@@ -92,8 +92,72 @@ void group_dequantize(const uint32_t* words, const float* scales, const float* b
   });
 }
 
+// The GEMV / skinny-product form (a few rows of x, bits 2, 4 or 8: whole codes per
+// word): y[m, n] = sum_g (scale[n, g] * sum_{k in g} q[n, k] x[m, k] + bias[n, g] * sum_{k in g} x[m, k]),
+// reading each packed word once per row of x instead of dequantizing the weight. The
+// per-lane accumulators (one per code position of a word) make the code loop a
+// vector of shifts, masks, conversions and multiply-adds. Float results, equal to the
+// dequantized product within float32 summation tolerance (docs/numerics.md).
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+#define LUCID_GROUP_GEMV_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_GROUP_GEMV_CLONES
+#endif
+
+namespace {
+
+template <int BITS>
+LUCID_GROUP_GEMV_CLONES void group_gemv_rows(const float* __restrict x, const float* __restrict xsum, int64_t M,
+                                             int64_t K, const uint32_t* __restrict words,
+                                             const float* __restrict scales, const float* __restrict biases,
+                                             int64_t n0, int64_t n1, int64_t N, int group_size,
+                                             float* __restrict out) {
+  constexpr int per_word = 32 / BITS;
+  constexpr uint32_t mask = (1u << BITS) - 1u;
+  const int64_t groups = K / group_size, words_per_row = K / per_word, wpg = group_size / per_word;
+  for (int64_t n = n0; n < n1; ++n) {
+    const uint32_t* wrow = words + n * words_per_row;
+    for (int64_t m = 0; m < M; ++m) {
+      const float* xm = x + m * K;
+      float y = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        float lanes[per_word] = {};
+        const uint32_t* wg = wrow + g * wpg;
+        const float* xg = xm + g * group_size;
+        for (int64_t i = 0; i < wpg; ++i) {
+          const uint32_t w = wg[i];
+          for (int j = 0; j < per_word; ++j)
+            lanes[j] += static_cast<float>((w >> (j * BITS)) & mask) * xg[i * per_word + j];
+        }
+        float dot = 0.0f;
+        for (int j = 0; j < per_word; ++j) dot += lanes[j];
+        y += scales[n * groups + g] * dot + biases[n * groups + g] * xsum[m * groups + g];
+      }
+      out[m * N + n] = y;
+    }
+  }
+}
+
+}  // namespace
+
 void group_quantized_linear(const float* x, int64_t M, int64_t K, const uint32_t* words, const float* scales,
                             const float* biases, int64_t N, int group_size, int bits, const float* bias, float* out) {
+  if (M <= 8 && (bits == 2 || bits == 4 || bits == 8)) {  // decode-shaped: read the packed words directly
+    const int64_t groups = K / group_size;
+    std::vector<float> xsum(static_cast<size_t>(M * groups), 0.0f);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t g = 0; g < groups; ++g)
+        for (int k = 0; k < group_size; ++k) xsum[m * groups + g] += x[m * K + g * group_size + k];
+    parallel_for(N, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * M)), [&](int64_t lo, int64_t hi) {
+      if (bits == 4) group_gemv_rows<4>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
+      else if (bits == 8) group_gemv_rows<8>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
+      else group_gemv_rows<2>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
+    });
+    if (bias)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) out[m * N + n] += bias[n];
+    return;
+  }
   // A block of 64 weight rows dequantized (64 x K floats: 256 KiB at K = 1024)
   // is reused by every row of x before the next block: the float weights are
   // never held whole, so the layer keeps its 4-8x smaller footprint.
