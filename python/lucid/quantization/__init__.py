@@ -11,7 +11,8 @@ whose integer codes are bit-identical on the CPU and GPU streams
 [-1.0, 0.0, 0.5, 2.0]
 """
 from .qdtype import (QDtype, QScheme, as_qdtype, as_qscheme, per_channel_affine, per_channel_symmetric,
-                     per_tensor_affine, per_tensor_symmetric, qint4, qint8, qint32, quint4, quint8)
+                     per_tensor_affine, per_tensor_symmetric, qint4, qint8, qint32, quint4, quint8, qint2, quint2,
+                     qint16, quint16, float8_e4m3fn, float8_e5m2, float4_e2m1fn, INT_QDTYPES, FLOAT_QDTYPES)
 from .primitives import (PackedWeight, dequantize, fake_quantize, fake_quantize_learnable, int4_weight_only_linear,
                          pack_int4, prepack_weight, qconv1d, qconv2d, qmatmul, qmax_pool2d, quantize, unpack_int4)
 from .qparams import QParams, calculate_qparams
@@ -42,7 +43,8 @@ from .fuse_modules import fuse_modules, fuse_modules_qat
 from . import quantize_fx
 from .quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
 
-__all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "per_tensor_affine",
+__all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", "qint2", "quint2", "qint16",
+           "quint16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "INT_QDTYPES", "FLOAT_QDTYPES", "per_tensor_affine",
            "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric", "as_qdtype", "as_qscheme",
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
            "qmatmul", "qconv2d", "qconv1d", "qconv3d", "qconv_transpose1d", "qconv_transpose2d", "qconv_transpose3d",
