@@ -105,10 +105,13 @@ inline int block_group(BlockMode m) { return m == BlockMode::Nvfp4 ? 16 : 32; }
 inline int block_bits(BlockMode m) { return m == BlockMode::Mxfp8 ? 8 : 4; }
 
 // The E8M0 code of a group scale s = amax / max_element >= 0: the exponent of
-// s rounded to nearest (an exact decision: log2 is never a half-integer, so
-// the mantissa is compared with sqrt(2), whose float32 neighbours are
-// 0x3fb504f3 < sqrt(2) < 0x3fb504f4), clamped to [-127, 127]; 0xFF (NaN) for
-// a non-finite s; 127 (2^0) for s = 0, as MLX's CPU quantizer gives.
+// the smallest power of two >= s (ceil(log2(s)), decided exactly from the
+// bits: the exponent, plus one unless the mantissa is zero), clamped to
+// [-127, 127], so no element of the group exceeds the element format's
+// largest value. 0xFF (NaN) for a non-finite s; 127 (2^0) for s = 0. These
+// are mlx.core.quantize's scales on MLX's CPU device, except the clamp (MLX
+// wraps exponents below -127 modulo 256) and the non-finite case (MLX gives
+// 128): both follow OCP MX v1.0.
 inline uint32_t e8m0_of_scale(float s) {
   if (!(s <= 3.40282347e38f)) return 0xffu;
   if (s == 0.0f) return 127u;
@@ -120,7 +123,7 @@ inline uint32_t e8m0_of_scale(float s) {
   } else {
     E = static_cast<int>(u >> 23) - 127;
   }
-  E += static_cast<int>((u & 0x7fffffu) > 0x3504f3u);
+  E += static_cast<int>((u & 0x7fffffu) != 0u);
   E = E < -127 ? -127 : (E > 127 ? 127 : E);
   return static_cast<uint32_t>(E + 127);
 }

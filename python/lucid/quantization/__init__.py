@@ -17,6 +17,7 @@ from .primitives import (PackedWeight, dequantize, fake_quantize, fake_quantize_
                          pack_int4, prepack_weight, qconv1d, qconv2d, qmatmul, qmax_pool2d, quantize, unpack_int4)
 from .qparams import QParams, calculate_qparams
 from .group_affine import group_dequantize, group_quantize, group_quantized_linear
+from .mx_formats import MX_MODES, dequantize_mx, load_mlx, quantize_mx, save_mlx
 from .qconv_nd import qconv3d, qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
 from . import observer
 from .observer import *  # noqa: F401,F403
@@ -49,7 +50,7 @@ __all__ = ["QDtype", "QScheme", "qint8", "quint8", "qint4", "quint4", "qint32", 
            "quantize", "dequantize", "fake_quantize", "fake_quantize_learnable", "pack_int4", "unpack_int4",
            "qmatmul", "qconv2d", "qconv1d", "qconv3d", "qconv_transpose1d", "qconv_transpose2d", "qconv_transpose3d",
            "qmax_pool2d", "PackedWeight", "prepack_weight", "int4_weight_only_linear",
-           "QParams", "calculate_qparams", "group_quantize", "group_dequantize", "group_quantized_linear", "observer", "fuse_modules", "fuse_modules_qat", "prepare_fx", "prepare_qat_fx",
+           "QParams", "calculate_qparams", "group_quantize", "group_dequantize", "group_quantized_linear", "quantize_mx", "dequantize_mx", "MX_MODES", "save_mlx", "load_mlx", "observer", "fuse_modules", "fuse_modules_qat", "prepare_fx", "prepare_qat_fx",
            "convert_fx"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
