@@ -1,6 +1,8 @@
 // The float grids (FP8 E4M3FN / E5M2, FP4 E2M1FN): x / scale rounded into the
 // format by core/minifloat.h's integer operations, codes as uint8 bit
-// patterns; and back, decode(code) * scale.
+// patterns; and back, decode(code) * scale. The zero point (0) is added to
+// x / scale in float, as ONNX's formula round(x / scale) + zero_point does:
+// -0 becomes +0, nothing else changes.
 #include <type_traits>
 
 #include "core/dispatch.h"
@@ -15,14 +17,14 @@ template <class T>
 LUCID_QUANT_CLONES void encode_run(const T* __restrict x, uint8_t* __restrict q, int64_t n, float s,
                                    minifloat::Format f, bool saturate) {
   for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<uint8_t>(minifloat::encode(minifloat::bits_of(widen(x[i]) / s), f, saturate));
+    q[i] = static_cast<uint8_t>(minifloat::encode(minifloat::bits_of(widen(x[i]) / s + 0.0f), f, saturate));
 }
 
 template <class T>
 LUCID_QUANT_CLONES void encode_elem(const T* __restrict x, uint8_t* __restrict q, int64_t n,
                                     const float* __restrict s, minifloat::Format f, bool saturate) {
   for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<uint8_t>(minifloat::encode(minifloat::bits_of(widen(x[i]) / s[i]), f, saturate));
+    q[i] = static_cast<uint8_t>(minifloat::encode(minifloat::bits_of(widen(x[i]) / s[i] + 0.0f), f, saturate));
 }
 
 template <class T>

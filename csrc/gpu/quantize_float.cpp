@@ -38,7 +38,8 @@ Tensor quantize_minifloat(const Tensor& x, const Tensor& scale, const Shape& x_v
                           const minifloat::Format& f, bool saturate) {
   auto s = stream();
   mx::array xf = mx::reshape(mx::astype(array_of(x), mx::float32, s), to_mx_shape(x_view), s);
-  mx::array t = mx::divide(xf, mf_params(scale, p_view), s);
+  // + 0: the zero point, added in float as on the CPU stream (-0 -> +0).
+  mx::array t = mx::add(mx::divide(xf, mf_params(scale, p_view), s), mx::array(0.0f, mx::float32), s);
   mx::array u = mx::view(t, mx::uint32, s);
   mx::array sign = mx::left_shift(mx::right_shift(u, mf_u32(31), s), mf_u32(static_cast<uint32_t>(f.sign_shift())), s);
   mx::array a = mx::bitwise_and(u, mf_u32(0x7fffffffu), s);
