@@ -80,6 +80,31 @@ inline uint32_t encode(uint32_t u, const Format& f, bool saturate) {
   return sign | code;
 }
 
+// encode written as selects instead of branches: the same operations, in the
+// order the GPU stream composes them from MLX ops, and a loop of it
+// vectorizes (per-lane variable shifts). encode above is its scalar twin;
+// the tests hold both against ml_dtypes.
+inline uint32_t encode_select(uint32_t u, const Format& f, bool saturate) {
+  const uint32_t sign = (u >> 31) << f.sign_shift();
+  const uint32_t a = u & 0x7fffffffu;
+  const uint32_t e_norm = static_cast<uint32_t>(128 - f.bias), shn = static_cast<uint32_t>(23 - f.mbits);
+  const uint32_t E = a >> 23;
+  const bool normal = E >= e_norm;
+  const uint32_t vn = a - ((e_norm - 1u) << 23);
+  const uint32_t sig = (a & 0x7fffffu) | (E > 0u ? 0x800000u : 0u);
+  const uint32_t Eeff = E > 1u ? E : 1u;
+  const uint32_t below = e_norm - (Eeff < e_norm ? Eeff : e_norm);
+  const uint32_t shs0 = below + shn;
+  const uint32_t shs = shs0 < 31u ? shs0 : 31u;
+  const uint32_t v = normal ? vn : sig, sh = normal ? shn : shs;
+  const uint32_t q = v >> sh, rem = v - (q << sh), half = 1u << (sh - 1u);
+  uint32_t code = q + static_cast<uint32_t>((rem > half) | ((rem == half) & ((q & 1u) == 1u)));
+  const uint32_t over = saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
+  code = code > f.max_code ? over : code;
+  code = a > 0x7f800000u ? (f.nan_code ? f.nan_code : f.max_code) : code;
+  return sign | code;
+}
+
 // The float32 value of a code (exact: every code is a float32).
 inline float decode(uint32_t c, const Format& f) {
   const uint32_t sign = ((c >> f.sign_shift()) & 1u) << 31;
