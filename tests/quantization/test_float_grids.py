@@ -182,3 +182,13 @@ def test_integer_grids(qd, lo, hi, storage, device):
     np.testing.assert_array_equal(fq[1:], ((ref - zp).astype(np.float32) * scale)[1:])
     with pytest.raises(ValueError, match="zero_point"):
         Q.quantize(lucid.tensor(x, device=device), 1.0, hi + 1, qd)
+
+
+def test_fake_quantize_module_on_float8(device):
+    fq = Q.FakeQuantize(observer=Q.MinMaxObserver, dtype=Q.float8_e4m3fn, qscheme=Q.per_tensor_symmetric,
+                        quant_min=-448, quant_max=448)
+    x = np.array([0.1, -2.0, 7.3, 3.3], np.float32)
+    y = _np(fq(lucid.tensor(x, device=device)))
+    s = np.float32(7.3) / np.float32(448)
+    ref = (x / s + np.float32(0)).astype(ml_dtypes.float8_e4m3fn).astype(np.float32) * s
+    np.testing.assert_array_equal(y, ref)
