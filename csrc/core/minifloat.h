@@ -3,7 +3,7 @@
 // conversions, written as integer operations on bit patterns so that every
 // stream performs the same operations: the CPU stream calls these functions,
 // the GPU stream composes the same shifts, masks and selects from MLX ops
-// (gpu/quantize_float.cpp). docs/numerics.md, "Float grids", is the contract.
+// (gpu/quantize.cpp). docs/numerics.md, "Float grids", is the contract.
 #pragma once
 #include <cstdint>
 #include <cstring>

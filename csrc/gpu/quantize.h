@@ -20,7 +20,7 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zp, const 
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zp, const Shape& x_view,
                                         const Shape& p_view, float lo, float hi, bool wide);
 // Float grids: the integer operations of minifloat::encode / decode composed
-// from MLX's uint32 ops (gpu/quantize_float.cpp).
+// from MLX's uint32 ops (gpu/quantize.cpp).
 Tensor quantize_minifloat(const Tensor& x, const Tensor& scale, const Shape& x_view, const Shape& p_view,
                           const minifloat::Format& f, bool saturate);
 Tensor dequantize_minifloat(const Tensor& q, const Tensor& scale, const Shape& x_view, const Shape& p_view,
