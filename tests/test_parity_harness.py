@@ -381,7 +381,9 @@ def test_cli_quick_passes_with_equal_fingerprints(quick_run):
     assert ops >= {"quantize", "dequantize", "fake_quantize", "fake_quantize_grad", "calculate_qparams",
                    "pack_int4", "unpack_int4", "qmatmul"}
     qdtypes = {r["qdtype"] for r in data["rows"] if r["op"] == "quantize"}
-    assert qdtypes == {"qint8", "quint8", "qint4", "quint4", "qint32"}
+    assert qdtypes == {"qint8", "quint8", "qint4", "quint4", "qint32", "qint2", "quint2", "qint16", "quint16",
+                       "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"}
+    assert {r["qdtype"] for r in data["rows"] if r["op"] == "quantize_mx"} >= {"mxfp8", "mxfp4", "nvfp4", "affine3"}
     schemes = {r["scheme"] for r in data["rows"] if r["op"] == "quantize"}
     assert {"per-tensor", "per-channel", "per-group"} <= schemes
     assert all(r["elements"] > 0 and r["mismatches"] == 0 for r in data["rows"])

@@ -50,6 +50,15 @@ void init_quantize(py::module_& m) {
     return ops::fake_quantize(x, scale, zp, quant_min, quant_max).first;
   });
   m.def("dequantize", dequantize(false));
+  m.def("quantize_float", [](const Tensor& x, const Tensor& scale, const Tensor& zp, const std::string& qdtype,
+                             std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis, bool saturate) {
+    return ops::quantize_float(x, scale, zp, qdtype, axes_arg(ch_axis, group_size, axis), saturate);
+  });
+  m.def("dequantize_float", [](const Tensor& q, const Tensor& scale, const Tensor& zp, const std::string& qdtype,
+                               std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis,
+                               const std::string& dtype) {
+    return ops::dequantize_float(q, scale, zp, qdtype, axes_arg(ch_axis, group_size, axis), dtype_arg(dtype));
+  });
   m.def("fake_quantize", fake_quantize(false));
   // Scalar reference kernels of the CPU stream, for tests.
   m.def("quantize_reference", quantize(true));

@@ -42,22 +42,24 @@ void group_params(const float* g, int group_size, float n_bins, float& scale, fl
 void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
                     float* scales, float* biases) {
   const float n_bins = static_cast<float>((1 << bits) - 1);
-  const int per_word = 32 / bits;
-  const int64_t groups = K / group_size;
+  const int64_t groups = K / group_size, words_per_group = group_size * bits / 32;
   parallel_for(rows * groups, 64, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
       const float* g = w + i * group_size;  // groups tile each row, rows are contiguous
       float scale, bias;
       group_params(g, group_size, n_bins, scale, bias);
-      uint32_t* out = words + i * (group_size / per_word);
-      for (int j = 0; j < group_size / per_word; ++j) {
-        uint32_t word = 0;
-        for (int k = 0; k < per_word; ++k) {
-          float q = std::nearbyint((g[j * per_word + k] - bias) / scale);
-          q = std::min(std::max(q, 0.0f), n_bins);
-          word |= static_cast<uint32_t>(q) << (k * bits);
-        }
-        out[j] = word;
+      // Code k of the group at bits [k * bits, (k + 1) * bits) of the group's
+      // bit stream (a group fills whole words); 3-, 5- and 6-bit codes may
+      // straddle two words.
+      uint32_t* out = words + i * words_per_group;
+      for (int64_t j = 0; j < words_per_group; ++j) out[j] = 0;
+      for (int k = 0; k < group_size; ++k) {
+        float q = std::nearbyint((g[k] - bias) / scale);
+        q = std::min(std::max(q, 0.0f), n_bins);
+        const uint32_t c = static_cast<uint32_t>(q);
+        const int bit = k * bits, o = bit % 32;
+        out[bit / 32] |= c << o;
+        if (o + bits > 32) out[bit / 32 + 1] |= c >> (32 - o);
       }
       scales[i] = scale;
       biases[i] = bias;
@@ -65,19 +67,40 @@ void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int
   });
 }
 
+void block_quantize(const float* w, int64_t rows, int64_t K, minifloat::BlockMode mode, uint32_t* words,
+                    uint8_t* scales) {
+  const int bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
+  parallel_for(rows, 16, [&](int64_t lo, int64_t hi) {
+    minifloat::block_quantize_rows(w + lo * K, hi - lo, K, mode, words + lo * (K * bits / 32),
+                                   scales + lo * (K / G));
+  });
+}
+
+void block_dequantize(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K,
+                      minifloat::BlockMode mode, float* w) {
+  const int bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
+  parallel_for(rows, 16, [&](int64_t lo, int64_t hi) {
+    minifloat::block_dequantize_rows(words + lo * (K * bits / 32), scales + lo * (K / G), hi - lo, K, mode,
+                                     w + lo * K);
+  });
+}
+
 namespace {
 
 void dequantize_rows(const uint32_t* words, const float* scales, const float* biases, int64_t r0, int64_t r1,
                      int64_t K, int group_size, int bits, float* w) {
-  const int per_word = 32 / bits;
   const uint32_t mask = (1u << bits) - 1u;
-  const int64_t groups = K / group_size, words_per_row = K / per_word;
+  const int64_t groups = K / group_size, words_per_row = K * bits / 32;
   for (int64_t r = r0; r < r1; ++r) {
     const uint32_t* src = words + r * words_per_row;
     float* dst = w + (r - r0) * K;
     for (int64_t k = 0; k < K; ++k) {
       const int64_t g = r * groups + k / group_size;
-      const uint32_t q = (src[k / per_word] >> ((k % per_word) * bits)) & mask;
+      const int64_t bit = k * bits;
+      const int o = static_cast<int>(bit % 32);
+      uint32_t q = src[bit / 32] >> o;
+      if (o + bits > 32) q |= src[bit / 32 + 1] << (32 - o);
+      q &= mask;
       dst[k] = static_cast<float>(q) * scales[g] + biases[g];  // -ffp-contract=off: two roundings
     }
   }

@@ -1,9 +1,10 @@
 // CPU stream of the group-wise affine format (ops/group_quant.h): the layout
-// MLX's quantize / quantized_matmul use, bits 2, 4 or 8 packed into 32-bit
-// words. Plain loops over raw buffers; ops/ has validated every argument.
+// MLX's quantize / quantized_matmul use, bits 2-6 or 8 packed into 32-bit
+// words; and the MX / NVFP4 block formats (core/minifloat.h's functions). Plain loops over raw buffers; ops/ has validated every argument.
 #pragma once
 #include <cstdint>
 
+#include "core/minifloat.h"
 #include "core/tensor.h"
 
 namespace lucid::cpu {
@@ -13,6 +14,12 @@ namespace lucid::cpu {
 // k * bits. words: rows x K * bits / 32; scales, biases: rows x K / group_size.
 void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
                     float* scales, float* biases);
+
+// The block formats: words rows x K * bits / 32, scales (uint8 codes) rows x K / group.
+void block_quantize(const float* w, int64_t rows, int64_t K, minifloat::BlockMode mode, uint32_t* words,
+                    uint8_t* scales);
+void block_dequantize(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K,
+                      minifloat::BlockMode mode, float* w);
 
 // w = fl(fl(float(q) * scale) + bias) for every element (rows x K).
 void group_dequantize(const uint32_t* words, const float* scales, const float* biases, int64_t rows, int64_t K,

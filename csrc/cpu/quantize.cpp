@@ -57,10 +57,11 @@ void dispatch_quantize(const Tensor& x, const Tensor& out, F&& f) {
     if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
       dispatch(out.dtype(), [&](auto qt) {
         using Q = typename decltype(qt)::type;
-        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int32_t>)
+        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int16_t> ||
+                      std::is_same_v<Q, int32_t>)
           f(x.data<T>(), out.data<Q>());
         else
-          throw TypeError("internal: quantize storage must be int8, uint8 or int32");
+          throw TypeError("internal: quantize storage must be int8, uint8, int16 or int32");
       });
     } else {
       throw TypeError("internal: quantize input must be floating");

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/minifloat.h"
 #include "core/tensor.h"
 
 namespace lucid::cpu {
@@ -56,6 +57,13 @@ void fake_quantize(const Tensor& x, const Tensor& y, const Tensor& mask, const Q
                    const int32_t* zp, int64_t qmin, int64_t qmax);
 // dx = mask ? dy : 0, one pass.
 void masked_grad(const Tensor& dy, const Tensor& mask, const Tensor& dx);
+
+// Float grids: out (uint8) = minifloat::encode(bits(x / scale), f, saturate);
+// dequantize_minifloat: out = decode(q, f) * scale in float32, then out's dtype.
+void quantize_minifloat(const Tensor& x, const Tensor& out, const QSegments& seg, const float* scale,
+                        const minifloat::Format& f, bool saturate);
+void dequantize_minifloat(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale,
+                          const minifloat::Format& f);
 
 // Scalar reference paths (no vectorization, no threads): the tests compare
 // the fast kernels above against them bit for bit.

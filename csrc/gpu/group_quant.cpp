@@ -13,14 +13,27 @@ namespace lucid::gpu {
 
 namespace {
 
-// Codes as int32 (N, K / G, G) from the packed words.
+// Codes as int32 (N, K / G, G) from the packed words: each word's 32 bits
+// laid out as the row's bit stream, then regrouped `bits` at a time (the
+// layout of every width, 3-, 5- and 6-bit codes straddling words included).
 mx::array unpack(const mx::array& words, int K, int group_size, int bits, mx::StreamOrDevice s) {
-  const int N = words.shape(0), per_word = 32 / bits;
-  mx::array u = mx::view(words, mx::uint32, s);  // (N, K / per_word)
-  mx::array shifts = mx::multiply(mx::arange(per_word, mx::uint32, s), mx::array(static_cast<uint32_t>(bits)), s);
-  mx::array q = mx::right_shift(mx::expand_dims(u, -1, s), shifts, s);
-  q = mx::bitwise_and(q, mx::array(static_cast<uint32_t>((1u << bits) - 1u)), s);
+  const int N = words.shape(0);
+  mx::array u = mx::view(words, mx::uint32, s);  // (N, K * bits / 32)
+  mx::array stream_bits = mx::bitwise_and(mx::right_shift(mx::expand_dims(u, -1, s), mx::arange(32, mx::uint32, s), s),
+                                          mx::array(1u, mx::uint32), s);
+  stream_bits = mx::reshape(stream_bits, {N, K, bits}, s);
+  mx::array q = mx::sum(mx::left_shift(stream_bits, mx::arange(bits, mx::uint32, s), s), -1, false, s);
   return mx::reshape(mx::astype(q, mx::int32, s), {N, K / group_size, group_size}, s);
+}
+
+// uint32 codes (N, K) -> words (N, K * bits / 32): the inverse of unpack.
+mx::array pack_codes(const mx::array& q, int bits, mx::StreamOrDevice s) {
+  const int N = q.shape(0), K = q.shape(1);
+  mx::array b = mx::bitwise_and(mx::right_shift(mx::expand_dims(q, -1, s), mx::arange(bits, mx::uint32, s), s),
+                                mx::array(1u, mx::uint32), s);
+  b = mx::reshape(b, {N, K * bits / 32, 32}, s);
+  // The bits are disjoint, so a sum is an OR.
+  return mx::sum(mx::left_shift(b, mx::arange(32, mx::uint32, s), s), -1, false, s);
 }
 
 }  // namespace
@@ -28,7 +41,7 @@ mx::array unpack(const mx::array& words, int K, int group_size, int bits, mx::St
 std::vector<Tensor> group_quantize(const Tensor& w, int group_size, int bits) {
   auto s = stream();
   const mx::array& wa = array_of(w);
-  const int N = wa.shape(0), K = wa.shape(1), groups = K / group_size, per_word = 32 / bits;
+  const int N = wa.shape(0), K = wa.shape(1), groups = K / group_size;
   const mx::array zero(0.0f), n_bins(static_cast<float>((1 << bits) - 1));
   mx::array g = mx::reshape(wa, {N, groups, group_size}, s);
   mx::array w_max = mx::max(g, -1, true, s), w_min = mx::min(g, -1, true, s);
@@ -42,10 +55,7 @@ std::vector<Tensor> group_quantize(const Tensor& w, int group_size, int bits) {
   mx::array bias = mx::where(nonzero, edge, zero, s);
   mx::array q = mx::round(mx::divide(mx::subtract(g, bias, s), scale, s), 0, s);
   q = mx::astype(mx::minimum(mx::maximum(q, zero, s), n_bins, s), mx::uint32, s);
-  // Element k of a word at bit k * bits: the fields are disjoint, so a sum is an OR.
-  q = mx::reshape(q, {N, K / per_word, per_word}, s);
-  mx::array shifts = mx::multiply(mx::arange(per_word, mx::uint32, s), mx::array(static_cast<uint32_t>(bits)), s);
-  mx::array words = mx::sum(mx::left_shift(q, shifts, s), -1, false, s);
+  mx::array words = pack_codes(mx::reshape(q, {N, K}, s), bits, s);
   return {wrap(mx::view(words, mx::int32, s)), wrap(mx::reshape(scale, {N, groups}, s)),
           wrap(mx::reshape(bias, {N, groups}, s))};
 }
@@ -53,11 +63,42 @@ std::vector<Tensor> group_quantize(const Tensor& w, int group_size, int bits) {
 Tensor group_dequantize(const Tensor& words, const Tensor& scales, const Tensor& biases, int group_size, int bits) {
   auto s = stream();
   const mx::array& wa = array_of(words);
-  const int N = wa.shape(0), K = wa.shape(1) * (32 / bits);
+  const int N = wa.shape(0), K = wa.shape(1) * 32 / bits;
   mx::array q = mx::astype(unpack(wa, K, group_size, bits, s), mx::float32, s);
   mx::array w = mx::multiply(q, mx::expand_dims(array_of(scales), -1, s), s);
   w = mx::add(w, mx::expand_dims(array_of(biases), -1, s), s);
   return wrap(mx::reshape(w, {N, K}, s));
+}
+
+// The block formats evaluate core/minifloat.h's group functions over the
+// arrays' data: the E8M0 / E4M3 scale decisions and element roundings are
+// the CPU stream's scalar code, so the bits cannot differ (MLX's own
+// quantizers differ between its CPU and Metal backends on exactly these
+// decisions). Weights are quantized once, offline; the host pass is the
+// price of that guarantee.
+std::vector<Tensor> block_quantize(const Tensor& w, minifloat::BlockMode mode) {
+  auto s = stream();
+  mx::array wa = mx::contiguous(mx::astype(array_of(w), mx::float32, s), false, s);
+  mx::eval(wa);
+  const int N = wa.shape(0), K = wa.shape(1), bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
+  std::vector<uint32_t> words(static_cast<size_t>(N) * (K * bits / 32));
+  std::vector<uint8_t> scales(static_cast<size_t>(N) * (K / G));
+  minifloat::block_quantize_rows(wa.data<float>(), N, K, mode, words.data(), scales.data());
+  mx::array wq(words.data(), mx::Shape{N, K * bits / 32}, mx::uint32);
+  mx::array sc(scales.data(), mx::Shape{N, K / G}, mx::uint8);
+  return {wrap(mx::view(wq, mx::int32, s)), wrap(sc)};
+}
+
+Tensor block_dequantize(const Tensor& words, const Tensor& scales, minifloat::BlockMode mode) {
+  auto s = stream();
+  mx::array wa = mx::contiguous(mx::view(array_of(words), mx::uint32, s), false, s);
+  mx::array sa = mx::contiguous(array_of(scales), false, s);
+  mx::eval({wa, sa});
+  const int bits = minifloat::block_bits(mode);
+  const int N = wa.shape(0), K = wa.shape(1) * 32 / bits;
+  std::vector<float> out(static_cast<size_t>(N) * K);
+  minifloat::block_dequantize_rows(wa.data<uint32_t>(), sa.data<uint8_t>(), N, K, mode, out.data());
+  return wrap(mx::array(out.data(), mx::Shape{N, K}, mx::float32));
 }
 
 Tensor group_quantized_linear(const Tensor& x, const Tensor& words, const Tensor& scales, const Tensor& biases,

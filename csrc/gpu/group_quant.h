@@ -2,6 +2,7 @@
 #pragma once
 #include <vector>
 
+#include "core/minifloat.h"
 #include "core/tensor.h"
 
 namespace lucid::gpu {
@@ -18,5 +19,9 @@ Tensor group_dequantize(const Tensor& words, const Tensor& scales, const Tensor&
 // packed words; out_shape (..., N).
 Tensor group_quantized_linear(const Tensor& x, const Tensor& words, const Tensor& scales, const Tensor& biases,
                               int group_size, int bits, const Tensor& bias, const Shape& out_shape);
+
+// The block formats (core/minifloat.h): {words int32 (N, K * bits / 32), scales uint8 (N, K / group)}.
+std::vector<Tensor> block_quantize(const Tensor& w, minifloat::BlockMode mode);
+Tensor block_dequantize(const Tensor& words, const Tensor& scales, minifloat::BlockMode mode);
 
 }  // namespace lucid::gpu

@@ -5,6 +5,7 @@
 #pragma once
 #include <utility>
 
+#include "core/minifloat.h"
 #include "core/tensor.h"
 
 namespace lucid::gpu {
@@ -18,6 +19,12 @@ Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& zp, const 
 // Returns (y, mask). `wide` selects int64 for q - z (grids wider than int32 differences).
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, const Tensor& scale, const Tensor& zp, const Shape& x_view,
                                         const Shape& p_view, float lo, float hi, bool wide);
+// Float grids: the integer operations of minifloat::encode / decode composed
+// from MLX's uint32 ops (gpu/quantize.cpp).
+Tensor quantize_minifloat(const Tensor& x, const Tensor& scale, const Shape& x_view, const Shape& p_view,
+                          const minifloat::Format& f, bool saturate);
+Tensor dequantize_minifloat(const Tensor& q, const Tensor& scale, const Shape& x_view, const Shape& p_view,
+                            const minifloat::Format& f, DType out);
 Tensor masked_grad(const Tensor& dy, const Tensor& mask);
 
 }  // namespace lucid::gpu

@@ -19,7 +19,8 @@ std::string arg(const char* fn, const char* name) { return std::string(fn) + "()
 void check_format(const char* fn, int64_t group_size, int64_t bits) {
   check(group_size == 32 || group_size == 64 || group_size == 128,
         arg(fn, "group_size") + " must be 32, 64 or 128, got " + std::to_string(group_size));
-  check(bits == 2 || bits == 4 || bits == 8, arg(fn, "bits") + " must be 2, 4 or 8, got " + std::to_string(bits));
+  check(bits >= 2 && bits <= 8 && bits != 7,
+        arg(fn, "bits") + " must be 2, 3, 4, 5, 6 or 8, got " + std::to_string(bits));
 }
 
 // words / scales / biases of one (N, K) weight: checks and returns K.
@@ -29,7 +30,7 @@ int64_t check_packed(const char* fn, const Tensor& words, const Tensor& scales, 
                                                                       "group_quantize), got " +
                                                       dtype_name(words.dtype()));
   check(words.ndim() == 2, arg(fn, "words") + " must have shape (N, K * bits / 32), got " + shape_str(words.shape()));
-  const int64_t N = words.size(0), K = words.size(1) * (32 / bits);
+  const int64_t N = words.size(0), K = words.size(1) * 32 / bits;
   check(K > 0 && K % group_size == 0, arg(fn, "words") + " of shape " + shape_str(words.shape()) + " holds K = " +
                                           std::to_string(K) + " codes per row at bits = " + std::to_string(bits) +
                                           ", which group_size = " + std::to_string(group_size) + " must divide");
@@ -81,6 +82,58 @@ Tensor group_dequantize(const Tensor& words, const Tensor& scales, const Tensor&
   Tensor out = Tensor::empty_cpu({N, K}, DType::Float32);
   cpu::group_dequantize(wc.data<uint32_t>(), sc.data<float>(), bc.data<float>(), N, K, static_cast<int>(group_size),
                         static_cast<int>(bits), out.data<float>());
+  return out;
+}
+
+namespace {
+
+minifloat::BlockMode block_mode(const char* fn, const std::string& mode) {
+  if (mode == "mxfp8") return minifloat::BlockMode::Mxfp8;
+  if (mode == "mxfp4") return minifloat::BlockMode::Mxfp4;
+  if (mode == "nvfp4") return minifloat::BlockMode::Nvfp4;
+  throw ValueError(arg(fn, "mode") + " must be 'affine', 'mxfp8', 'mxfp4' or 'nvfp4', got '" + mode + "'");
+}
+
+}  // namespace
+
+std::vector<Tensor> block_quantize(const Tensor& w, const std::string& mode) {
+  const char* fn = "quantize_mx";
+  const minifloat::BlockMode m = block_mode(fn, mode);
+  const int64_t G = minifloat::block_group(m), bits = minifloat::block_bits(m);
+  check<TypeError>(w.dtype() == DType::Float32, arg(fn, "x") + " must be float32, got " + dtype_name(w.dtype()));
+  check(w.ndim() == 2, arg(fn, "x") + " must have shape (N, K), got " + shape_str(w.shape()));
+  const int64_t N = w.size(0), K = w.size(1);
+  check(K > 0 && K % 32 == 0, arg(fn, "x") + ": the last dimension must be a positive multiple of 32 for '" + mode +
+                                  "' (group size " + std::to_string(G) + "), got " + std::to_string(K));
+  if (w.device() == Device::GPU) return gpu::block_quantize(w, m);
+  Tensor wc = contiguous(w);
+  Tensor words = Tensor::empty_cpu({N, K * bits / 32}, DType::Int32);
+  Tensor scales = Tensor::empty_cpu({N, K / G}, DType::UInt8);
+  cpu::block_quantize(wc.data<float>(), N, K, m, words.data<uint32_t>(), scales.data<uint8_t>());
+  return {words, scales};
+}
+
+Tensor block_dequantize(const Tensor& words, const Tensor& scales, const std::string& mode) {
+  const char* fn = "dequantize_mx";
+  const minifloat::BlockMode m = block_mode(fn, mode);
+  const int64_t G = minifloat::block_group(m), bits = minifloat::block_bits(m);
+  common_device(fn, {&words, &scales});
+  check<TypeError>(words.dtype() == DType::Int32, arg(fn, "words") + " must be int32 (MLX's uint32 words), got " +
+                                                      dtype_name(words.dtype()));
+  check<TypeError>(scales.dtype() == DType::UInt8, arg(fn, "scales") + " must be uint8 codes for '" + mode +
+                                                       "', got " + dtype_name(scales.dtype()));
+  check(words.ndim() == 2, arg(fn, "words") + " must have shape (N, K * " + std::to_string(bits) + " / 32), got " +
+                               shape_str(words.shape()));
+  const int64_t N = words.size(0), K = words.size(1) * 32 / bits;
+  check(K > 0 && K % 32 == 0, arg(fn, "words") + " of shape " + shape_str(words.shape()) +
+                                  " does not hold a positive multiple of 32 codes per row");
+  const Shape pshape{N, K / G};
+  check(scales.shape() == pshape, arg(fn, "scales") + " must have shape " + shape_str(pshape) + ", got " +
+                                      shape_str(scales.shape()));
+  if (words.device() == Device::GPU) return gpu::block_dequantize(words, scales, m);
+  Tensor wc = contiguous(words), sc = contiguous(scales);
+  Tensor out = Tensor::empty_cpu({N, K}, DType::Float32);
+  cpu::block_dequantize(wc.data<uint32_t>(), sc.data<uint8_t>(), N, K, m, out.data<float>());
   return out;
 }
 

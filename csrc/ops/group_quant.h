@@ -7,6 +7,7 @@
 // bit-identical on both streams and equal mlx.core.quantize's on MLX's CPU
 // device.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -14,13 +15,20 @@
 namespace lucid::ops {
 
 // MLX's group-wise affine quantization of a weight matrix:
-// w: (N, K) float32, finite; group_size 32, 64 or 128 dividing K; bits 2, 4 or 8.
+// w: (N, K) float32, finite; group_size 32, 64 or 128 dividing K; bits 2-6 or 8.
 // {words (N, K * bits / 32) int32, scales (N, K / group_size), biases (same)}.
 std::vector<Tensor> group_quantize(const Tensor& w, int64_t group_size, int64_t bits);
 
 // The float weights (N, K) the format holds: fl(fl(float(q) * scale) + bias).
 Tensor group_dequantize(const Tensor& words, const Tensor& scales, const Tensor& biases, int64_t group_size,
                         int64_t bits);
+
+// The OCP MX / NVFP4 block formats in MLX's layout (mlx.core.quantize with
+// mode "mxfp8", "mxfp4", "nvfp4"): w (N, K) float32, K a multiple of 32 ->
+// {words (N, K * bits / 32) int32, scales (N, K / group) uint8 codes}.
+std::vector<Tensor> block_quantize(const Tensor& w, const std::string& mode);
+// The (N, K) float32 values: decode(code) * scale.
+Tensor block_dequantize(const Tensor& words, const Tensor& scales, const std::string& mode);
 
 // x (..., K) float32 @ W.T (+ bias (N,)) -> (..., N). Float output: the streams
 // agree within float32 summation tolerance (MLX's quantized_matmul on the GPU

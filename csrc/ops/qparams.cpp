@@ -16,8 +16,14 @@ Grid grid_of(const std::string& name, const char* fn) {
   if (name == "quint8") return {0, 255, DType::UInt8, name};
   if (name == "qint4") return {-8, 7, DType::Int8, name};
   if (name == "quint4") return {0, 15, DType::UInt8, name};
+  if (name == "qint16") return {-32768, 32767, DType::Int16, name};
+  // lucid has no uint16 dtype: quint16 codes are stored in int32.
+  if (name == "quint16") return {0, 65535, DType::Int32, name};
+  if (name == "qint2") return {-2, 1, DType::Int8, name};
+  if (name == "quint2") return {0, 3, DType::UInt8, name};
   if (name == "qint32") return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), DType::Int32, name};
-  throw TypeError(std::string(fn) + "(): argument 'qdtype' must be one of qint8, quint8, qint4, quint4, qint32, got '" +
+  throw TypeError(std::string(fn) + "(): argument 'qdtype' must be one of qint8, quint8, qint4, quint4, qint2, quint2, qint16, quint16, "
+                  "qint32 (integer grids), got '" +
                   name + "'");
 }
 

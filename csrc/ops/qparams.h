@@ -20,7 +20,8 @@ struct Grid {
   std::string name;
 };
 
-// The grid named `name` (qint8, quint8, qint4, quint4, qint32); TypeError otherwise.
+// The integer grid named `name` (qint8, quint8, qint4, quint4, qint2, quint2,
+// qint16, quint16, qint32); TypeError otherwise.
 Grid grid_of(const std::string& name, const char* fn);
 // v with 9 significant digits, for messages.
 std::string fmt(double v);

@@ -283,6 +283,65 @@ std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t z
                             false);
 }
 
+namespace {
+
+const minifloat::Format& float_grid(const std::string& name, const char* fn) {
+  if (name == "float8_e4m3fn") return minifloat::kE4M3FN;
+  if (name == "float8_e5m2") return minifloat::kE5M2;
+  if (name == "float4_e2m1fn") return minifloat::kE2M1FN;
+  throw TypeError(arg(fn, "qdtype") + " must be a float grid (float8_e4m3fn, float8_e5m2, float4_e2m1fn), got '" +
+                  name + "'");
+}
+
+// A float grid's zero point: checked to be 0 everywhere (its values are not used).
+void check_float_zero_point(const char* fn, const Tensor& x, const Tensor& zp, const Layout& L) {
+  common_device(fn, {&x, &zp});
+  check_param_shape(fn, "zero_point", zp, L);
+  read_zero_point(fn, "zero_point", zp, zp.numel() == 1 ? 1 : L.count, 0, 0, "a float grid (zero point 0 only)");
+}
+
+}  // namespace
+
+Tensor quantize_float(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                      const QAxes& axes, bool saturate) {
+  const char* fn = "quantize";
+  const minifloat::Format& f = float_grid(qdtype, fn);
+  common_device(fn, {&x, &scale});
+  check_float_input(fn, "x", x);
+  Layout L = make_layout(fn, x.shape(), axes);
+  check_param_shape(fn, "scale", scale, L);
+  check_float_zero_point(fn, x, zero_point, L);
+  ParamValues<float> sc = read_scale(fn, "scale", scale, L.count);
+  if (x.device() == Device::GPU)
+    return gpu::quantize_minifloat(x, gpu_tensor(sc.vec(L.count), DType::Float32), L.x_view, L.p_view, f, saturate);
+  Tensor xc = contiguous(x);
+  Tensor out = Tensor::empty_cpu(x.shape(), DType::UInt8);
+  cpu::quantize_minifloat(xc, out, L.seg, sc.data(), f, saturate);
+  return out;
+}
+
+Tensor dequantize_float(const Tensor& codes, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                        const QAxes& axes, DType dtype) {
+  const char* fn = "dequantize";
+  const minifloat::Format& f = float_grid(qdtype, fn);
+  common_device(fn, {&codes, &scale});
+  check<TypeError>(codes.dtype() == DType::UInt8, arg(fn, "q") + " must hold uint8 codes (bit patterns) for " + qdtype +
+                                                      ", got " + dtype_name(codes.dtype()));
+  if (!is_float_input(dtype))
+    throw TypeError(arg(fn, "dtype") + " must be float32, float16 or bfloat16, got " + dtype_name(dtype));
+  Layout L = make_layout(fn, codes.shape(), axes);
+  check_param_shape(fn, "scale", scale, L);
+  check_float_zero_point(fn, codes, zero_point, L);
+  ParamValues<float> sc = read_scale(fn, "scale", scale, L.count);
+  if (codes.device() == Device::GPU)
+    return gpu::dequantize_minifloat(codes, gpu_tensor(sc.vec(L.count), DType::Float32), L.x_view, L.p_view, f,
+                                     dtype);
+  Tensor qc = contiguous(codes);
+  Tensor out = Tensor::empty_cpu(codes.shape(), dtype);
+  cpu::dequantize_minifloat(qc, out, L.seg, sc.data(), f);
+  return out;
+}
+
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask) {
   const char* fn = "fake_quantize_backward";
   common_device(fn, {&dy, &mask});

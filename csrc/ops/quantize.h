@@ -42,6 +42,16 @@ Tensor dequantize(const Tensor& q, double scale, int64_t zero_point, DType dtype
 // fake_quantize, per tensor.
 std::pair<Tensor, Tensor> fake_quantize(const Tensor& x, double scale, int64_t zero_point, int64_t quant_min,
                                         int64_t quant_max);
+// Float grids ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"): uint8 codes
+// (bit patterns; FP4 in the low nibble) of x / scale rounded to nearest even
+// into the format. saturate: out-of-range values clamp to +-max finite; else
+// they become infinity (E5M2) or NaN (E4M3FN; FP4 has neither and saturates).
+// zero_point must be 0 (a number or a tensor of zeros).
+Tensor quantize_float(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                      const QAxes& axes, bool saturate);
+// Floats decode(code) * scale in `dtype` for uint8 codes of float grid `qdtype`.
+Tensor dequantize_float(const Tensor& codes, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
+                        const QAxes& axes, DType dtype);
 // fake_quantize's input gradient dx = where(mask, dy, 0), fused.
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
 

@@ -14,8 +14,8 @@ from lucid.testing.harness import run_cases
 # `python -m lucid.parity` prints). A change to ANY output of the battery changes it: if
 # that change is intended (a contract clarification), update this one constant and say
 # which outputs changed and why in the commit message.
-PINNED_FINGERPRINT = "8b0a4d936f993d03"
-PINNED_CASES = 1092
+PINNED_FINGERPRINT = "3a20215425f9d260"
+PINNED_CASES = 1170
 
 THREADS = (1, 2, 3, 7)
 N = 2 * battery.PARALLEL_GRAIN + 7

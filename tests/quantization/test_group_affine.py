@@ -112,7 +112,7 @@ def test_streams_agree():
 
 @pytest.mark.parametrize("args, match", [
     (dict(group_size=48), "'group_size' must be 32, 64 or 128, got 48"),
-    (dict(bits=3), "'bits' must be 2, 4 or 8, got 3"),
+    (dict(bits=7), "'bits' must be 2, 3, 4, 5, 6 or 8, got 7"),
 ])
 def test_format_errors(args, match, device):
     kw = dict(group_size=32, bits=4)
@@ -201,7 +201,7 @@ def test_layer_state_dict_round_trip(tmp_path):
 
 def test_layer_argument_errors():
     with pytest.raises(ValueError, match="argument 'bits' must be one of"):
-        nnq.QuantizedLinearMLX(64, 8, bits=5)
+        nnq.QuantizedLinearMLX(64, 8, bits=7)
     with pytest.raises(ValueError, match=r"argument 'group_size' \(64\) must divide in_features \(96\)"):
         nnq.QuantizedLinearMLX(96, 8, group_size=64)
     with pytest.raises(TypeError, match="argument 'mod' must be an nn.Linear"):

@@ -198,7 +198,8 @@ class FakeQuantize(FakeQuantizeBase):
             self._store_qparams(*self.calculate_qparams())
         if _is_on(self.fake_quant_enabled):
             ch = self.ch_axis if self.is_per_channel else None
-            X = fake_quantize(X, self.scale, self.zero_point, self.quant_min, self.quant_max, ch)
+            fg = self.dtype if getattr(self.dtype, "is_floating", False) else None  # float grids: FP8 / FP4
+            X = fake_quantize(X, self.scale, self.zero_point, self.quant_min, self.quant_max, ch, qdtype=fg)
         return X
 
     def extra_repr(self):

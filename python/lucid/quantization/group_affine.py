@@ -2,8 +2,8 @@
 
 Along the last axis of an ``(N, K)`` weight, each group of ``group_size``
 values gets a float ``scale`` and ``bias``: ``w ~ q * scale + bias`` with codes
-``q`` in ``[0, 2^bits - 1]``, ``32 / bits`` codes to a 32-bit word, element
-``k`` of a word at bit ``k * bits``. lucid holds the words as ``int32``
+``q`` in ``[0, 2^bits - 1]``, a row's codes one bit stream (code ``k`` at bit
+``k * bits``, 32 bits to a word; 3-, 5- and 6-bit codes may straddle words). lucid holds the words as ``int32``
 tensors (it has no uint32); their bit patterns are MLX's ``uint32`` words.
 
 The codes, scales and biases are bit-identical on both streams and equal to
@@ -27,12 +27,12 @@ from .. import _C
 __all__ = ["group_quantize", "group_dequantize", "group_quantized_linear", "GROUP_SIZES", "GROUP_BITS"]
 
 GROUP_SIZES = (32, 64, 128)  # what MLX's quantized_matmul takes
-GROUP_BITS = (2, 4, 8)       # the widths whose codes tile a 32-bit word
+GROUP_BITS = (2, 3, 4, 5, 6, 8)  # MLX's affine widths (3, 5, 6 straddle words)
 
 
 def group_quantize(w, group_size: int = 64, bits: int = 4):
-    """``(words, scales, biases)`` of a finite float32 ``(N, K)`` weight; ``group_size``
-    (32, 64 or 128) must divide ``K``. ValueError / TypeError name the argument."""
+    """``(words, scales, biases)`` of a finite float32 ``(N, K)`` weight; ``bits`` 2, 3, 4,
+    5, 6 or 8; ``group_size`` (32, 64 or 128) must divide ``K``. ValueError / TypeError name the argument."""
     return _C.group_quantize(w, group_size, bits)
 
 

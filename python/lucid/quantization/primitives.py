@@ -119,8 +119,15 @@ def _axes(fn, ch_axis, group_size, axis):
     return ch, (g or 0), _int_arg(axis, fn, "axis")
 
 
-def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axis=-1):
+def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axis=-1, saturate=True):
     """Integer codes ``q = clamp(rint(x / scale) + zero_point, quant_min, quant_max)``.
+
+    Float grids (``float8_e4m3fn``, ``float8_e5m2``, ``float4_e2m1fn``): ``zero_point``
+    must be 0; the codes are the bit patterns (uint8; FP4 in the low nibble) of
+    ``x / scale`` rounded to nearest even into the format (docs/numerics.md, "Float
+    grids"). ``saturate=True`` clamps out-of-range values to ±max finite (ONNX's
+    default); ``saturate=False`` makes them infinity (E5M2) or NaN (E4M3FN); FP4 has
+    neither and always saturates. NaN becomes the format's NaN (FP4: ±6).
 
     ``x`` is float32, float16 or bfloat16 (widened to float32 exactly). The result
     has ``x``'s shape and dtype ``qdtype.storage``. ``x / scale`` is a true division;
@@ -141,10 +148,12 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     [127]
     >>> Q.quantize(lucid.randn(4, 8), lucid.ones(4) * 0.02, lucid.zeros(4), Q.qint8, ch_axis=0).shape
     (4, 8)
+    >>> Q.quantize(lucid.tensor([1.0, 0.3, 500.0]), 1.0, 0, Q.float8_e4m3fn).tolist()
+    [56, 42, 126]
     """
     ts = type(scale)  # _per_tensor and _scalar_pair inlined: this is the hot call of calibration loops
     if (ch_axis is None and group_size is None and type(axis) is int and axis == -1 and type(qdtype) is QDtype
-            and isinstance(x, Tensor) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
+            and not qdtype.ebits and isinstance(x, Tensor) and type(zero_point) is int and -_EXACT < zero_point < _EXACT
             and (ts is float or (ts is int and -_EXACT < scale < _EXACT))):
         return _quantize_scalar(x, scale, zero_point, qdtype.name)  # per-tensor, Python numbers: one C++ call
     fn = "quantize"
@@ -153,23 +162,35 @@ def quantize(x, scale, zero_point, qdtype, ch_axis=None, *, group_size=None, axi
     ch, g, ax = _axes(fn, ch_axis, group_size, axis)
     s = _param(scale, x, fn, "scale")
     z = _param(zero_point, x, fn, "zero_point", integer=True)
+    if qd.is_floating:
+        return _wrap(_C.quantize_float(x._impl, s._impl, z._impl, qd.name, ch, g, ax, _bool_arg(saturate, fn, "saturate")))
     return _wrap(_C.quantize(x._impl, s._impl, z._impl, qd.name, ch, g, ax))
 
 
-def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=None, axis=-1):
+def _bool_arg(value, fn: str, argument: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument '{argument}' must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=None, axis=-1, qdtype=None):
     """Floats ``y = float(q - zero_point) * scale`` (the difference taken exactly in integers).
 
     ``q`` holds integer codes; the result is float32 by default, or float16 / bfloat16
     with ``dtype=`` (rounded to nearest even from the float32 value). Parameters as
-    in ``quantize``. TypeError for float ``q``.
+    in ``quantize``. TypeError for float ``q``. ``qdtype`` names the grid where the
+    storage dtype cannot: a float grid's uint8 bit patterns give ``decode(q) * scale``
+    (``zero_point`` 0); an integer grid (or None) the formula above.
 
     >>> import lucid
     >>> import lucid.quantization as Q
     >>> Q.dequantize(lucid.tensor([-20, 0, 10, 127], dtype=lucid.int8), scale=0.5, zero_point=0).tolist()
     [-10.0, 0.0, 5.0, 63.5]
+    >>> Q.dequantize(lucid.tensor([56, 126], dtype=lucid.uint8), 2.0, 0, qdtype=Q.float8_e4m3fn).tolist()
+    [2.0, 896.0]
     """
-    if (_per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls and isinstance(q, Tensor)
-            and _scalar_pair(scale, zero_point)):
+    if (qdtype is None and _per_tensor(ch_axis, group_size, axis) and type(dtype) is _dtype_cls
+            and isinstance(q, Tensor) and _scalar_pair(scale, zero_point)):
         return _dequantize_scalar(q, scale, zero_point, dtype.name)
     fn = "dequantize"
     q = _input(q, fn, "q")
@@ -177,6 +198,9 @@ def dequantize(q, scale, zero_point, ch_axis=None, dtype=float32, *, group_size=
     dt = as_dtype(dtype)
     s = _param(scale, q, fn, "scale")
     z = _param(zero_point, q, fn, "zero_point", integer=True)
+    qd = None if qdtype is None else as_qdtype(qdtype, fn)
+    if qd is not None and qd.is_floating:
+        return _wrap(_C.dequantize_float(q._impl, s._impl, z._impl, qd.name, ch, g, ax, dt.name))
     return _wrap(_C.dequantize(q._impl, s._impl, z._impl, ch, g, ax, dt.name))
 
 
@@ -197,8 +221,45 @@ class _FakeQuantize(Function):
         return _C.fake_quantize_backward(grad, mask)
 
 
-def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, group_size=None, axis=-1):
+class _FakeQuantizeFloat(Function):
+    """fake_quantize onto a float grid: y = dequantize(quantize(x)); the straight-through
+    gradient passes where ``|x / scale| <= max finite`` (NaN and ±inf excluded)."""
+
+    @staticmethod
+    def forward(ctx, x, s, z, qd, ch, g, ax, saturate):
+        codes = _C.quantize_float(x._impl, s._impl, z._impl, qd.name, ch, g, ax, saturate)
+        y = _wrap(_C.dequantize_float(codes, s._impl, z._impl, qd.name, ch, g, ax, x.dtype.name))
+        t = x.float() / _broadcast_param(s, x, ch, g, ax)
+        mask = t.abs() <= float(qd.quant_max)
+        ctx.save_for_backward(mask)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return lucid.where(mask, grad, 0.0), None, None, None, None, None, None, None
+
+
+def _broadcast_param(p, x, ch, g, ax):
+    """A per-tensor / per-channel / per-group parameter shaped to broadcast against ``x``."""
+    if p.numel() == 1:
+        return p.reshape(())
+    nd = x.ndim
+    if ch is not None:
+        a = ch % nd
+        return p.reshape([x.shape[a] if i == a else 1 for i in range(nd)])
+    a = ax % nd
+    return p.repeat_interleave(g, dim=a)
+
+
+def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, group_size=None, axis=-1,
+                  qdtype=None, saturate=True):
     """``dequantize(quantize(x))`` in one pass, float in and float out (``x``'s dtype).
+
+    With a float grid ``qdtype`` (``quant_min`` / ``quant_max`` must be its
+    ``-quant_max`` / ``quant_max``, ``zero_point`` 0): ``dequantize(quantize(x,
+    saturate=saturate))`` with the gradient passing where ``|x / scale|`` is at most
+    the largest finite value.
 
     Differentiable in ``x`` through the straight-through estimator: the gradient
     passes where ``quant_min <= rint(x / scale) + zero_point <= quant_max`` (before
@@ -214,6 +275,19 @@ def fake_quantize(x, scale, zero_point, quant_min, quant_max, ch_axis=None, *, g
     >>> x.grad.tolist()
     [1.0, 0.0]
     """
+    if qdtype is not None:
+        fn = "fake_quantize"
+        qd = as_qdtype(qdtype, fn)
+        if qd.is_floating:
+            x = _input(x, fn, "x")
+            if (_int_arg(quant_min, fn, "quant_min"), _int_arg(quant_max, fn, "quant_max")) != (qd.quant_min,
+                                                                                               qd.quant_max):
+                raise ValueError(f"{fn}(): 'quant_min' / 'quant_max' must be {qd.quant_min} / {qd.quant_max} "
+                                 f"for {qd.name}, got {quant_min} / {quant_max}")
+            ch, g, ax = _axes(fn, ch_axis, group_size, axis)
+            s = _param(scale, x, fn, "scale")
+            z = _param(zero_point, x, fn, "zero_point", integer=True)
+            return _FakeQuantizeFloat.apply(x, s, z, qd, ch, g, ax, _bool_arg(saturate, fn, "saturate"))
     if (_per_tensor(ch_axis, group_size, axis) and type(quant_min) is int
             and type(quant_max) is int and isinstance(x, Tensor) and _scalar_pair(scale, zero_point)):
         # One C++ call: the kernel and, when x requires grad, the node (the mask saved).

@@ -52,6 +52,8 @@ def _zp_value(zero_point, qd: QDtype, fn: str) -> int:
             or int(zero_point) != zero_point:
         raise TypeError(f"{fn}(): argument 'zero_point' must be an integer, got {zero_point!r}")
     z = int(zero_point)
+    if qd.is_floating and z != 0:
+        raise ValueError(f"{fn}(): argument 'zero_point' must be 0 for the float grid {qd.name}, got {z}")
     if not qd.quant_min <= z <= qd.quant_max:
         raise ValueError(f"{fn}(): argument 'zero_point' must lie in [{qd.quant_min}, {qd.quant_max}] for "
                          f"{qd.name}, got {z}")
@@ -156,7 +158,8 @@ class QTensor:
 
     def dequantize(self) -> Tensor:
         """float32 ``(code - zero_point) * scale`` (docs/numerics.md, dequantize)."""
-        return _dequantize(self._codes, self._scale, self._zero_point, ch_axis=self._axis)
+        qd = self._qdtype if self._qdtype.is_floating else None
+        return _dequantize(self._codes, self._scale, self._zero_point, ch_axis=self._axis, qdtype=qd)
 
     # ----- tensor-like ----------------------------------------------------------------
     @property

@@ -643,6 +643,75 @@ def _int4_qd8_cases():
                        f"int4_qd8/{name}/{m}x{n}x{k}/g{g}", fn, args)
 
 
+# ---------------------------------------------------------------- the newer grids and block formats
+# Appended after every older row, so the fingerprint of the older rows is unchanged.
+
+NEW_GRID_PARAMS = {
+    "qint2": [(0.5, 0), (0.00214854861, -2)],
+    "quint2": [(0.25, 1), (0.00214854861, 3)],
+    "qint16": [(1e-3, 0), (0.00214854861, -32768)],
+    "quint16": [(0.0371, 32768), (0.00214854861, 0)],
+}
+FLOAT_GRID_SCALES = (1.0, 0.00214854861, 3.5)
+
+
+def _float_grid_bits() -> np.ndarray:
+    """float32 patterns of every sign and exponent with mantissas that decide each rounding (ties, carries)."""
+    sign = np.array([0, 1], np.uint32)[:, None, None, None]
+    exp = np.arange(256, dtype=np.uint32)[None, :, None, None]
+    top = np.arange(0, 256, 4, dtype=np.uint32)[None, None, :, None]
+    low = np.array([0, 1, 0x7FFF], np.uint32)[None, None, None, :]
+    return (((sign << 31) | (exp << 23) | (top << 15) | low).reshape(-1)).view(F32)
+
+
+def _new_grid_cases():
+    for name, params in NEW_GRID_PARAMS.items():
+        qd = qdtype(name)
+        qmin, qmax = qd.quant_min, qd.quant_max
+        for i, (s, z) in enumerate(params):
+            values = adv.battery(s, z, qd, seed=SEED + 40 + i).values
+            yield Case("quantize", name, "per-tensor", f"quantize/{name}/{i}/all",
+                       lambda x, s=s, z=z, qd=qd: Q.quantize(x, s, z, qd), (_t(values),))
+            yield Case("fake_quantize", name, "per-tensor", f"fake_quantize/{name}/{i}/all",
+                       lambda x, s=s, z=z, a=qmin, b=qmax: Q.fake_quantize(x, s, z, a, b), (_t(values),))
+            every = np.arange(qmin, qmax + 1).astype(qd.storage)
+            yield Case("dequantize", name, "per-tensor", f"dequantize/{name}/{i}/every",
+                       lambda q, s=s, z=z: Q.dequantize(q, s, z), (_t(every),))
+    bits = _float_grid_bits()
+    for qd in Q.FLOAT_QDTYPES:
+        name = qd.name
+        for i, s in enumerate(FLOAT_GRID_SCALES):
+            for sat in (True, False):
+                yield Case("quantize", name, f"per-tensor saturate={sat}", f"quantize/{name}/{i}/sat{int(sat)}",
+                           lambda x, s=s, qd=qd, sat=sat: Q.quantize(x, s, 0, qd, saturate=sat), (_t(bits),))
+            every = np.arange(256 if qd.bits == 8 else 16).astype(np.uint8)
+            yield Case("dequantize", name, "per-tensor", f"dequantize/{name}/{i}/every",
+                       lambda q, s=s, qd=qd: Q.dequantize(q, s, 0, qdtype=qd), (_t(every),))
+        ch = np.resize(bits, (CHANNELS, 4096))
+        sc = np.array([1.0, 0.5, 0.00214854861, 3.5, 1e-3], F32)
+        yield Case("quantize", name, "per-channel", f"quantize/{name}/channel",
+                   lambda x, sc, qd=qd: Q.quantize(x, sc, 0, qd, ch_axis=0), (_t(ch), _t(sc)))
+    rng = np.random.default_rng(SEED + 41)
+    w = (rng.standard_normal((8, 256)) * 3).astype(F32)
+    w[1, :32] = 0.0
+    w[2, :64] *= F32(1e-39)   # subnormal groups
+    w[3, :64] *= F32(1e37)    # huge groups
+    w[4, 5], w[4, 70] = np.nan, np.inf
+    w[5, :] = np.tile(np.array([6.0, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0], F32), 32)  # FP4 ties
+    for mode in ("mxfp8", "mxfp4", "nvfp4"):
+        yield Case("quantize_mx", mode, "block", f"quantize_mx/{mode}", lambda x, m=mode: Q.quantize_mx(x, m),
+                   (_t(w),))
+        words, scales = Q.quantize_mx(_t(w), mode)  # CPU-stream codes; the harness copies them to each stream
+        yield Case("dequantize_mx", mode, "block", f"dequantize_mx/{mode}",
+                   lambda a, b, m=mode: Q.dequantize_mx(a, b, mode=m), (words, scales))
+    wf = np.where(np.isfinite(w), w, 0.0).astype(F32)
+    wf[2, :64] = 1e-39
+    for b in (2, 3, 4, 5, 6, 8):
+        for g in (32, 64, 128):
+            yield Case("quantize_mx", f"affine{b}", f"group {g}", f"quantize_mx/affine/b{b}/g{g}",
+                       lambda x, b=b, g=g: Q.quantize_mx(x, "affine", g, b), (_t(wf),))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -664,6 +733,7 @@ def fixed_cases() -> list:
     cases += _quantized_module_cases()
     cases += _qconv3d_transpose_cases()
     cases += _int4_qd8_cases()
+    cases += _new_grid_cases()
     return cases
 
 

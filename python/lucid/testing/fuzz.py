@@ -41,8 +41,10 @@ from .harness import Row
 
 F32 = np.float32
 GRIDS = {"qint8": (-128, 127, "int8"), "quint8": (0, 255, "uint8"), "qint4": (-8, 7, "int8"),
-         "quint4": (0, 15, "uint8"), "qint32": (-(2**31), 2**31 - 1, "int32")}
-STORAGE_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int32": (-(2**31), 2**31 - 1)}
+         "quint4": (0, 15, "uint8"), "qint32": (-(2**31), 2**31 - 1, "int32"),
+         "qint2": (-2, 1, "int8"), "quint2": (0, 3, "uint8"), "qint16": (-32768, 32767, "int16"),
+         "quint16": (0, 65535, "int32")}
+STORAGE_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
 OPS = ("quantize", "dequantize", "fake_quantize", "fake_quantize_grad", "pack_int4", "unpack_int4", "qmatmul")
 OP_WEIGHTS = np.array([3, 2, 3, 2, 1, 1, 2], float)
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")

@@ -21,7 +21,7 @@ from .embedding_bag import EmbeddingBag
 from .flatten import Flatten
 from .float_functional import FloatFunctional, QFunctional
 from .linear import Linear, LinearReLU
-from .mlx_linear import QuantizedLinearMLX
+from .mlx_linear import QuantizedLinearMLX, QuantizedLinearMX
 from .normalization import LayerNorm
 from .pooling import AdaptiveAvgPool2d, MaxPool2d
 from .quantize_dequantize import DeQuantize, Quantize
@@ -32,4 +32,4 @@ __all__ = ["Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTrans
            "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "LeakyReLU",
            "ELU", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "Dropout", "BatchNorm2d", "LayerNorm", "Embedding",
            "EmbeddingBag", "LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d",
-           "FloatFunctional", "QFunctional", "QuantStub", "DeQuantStub", "QuantWrapper", "QuantizedLinearMLX"]
+           "FloatFunctional", "QFunctional", "QuantStub", "DeQuantStub", "QuantWrapper", "QuantizedLinearMLX", "QuantizedLinearMX"]

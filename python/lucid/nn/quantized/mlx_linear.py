@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import lucid._namespace as lucid
 from ...quantization.group_affine import GROUP_BITS, GROUP_SIZES, group_quantize, group_quantized_linear
+from ...quantization.mx_formats import dequantize_mx, mx_format, quantize_mx
 from ..layers import Linear as _FloatLinear
 from ..module import Module
 
@@ -96,3 +97,88 @@ class QuantizedLinearMLX(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, bits={self.bits}, "
                 f"group_size={self.group_size}, bias={self.bias is not None}, relu={self.relu}")
+
+
+class QuantizedLinearMX(Module):
+    """``QuantizedLinearMX(in_features, out_features, bias=True, mode="affine",
+    group_size=None, bits=None)``: a weight-only linear in any of MLX's formats
+    (``lucid.quantization.quantize_mx``: "affine" with bits 2-6 / 8, "mxfp8",
+    "mxfp4", "nvfp4"), holding its state in ``mlx.nn.QuantizedLinear``'s names:
+    ``weight`` (the packed words; int32 here, uint32 in MLX's files), ``scales``,
+    ``biases`` (affine only) and ``bias``. ``Q.save_mlx`` / ``Q.load_mlx`` move that
+    state to and from MLX's safetensors files.
+
+    ``y = x @ W.T + bias``; affine runs ``group_quantized_linear`` (MLX's
+    ``quantized_matmul`` on the GPU stream), the MX / NVFP4 modes multiply the
+    dequantized weights. Float output: the streams agree within float32
+    summation tolerance; the weights' codes are bit-identical.
+
+    >>> import lucid
+    >>> from lucid import nn
+    >>> from lucid.nn.quantized import QuantizedLinearMX
+    >>> q = QuantizedLinearMX.from_float(nn.Linear(64, 8), mode="mxfp4")
+    >>> q.weight.shape, q.scales.shape, q.biases is None
+    ((8, 8), (8, 2), True)
+    """
+
+    def __init__(self, in_features, out_features, bias=True, mode="affine", group_size=None, bits=None):
+        super().__init__()
+        fn = "QuantizedLinearMX()"
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{fn}: argument '{name}' must be a positive int, got {v!r}")
+        g, b = mx_format(mode, group_size, bits, "QuantizedLinearMX")
+        if in_features % max(g, 32):
+            raise ValueError(f"{fn}: argument 'in_features' ({in_features}) must be a multiple of "
+                             f"{max(g, 32)} for mode {mode!r}")
+        self.in_features, self.out_features = in_features, out_features
+        self.mode, self.group_size, self.bits = mode, g, b
+        groups = in_features // g
+        self.register_buffer("weight", lucid.zeros(out_features, in_features * b // 32, dtype=lucid.int32))
+        if mode == "affine":
+            self.register_buffer("scales", lucid.zeros(out_features, groups))
+            self.register_buffer("biases", lucid.zeros(out_features, groups))
+        else:
+            self.register_buffer("scales", lucid.zeros(out_features, groups, dtype=lucid.uint8))
+            self.register_buffer("biases", None)
+        self.register_buffer("bias", lucid.zeros(out_features) if bias else None)
+
+    @classmethod
+    def from_float(cls, mod, mode="affine", group_size=None, bits=None):
+        """Quantizes a float ``nn.Linear``'s weight with ``quantize_mx``."""
+        if not isinstance(mod, _FloatLinear):
+            raise TypeError(f"QuantizedLinearMX.from_float(): argument 'mod' must be an nn.Linear, got "
+                            f"{type(mod).__name__}")
+        new = cls(mod.in_features, mod.out_features, mod.bias is not None, mode, group_size, bits)
+        with lucid.no_grad():
+            out = quantize_mx(mod.weight.detach().to(lucid.float32), mode, new.group_size, new.bits)
+            new.weight, new.scales = out[0], out[1]
+            if mode == "affine":
+                new.biases = out[2]
+            if mod.bias is not None:
+                new.bias = mod.bias.detach().to(lucid.float32).clone()
+        return new
+
+    def dequantized_weight(self):
+        """The (out_features, in_features) float32 weights the format holds."""
+        return dequantize_mx(self.weight, self.scales, self.biases, self.group_size, self.bits, self.mode)
+
+    def forward(self, x):
+        if hasattr(x, "int_repr"):
+            x = x.dequantize()
+        if not isinstance(x, lucid.Tensor):
+            raise TypeError(f"QuantizedLinearMX.forward(): expected a Tensor, got {type(x).__name__}")
+        home = self.weight.device
+        xin = (x if x.device == home else x.to(home)).to(lucid.float32)
+        if self.mode == "affine":
+            y = group_quantized_linear(xin, self.weight, self.scales, self.biases, self.group_size, self.bits,
+                                       self.bias)
+        else:
+            y = lucid.matmul(xin, self.dequantized_weight().t())
+            if self.bias is not None:
+                y = y + self.bias
+        return y if x.device == home else y.to(x.device)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode!r}, "
+                f"group_size={self.group_size}, bits={self.bits}, bias={self.bias is not None}")

@@ -1,0 +1,83 @@
+"""The newer grids' kernels on the CPU stream against numpy's float32 -> int8 astype
+bandwidth, measured in the same run: quantize onto float8_e4m3fn / float8_e5m2 /
+float4_e2m1fn / qint16 / qint2 (x float32 in, 1- or 2-byte codes out), dequantize
+from float8_e4m3fn, and quantize_mx (mxfp8, mxfp4, nvfp4, affine 4-bit g64) of an
+(N, 4096) weight. Each case's best of ``--repeat`` runs, with one thread and with
+every thread of the pool; the last column is bandwidth / astype int8's
+(bytes: input read + output written).
+
+Usage: python bench/float_grids.py [--size N] [--repeat N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
+
+import lucid  # noqa: E402
+from lucid import quantization as Q  # noqa: E402
+
+
+def _best(fn, repeat):
+    t = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=1 << 22)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    n = a.size - a.size % 4096
+    x_np = (np.random.default_rng(0).standard_normal(n) * 40).astype(np.float32)
+    x = lucid.tensor(x_np)
+    w = x.reshape(-1, 4096)
+    c8 = Q.quantize(x, 0.5, 0, Q.float8_e4m3fn)
+    cases = [
+        ("quantize float8_e4m3fn", lambda: Q.quantize(x, 0.5, 0, Q.float8_e4m3fn), 5),
+        ("quantize float8_e5m2", lambda: Q.quantize(x, 0.5, 0, Q.float8_e5m2), 5),
+        ("quantize float4_e2m1fn", lambda: Q.quantize(x, 8.0, 0, Q.float4_e2m1fn), 5),
+        ("dequantize float8_e4m3fn", lambda: Q.dequantize(c8, 0.5, 0, qdtype=Q.float8_e4m3fn), 5),
+        ("quantize qint16", lambda: Q.quantize(x, 0.01, 3, Q.qint16), 6),
+        ("quantize qint2", lambda: Q.quantize(x, 30.0, 0, Q.qint2), 5),
+        ("quantize_mx mxfp8", lambda: Q.quantize_mx(w, "mxfp8"), 5),
+        ("quantize_mx mxfp4", lambda: Q.quantize_mx(w, "mxfp4"), 4.5),
+        ("quantize_mx nvfp4", lambda: Q.quantize_mx(w, "nvfp4"), 4.5),
+        ("quantize_mx affine b4 g64", lambda: Q.quantize_mx(w, "affine", 64, 4), 4.5),
+    ]
+    print(f"CPU: {_cpu_name()}; {n:,} float32 elements; best of {a.repeat}")
+    before = lucid.get_num_threads()
+    for threads in (1, before):
+        lucid.set_num_threads(threads)
+        base = _best(lambda: x_np.astype(np.int8), a.repeat)
+        base_bw = 5 * n / base / 1e9
+        print(f"\nthreads={threads}   numpy astype int8 (baseline): {base * 1e3:8.2f} ms  {base_bw:6.2f} GB/s")
+        for name, fn, bpe in cases:
+            t = _best(fn, a.repeat)
+            bw = bpe * n / t / 1e9
+            print(f"  {name:30s} {t * 1e3:8.2f} ms  {bw:6.2f} GB/s  {bw / base_bw:5.2f}x")
+    lucid.set_num_threads(before)
+
+
+if __name__ == "__main__":
+    main()
