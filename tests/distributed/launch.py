@@ -17,9 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+import lucid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
+# The ranks import the lucid this test process imported (the installed wheel in CI, the
+# work tree's python/ folder in development), not whatever the source tree holds.
+PYTHON_DIR = str(Path(lucid.__file__).resolve().parents[1])
 
 
 def free_ports(n: int) -> list[int]:
