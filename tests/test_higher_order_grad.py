@@ -514,7 +514,7 @@ _VERIFIED = {
     "_Mean", "_Var", "_Extreme", "_ExtremeDim", "_PNorm", "_Cumsum", "_Cumprod", "_Matmul", "_Linear",
     "_Embedding", "_BasicIndex", "_SliceScatter", "_SetItem", "_Gather", "_IndexSelect", "_IndexAdd", "_Select",
     "_Conv2d", "_ConvTranspose2d", "_MaxPool2d", "_AvgPool2d", "_AdaptiveAvgPool2d", "_PoolGrad",
-    "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_BatchNormTrain", "_CrossEntropyIndex",
+    "_ScatterAdd", "_Scatter", "_IndexCopy", "_Prod", "_FakeQuantize", "_FakeQuantizeFloat", "_BatchNormTrain", "_CrossEntropyIndex",
     "_LayerNorm", "_MathBinary", "_Stack", "_Softmax", "_CrossEntropyTargets",
     "_Polygamma", "_Ndtri",  # gradgradcheck in tests/test_special.py::test_second_derivatives
     # decompositions: test_gradgradcheck in tests/test_linalg_decompositions.py

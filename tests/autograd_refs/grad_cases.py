@@ -509,6 +509,20 @@ def _sequence_utils(L, a, b, c):
 # fake quantization: the codes rint(x / s) + z are kept off the .5 ties by the inputs' spread
 case("fake_quantize_per_tensor", [((3, 5),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: (L.Q.fake_quantize(x, 0.05, 3, -20, 25), L.Q.fake_quantize(x, 0.3, 0, -128, 127)))
+# onto FP8 E4M3FN (scale 0.01: |x / s| up to ~300 of 448 here; 0.002 pushes some past 448,
+# where the straight-through gradient stops): torch's reference is its own float8 cast with
+# the gradient written as the straight-through mask (its cast's backward would round the
+# gradient itself to float8)
+def _fq_float8(L, x, s):
+    if not L.is_torch:
+        return L.Q.fake_quantize(x, s, 0, -448, 448, qdtype="float8_e4m3fn")
+    t = (x / s).clamp(-448.0, 448.0)
+    fq = t.to(L.torch.float8_e4m3fn).to(x.dtype) * s
+    return fq.detach() + (x - x.detach()) * ((x / s).abs() <= 448.0).to(x.dtype)
+
+
+case("fake_quantize_float8", [((3, 5),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
+    lambda L, x: (_fq_float8(L, x, 0.01), _fq_float8(L, x, 0.002)))
 case("fake_quantize_per_channel", [((3, 5),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
     lambda L, x: L.Q.fake_quantize(x, [0.05, 0.1, 0.02], [0, -2, 5], -16, 15, ch_axis=0))
 case("fake_quantize_per_group", [((3, 8),)], f64=_Q, gradcheck=_STE, torch_dtype="float32")(
