@@ -19,10 +19,15 @@ Configs and the modules they produce (float input and output throughout):
 * ``Int8DynamicActivationInt4WeightConfig(group_size=32)``: per-token asymmetric int8
   activations, symmetric int4 group weights (``Q.int4_weight_only_linear``),
   ``Int8DynActInt4WeightLinear``.
-* ``Float8WeightOnlyConfig``, ``Float8DynamicActivationFloat8WeightConfig``,
-  ``MXDynamicActivationMXWeightConfig``, ``NVFP4WeightOnlyConfig``,
-  ``NVFP4DynamicActivationNVFP4WeightConfig``: torchao's names and defaults; ``quantize_``
-  raises NotImplementedError for them until lucid has the float8 / float4 grids.
+* ``Float8WeightOnlyConfig`` (per-row or per-tensor float8 weights, float activations)
+  and ``Float8DynamicActivationFloat8WeightConfig`` (the input fake-quantized onto
+  float8 each call with its own per-tensor or per-token scale): ``Float8Linear``; the
+  scale is ``max(amax / max_finite, 1e-12)`` (torchao's float8 scale) and the codes are
+  ``Q.quantize``'s on the float grid (docs/numerics.md), bit-identical on both streams.
+* ``NVFP4WeightOnlyConfig(use_dynamic_per_tensor_scale=False)``: MLX's nvfp4 block
+  format (``QuantizedLinearMX``). The per-tensor scale (the default ``True``),
+  ``NVFP4DynamicActivationNVFP4WeightConfig`` and ``MXDynamicActivationMXWeightConfig``
+  (activations on a block format each call) raise NotImplementedError.
 
 Codes, scales and zero points are those of ``choose_qparams_affine`` /
 ``quantize_affine`` (bit-identical on both streams). Float outputs: the streams agree
@@ -48,17 +53,18 @@ import lucid._namespace as lucid
 from ..nn.layers import Linear
 from ..nn import functional as F
 from ..nn.module import Module
-from ..nn.quantized.mlx_linear import QuantizedLinearMLX
+from ..nn.quantized.mlx_linear import QuantizedLinearMLX, QuantizedLinearMX
 from .affine_primitives import (F32_EPS, MappingType, PerAxis, PerGroup, PerRow, PerTensor, PerToken,
                                 ZeroPointDomain, choose_qparams_affine, dequantize_affine, get_block_size,
                                 quantize_affine)
-from .primitives import int4_weight_only_linear, pack_int4, qmatmul
+from .primitives import dequantize, fake_quantize, int4_weight_only_linear, pack_int4, qmatmul, quantize
+from .qdtype import as_qdtype
 
 __all__ = ["AOBaseConfig", "Int4WeightOnlyConfig", "Int8WeightOnlyConfig", "IntxWeightOnlyConfig",
            "Int8DynamicActivationInt8WeightConfig", "Int8DynamicActivationInt4WeightConfig",
            "Float8WeightOnlyConfig", "Float8DynamicActivationFloat8WeightConfig",
            "MXDynamicActivationMXWeightConfig", "NVFP4WeightOnlyConfig", "NVFP4DynamicActivationNVFP4WeightConfig",
-           "FqnToConfig", "quantize_", "AffineWeightOnlyLinear", "Int8DynamicLinear", "Int8DynActInt4WeightLinear",
+           "FqnToConfig", "quantize_", "AffineWeightOnlyLinear", "Int8DynamicLinear", "Int8DynActInt4WeightLinear", "Float8Linear",
            "InputScaledLinear", "int4_mlx_linear_from_codes"]
 
 INT4_EPS = 1e-6  # torchao's tinygemm int4 weight-only eps
@@ -160,12 +166,16 @@ class Int8DynamicActivationInt4WeightConfig(AOBaseConfig):
                              "ASYMMETRIC")
 
 
-_FLOAT8_TODO = "needs the float8 / float4 grids (float8_e4m3fn, float4_e2m1fn, E8M0 scales), not in lucid yet"
+_BLOCK_TODO = ("quantizes activations onto a block format (or an nvfp4 per-tensor scale) on every call, "
+               "which lucid does not implement yet; NVFP4WeightOnlyConfig(use_dynamic_per_tensor_scale=False) "
+               "and the float8 configs work")
+FLOAT8_SCALE_EPS = 1e-12  # torchao's lower bound of a float8 scale
 
 
 @dataclass
 class Float8WeightOnlyConfig(AOBaseConfig):
-    """torchao's float8 weight-only config (not implemented yet: needs the float8 grid)."""
+    """torchao's float8 weight-only config: ``weight_dtype`` codes with a per-row (default)
+    or per-tensor scale; activations stay float."""
     weight_dtype: object = "float8_e4m3fn"
     set_inductor_config: bool = True
     version: int = 2
@@ -178,8 +188,8 @@ class Float8WeightOnlyConfig(AOBaseConfig):
 
 @dataclass
 class Float8DynamicActivationFloat8WeightConfig(AOBaseConfig):
-    """torchao's float8 x float8 config; granularity None means PerTensor for both
-    (not implemented yet: needs the float8 grid)."""
+    """torchao's float8 x float8 config; granularity None means PerTensor for both (PerRow:
+    per output row of the weight, per token of the input)."""
     activation_dtype: object = "float8_e4m3fn"
     weight_dtype: object = "float8_e4m3fn"
     granularity: object = None
@@ -448,6 +458,73 @@ def _int8_dyn_int4(layer, config):
     return Int8DynActInt4WeightLinear(k, n, pack_int4(q), s, g, _bias_of(layer), config.act_mapping_type)
 
 
+class Float8Linear(Module):
+    """A linear with float8 weights: ``qdata`` (the codes' bit patterns, uint8) and
+    ``scale`` (per output row, or one), on ``weight_dtype``'s grid. With ``activation_dtype``
+    each call fake-quantizes the input onto that grid with its own scale (per tensor, or per
+    token with ``per_row``). The product runs in float32 on the dequantized values."""
+
+    def __init__(self, in_features, out_features, qdata, scale, weight_dtype, per_row, activation_dtype=None,
+                 bias=None):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight_dtype, self.per_row = as_qdtype(weight_dtype, "Float8Linear"), bool(per_row)
+        self.activation_dtype = None if activation_dtype is None else as_qdtype(activation_dtype, "Float8Linear")
+        self.register_buffer("qdata", qdata)
+        self.register_buffer("scale", scale)
+        self.register_buffer("bias", bias)
+
+    def dequantized_weight(self):
+        qd = self.weight_dtype
+        if self.per_row:
+            zp = lucid.zeros(self.out_features, dtype=lucid.int32, device=self.qdata.device.type)
+            return dequantize(self.qdata, self.scale, zp, ch_axis=0, qdtype=qd)
+        return dequantize(self.qdata, self.scale, 0, qdtype=qd)
+
+    def forward(self, x):
+        if self.activation_dtype is not None:
+            qd = self.activation_dtype
+            rows = x.reshape(-1, self.in_features)
+            if self.per_row:
+                s = _float8_scale(rows, qd, dim=1)
+                zp = lucid.zeros(rows.shape[0], dtype=lucid.int32, device=rows.device.type)
+                rows = fake_quantize(rows, s, zp, -int(qd.quant_max), int(qd.quant_max), 0, qdtype=qd)
+            else:
+                rows = fake_quantize(rows, _float8_scale(rows, qd), 0, -int(qd.quant_max), int(qd.quant_max),
+                                     qdtype=qd)
+            x = rows.reshape(tuple(x.shape))
+        y = F.linear(x, self.dequantized_weight())
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self):
+        act = "" if self.activation_dtype is None else f", activation_dtype={self.activation_dtype.name}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"weight_dtype={self.weight_dtype.name}, per_row={self.per_row}{act}")
+
+
+def _float8_scale(t, qd, dim=None):
+    """``max(amax / max_finite, 1e-12)`` in float32, of the whole tensor or along ``dim``."""
+    amax = t.abs().amax() if dim is None else t.abs().amax(dim=dim)
+    s = amax.to(lucid.float32) / float(qd.quant_max)
+    return lucid.clamp(s, min=FLOAT8_SCALE_EPS)
+
+
+def _float8(layer, weight_dtype, per_row, activation_dtype=None):
+    qd = as_qdtype(weight_dtype, "quantize_")
+    if not qd.is_floating or qd.bits != 8:
+        raise ValueError(f"quantize_(): a float8 config's weight_dtype must be float8_e4m3fn or float8_e5m2, "
+                         f"got {qd.name}")
+    w = layer.weight.detach().to(lucid.float32)
+    n, k = w.shape
+    if per_row:
+        s = _float8_scale(w, qd, dim=1)
+        codes = quantize(w, s, lucid.zeros(n, dtype=lucid.int32, device=w.device.type), qd, ch_axis=0)
+    else:
+        s = _float8_scale(w, qd)
+        codes = quantize(w, s, 0, qd)
+    return Float8Linear(k, n, codes, s, qd, per_row, activation_dtype, _bias_of(layer))
+
+
 def _apply(layer, config):
     """The quantized replacement of one float ``nn.Linear`` under ``config``."""
     if isinstance(config, Int4WeightOnlyConfig):
@@ -461,10 +538,15 @@ def _apply(layer, config):
         return _int8_dynamic(layer, config)
     if isinstance(config, Int8DynamicActivationInt4WeightConfig):
         return _int8_dyn_int4(layer, config)
-    if isinstance(config, (Float8WeightOnlyConfig, Float8DynamicActivationFloat8WeightConfig,
-                           MXDynamicActivationMXWeightConfig, NVFP4WeightOnlyConfig,
-                           NVFP4DynamicActivationNVFP4WeightConfig)):
-        raise NotImplementedError(f"quantize_(): {type(config).__name__} {_FLOAT8_TODO}")
+    if isinstance(config, Float8WeightOnlyConfig):
+        return _float8(layer, config.weight_dtype, isinstance(config.granularity, PerRow))
+    if isinstance(config, Float8DynamicActivationFloat8WeightConfig):
+        return _float8(layer, config.weight_dtype, isinstance(config.granularity[0], PerRow),
+                       config.activation_dtype)
+    if isinstance(config, NVFP4WeightOnlyConfig):
+        if layer.in_features % 32:
+            return layer  # MLX's layout takes input features in multiples of 32 (two nvfp4 groups)
+        return QuantizedLinearMX.from_float(layer, mode="nvfp4")
     raise TypeError(f"quantize_(): argument 'config' must be a quantization config, got {type(config).__name__}")
 
 
@@ -477,10 +559,9 @@ def _check_config(config):
         for v in config.fqn_to_config.values():
             if v is not None:
                 _check_config(v)
-    elif isinstance(config, (Float8WeightOnlyConfig, Float8DynamicActivationFloat8WeightConfig,
-                             MXDynamicActivationMXWeightConfig, NVFP4WeightOnlyConfig,
-                             NVFP4DynamicActivationNVFP4WeightConfig)):
-        raise NotImplementedError(f"quantize_(): {type(config).__name__} {_FLOAT8_TODO}")
+    elif isinstance(config, (MXDynamicActivationMXWeightConfig, NVFP4DynamicActivationNVFP4WeightConfig)) or (
+            isinstance(config, NVFP4WeightOnlyConfig) and config.use_dynamic_per_tensor_scale):
+        raise NotImplementedError(f"quantize_(): {type(config).__name__} {_BLOCK_TODO}")
     elif not isinstance(config, AOBaseConfig):
         raise TypeError(f"quantize_(): argument 'config' must be a quantization config (Int4WeightOnlyConfig, ...), "
                         f"got {type(config).__name__}")
