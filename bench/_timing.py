@@ -1,6 +1,7 @@
 """Timing shared by the bench scripts (run as `python bench/<name>.py`, so this
 folder is on sys.path)."""
 import os
+import platform
 import sys
 import time
 
@@ -61,3 +62,41 @@ def seconds(fn, budget, threads):
             fn()
         best = min(best, (clock() - t) / calls)
     return best
+
+
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux; platform's guess elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_description() -> str:
+    """Model name, logical CPUs and the SIMD flags the kernels dispatch on: the line every
+    bench prints beside its ratios."""
+    flags = []
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    have = set(line.split(":", 1)[1].split())
+                    flags = [f for f in ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
+                                         "amx_tile", "amx_int8", "asimddp", "i8mm") if f in have]
+                    break
+    except OSError:
+        pass
+    return f"{cpu_name()}, {os.cpu_count()} logical CPUs, flags: {' '.join(flags) or '-'}"
+
+
+def resident_mb() -> float:
+    """This process's resident set now (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        return 0.0

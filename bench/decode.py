@@ -39,6 +39,8 @@ os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _timing import cpu_description, resident_mb  # noqa: E402
 LUCID_ROWS = ("lucid float32", "lucid int8 dynamic", "lucid int4 g64", "lucid int4 g128",
               "lucid int4 g64 (MLX format)", "lucid int4 g128 (MLX format)")
 MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128")
@@ -46,12 +48,6 @@ MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128")
 PAIRS = {"lucid float32": "mlx float32", "lucid int8 dynamic": "mlx int8 g64",
          "lucid int4 g64": "mlx int4 g64", "lucid int4 g128": "mlx int4 g128",
          "lucid int4 g64 (MLX format)": "mlx int4 g64", "lucid int4 g128 (MLX format)": "mlx int4 g128"}
-
-
-def cpu_info() -> str:
-    sys.path.insert(0, HERE)
-    from models import cpu_info as info
-    return info()
 
 
 # ----- the weights, shared by both frameworks -------------------------------------------
@@ -159,15 +155,6 @@ def lucid_quantize(lin, row):
     if "MLX format" in row:
         return nnq.QuantizedLinearMLX.from_float(lin, bits=4, group_size=g)
     return nnqd.WeightOnlyInt4Linear.from_float(lin, group_size=g)
-
-
-def resident_mb() -> float:
-    """This process's resident set now (Linux /proc; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError):
-        return 0.0
 
 
 def run_lucid(cfg, row):
@@ -292,7 +279,7 @@ def main() -> None:
     rows = args.rows.split(",") if args.rows else list(LUCID_ROWS + MLX_ROWS)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, "..", "python"), HERE] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
-    print(f"CPU: {cpu_info()}")
+    print(f"CPU: {cpu_description()}")
     print(f"model: {args.layers} layers x {args.dim}, {args.heads} heads, vocab {args.vocab}; prompt {args.prompt},"
           f" {args.tokens} decoded tokens; lucid threads {args.threads}; MLX device {args.mlx_device}")
     res = {}
@@ -321,7 +308,7 @@ def main() -> None:
               f"  {same}/{len(r['tokens'])}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(dict(cpu=cpu_info(), config=cfg, rows=res), fh, indent=1)
+            json.dump(dict(cpu=cpu_description(), config=cfg, rows=res), fh, indent=1)
 
 
 if __name__ == "__main__":

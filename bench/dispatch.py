@@ -33,21 +33,12 @@ import numpy as np  # noqa: E402
 import lucid  # noqa: E402
 import lucid.quantization as Q  # noqa: E402
 from lucid import _C  # noqa: E402
-from _timing import import_torch  # noqa: E402
+from _timing import cpu_name, import_torch  # noqa: E402
 
 N = 8
 
 
 
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def round_size(fn, budget_s: float) -> int:

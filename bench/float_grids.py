@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
@@ -21,6 +20,7 @@ os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 
 import lucid  # noqa: E402
 from lucid import quantization as Q  # noqa: E402
+from _timing import cpu_description  # noqa: E402
 
 
 def _best(fn, repeat):
@@ -32,15 +32,6 @@ def _best(fn, repeat):
     return t
 
 
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main():
@@ -65,7 +56,7 @@ def main():
         ("quantize_mx nvfp4", lambda: Q.quantize_mx(w, "nvfp4"), 4.5),
         ("quantize_mx affine b4 g64", lambda: Q.quantize_mx(w, "affine", 64, 4), 4.5),
     ]
-    print(f"CPU: {_cpu_name()}; {n:,} float32 elements; best of {a.repeat}")
+    print(f"CPU: {cpu_description()}; {n:,} float32 elements; best of {a.repeat}")
     before = lucid.get_num_threads()
     for threads in (1, before):
         lucid.set_num_threads(threads)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
@@ -21,17 +20,9 @@ os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 import lucid  # noqa: E402
 from lucid import quantization as Q  # noqa: E402
 from lucid.models.tiny_lm import TinyLM, batches, perplexity, stdlib_corpus, train_tiny_lm  # noqa: E402
+from _timing import cpu_description  # noqa: E402
 
 
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main():
@@ -76,7 +67,7 @@ def main():
         p = perplexity(m, held, a.seq)
         rows.append((name, p, tq, time.perf_counter() - t))
     base, rtn = rows[0][1], rows[1][1]
-    print(f"CPU: {cpu_name()}; {a.threads} thread(s); TinyLM d128 x 2 layers trained {a.steps} steps in "
+    print(f"CPU: {cpu_description()}; {a.threads} thread(s); TinyLM d128 x 2 layers trained {a.steps} steps in "
           f"{t_train:.0f} s; held-out {held.size} bytes; calibration {a.calib} x 16 x {a.seq} bytes")
     print(f"{'method':<18} {'perplexity':>10} {'increase':>9} {'/ RTN':>6} {'quantize s':>10} {'eval s':>7}")
     for name, p, tq, te in rows:

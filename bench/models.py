@@ -37,26 +37,10 @@ os.environ.setdefault("LUCID_MLX_DEVICE", "cpu")
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _timing import cpu_description, import_torch, resident_mb  # noqa: E402
 MODELS = ("resnet18", "resnet50", "mobilenet_v2")
 KINDS = ("lucid-float", "lucid-int8", "torch-int8")
-
-
-# ----- the machine ---------------------------------------------------------------------
-
-def cpu_info() -> str:
-    name, flags = "unknown CPU", []
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name") and name == "unknown CPU":
-                    name = line.split(":", 1)[1].strip()
-                elif line.startswith("flags") and not flags:
-                    have = set(line.split(":", 1)[1].split())
-                    flags = [f for f in ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
-                                         "amx_tile", "amx_int8") if f in have]
-    except OSError:
-        pass
-    return f"{name}, {os.cpu_count()} logical CPUs, flags: {' '.join(flags) or '-'}"
 
 
 # ----- one measurement, in its own process ----------------------------------------------
@@ -292,15 +276,6 @@ def _torch_int8(torch, name: str, size: int, seven_bit: bool):
     return Q.convert(prepared)
 
 
-def _resident_mb() -> float:
-    """This process's resident set now (Linux /proc; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError):
-        return 0.0
-
-
 def measure_one(kind: str, name: str, size: int, batches, threads, seven_bit: bool, torch_site):
     """Builds one model and times it; returns {"b{batch}/t{threads}": seconds, "rss_mb": peak,
     "model_mb": resident after the build (calibration's buffers and the float model freed)}."""
@@ -313,7 +288,7 @@ def measure_one(kind: str, name: str, size: int, batches, threads, seven_bit: bo
         if kind == "lucid-int8":
             model = _lucid_int8(model, size, seven_bit)
         gc.collect()
-        out["model_mb"] = _resident_mb()
+        out["model_mb"] = resident_mb()
         for t in threads:
             lucid.set_num_threads(t)
             for b in batches:
@@ -321,14 +296,12 @@ def measure_one(kind: str, name: str, size: int, batches, threads, seven_bit: bo
                 with lucid.no_grad():
                     out[f"b{b}/t{t}"] = _time(lambda: model(x), t)
     else:
-        sys.path.insert(0, HERE)
-        from _timing import import_torch
         torch = import_torch(torch_site)
         if torch is None:
             return None
         model = _torch_int8(torch, name, size, seven_bit)
         gc.collect()
-        out["model_mb"] = _resident_mb()
+        out["model_mb"] = resident_mb()
         for t in threads:
             torch.set_num_threads(t)
             for b in batches:
@@ -370,7 +343,7 @@ def main() -> None:
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, "..", "python"), HERE] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
-    print(f"CPU: {cpu_info()}")
+    print(f"CPU: {cpu_description()}")
     print(f"input {args.size}x{args.size}; activations {'7-bit (reduce_range)' if args.seven_bit else 'full range'};"
           f" per-channel int8 weights; seconds per batch (best of the rounds)")
     results = {}
@@ -413,7 +386,7 @@ def main() -> None:
         print(f"{'':13s} RSS after the build / peak: {rss}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(dict(cpu=cpu_info(), size=args.size, seven_bit=args.seven_bit, rows=rows,
+            json.dump(dict(cpu=cpu_description(), size=args.size, seven_bit=args.seven_bit, rows=rows,
                            rss_mb={f"{m}/{k}": {x: (results.get((m, k)) or {}).get(x) for x in ("model_mb", "rss_mb")}
                                    for m in models for k in KINDS}), fh, indent=1)
 
