@@ -8,10 +8,25 @@ from .qat_setup import _copy_params, _init_qat, _need_qconfig
 
 
 class _QATConv:
+    """A QAT conv over the float conv ``_CONV`` it also derives from: that layer's
+    constructor plus ``qconfig``, and ``conv(x, weight_fake_quant(weight), bias)``.
+    ``_FLOAT_MODULE`` is what ``to_float`` / ``from_float`` convert to and from (the
+    fused subclasses replace it; ``_CONV`` stays the conv)."""
+
     _FLOAT_MODULE = None
+    _CONV = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
+        self._CONV.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                            bias, padding_mode, device, dtype)
+        self._qat_init(qconfig)
 
     def _qat_init(self, qconfig):
         _init_qat(self, qconfig)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
 
     @classmethod
     def from_float(cls, mod, module_name=""):
@@ -28,46 +43,19 @@ class _QATConv:
         return _copy_params(new, self)
 
 
-class Conv2d(_QATConv, _Conv2d):
-    """QAT Conv2d: ``conv2d(x, weight_fake_quant(weight), bias)``."""
-
-    _FLOAT_MODULE = _Conv2d
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
-        _Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype)
-        self._qat_init(qconfig)
-
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
-
-
 class Conv1d(_QATConv, _Conv1d):
     """QAT Conv1d: ``conv1d(x, weight_fake_quant(weight), bias)``."""
 
-    _FLOAT_MODULE = _Conv1d
+    _FLOAT_MODULE = _CONV = _Conv1d
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
-        _Conv1d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype)
-        self._qat_init(qconfig)
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
+class Conv2d(_QATConv, _Conv2d):
+    """QAT Conv2d: ``conv2d(x, weight_fake_quant(weight), bias)``."""
+
+    _FLOAT_MODULE = _CONV = _Conv2d
 
 
 class Conv3d(_QATConv, _Conv3d):
     """QAT Conv3d: ``conv3d(x, weight_fake_quant(weight), bias)``."""
 
-    _FLOAT_MODULE = _Conv3d
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", qconfig=None, device=None, dtype=None):
-        _Conv3d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype)
-        self._qat_init(qconfig)
-
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
+    _FLOAT_MODULE = _CONV = _Conv3d
