@@ -68,7 +68,7 @@ def test_vnni_kernels_native_where_this_cpu_has_them(binary):
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     flags = set(_cpu_flags())
     ran = []
-    for name, flag in (("qu8-qs8-gemm-8x16c4-avx512vnni", "avx512_vnni"), ("qu8-qs8-gemm-6x16c4-avxvnni", "avx_vnni"),
+    for name, flag in (("qu8-qs8-gemm-8x32c4-avx512vnni", "avx512_vnni"), ("qu8-qs8-gemm-6x16c4-avxvnni", "avx_vnni"),
                        ("qu8-qs8-gemm-16x16c4-amx", "amx_int8")):
         block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
         if flag in flags:
@@ -104,7 +104,7 @@ def test_vnni_kernels_under_simde():
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "0 failures" in r.stdout
-    for name in ("qu8-qs8-gemm-8x16c4-avx512vnni", "qu8-qs8-gemm-6x16c4-avxvnni"):
+    for name in ("qu8-qs8-gemm-8x32c4-avx512vnni", "qu8-qs8-gemm-6x16c4-avxvnni"):
         block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
         assert block.strip() == "ok", block  # run (emulated), not skipped
     block = r.stdout.split("[test ] qgemm/self-check\n")[1].split("[test ]")[0]

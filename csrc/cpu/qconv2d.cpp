@@ -380,6 +380,57 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   // reads each pixel once: its patch row is the pixel's channels.
   const bool pointwise = win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0 &&
                          win.pad_bottom(H) == 0 && win.pad_right(W) == 0;
+  // Kernels with an indirect form read the windows in place from a padded
+  // pixels-by-channels copy of the images (no im2col, no panel copy): output
+  // pixel (oy, ox) reads kh window rows of kw * C adjacent bytes. int8 codes
+  // are stored with the sign bit flipped (the kernels take uint8), and the
+  // zero point moves with them, as the GEMM driver does for its panels.
+  const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
+  if (groups == 1 && win.dw == 1 && (win.kw * C) % 4 == 0) {
+    kernels::QIGemmGeometry g;
+    g.image_stride = Hp * Wp * C, g.P = P, g.ow = win.ow, g.row_step = win.sh * Wp * C, g.col_step = win.sw * C;
+    g.nseg = win.kh, g.seglen = win.kw * C, g.seg_stride = win.dh * Wp * C;
+    if (kernels::qigemm_fits(packed[0], g)) {
+      const int64_t per_image = g.image_stride + P * O * static_cast<int64_t>(osize);
+      const int64_t ichunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{2} << 20) / std::max<int64_t>(1, per_image)));
+      std::vector<uint8_t> padded(static_cast<size_t>(ichunk * g.image_stride));
+      std::vector<char> tmp(static_cast<size_t>(ichunk * P * O) * osize);
+      const uint8_t flip = p.x_signed ? 0x80 : 0, pad = static_cast<uint8_t>(static_cast<uint8_t>(zx) ^ flip);
+      const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data());
+      char* ob = static_cast<char*>(out.raw_data());
+      kernels::QGemmParams q = p;
+      q.x_signed = false, q.zx = p.x_signed ? zx + 128 : zx, q.zw = zw, q.bias = bias, q.scale = scale, q.ldo = O;
+      for (int64_t n0 = 0; n0 < N; n0 += ichunk) {
+        const int64_t nb = std::min(ichunk, N - n0);
+        parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
+          std::vector<uint8_t> hwc(static_cast<size_t>(C > 1 ? C * H * W : 0));
+          for (int64_t i = lo; i < hi; ++i) {
+            uint8_t* dst = padded.data() + i * g.image_stride;
+            pad_pixels(xb + (n0 + i) * C * H * W, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc.data());
+            if (flip)  // the border already holds the flipped zero point
+              for (int64_t y = 0; y < H; ++y) {
+                uint8_t* row = dst + ((y + win.ph) * Wp + win.pw) * C;
+                for (int64_t b = 0; b < W * C; ++b) row[b] ^= flip;
+              }
+          }
+        });
+        g.base = padded.data();
+        q.m = nb * P, q.out = tmp.data();
+        kernels::qigemm(packed[0], g, q);
+        for (int64_t i = 0; i < nb; ++i) {  // (P, O) -> out[n0 + i] as (O, P)
+          char* dst = ob + (n0 + i) * O * P * osize;
+          const char* src = tmp.data() + i * P * O * osize;
+          if (osize == 1) {
+            transpose_bytes(reinterpret_cast<const uint8_t*>(src), P, O, reinterpret_cast<uint8_t*>(dst));
+          } else {
+            for (int64_t o = 0; o < O; ++o)
+              for (int64_t r = 0; r < P; ++r) std::memcpy(dst + (o * P + r) * osize, src + (r * O + o) * osize, osize);
+          }
+        }
+      }
+      return;
+    }
+  }
   std::vector<uint8_t> patches(static_cast<size_t>(chunk * P * K));
   std::vector<uint8_t> padded(static_cast<size_t>(cg * (win.ph + H + win.pad_bottom(H)) * (win.pw + W + win.pad_right(W))));
   std::vector<uint8_t> hwc_scratch(static_cast<size_t>(cg > 1 ? cg * H * W : 0));

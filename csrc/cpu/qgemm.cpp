@@ -323,6 +323,25 @@ int64_t share(int64_t tiles, int64_t parts, int64_t i) { return tiles * i / part
 // The activation rows of the task this thread last ran: consecutive tasks of
 // one call on the same rows (a column cut) pack them once. Kept per thread,
 // grown, never shrunk.
+// Per-column terms of the correction, in wrapping uint32 arithmetic:
+// col_term[n] = bias[n] - zxu * col_sum[n] + K * zxu * zw[n].
+void column_terms(const QPackedWeights& w, const QGemmParams& p, std::vector<uint32_t>& col_term,
+                  std::vector<uint32_t>& zw) {
+  const QGemmKernel& kern = *w.kernel;
+  const int64_t N = w.n, K = w.k;
+  const uint32_t zxu = static_cast<uint32_t>(p.x_signed ? p.zx + 128 : p.zx);
+  col_term.resize(static_cast<size_t>(N));
+  zw.resize(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    zw[n] = static_cast<uint32_t>(p.zw[n]);
+    uint32_t t = static_cast<uint32_t>(K) * zxu * zw[n] - zxu * static_cast<uint32_t>(w.col_sum[n]);
+    // A panel of xu - 128 gives raw - 128 * col_sum; padding zeros are real
+    // zeros there too, since padded weights are zero.
+    if (kern.a_minus128) t += 128u * static_cast<uint32_t>(w.col_sum[n]);
+    col_term[n] = t + (p.bias ? static_cast<uint32_t>(p.bias[n]) : 0u);
+  }
+}
+
 struct RowPanel {
   uint64_t call = 0;
   int64_t m0 = -1, m1 = -1;
@@ -342,17 +361,8 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const size_t elem = kern.a_int16 ? 2 : 1;
   const uint64_t call = g_calls.fetch_add(1) + 1;
 
-  // Per-column terms of the correction, in wrapping uint32 arithmetic.
-  const uint32_t zxu = static_cast<uint32_t>(p.x_signed ? p.zx + 128 : p.zx);
-  std::vector<uint32_t> col_term(static_cast<size_t>(N)), zw(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) {
-    zw[n] = static_cast<uint32_t>(p.zw[n]);
-    uint32_t t = static_cast<uint32_t>(K) * zxu * zw[n] - zxu * static_cast<uint32_t>(w.col_sum[n]);
-    // A panel of xu - 128 gives raw - 128 * col_sum; padding zeros are real
-    // zeros there too, since padded weights are zero.
-    if (kern.a_minus128) t += 128u * static_cast<uint32_t>(w.col_sum[n]);
-    col_term[n] = t + (p.bias ? static_cast<uint32_t>(p.bias[n]) : 0u);
-  }
+  std::vector<uint32_t> col_term, zw;
+  column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data()};
 
   // Cache blocks: MC rows of activations (MC x kp panel elements in L1/L2)
@@ -401,6 +411,72 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
           kern.ukernel(rows, static_cast<size_t>(kp), a, static_cast<size_t>(kp), w.data.data() + n0 * kp, tile);
           const int cols = static_cast<int>(std::min(nr, N - n0));
           epi.tile(tile, rows, static_cast<int>(nr), r0, n0, cols, rp.row_sum.data() + (r0 - m0));
+        }
+      }
+    }
+  });
+}
+
+
+bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g) {
+  const QGemmKernel& kern = *w.kernel;
+  return kern.iukernel && !kern.a_int16 && !kern.a_minus128 && g.seglen > 0 && g.seglen % kern.kr == 0 &&
+         g.nseg * g.seglen == w.kp && w.kp == w.k;
+}
+
+void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p) {
+  if (!qigemm_fits(w, g)) throw ValueError("internal: qigemm geometry does not fit the kernel");
+  if (p.x_signed) throw ValueError("internal: qigemm takes uint8 codes");
+  const QGemmKernel& kern = *w.kernel;
+  const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
+  if (M == 0 || N == 0) return;
+  std::vector<uint32_t> col_term, zw;
+  column_terms(w, p, col_term, zw);
+  Epilogue epi{p, col_term.data(), zw.data()};
+  // Row sums enter only through zw[n] * rowsum: symmetric weights skip them.
+  bool need_rs = false;
+  for (int64_t n = 0; n < N; ++n) need_rs |= zw[n] != 0;
+
+  const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
+  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * mr, 1));
+  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
+  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
+  const int64_t n_tasks = pt.m_parts * pt.n_parts;
+  const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
+  constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 16;
+  if (mr * nr > kMaxTile || mr > kMaxRows) throw ValueError("internal: qigemm register tile too large");
+  parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
+    alignas(64) int32_t tile[kMaxTile];
+    const uint8_t* rows[kMaxRows];
+    uint32_t rs[kMaxRows] = {};
+    for (int64_t task = lo; task < hi; ++task) {
+      const int64_t mi = task / pt.n_parts, ni = task % pt.n_parts;
+      const int64_t m0 = share(m_tiles, pt.m_parts, mi) * mr, m1 = std::min(M, share(m_tiles, pt.m_parts, mi + 1) * mr);
+      const int64_t n_lo = share(n_tiles, pt.n_parts, ni) * nr;
+      const int64_t n_hi = std::min(N, share(n_tiles, pt.n_parts, ni + 1) * nr);
+      if (m0 >= m1 || n_lo >= n_hi) continue;
+      int64_t img = m0 / g.P, q = m0 % g.P, oy = q / g.ow, ox = q % g.ow;  // stepped, not divided, per row
+      for (int64_t r0 = m0; r0 < m1; r0 += mr) {
+        const int rows_n = static_cast<int>(std::min(mr, m1 - r0));
+        for (int i = 0; i < rows_n; ++i) {
+          rows[i] = g.base + img * g.image_stride + oy * g.row_step + ox * g.col_step;
+          if (need_rs) {
+            uint32_t sum = 0;
+            for (int64_t sgm = 0; sgm < g.nseg; ++sgm) {
+              const uint8_t* sp = rows[i] + sgm * g.seg_stride;
+              for (int64_t t = 0; t < g.seglen; ++t) sum += sp[t];
+            }
+            rs[i] = sum;
+          }
+          if (++ox == g.ow) {
+            ox = 0;
+            if (++oy * g.ow == g.P) oy = 0, ++img;
+          }
+        }
+        for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
+          kern.iukernel(rows_n, static_cast<size_t>(g.nseg), static_cast<size_t>(g.seglen),
+                        static_cast<size_t>(g.seg_stride), rows, w.data.data() + n0 * kp, tile);
+          epi.tile(tile, rows_n, static_cast<int>(nr), r0, n0, static_cast<int>(std::min(nr, N - n0)), rs);
         }
       }
     }

@@ -45,6 +45,22 @@ struct QGemmParams {
 // tiles on lucid's pool.
 void qgemm(const QPackedWeights& w, const QGemmParams& p);
 
+// The indirect product (convolution without an im2col copy): output row m is
+// pixel q = m % P of image m / P, at (q / ow, q % ow), and its kp = nseg * seglen
+// activation codes are nseg segments of seglen bytes, segment s at
+//   base + (m / P) * image_stride + (q / ow) * row_step + (q % ow) * col_step + s * seg_stride
+// (uint8 codes: the caller flips int8 codes and passes zx + 128 with
+// x_signed = false). p.x and p.ldx are unused. Same sums and epilogue as qgemm.
+struct QIGemmGeometry {
+  const uint8_t* base = nullptr;
+  int64_t image_stride = 0, P = 1, ow = 1, row_step = 0, col_step = 0;
+  int64_t nseg = 1, seglen = 0, seg_stride = 0;
+};
+// w's kernel has the indirect form and this geometry fits it (seglen a
+// multiple of the kernel's kr, kp = nseg * seglen).
+bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g);
+void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p);
+
 // True when every activation code, as the kernels see it (uint8; int8 codes
 // with the sign bit flipped), is below 128, so a needs_a7 kernel is exact.
 // n bytes from x.

@@ -53,6 +53,17 @@ POINTWISE = [  # 1x1, stride 1, no padding: the CPU stream's patches are the tra
     ((1, 32, 4, 4), (16, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # 16 pixels x 32 channels: whole transpose tiles
 ]
 CASES += POINTWISE
+# Window rows of kw * C a multiple of 4 bytes: kernels with an indirect form read
+# them in place from padded pixels (no im2col). Strides, padding, dilation along H,
+# pixel counts and output channels off the 8 x 32 tile, several images per call.
+INDIRECT = [
+    ((2, 4, 11, 9), (40, 3, 3), (2, 2), (1, 1), (1, 1), 1),
+    ((1, 3, 10, 10), (33, 3, 4), (1, 1), (2, 1), (2, 1), 1),  # kw * C = 12 with C = 3
+    ((3, 12, 7, 5), (64, 1, 1), (2, 2), (0, 0), (1, 1), 1),  # ResNet's strided 1x1 downsample
+    ((1, 8, 5, 5), (16, 5, 5), (1, 1), (2, 2), (1, 1), 1),
+    ((5, 16, 3, 3), (7, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # 9 pixels per image, 45 rows
+]
+CASES += INDIRECT
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -98,7 +109,7 @@ def test_quantized_output(device, out_qd, O, groups, rng):
     assert_bytes_equal(to_np(y), expect)
 
 
-@pytest.mark.parametrize("case", [CASES[2], CASES[6], CASES[8]] + DEPTHWISE + POINTWISE)
+@pytest.mark.parametrize("case", [CASES[2], CASES[6], CASES[8]] + DEPTHWISE + POINTWISE + INDIRECT)
 @pytest.mark.parametrize("out_qd", [Q.quint8, Q.qint8])
 def test_byte_codes_per_channel(device, case, out_qd, rng):
     """Byte outputs of shapes whose (pixels, channels) -> NCHW reorder covers whole 16 x 16
@@ -120,6 +131,28 @@ def test_byte_codes_per_channel(device, case, out_qd, rng):
                   dilation=dilation, groups=groups, out_scale=float(sy), out_zp=zy, out_qdtype=out_qd)
     assert y.dtype == out_qd.storage
     assert 0 < (expect != expect.flat[0]).sum()  # not one clamped value
+    assert_bytes_equal(to_np(y), expect)
+
+
+@pytest.mark.parametrize("case", INDIRECT + [CASES[2], POINTWISE[0]])
+@pytest.mark.parametrize("xdtype", ["uint8", "int8"])
+def test_symmetric_weights(device, case, xdtype, rng):
+    """Zero weight zero points (the default per-channel symmetric weights): the
+    product needs no per-pixel code sums, which the CPU stream then skips."""
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    lo_x = 0 if xdtype == "uint8" else -128
+    x = rng.integers(lo_x, lo_x + 256, (N, C, H, W)).astype(xdtype)
+    w = rng.integers(-127, 128, (O, C // groups, kh, kw)).astype(np.int8)
+    zx, sx, sy, zy = lo_x + 3, F32(0.02), F32(0.5), lo_x + 128
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    acc = ref_acc(x, zx, w, np.zeros(O, np.int64), stride, padding, dilation, groups)
+    mult = ((sx * sw).astype(F32) / sy).astype(F32).reshape(1, -1, 1, 1)
+    lo, hi = bounds(lo_x, lo_x + 255)
+    expect = np.clip(np.rint(acc.astype(F32) * mult) + F32(zy), lo, hi).astype(np.int64).astype(xdtype)
+    qd = Q.quint8 if xdtype == "uint8" else Q.qint8
+    y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
+                  lucid.tensor(sw, device=device), 0, stride=stride, padding=padding, dilation=dilation,
+                  groups=groups, out_scale=float(sy), out_zp=zy, out_qdtype=qd)
     assert_bytes_equal(to_np(y), expect)
 
 

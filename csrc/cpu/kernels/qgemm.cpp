@@ -22,7 +22,7 @@ const std::vector<const QGemmKernel*>& qgemm_kernels() {
       &qgemm_4x16c4_neondot, &qgemm_4x16c8_neoni8mm,
 #endif
 #if defined(__x86_64__)
-      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x16c4_avx512vnni, &qgemm_16x16c4_amx,
+      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x32c4_avx512vnni, &qgemm_16x16c4_amx,
 #endif
   };
   return all;

@@ -27,6 +27,13 @@ namespace lucid::kernels {
 // not stored.
 using QGemmUKernel = void (*)(int mr, size_t kp, const void* a, size_t a_stride, const int8_t* w, int32_t* c);
 
+// The indirect form (convolutions read their windows in place, no im2col): row
+// i's kp = nseg * seglen values are nseg segments of seglen uint8 codes, segment
+// s at rows[i] + s * seg_stride; seglen is a multiple of kr. Only rows[0..mr)
+// are read.
+using QIGemmUKernel = void (*)(int mr, size_t nseg, size_t seglen, size_t seg_stride, const uint8_t* const* rows,
+                               const int8_t* w, int32_t* c);
+
 struct QGemmKernel {
   const char* engine;   // engine family name: "reference", "avx2", "avx512vnni", ...
   const char* name;     // file stem, e.g. "qu8-qs8-gemm-6x16c2-avx2"
@@ -40,6 +47,9 @@ struct QGemmKernel {
   // Only valid when every activation (as uint8, after the sign flip of int8
   // codes) is below 128; the driver checks before choosing such a kernel.
   bool needs_a7 = false;
+  // The indirect form of the same product, when the kernel has one (8-bit
+  // panels without the -128 shift only).
+  QIGemmUKernel iukernel = nullptr;
   // Weight panel layout: for column block b (nr columns, zero-padded past N),
   // k-group g (kr consecutive k), column j, lane r:
   //   data[((b * (kp / kr) + g) * nr + j) * kr + r] = w[b * nr + j][g * kr + r]
@@ -86,7 +96,7 @@ extern const QGemmKernel qgemm_4x16c8_neoni8mm;
 extern const QGemmKernel qgemm_5x16c2_avx2;
 extern const QGemmKernel qgemm_5x16c4_avx2_u7;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
-extern const QGemmKernel qgemm_8x16c4_avx512vnni;
+extern const QGemmKernel qgemm_8x32c4_avx512vnni;
 extern const QGemmKernel qgemm_16x16c4_amx;
 #endif
 
