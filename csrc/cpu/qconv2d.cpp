@@ -39,41 +39,55 @@ namespace {
 
 // dst (cols, rows) = src (rows, cols) transposed, for byte codes. 16 x 16 tiles
 // go through SSE2 unpacks (four rounds of interleaving: bytes, pairs, quads,
-// halves), ~1/8 of the instructions of a byte at a time; edges go byte by byte.
-void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
-  int64_t r_done = 0, c_done = 0;
+// halves), ~1/8 of the instructions of a byte at a time. Partial tiles at the
+// edges (24 channels are a tile and a half) are staged through a zeroed 16 x 16
+// buffer, so they take the same path instead of a strided byte loop.
 #if defined(__SSE2__)
-  r_done = rows / 16 * 16, c_done = cols / 16 * 16;
-  for (int64_t r0 = 0; r0 < r_done; r0 += 16)
-    for (int64_t c0 = 0; c0 < c_done; c0 += 16) {
-      __m128i a[16], b[16];
-      for (int i = 0; i < 16; ++i)
-        a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
-      for (int i = 0; i < 8; ++i) {  // b[2i]: rows 2i, 2i+1 interleaved, columns 0-7; b[2i+1]: 8-15
-        b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
-        b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
-      }
-      for (int j = 0; j < 4; ++j) {  // a[4j + q]: rows 4j..4j+3, column quad q
-        a[4 * j] = _mm_unpacklo_epi16(b[4 * j], b[4 * j + 2]);
-        a[4 * j + 1] = _mm_unpackhi_epi16(b[4 * j], b[4 * j + 2]);
-        a[4 * j + 2] = _mm_unpacklo_epi16(b[4 * j + 1], b[4 * j + 3]);
-        a[4 * j + 3] = _mm_unpackhi_epi16(b[4 * j + 1], b[4 * j + 3]);
-      }
-      for (int h = 0; h < 2; ++h)  // b[8h + k]: rows 8h..8h+7, columns 2k, 2k+1
-        for (int q = 0; q < 4; ++q) {
-          b[8 * h + 2 * q] = _mm_unpacklo_epi32(a[8 * h + q], a[8 * h + 4 + q]);
-          b[8 * h + 2 * q + 1] = _mm_unpackhi_epi32(a[8 * h + q], a[8 * h + 4 + q]);
-        }
-      for (int k = 0; k < 8; ++k) {  // column 2k, 2k+1: all 16 rows
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + 2 * k) * rows + r0),
-                         _mm_unpacklo_epi64(b[k], b[8 + k]));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + 2 * k + 1) * rows + r0),
-                         _mm_unpackhi_epi64(b[k], b[8 + k]));
-      }
+// One 16 x 16 tile: rows src[i * ss], i < 16, 16 bytes each -> dst[k * ds], k < 16.
+inline void transpose_tile16(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * ss));
+  for (int i = 0; i < 8; ++i) {  // b[2i]: rows 2i, 2i+1 interleaved, columns 0-7; b[2i+1]: 8-15
+    b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int j = 0; j < 4; ++j) {  // a[4j + q]: rows 4j..4j+3, column quad q
+    a[4 * j] = _mm_unpacklo_epi16(b[4 * j], b[4 * j + 2]);
+    a[4 * j + 1] = _mm_unpackhi_epi16(b[4 * j], b[4 * j + 2]);
+    a[4 * j + 2] = _mm_unpacklo_epi16(b[4 * j + 1], b[4 * j + 3]);
+    a[4 * j + 3] = _mm_unpackhi_epi16(b[4 * j + 1], b[4 * j + 3]);
+  }
+  for (int h = 0; h < 2; ++h)  // b[8h + k]: rows 8h..8h+7, columns 2k, 2k+1
+    for (int q = 0; q < 4; ++q) {
+      b[8 * h + 2 * q] = _mm_unpacklo_epi32(a[8 * h + q], a[8 * h + 4 + q]);
+      b[8 * h + 2 * q + 1] = _mm_unpackhi_epi32(a[8 * h + q], a[8 * h + 4 + q]);
     }
+  for (int k = 0; k < 8; ++k) {  // column 2k, 2k+1: all 16 rows
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * k) * ds), _mm_unpacklo_epi64(b[k], b[8 + k]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_unpackhi_epi64(b[k], b[8 + k]));
+  }
+}
 #endif
+
+void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
+#if defined(__SSE2__)
+  alignas(16) uint8_t in[16 * 16], out[16 * 16];
+  for (int64_t r0 = 0; r0 < rows; r0 += 16)
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t rr = std::min<int64_t>(16, rows - r0), cc = std::min<int64_t>(16, cols - c0);
+      if (rr == 16 && cc == 16) {
+        transpose_tile16(src + r0 * cols + c0, cols, dst + c0 * rows + r0, rows);
+        continue;
+      }
+      std::memset(in, 0, sizeof in);
+      for (int64_t i = 0; i < rr; ++i) std::memcpy(in + i * 16, src + (r0 + i) * cols + c0, static_cast<size_t>(cc));
+      transpose_tile16(in, 16, out, 16);
+      for (int64_t k = 0; k < cc; ++k) std::memcpy(dst + (c0 + k) * rows + r0, out + k * 16, static_cast<size_t>(rr));
+    }
+#else
   for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = c < c_done ? r_done : 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
+    for (int64_t r = 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
+#endif
 }
 
 // The channel group of one image as Hp x Wp pixels of cg bytes each (channels
@@ -166,23 +180,43 @@ LUCID_DEPTHWISE_CLONES void depthwise_store_plane(const int32_t* acc, int64_t n,
   depthwise_store(acc, n, bias, scale, e, out);
 }
 
+// One input plane minus zx, as int32, into the interior of `plane` (Hp x Wp; the
+// border holds zeros, written once when the buffer was made).
+template <bool SIGNED>
+LUCID_DEPTHWISE_CLONES void fill_plane(const uint8_t* __restrict src, int32_t zx, int64_t H, int64_t W, int64_t Wp,
+                                       int64_t ph, int64_t pw, int32_t* __restrict plane) {
+  for (int64_t y = 0; y < H; ++y) {
+    const uint8_t* __restrict s = src + y * W;
+    int32_t* __restrict d = plane + (y + ph) * Wp + pw;
+    for (int64_t x = 0; x < W; ++x)
+      d[x] = (SIGNED ? int32_t{static_cast<int8_t>(s[x])} : int32_t{s[x]}) - zx;
+  }
+}
+
+// The padded plane's even and odd columns (each Wp / 2 + 1 wide), for stride 2.
+LUCID_DEPTHWISE_CLONES void split_columns(const int32_t* __restrict plane, int64_t Hp, int64_t Wp,
+                                          int32_t* __restrict even, int32_t* __restrict odd) {
+  const int64_t half = Wp / 2 + 1, n_odd = Wp / 2;
+  for (int64_t r = 0; r < Hp; ++r) {
+    const int32_t* __restrict s = plane + r * Wp;
+    int32_t* __restrict e = even + r * half;
+    int32_t* __restrict o = odd + r * half;
+    for (int64_t c = 0; c < n_odd; ++c) e[c] = s[2 * c];
+    for (int64_t c = 0; c < n_odd; ++c) o[c] = s[2 * c + 1];
+    if (Wp % 2) e[n_odd] = s[Wp - 1];
+  }
+}
+
 // The 3x3 windows of stride 1 or 2 (dilation 1), MobileNet's: each output's nine terms
 // summed in a register (no acc round trip per tap), rows read contiguously; for stride
-// 2 the padded row is split into its even and odd columns first (`even`, `odd`, each
-// Wp / 2 + 1 wide), so tap j reads column x + j / 2 of one of them.
+// 2 the caller has split the padded rows into their even and odd columns (`even`,
+// `odd`, split_columns), so tap j reads column x + j / 2 of one of them.
 template <int SW>
 LUCID_DEPTHWISE_CLONES void depthwise_rows_3x3(const int32_t* __restrict plane, int64_t Wp, int64_t oh,
                                                int64_t ow, const int32_t* __restrict taps,
                                                int32_t* __restrict even, int32_t* __restrict odd,
                                                int32_t* __restrict acc_rows) {
   const int64_t half = Wp / 2 + 1;
-  if constexpr (SW == 2) {  // every padded row, split once
-    const int64_t Hp = (oh - 1) * 2 + 3;
-    for (int64_t r = 0; r < Hp; ++r) {
-      const int32_t* src = plane + r * Wp;
-      for (int64_t c = 0; c < Wp; ++c) (c % 2 ? odd : even)[r * half + c / 2] = src[c];
-    }
-  }
   const int32_t t0 = taps[0], t1 = taps[1], t2 = taps[2], t3 = taps[3], t4 = taps[4], t5 = taps[5], t6 = taps[6],
                 t7 = taps[7], t8 = taps[8];
   for (int64_t oy = 0; oy < oh; ++oy) {
@@ -259,14 +293,9 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
     for (int64_t task = lo; task < hi; ++task) {
       const int64_t n = task / C, c = task % C;
       const uint8_t* src = xb + (n * C + c) * H * W;
-      for (int64_t y = 0; y < H; ++y) {
-        int32_t* dst = plane.data() + (y + win.ph) * Wp + win.pw;
-        if (x_signed) {
-          for (int64_t x = 0; x < W; ++x) dst[x] = int32_t{static_cast<int8_t>(src[y * W + x])} - zx;
-        } else {
-          for (int64_t x = 0; x < W; ++x) dst[x] = int32_t{src[y * W + x]} - zx;
-        }
-      }
+      if (x_signed) fill_plane<true>(src, zx, H, W, Wp, win.ph, win.pw, plane.data());
+      else fill_plane<false>(src, zx, H, W, Wp, win.ph, win.pw, plane.data());
+      if (k3 && win.sw == 2) split_columns(plane.data(), Hp, Wp, even.data(), odd.data());
       for (int64_t k = 0; k < og; ++k) {
         const int64_t o = c * og + k;
         const uint32_t bo = bias ? static_cast<uint32_t>(bias[o]) : 0u;
@@ -363,12 +392,13 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   }
   // The patches hold x's codes and, where the window leaves the image, zx.
   const uint8_t zx_byte = static_cast<uint8_t>(zx);
-  bool a7 = kernels::activations_below_128(x.raw_data(), p.x_signed, x.numel()) &&
-            (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
   // Several images share one GEMM (m = images * P): a tiny feature map alone would
   // leave the GEMM driver's per-call cost dominant. The chunk keeps the patches
   // near 1 MiB. Integer sums and the per-element epilogue do not depend on m.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{1} << 20) / std::max<int64_t>(1, P * K)));
+  const bool a7 = kernels::qgemm_a7_matters(chunk * P) &&
+                  kernels::activations_below_128(x.raw_data(), p.x_signed, x.numel()) &&
+                  (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
   const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
   // The packed panels: from the frozen weight's cache, or packed for this call.
   std::shared_ptr<const QConvWeightCache::Entry> cached;

@@ -243,9 +243,68 @@ struct Epilogue {
   LUCID_EPILOGUE_CLONES static void requant_u8(const Tile& t, uint8_t* q) { requant(t, q); }
   LUCID_EPILOGUE_CLONES static void requant_s32(const Tile& t, int32_t* q) { requant(t, q); }
 
+#if defined(__x86_64__)
+  // The same operations 16 lanes at a time (AVX-512F/BW/VL, which every AVX-512
+  // VNNI CPU has): int32 wrapping adds and multiplies, cvtdq2ps, mulps,
+  // roundps to nearest even (nearbyint in the default rounding mode), addps,
+  // then max / min, which equal the scalar selects for these non-NaN values
+  // (an exact clamp value or a signed zero converts to the same integer).
+  // Masked lanes cover the last columns.
+  template <class Q>
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void epilogue_avx512(const Tile& t, Q* out) {
+    // Locals: byte stores may alias anything, so fields read in the loop would
+    // be reloaded after every store.
+    const int rows = t.rows, nc = t.nc, nr = t.nr;
+    const int64_t ldo = t.ldo;
+    const int32_t* raw = t.raw;
+    const uint32_t* rsum = t.rs;
+    const int32_t* ctp = reinterpret_cast<const int32_t*>(t.ct);
+    const int32_t* zwp = reinterpret_cast<const int32_t*>(t.zw);
+    const float* scp = t.scale;
+    const __m512 zy = _mm512_set1_ps(t.zy), lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+    for (int i = 0; i < rows; ++i, out += ldo, raw += nr) {
+      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(rsum[i]));
+      for (int j = 0; j < nc; j += 16) {
+        const __mmask16 m = nc - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (nc - j)) - 1u);
+        const __m512i r = _mm512_maskz_loadu_epi32(m, raw + j);
+        const __m512i ct = _mm512_maskz_loadu_epi32(m, ctp + j), zw = _mm512_maskz_loadu_epi32(m, zwp + j);
+        const __m512i a = _mm512_sub_epi32(_mm512_add_epi32(r, ct), _mm512_mullo_epi32(zw, rs));
+        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_maskz_loadu_ps(m, scp + j));
+        if constexpr (std::is_same_v<Q, float>) {
+          _mm512_mask_storeu_ps(out + j, m, x);
+        } else {
+          __m512 v = _mm512_add_ps(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+          v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+          const __m512i q = _mm512_cvttps_epi32(v);
+          if constexpr (sizeof(Q) == 1) {
+            // Narrowed in a register, then stored: the memory form of vpmovdb is slow on AMD.
+            __m128i b = _mm512_cvtepi32_epi8(q);
+            __asm__("" : "+v"(b));
+            _mm_mask_storeu_epi8(out + j, m, b);
+          } else {
+            _mm512_mask_storeu_epi32(out + j, m, q);
+          }
+        }
+      }
+    }
+  }
+#endif
+
   void tile(const int32_t* raw, int rows, int nr, int64_t m0, int64_t n0, int nc, const uint32_t* rs) const {
     Tile t{raw, rows, nc, nr, rs, col_term + n0, zw + n0, p.scale ? p.scale + n0 : nullptr, p.zy, p.lo, p.hi, p.ldo};
     const int64_t at = m0 * p.ldo + n0;
+#if defined(__x86_64__)
+    static const bool avx512 = cpu_has_avx512vnni();
+    if (avx512) {
+      switch (p.out_kind) {
+        case QOut::Int32: break;
+        case QOut::Float: return epilogue_avx512(t, static_cast<float*>(p.out) + at);
+        case QOut::Int8: return epilogue_avx512(t, static_cast<int8_t*>(p.out) + at);
+        case QOut::UInt8: return epilogue_avx512(t, static_cast<uint8_t*>(p.out) + at);
+        case QOut::Requant32: return epilogue_avx512(t, static_cast<int32_t*>(p.out) + at);
+      }
+    }
+#endif
     switch (p.out_kind) {
       case QOut::Int32: store_i32(t, static_cast<int32_t*>(p.out) + at); break;
       case QOut::Float: store_f32(t, static_cast<float*>(p.out) + at); break;

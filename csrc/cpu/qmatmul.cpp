@@ -37,7 +37,7 @@ void qmatmul(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
   for (int i = 0; i + 1 < x.ndim(); ++i) M *= x.size(i);
   bool x_signed = x.dtype() == DType::Int8;
   const kernels::QGemmKernel& kern =
-      kernels::qgemm_select(M, kernels::activations_below_128(x.raw_data(), x_signed, M * K));
+      kernels::qgemm_select(M, kernels::qgemm_a7_matters(M) && kernels::activations_below_128(x.raw_data(), x_signed, M * K));
   std::shared_ptr<const kernels::QPackedWeights> packed =
       cache ? cache->get(kern, w)
             : std::make_shared<const kernels::QPackedWeights>(kernels::qgemm_pack_weights(kern, w.data<int8_t>(), N, K, K));

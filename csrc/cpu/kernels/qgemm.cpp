@@ -197,4 +197,6 @@ const QGemmKernel& qgemm_select(int64_t m, bool a7) {
   return a7 ? *a7_variant(chosen) : *chosen;
 }
 
+bool qgemm_a7_matters(int64_t m) { return &qgemm_select(m, false) != &qgemm_select(m, true); }
+
 }  // namespace lucid::kernels

@@ -85,6 +85,9 @@ std::string qgemm_engine();
 // The kernel the current engine uses for a product with m rows; `a7`: every
 // activation is below 128 (then a needs_a7 kernel of the family may be used).
 const QGemmKernel& qgemm_select(int64_t m, bool a7 = false);
+// Whether the answer to activations_below_128 would change the kernel chosen
+// for m rows (families without a 7-bit variant need no scan of the codes).
+bool qgemm_a7_matters(int64_t m);
 
 // ---- the kernels (declared here so the registry and tests can name them) --
 extern const QGemmKernel qgemm_2x4c1_scalar;
