@@ -59,10 +59,46 @@ void check_tile(Context& ctx, const QGemmKernel& kern, int rows, int64_t k, int 
     }
 }
 
+// The indirect form: row i's values are nseg segments of seglen codes at
+// rows[i] + s * seg_stride, read from one buffer whose rows overlap (as a
+// convolution's windows do); against the int64 sum over the same bytes.
+void check_indirect(Context& ctx, const QGemmKernel& kern, int rows, int64_t nseg, int64_t seglen, int64_t row_step) {
+  const int64_t nr = kern.nr, seg_stride = seglen + 12, k = nseg * seglen;
+  const int64_t span = (rows - 1) * row_step + (nseg - 1) * seg_stride + seglen;
+  std::vector<uint8_t> buf(static_cast<size_t>(span));
+  std::vector<int8_t> w(static_cast<size_t>(nr * k));
+  std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+  for (auto& v : buf) v = static_cast<uint8_t>(u8(ctx.rng));
+  for (auto& v : w) v = static_cast<int8_t>(s8(ctx.rng));
+  auto packed = kernels::qgemm_pack_weights(kern, w.data(), nr, k, k);
+  std::vector<const uint8_t*> ptrs(static_cast<size_t>(kern.mr), nullptr);  // rows past `rows` must not be read
+  for (int i = 0; i < rows; ++i) ptrs[i] = buf.data() + i * row_step;
+  std::vector<int32_t> c(static_cast<size_t>(kern.mr * nr), 0x5a5a5a5a);
+  kern.iukernel(rows, static_cast<size_t>(nseg), static_cast<size_t>(seglen), static_cast<size_t>(seg_stride),
+                ptrs.data(), packed.data.data(), c.data());
+  for (int i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < nr; ++j) {
+      int64_t want = 0;
+      for (int64_t sg = 0; sg < nseg; ++sg)
+        for (int64_t t = 0; t < seglen; ++t)
+          want += int64_t{ptrs[i][sg * seg_stride + t]} * w[j * k + sg * seglen + t];
+      if (c[i * nr + j] != want) {
+        ctx.fail(tag(kern) + " indirect rows=" + std::to_string(rows) + " nseg=" + std::to_string(nseg) +
+                 " seglen=" + std::to_string(seglen) + " at (" + std::to_string(i) + "," + std::to_string(j) +
+                 "): got " + std::to_string(c[i * nr + j]) + ", want " + std::to_string(want));
+        return;
+      }
+    }
+}
+
 void tiles(Context& ctx, const QGemmKernel& kern) {
   for (int fill = 0; fill < 5; ++fill)
     for (int rows = 1; rows <= kern.mr; ++rows)
       for (int64_t k : {1, 2, 3, 4, 5, 7, 8, 31, 64, 65, 130, 1000}) check_tile(ctx, kern, rows, k, fill);
+  if (kern.iukernel)
+    for (int rows = 1; rows <= kern.mr; ++rows)
+      for (int64_t nseg : {1, 2, 3, 7})
+        for (int64_t seglen : {4, 8, 12, 64, 132}) check_indirect(ctx, kern, rows, nseg, seglen, rows % 2 ? 4 : 200);
 }
 
 // ---- full product with epilogue --------------------------------------------
