@@ -316,13 +316,16 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
 
 // The weights in the patches' tap order, (o, i, j, c) (the int32 sums do not depend
 // on the order of their terms), packed for `kern`, one panel set per group.
-std::vector<kernels::QPackedWeights> pack_groups(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups) {
-  const int64_t O = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), K = cg * taps, og = O / groups;
-  std::vector<int8_t> w_hwc(static_cast<size_t>(O * K));
+// `cp` >= cg is the channel stride of a tap (the padded pixels' channel count);
+// channels past cg get weight 0.
+std::vector<kernels::QPackedWeights> pack_groups(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups,
+                                                 int64_t cp) {
+  const int64_t O = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), K = cp * taps, og = O / groups;
+  std::vector<int8_t> w_hwc(static_cast<size_t>(O * K), 0);
   const int8_t* wb = w.data<int8_t>();
   for (int64_t o = 0; o < O; ++o)
     for (int64_t c = 0; c < cg; ++c)
-      for (int64_t t = 0; t < taps; ++t) w_hwc[o * K + t * cg + c] = wb[(o * cg + c) * taps + t];
+      for (int64_t t = 0; t < taps; ++t) w_hwc[o * K + t * cp + c] = wb[(o * cg + c) * taps + t];
   std::vector<kernels::QPackedWeights> packed;
   for (int64_t g = 0; g < groups; ++g)
     packed.push_back(kernels::qgemm_pack_weights(kern, w_hwc.data() + g * og * K, og, K, K));
@@ -331,21 +334,22 @@ std::vector<kernels::QPackedWeights> pack_groups(const kernels::QGemmKernel& ker
 
 }  // namespace
 
-// Packed panels of one frozen conv weight, one set per (kernel layout, groups) used so far.
+// Packed panels of one frozen conv weight, one set per (kernel layout, groups, channel
+// stride) used so far.
 struct QConvWeightCache {
   struct Entry {
     const kernels::QGemmKernel* kernel;
-    int64_t groups;
+    int64_t groups, cp;
     std::vector<kernels::QPackedWeights> packed;
   };
   std::mutex mutex;
   std::vector<std::shared_ptr<const Entry>> entries;
 
-  std::shared_ptr<const Entry> get(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups) {
+  std::shared_ptr<const Entry> get(const kernels::QGemmKernel& kern, const Tensor& w, int64_t groups, int64_t cp) {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& e : entries)
-      if (e->kernel == &kern && e->groups == groups) return e;
-    entries.push_back(std::make_shared<const Entry>(Entry{&kern, groups, pack_groups(kern, w, groups)}));
+      if (e->kernel == &kern && e->groups == groups && e->cp == cp) return e;
+    entries.push_back(std::make_shared<const Entry>(Entry{&kern, groups, cp, pack_groups(kern, w, groups, cp)}));
     return entries.back();
   }
 };
@@ -400,27 +404,41 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
                   kernels::activations_below_128(x.raw_data(), p.x_signed, x.numel()) &&
                   (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
   const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
+  // Kernels with an indirect form read the windows in place from a padded
+  // pixels-by-channels copy of the images (no im2col, no panel copy): output
+  // pixel (oy, ox) reads kh window rows of kw * cp adjacent bytes, cp the
+  // pixels' channel stride. That is C, or, when kw * C bytes are not whole
+  // quads (an RGB stem) and the weights are symmetric, C rounded up to 4: the
+  // extra channels meet zero weights, and with zw = 0 the product needs no
+  // code sums that they could disturb.
+  bool indirect = false;
+  int64_t cp = cg;
+  if (groups == 1 && win.dw == 1 && kern.iukernel && !kern.a_int16 && !kern.a_minus128) {
+    bool symmetric = true;
+    for (int64_t o = 0; o < O; ++o) symmetric &= zw[o] == 0;
+    if ((win.kw * C) % 4 == 0) indirect = true;
+    else if (symmetric) indirect = true, cp = (C + 3) / 4 * 4;
+  }
   // The packed panels: from the frozen weight's cache, or packed for this call.
   std::shared_ptr<const QConvWeightCache::Entry> cached;
   std::vector<kernels::QPackedWeights> fresh;
-  if (cache) cached = cache->get(kern, w, groups);
-  else fresh = pack_groups(kern, w, groups);
+  if (cache) cached = cache->get(kern, w, groups, cp);
+  else fresh = pack_groups(kern, w, groups, cp);
   const std::vector<kernels::QPackedWeights>& packed = cache ? cached->packed : fresh;
   // A 1x1 window of stride 1 without padding (MobileNet's and ResNet-50's pointwise convs)
   // reads each pixel once: its patch row is the pixel's channels.
   const bool pointwise = win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.ph == 0 && win.pw == 0 &&
                          win.pad_bottom(H) == 0 && win.pad_right(W) == 0;
-  // Kernels with an indirect form read the windows in place from a padded
-  // pixels-by-channels copy of the images (no im2col, no panel copy): output
-  // pixel (oy, ox) reads kh window rows of kw * C adjacent bytes. int8 codes
-  // are stored with the sign bit flipped (the kernels take uint8), and the
-  // zero point moves with them, as the GEMM driver does for its panels.
+  // The indirect product: int8 codes are stored with the sign bit flipped (the
+  // kernels take uint8), and the zero point moves with them, as the GEMM
+  // driver does for its panels.
   const int64_t Hp = win.ph + H + win.pad_bottom(H), Wp = win.pw + W + win.pad_right(W);
-  if (groups == 1 && win.dw == 1 && (win.kw * C) % 4 == 0) {
+  if (indirect) {
     kernels::QIGemmGeometry g;
-    g.image_stride = Hp * Wp * C, g.P = P, g.ow = win.ow, g.row_step = win.sh * Wp * C, g.col_step = win.sw * C;
-    g.nseg = win.kh, g.seglen = win.kw * C, g.seg_stride = win.dh * Wp * C;
-    if (kernels::qigemm_fits(packed[0], g)) {
+    g.image_stride = Hp * Wp * cp, g.P = P, g.ow = win.ow, g.row_step = win.sh * Wp * cp, g.col_step = win.sw * cp;
+    g.nseg = win.kh, g.seglen = win.kw * cp, g.seg_stride = win.dh * Wp * cp;
+    if (!kernels::qigemm_fits(packed[0], g)) throw ValueError("internal: qconv2d window rows do not fit the kernel");
+    {
       const int64_t per_image = g.image_stride + P * O * static_cast<int64_t>(osize);
       const int64_t ichunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{2} << 20) / std::max<int64_t>(1, per_image)));
       std::vector<uint8_t> padded(static_cast<size_t>(ichunk * g.image_stride));
@@ -433,14 +451,25 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
       for (int64_t n0 = 0; n0 < N; n0 += ichunk) {
         const int64_t nb = std::min(ichunk, N - n0);
         parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
-          std::vector<uint8_t> hwc(static_cast<size_t>(C > 1 ? C * H * W : 0));
+          std::vector<uint8_t> hwc(static_cast<size_t>(C > 1 && cp == C ? C * H * W : 0));
           for (int64_t i = lo; i < hi; ++i) {
             uint8_t* dst = padded.data() + i * g.image_stride;
-            pad_pixels(xb + (n0 + i) * C * H * W, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc.data());
+            const uint8_t* img = xb + (n0 + i) * C * H * W;
+            if (cp == C) {
+              pad_pixels(img, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc.data());
+            } else {  // a few channels: byte by byte into cp-byte pixels; the rest keep the pad byte
+              std::memset(dst, pad, static_cast<size_t>(g.image_stride));
+              for (int64_t c = 0; c < C; ++c)
+                for (int64_t y = 0; y < H; ++y) {
+                  const uint8_t* src = img + (c * H + y) * W;
+                  uint8_t* d = dst + ((y + win.ph) * Wp + win.pw) * cp + c;
+                  for (int64_t xx = 0; xx < W; ++xx) d[xx * cp] = src[xx];
+                }
+            }
             if (flip)  // the border already holds the flipped zero point
               for (int64_t y = 0; y < H; ++y) {
-                uint8_t* row = dst + ((y + win.ph) * Wp + win.pw) * C;
-                for (int64_t b = 0; b < W * C; ++b) row[b] ^= flip;
+                uint8_t* row = dst + ((y + win.ph) * Wp + win.pw) * cp;
+                for (int64_t b = 0; b < W * cp; ++b) row[b] ^= flip;
               }
           }
         });

@@ -134,7 +134,16 @@ def test_byte_codes_per_channel(device, case, out_qd, rng):
     assert_bytes_equal(to_np(y), expect)
 
 
-@pytest.mark.parametrize("case", INDIRECT + [CASES[2], POINTWISE[0]])
+# Window rows of kw * C bytes that are not whole quads: with symmetric weights the CPU
+# stream pads the pixels' channels to a multiple of 4 (zero weights for the extra ones).
+PADDED_CHANNELS = [
+    CASES[0], CASES[7], CASES[8],
+    ((2, 3, 19, 17), (16, 7, 7), (2, 2), (3, 3), (1, 1), 1),  # an RGB stem
+    ((1, 5, 6, 6), (9, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("case", INDIRECT + PADDED_CHANNELS + [CASES[2], POINTWISE[0]])
 @pytest.mark.parametrize("xdtype", ["uint8", "int8"])
 def test_symmetric_weights(device, case, xdtype, rng):
     """Zero weight zero points (the default per-channel symmetric weights): the
