@@ -24,30 +24,33 @@ Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
   common_params_device(fn, xq, bias, out_scale, out_zp);
   check_codes(fn, xq, wq);
-  check(xq.ndim() == 4, arg(fn, "xq") + " must have shape (N, C, H, W), got " + shape_str(xq.shape()));
-  check(wq.ndim() == 4, arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
+  if (!(xq.ndim() == 4))
+    throw ValueError(arg(fn, "xq") + " must have shape (N, C, H, W), got " + shape_str(xq.shape()));
+  if (!(wq.ndim() == 4))
+    throw ValueError(arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
                             shape_str(wq.shape()));
   auto pair = [&](const std::vector<int64_t>& v, const char* name, int64_t lo) {
-    check(v.size() == 2 && v[0] >= lo && v[1] >= lo,
-          arg(fn, name) + " must be two integers >= " + std::to_string(lo) + ", got " + ints_str(v));
+    if (!(v.size() == 2 && v[0] >= lo && v[1] >= lo))
+      throw ValueError(arg(fn, name) + " must be two integers >= " + std::to_string(lo) + ", got " + ints_str(v));
   };
   pair(stride, "stride", 1);
   pair(padding, "padding", 0);
   pair(dilation, "dilation", 1);
-  check(groups >= 1, arg(fn, "groups") + " must be positive, got " + std::to_string(groups));
+  if (!(groups >= 1)) throw ValueError(arg(fn, "groups") + " must be positive, got " + std::to_string(groups));
   const int64_t C = xq.size(1), O = wq.size(0);
-  check(C % groups == 0 && O % groups == 0 && wq.size(1) * groups == C,
-        std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) + " and 'wq' " +
+  if (!(C % groups == 0 && O % groups == 0 && wq.size(1) * groups == C))
+    throw ValueError(std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) + " and 'wq' " +
             shape_str(wq.shape()) + " with groups = " + std::to_string(groups) +
             "; expected in_channels = wq.shape[1] * groups and out_channels divisible by groups");
-  check(wq.numel() > 0, arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
+  if (!(wq.numel() > 0)) throw ValueError(arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
   Window2d win;
   win.kh = wq.size(2), win.kw = wq.size(3);
   win.sh = stride[0], win.sw = stride[1], win.ph = padding[0], win.pw = padding[1];
   win.dh = dilation[0], win.dw = dilation[1];
   const int64_t span_h = xq.size(2) + 2 * win.ph - win.dh * (win.kh - 1);
   const int64_t span_w = xq.size(3) + 2 * win.pw - win.dw * (win.kw - 1);
-  check(span_h >= 1 && span_w >= 1, std::string(fn) + "(): input of shape " + shape_str(xq.shape()) +
+  if (!(span_h >= 1 && span_w >= 1))
+    throw ValueError(std::string(fn) + "(): input of shape " + shape_str(xq.shape()) +
                                         " (padded by " + ints_str(padding) + ") is smaller than the dilated kernel");
   win.oh = (span_h - 1) / win.sh + 1;
   win.ow = (span_w - 1) / win.sw + 1;
@@ -70,10 +73,12 @@ Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
 
 QPackedConvWeight qconv2d_prepack(const Tensor& wq) {
   const char* fn = "prepack_conv_weight";
-  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
-  check(wq.ndim() == 4, arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
+  if (!(wq.dtype() == DType::Int8))
+    throw TypeError(arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  if (!(wq.ndim() == 4))
+    throw ValueError(arg(fn, "wq") + " must have shape (out_channels, in_channels / groups, kh, kw), got " +
                             shape_str(wq.shape()));
-  check(wq.numel() > 0, arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
+  if (!(wq.numel() > 0)) throw ValueError(arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
   check_k(fn, wq.size(1) * wq.size(2) * wq.size(3));
   if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
   return {contiguous(clone(wq)), cpu::make_qconv_weight_cache()};

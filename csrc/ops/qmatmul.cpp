@@ -20,10 +20,12 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   common_device(fn, {&xq, &x_scale, &x_zp, &wq, &w_scale, &w_zp});
   common_params_device(fn, xq, bias, out_scale, out_zp);
   check_codes(fn, xq, wq);
-  check(xq.ndim() >= 1, arg(fn, "xq") + " must have shape (..., K), got a 0-d tensor");
-  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  if (!(xq.ndim() >= 1)) throw ValueError(arg(fn, "xq") + " must have shape (..., K), got a 0-d tensor");
+  if (!(wq.ndim() == 2))
+    throw ValueError(arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
   int64_t K = xq.shape().back(), N = wq.size(0);
-  check(wq.size(1) == K, std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) +
+  if (!(wq.size(1) == K))
+    throw ValueError(std::string(fn) + "(): shapes do not match: 'xq' " + shape_str(xq.shape()) +
                              " has K = " + std::to_string(K) + " but 'wq' " + shape_str(wq.shape()) +
                              " has K = " + std::to_string(wq.size(1)) + "; expected wq of shape (N, " +
                              std::to_string(K) + ")");
@@ -45,8 +47,10 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
 
 QPackedWeight qmatmul_prepack(const Tensor& wq) {
   const char* fn = "prepack_weight";
-  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
-  check(wq.ndim() == 2, arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
+  if (!(wq.dtype() == DType::Int8))
+    throw TypeError(arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  if (!(wq.ndim() == 2))
+    throw ValueError(arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
   check_k(fn, wq.size(1));
   if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
   return {clone(wq), cpu::make_qweight_cache()};

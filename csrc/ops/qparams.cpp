@@ -151,13 +151,15 @@ QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale,
                         const Tensor& out_zp, const std::string& out_qdtype) {
   QProduct q;
   Grid xg = xq.dtype() == DType::UInt8 ? grid_of("quint8", fn) : grid_of("qint8", fn);
-  check(x_scale.numel() == 1, arg(fn, "x_scale") + " must be a number or a one-element tensor, got shape " + shape_str(x_scale.shape()));
-  check(x_zp.numel() == 1, arg(fn, "x_zp") + " must be an int or a one-element tensor, got shape " + shape_str(x_zp.shape()));
+  if (!(x_scale.numel() == 1))
+    throw ValueError(arg(fn, "x_scale") + " must be a number or a one-element tensor, got shape " + shape_str(x_scale.shape()));
+  if (!(x_zp.numel() == 1))
+    throw ValueError(arg(fn, "x_zp") + " must be an int or a one-element tensor, got shape " + shape_str(x_zp.shape()));
   float sx = read_scale(fn, "x_scale", x_scale, 1)[0];
   q.zx = read_zero_point(fn, "x_zp", x_zp, 1, xg.qmin, xg.qmax, xg.name)[0];
   auto per_n = [&](const Tensor& t, const char* name) {
-    check(t.numel() == 1 || (t.ndim() == 1 && t.size(0) == N),
-          arg(fn, name) + " must be a number or have shape (" + std::to_string(N) + ",) (one per output channel), got shape " +
+    if (!(t.numel() == 1 || (t.ndim() == 1 && t.size(0) == N)))
+      throw ValueError(arg(fn, name) + " must be a number or have shape (" + std::to_string(N) + ",) (one per output channel), got shape " +
               shape_str(t.shape()));
   };
   per_n(w_scale, "w_scale");
@@ -178,8 +180,10 @@ QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale,
     check_normal(q.sxw[n], "combined scale x_scale * w_scale", n);
   }
   if (bias.defined()) {
-    check<TypeError>(is_floating(bias.dtype()), arg(fn, "bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
-    check(bias.ndim() == 1 && bias.size(0) == N, arg(fn, "bias") + " must have shape (" + std::to_string(N) + ",), got " +
+    if (!(is_floating(bias.dtype())))
+      throw TypeError(arg(fn, "bias") + " must be a floating tensor, got " + dtype_name(bias.dtype()));
+    if (!(bias.ndim() == 1 && bias.size(0) == N))
+      throw ValueError(arg(fn, "bias") + " must have shape (" + std::to_string(N) + ",), got " +
                                                      shape_str(bias.shape()));
     Tensor hb = host_values(bias, DType::Float32);
     cpu::QBounds i32 = cpu::QBounds::of(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
@@ -199,11 +203,13 @@ QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale,
           std::string(fn) + "(): 'out_zp' and 'out_qdtype' need 'out_scale' (without it the output is float32)");
   q.og = q.quantized_out ? grid_of(out_qdtype.empty() ? xg.name : out_qdtype, fn) : xg;
   if (q.quantized_out) {
-    check(out_scale.numel() == 1, arg(fn, "out_scale") + " must be a number or a one-element tensor, got shape " +
+    if (!(out_scale.numel() == 1))
+      throw ValueError(arg(fn, "out_scale") + " must be a number or a one-element tensor, got shape " +
                                       shape_str(out_scale.shape()));
     float sy = read_scale(fn, "out_scale", out_scale, 1)[0];
     if (out_zp.defined()) {
-      check(out_zp.numel() == 1, arg(fn, "out_zp") + " must be an int or a one-element tensor, got shape " +
+      if (!(out_zp.numel() == 1))
+        throw ValueError(arg(fn, "out_zp") + " must be an int or a one-element tensor, got shape " +
                                      shape_str(out_zp.shape()));
       q.zy = read_zero_point(fn, "out_zp", out_zp, 1, q.og.qmin, q.og.qmax, q.og.name)[0];
     }
@@ -221,14 +227,16 @@ QProduct product_params(const char* fn, const Tensor& xq, const Tensor& x_scale,
 // K * 255 * 255 < 2^31.
 void check_k(const char* fn, int64_t K) {
   constexpr int64_t kMaxK = ((int64_t{1} << 31) - 1) / (255 * 255);
-  check(K <= kMaxK, std::string(fn) + "(): K = " + std::to_string(K) + " is too large for exact int32 accumulation "
+  if (!(K <= kMaxK))
+    throw ValueError(std::string(fn) + "(): K = " + std::to_string(K) + " is too large for exact int32 accumulation "
                         "(K * 255 * 255 must stay below 2^31, so K <= " + std::to_string(kMaxK) + ")");
 }
 
 void check_codes(const char* fn, const Tensor& xq, const Tensor& wq) {
-  check<TypeError>(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8,
-                   arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
-  check<TypeError>(wq.dtype() == DType::Int8, arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
+  if (!(xq.dtype() == DType::UInt8 || xq.dtype() == DType::Int8))
+    throw TypeError(arg(fn, "xq") + " must hold uint8 (quint8) or int8 (qint8) codes, got " + dtype_name(xq.dtype()));
+  if (!(wq.dtype() == DType::Int8))
+    throw TypeError(arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
 }
 
 void common_params_device(const char* fn, const Tensor& xq, const Tensor& bias, const Tensor& out_scale,
