@@ -16,6 +16,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "core/errors.h"
 #include "core/thread_pool.h"
@@ -268,6 +271,53 @@ LUCID_DEPTHWISE_CLONES void depthwise_plane(const int32_t* plane, int64_t Wp, co
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// The 3x3 windows again, for symmetric weights (zw = 0, so every tap w fits int8)
+// on CPUs with AVX-512 VNNI and VBMI: one vpermb lays out, for 16 outputs, the
+// quads (x[c], x[c + 1], x[c + 2], x[c + 3]) of one input row (c = s * output
+// column), and one vpdpbusd adds their products with the row's taps
+// (w0, w1, w2, 0). The codes are uint8 (int8 codes flipped, zx with them), the
+// border holds zx, and the zero point comes out of the sum exactly:
+//   sum_t (x_t - zx) * w_t = sum_t x_t * w_t - zx * sum_t w_t   (int32).
+// `plane` is Hp rows of Wp codes, with 64 readable bytes past its end.
+template <int S>
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx512vbmi"))) void depthwise_3x3_vnni(
+    const uint8_t* plane, int64_t Wp, int64_t oh, int64_t ow, const int8_t* w9, int32_t zx, int32_t* acc) {
+  uint32_t quad[3];
+  int32_t wsum = 0;
+  for (int i = 0; i < 3; ++i) {
+    quad[i] = static_cast<uint8_t>(w9[3 * i]) | uint32_t{static_cast<uint8_t>(w9[3 * i + 1])} << 8 |
+              uint32_t{static_cast<uint8_t>(w9[3 * i + 2])} << 16;
+    wsum += int32_t{w9[3 * i]} + w9[3 * i + 1] + w9[3 * i + 2];
+  }
+  const __m512i w0 = _mm512_set1_epi32(static_cast<int32_t>(quad[0])), w1 = _mm512_set1_epi32(static_cast<int32_t>(quad[1])),
+                w2 = _mm512_set1_epi32(static_cast<int32_t>(quad[2]));
+  alignas(64) uint8_t idx_bytes[64];
+  for (int l = 0; l < 16; ++l)
+    for (int b = 0; b < 4; ++b) idx_bytes[4 * l + b] = static_cast<uint8_t>(S * l + b);
+  const __m512i idx = _mm512_load_si512(idx_bytes);
+  const __m512i base = _mm512_set1_epi32(-zx * wsum);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const uint8_t* r0 = plane + oy * S * Wp;
+    const uint8_t* r1 = r0 + Wp;
+    const uint8_t* r2 = r1 + Wp;
+    int32_t* out = acc + oy * ow;
+    for (int64_t x = 0; x < ow; x += 16) {
+      const __mmask16 m = ow - x >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (ow - x)) - 1u);
+      __m512i a = _mm512_dpbusd_epi32(base, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r0 + x * S)), w0);
+      a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r1 + x * S)), w1);
+      a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r2 + x * S)), w2);
+      _mm512_mask_storeu_epi32(out + x, m, a);
+    }
+  }
+}
+
+bool depthwise_vnni_available() {
+  static const bool ok = kernels::cpu_has_avx512vnni() && __builtin_cpu_supports("avx512vbmi");
+  return ok;
+}
+#endif
+
 template <class Q>
 void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tensor& w, const int32_t* zw,
                        const int32_t* bias, const float* scale, const DepthwiseEpilogue& e, const Window2d& win,
@@ -283,6 +333,37 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, P * taps * og));
   const bool k3 = win.kh == 3 && win.kw == 3 && win.dh == 1 && win.dw == 1 && win.sh == win.sw &&
                   (win.sw == 1 || win.sw == 2);
+#if defined(__x86_64__) && defined(__GNUC__)
+  bool symmetric = true;
+  for (int64_t o = 0; o < O; ++o) symmetric &= zw[o] == 0;
+  if (k3 && symmetric && depthwise_vnni_available()) {
+    const uint8_t flip = x_signed ? 0x80 : 0;
+    const int32_t zxu = x_signed ? zx + 128 : zx;
+    parallel_for(N * C, grain, [&](int64_t lo, int64_t hi) {
+      // Padded uint8 plane: the border is zx's code, written once; 64 bytes of slack
+      // for the last row's vector loads.
+      std::vector<uint8_t> plane(static_cast<size_t>(Hp * Wp + 64), static_cast<uint8_t>(zxu));
+      std::vector<int32_t> acc(static_cast<size_t>(P));
+      for (int64_t task = lo; task < hi; ++task) {
+        const int64_t n = task / C, c = task % C;
+        const uint8_t* src = xb + (n * C + c) * H * W;
+        for (int64_t y = 0; y < H; ++y) {
+          uint8_t* d = plane.data() + (y + win.ph) * Wp + win.pw;
+          if (flip) for (int64_t x = 0; x < W; ++x) d[x] = static_cast<uint8_t>(src[y * W + x] ^ flip);
+          else std::memcpy(d, src + y * W, static_cast<size_t>(W));
+        }
+        for (int64_t k = 0; k < og; ++k) {
+          const int64_t o = c * og + k;
+          const uint32_t bo = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+          if (win.sw == 1) depthwise_3x3_vnni<1>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, acc.data());
+          else depthwise_3x3_vnni<2>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, acc.data());
+          depthwise_store_plane(acc.data(), P, bo, scale[o], e, ob + (n * O + o) * P);
+        }
+      }
+    });
+    return;
+  }
+#endif
   parallel_for(N * C, grain, [&](int64_t lo, int64_t hi) {
     std::vector<int32_t> plane(static_cast<size_t>(Hp * Wp), 0), acc(static_cast<size_t>(k3 ? P : win.ow));
     std::vector<int32_t> even, odd;

@@ -143,7 +143,18 @@ PADDED_CHANNELS = [
 ]
 
 
-@pytest.mark.parametrize("case", INDIRECT + PADDED_CHANNELS + [CASES[2], POINTWISE[0]])
+# Depthwise 3x3 with symmetric weights: on CPUs with AVX-512 VNNI and VBMI the CPU stream
+# sums each input row's three taps with one byte permute and one dot product per 16
+# outputs. Widths off the 16-lane vector, both strides, two outputs per channel.
+DEPTHWISE_SYMMETRIC = DEPTHWISE[:2] + [
+    ((2, 4, 37, 35), (4, 3, 3), (1, 1), (1, 1), (1, 1), 4),
+    ((1, 3, 17, 33), (3, 3, 3), (2, 2), (1, 1), (1, 1), 3),
+    ((1, 2, 9, 20), (4, 3, 3), (1, 1), (1, 1), (1, 1), 2),
+    ((1, 2, 10, 18), (2, 3, 3), (2, 2), (0, 0), (1, 1), 2),
+]
+
+
+@pytest.mark.parametrize("case", INDIRECT + PADDED_CHANNELS + DEPTHWISE_SYMMETRIC + [CASES[2], POINTWISE[0]])
 @pytest.mark.parametrize("xdtype", ["uint8", "int8"])
 def test_symmetric_weights(device, case, xdtype, rng):
     """Zero weight zero points (the default per-channel symmetric weights): the
