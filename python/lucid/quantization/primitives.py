@@ -48,15 +48,30 @@ def _per_tensor(ch_axis, group_size, axis) -> bool:
     return ch_axis is None and group_size is None and type(axis) is int and axis == -1
 
 
+# (type, value, integer, device) -> the 0-d engine tensor of a plain Python number. A
+# model passes the same few scales and zero points on every call; the engine never
+# writes these tensors, so one per value serves every call.
+_SCALAR_PARAMS: dict = {}
+
+
 def _param_impl(value, like, fn: str, argument: str, integer: bool = False):
     """``_param(...)._impl``; plain Python numbers take a short path (the generic
     checks and the Tensor wrapper cost more than a small integer product)."""
     t = type(value)
     # (A float zero point goes through _param, which takes an integral one as that integer exactly.)
-    if (t is float and not integer) or (t is int and not integer and abs(value) < 2**53):
-        return _C.full((), float(value), "float32", like._device_name)
-    if t is int and abs(value) < 2**53:
-        return _C.full((), float(value), "int64", like._device_name)
+    if (t is float and not integer) or (t is int and abs(value) < 2**53):
+        device = like._device_name
+        key = (t, value, integer, device)
+        impl = _SCALAR_PARAMS.get(key)
+        if impl is None:
+            impl = _C.full((), float(value), "int64" if integer else "float32", device)
+            # not zeros (0.0 and -0.0 are one key) nor NaN (never equal to a key): the
+            # checks downstream reject those, naming the value as given
+            if value and value == value:
+                if len(_SCALAR_PARAMS) > 4096:
+                    _SCALAR_PARAMS.clear()
+                _SCALAR_PARAMS[key] = impl
+        return impl
     return _param(value, like, fn, argument, integer)._impl
 
 
