@@ -336,9 +336,11 @@ def test_lm_awq_improves_on_rtn(lm_ppl):
     assert ppl["awq"] < ppl["rtn"], ppl
 
 
-@pytest.mark.xfail(reason="this model has no activation outlier channels (max / median of mean |x| per channel "
-                          "<= 3.3), so AWQ's per-channel scaling cuts each layer's output error by only 2-8 % "
-                          "(GPTQ: 60-88 %); AWQ's increase is about 0.65-0.9 of RTN's here", strict=False)
+@pytest.mark.xfail(reason="not met by the published algorithm on this model (bench/llm_quant.py, increase over float "
+                          "as a fraction of RTN's: scale search 0.59, + clipping search 1.28, as published with float "
+                          "statistics 1.38, duo scaling 1.21; GPTQ 0.39): its activations have no outlier channels "
+                          "(max / median of mean |x| per channel <= 3.3), so per-channel scaling has little to protect",
+                   strict=False)
 def test_lm_awq_perplexity_target(lm_ppl):
     ppl = lm_ppl
     assert ppl["awq"] - ppl["float"] <= 0.5 * (ppl["rtn"] - ppl["float"]), ppl
