@@ -266,9 +266,20 @@ def _order_and_producers(model, batches, names, fold):
 
 
 def _model_output(model, batch):
+    """The model's output on one batch as float32 numpy (its tensors concatenated, flat, when
+    it returns a tuple, list or dict); None when it returns no tensor (a fold is then refused)."""
     with lucid.no_grad():
-        out = model(*batch) if isinstance(batch, (tuple, list)) else model(batch)
-    return out.detach().to(lucid.float32).numpy() if isinstance(out, lucid.Tensor) else None
+        if isinstance(batch, (tuple, list)):
+            out = model(*batch)
+        elif isinstance(batch, dict):
+            out = model(**batch)
+        else:
+            out = model(batch)
+    if isinstance(out, dict):
+        out = list(out.values())
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    arrays = [o.detach().to(lucid.float32).numpy().reshape(-1) for o in outs if isinstance(o, lucid.Tensor)]
+    return np.concatenate(arrays) if arrays else None
 
 
 def _set_param(p, values):
