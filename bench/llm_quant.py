@@ -3,7 +3,8 @@
 Trains ``lucid.models.tiny_lm.TinyLM`` (d_model 128, 2 layers, 4 heads, byte vocab) on
 the standard library's source, then prints, for the float model, round-to-nearest
 int4 (``Q.quantize_`` with ``Int4WeightOnlyConfig(group)``), GPTQ (act_order) and AWQ
-(scale search), the perplexity on the held-out bytes, its increase over
+(scale search; with its clipping search; as published: clipping, statistics from
+the float model; with AutoAWQ's duo scaling), the perplexity on the held-out bytes, its increase over
 float, that increase as a fraction of RTN's, and the seconds each method took to
 quantize (calibration passes included) and to evaluate. Ratios are within this run.
 
@@ -56,7 +57,10 @@ def main():
     methods = [("float", lambda m: None),
                (f"RTN int4 g{a.group}", lambda m: Q.quantize_(m, cfg)),
                (f"GPTQ int4 g{a.group}", lambda m: Q.gptq(m, calib, Q.GPTQConfig(cfg, act_order=True))),
-               (f"AWQ int4 g{a.group}", lambda m: Q.awq(m, calib, Q.AWQConfig(cfg)))]
+               (f"AWQ int4 g{a.group}", lambda m: Q.awq(m, calib, Q.AWQConfig(cfg))),
+               ("AWQ + clip", lambda m: Q.awq(m, calib, Q.AWQConfig(cfg, clip=True))),
+               ("AWQ as published", lambda m: Q.awq(m, calib, Q.AWQConfig(cfg, clip=True, sequential=False))),
+               ("AWQ duo_scaling", lambda m: Q.awq(m, calib, Q.AWQConfig(cfg, duo_scaling=True)))]
     rows = []
     for name, fn in methods:
         m = fresh()

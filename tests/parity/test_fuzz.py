@@ -56,6 +56,22 @@ def test_fixed_slice_covers_the_space():
     assert {c.scheme for c in quant} == {"per-tensor", "per-channel", "per-group"}
     assert {c.dtype for c in quant} == set(fuzz.FLOAT_DTYPES)
     assert {c.layout for c in configs} == {"contiguous", "transposed", "step-sliced"}
+    floats = [c for c in configs if c.op in ("quantize_float", "dequantize_float")]
+    assert {c.grid for c in floats} == set(fuzz.FLOAT_GRIDS)
+    qf = [c for c in floats if c.op == "quantize_float"]
+    assert {c.extra["saturate"] for c in qf} == {True, False} and {c.scheme.split()[0] for c in qf} == {
+        "per-tensor", "per-channel"}
+    assert any(c.expect_error for c in floats)
+    fx = np.concatenate([c.base.reshape(-1) for c in qf])
+    assert np.isnan(fx).any() and np.isinf(fx).any() and (np.abs(fx[np.isfinite(fx)]) < 1.2e-38).any()
+    fs = np.concatenate([np.asarray(c.scale, np.float32).reshape(-1) for c in floats])
+    fs = fs[np.isfinite(fs) & (fs > 0)]
+    assert fs.min() < 1e-30 and fs.max() > 1e30
+    mx = [c for c in configs if c.op in ("quantize_mx", "dequantize_mx")]
+    assert {c.extra["mode"] for c in mx if c.op == "quantize_mx"} == set(fuzz.MX_FUZZ_MODES)
+    assert {c.extra["mode"] for c in mx if c.op == "dequantize_mx"} >= {"mxfp8", "mxfp4", "nvfp4"}
+    mxx = np.concatenate([c.base.reshape(-1) for c in mx if c.op == "quantize_mx"])
+    assert np.isnan(mxx).any() and np.isinf(mxx).any() and any(c.expect_error for c in mx)
     assert any(c.base.size == 0 for c in configs) and any(c.base.ndim == 0 for c in configs)
     assert sum(bool(c.expect_error) for c in configs) >= 5
     custom = [c for c in quant if c.grid == "custom"]
@@ -114,6 +130,42 @@ def test_fuzzer_requires_the_same_error_on_both_streams(monkeypatch):
     monkeypatch.setattr(fuzz, "_run_stream", gpu_raises)
     res = fuzz.run_config(fuzz.config(fuzz.DEFAULT_SEED, 0))
     assert not res.ok and "gpu: TypeError: planted" in res.message
+
+
+def test_fuzzer_catches_a_block_format_difference(monkeypatch):
+    real = fuzz._run_stream
+
+    def corrupt(cfg, device):
+        outs = real(cfg, device)
+        if device != "gpu" or cfg.op not in ("quantize_float", "quantize_mx") or outs[0].numel() == 0:
+            return outs
+        import lucid
+
+        arr = np.array(outs[0].to("cpu").numpy(), order="C")
+        arr.reshape(-1)[0] ^= 1
+        return (lucid.tensor(arr, device="gpu"),) + tuple(outs[1:])
+
+    monkeypatch.setattr(fuzz, "_run_stream", corrupt)
+    report = fuzz.run(80, seed=3)
+    for op in ("quantize_float", "quantize_mx"):
+        assert [r for r in report.failures if r.config.op == op and "cpu vs gpu" in r.message], op
+
+
+def test_minifloat_reference_by_hand():
+    from lucid.testing import minifloat_reference as FR
+    x = np.float32([448.0, 464.0, 480.0, 1e9, np.inf, -np.nan, 2.0**-9, 2.0**-10, 3 * 2.0**-10])
+    # E4M3FN: 464 ties to 448 (even), 480 overflows; 2^-9 is the smallest subnormal, 2^-10 ties to 0, 3*2^-10 to 2^-8
+    assert FR.float_quantize(x, 1.0, "float8_e4m3fn", True).tolist() == [0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0xFF, 1, 0, 2]
+    assert FR.float_quantize(x, 1.0, "float8_e4m3fn", False).tolist()[:5] == [0x7E, 0x7E, 0x7F, 0x7F, 0x7F]
+    assert FR.float_quantize(np.float32([61440.0, np.inf]), 1.0, "float8_e5m2", False).tolist() == [0x7C, 0x7C]
+    assert FR.float_quantize(np.float32([0.25, 0.75, 5.0, -7.0, np.nan]), 1.0, "float4_e2m1fn").tolist() == [
+        0, 2, 6, 0xF, 0x7]
+    assert FR.float_decode(np.arange(16), "float4_e2m1fn")[:8].tolist() == [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+    w = np.zeros((1, 32), np.float32)
+    w[0, :4] = [896.0, -1.0, 0.0, 3.0]  # amax 896 = 2 x 448: E8M0 scale 2^1
+    words, scales = FR.block_quantize(w, "mxfp8")
+    assert scales.tolist() == [[128]] and (words.view(np.uint32)[0, 0] & 0xFF) == 0x7E
+    assert FR.block_dequantize(words, scales, "mxfp8")[0, :4].tolist() == [896.0, -1.0, 0.0, 3.0]
 
 
 def test_reference_by_hand():

@@ -8,7 +8,7 @@ import pytest
 import lucid
 import lucid.quantization as Q
 from lucid import nn
-from lucid.quantization.awq import awq_search_scale
+from lucid.quantization.awq import awq_clip, awq_search_scale
 from lucid.quantization.gptq import gptq_quantize_weight
 from lucid.quantization.llm_calibration import AffineIntGrid, Int4Grid, rtn, dequantize_rtn
 from lucid.quantization.smoothquant import smoothing_scales
@@ -117,6 +117,74 @@ def test_awq_search_never_worse_than_rtn_on_calibration():
     assert s[3] == s.max()  # the outlier channel is scaled up most
 
 
+def test_awq_clip_matches_exhaustive_reference():
+    # per output row and group of 32: the clamp [-c amax, c amax], c = 1 - i/20, i < 10, whose
+    # tinygemm-rounded weights give the least squared error of that group's partial product
+    rng = np.random.default_rng(6)
+    w = (rng.standard_normal((12, 64)) * rng.uniform(0.2, 3.0, (12, 1))).astype(f32)
+    w[2, 5] = 9.0  # an outlier weight: clipping it pays off
+    x = calib_x(300, 64, 7)
+    got = awq_clip(Int4Grid(32), w, x)
+    want = w.copy()
+    for r in range(12):
+        for j in range(0, 64, 32):
+            wg, xg = w[r:r + 1, j:j + 32], x[:, j:j + 32]
+            amax = np.abs(wg).max()
+            errs, cands = [], []
+            for i in range(10):
+                m = f32(amax * f32(1.0 - i / 20))
+                c = np.clip(wg, -m, m).astype(f32)
+                s, b = tinygemm_qparams(c)
+                dq = tinygemm_q(c, s[:, None], b[:, None]).astype(f32) * s[:, None] + b[:, None]
+                errs.append(np.mean((xg @ (dq.astype(np.float64) - wg).T) ** 2))
+                cands.append(c)
+            want[r:r + 1, j:j + 32] = cands[int(np.argmin(errs))]
+    np.testing.assert_array_equal(got, want)
+    assert np.abs(got[2]).max() < 9.0  # the outlier was clipped
+
+
+class _PreNorm(nn.Module):
+    def __init__(self, residual_from_norm=False):
+        super().__init__()
+        self.residual_from_norm = residual_from_norm
+        self.ln = nn.LayerNorm(64)
+        self.fc1 = nn.Linear(64, 128)
+        self.fc2 = nn.Linear(128, 64)
+
+    def forward(self, x):
+        y = self.ln(x)
+        out = self.fc2(nn.functional.gelu(self.fc1(y)))
+        return out + y if self.residual_from_norm else out + x
+
+
+def _prenorm(residual_from_norm=False):
+    lucid.manual_seed(3)
+    m = _PreNorm(residual_from_norm)
+    with lucid.no_grad():
+        m.ln.weight.data = lucid.tensor(np.linspace(0.5, 2.0, 64).astype(f32))
+    return m.eval()
+
+
+def test_awq_folds_scales_into_the_layernorm_before_it():
+    m, ref = _prenorm(), _prenorm()
+    x = _calib(seed=5)[0]
+    Q.awq(m, _calib(), Q.AWQConfig(Q.Int4WeightOnlyConfig(64)))
+    assert isinstance(m.fc1, nn.quantized.QuantizedLinearMLX)  # the scale went into ln
+    assert isinstance(m.fc2, Q.InputScaledLinear)  # after the GELU: no op to fold into
+    s = ref.ln.weight.numpy() / m.ln.weight.numpy()
+    np.testing.assert_allclose(ref.ln.bias.numpy() / s, m.ln.bias.numpy(), atol=1e-7)
+    assert s.max() / s.min() > 1.5  # a real per-channel scale, not all ones
+    err = float((m(x) - ref(x)).abs().max())
+    plain = _prenorm()
+    Q.quantize_(plain, Q.Int4WeightOnlyConfig(64))
+    assert err < 2.0 * float((plain(x) - ref(x)).abs().max())
+    # the LayerNorm's output also feeds the residual: folding would change the model, so it is refused
+    m = _prenorm(residual_from_norm=True)
+    Q.awq(m, _calib(), Q.AWQConfig(Q.Int4WeightOnlyConfig(64)))
+    assert isinstance(m.fc1, Q.InputScaledLinear)
+    np.testing.assert_array_equal(m.ln.weight.numpy(), _prenorm().ln.weight.numpy())
+
+
 def test_smoothing_scales_hand_values():
     a = np.array([4.0, 1.0, 0.0, 9.0])
     w = np.array([[1.0, -4.0, 2.0, 0.0], [0.5, 2.0, -1.0, 0.0]])
@@ -143,18 +211,18 @@ def _calib(seed=1, n=3):
 def _codes(model):
     out = []
     for _, mod in model.named_modules():
-        for name in ("packed_weight", "qdata", "scales", "biases", "scale", "input_scale"):
+        for name in ("packed_weight", "qdata", "scales", "biases", "scale", "input_scale", "weight"):
             t = getattr(mod, name, None)
             if isinstance(t, lucid.Tensor) and "Module" not in type(t).__name__:
                 out.append(t.numpy())
     return out
 
 
-@pytest.mark.parametrize("algo", ["gptq", "gptq_act", "awq", "smoothquant"])
+@pytest.mark.parametrize("algo", ["gptq", "gptq_act", "awq", "awq_clip_prenorm", "smoothquant"])
 def test_same_codes_on_both_streams(algo):
     got = {}
     for dev in ("cpu", "gpu"):
-        m = _mlp().to(dev)
+        m = (_prenorm() if algo == "awq_clip_prenorm" else _mlp()).to(dev)
         cal = [c.to(dev) for c in _calib()]
         if algo == "gptq":
             Q.gptq(m, cal, Q.Int4WeightOnlyConfig(32))
@@ -162,6 +230,8 @@ def test_same_codes_on_both_streams(algo):
             Q.gptq(m, cal, Q.GPTQConfig(Q.Int8WeightOnlyConfig(), act_order=True))
         elif algo == "awq":
             Q.awq(m, cal, Q.Int4WeightOnlyConfig(64))
+        elif algo == "awq_clip_prenorm":
+            Q.awq(m, cal, Q.AWQConfig(Q.Int4WeightOnlyConfig(64), clip=True))
         else:
             Q.smoothquant(m, cal, alpha=0.5)
         assert next(iter(m.buffers())).device == dev
@@ -266,9 +336,11 @@ def test_lm_awq_improves_on_rtn(lm_ppl):
     assert ppl["awq"] < ppl["rtn"], ppl
 
 
-@pytest.mark.xfail(reason="this model has no activation outlier channels (max / median of mean |x| per channel "
-                          "<= 3.3), so AWQ's per-channel scaling cuts each layer's output error by only 2-8 % "
-                          "(GPTQ: 60-88 %); AWQ's increase is about 0.65-0.9 of RTN's here", strict=False)
+@pytest.mark.xfail(reason="not met by the published algorithm on this model (bench/llm_quant.py, increase over float "
+                          "as a fraction of RTN's: scale search 0.59, + clipping search 1.28, as published with float "
+                          "statistics 1.38, duo scaling 1.21; GPTQ 0.39): its activations have no outlier channels "
+                          "(max / median of mean |x| per channel <= 3.3), so per-channel scaling has little to protect",
+                   strict=False)
 def test_lm_awq_perplexity_target(lm_ppl):
     ppl = lm_ppl
     assert ppl["awq"] - ppl["float"] <= 0.5 * (ppl["rtn"] - ppl["float"]), ppl

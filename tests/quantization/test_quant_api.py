@@ -377,15 +377,6 @@ def test_incompatible_width_stays_float_and_errors_leave_model_unchanged():
         Q.quantize_(lucid.ones(3), Q.Int8WeightOnlyConfig())
 
 
-@pytest.mark.parametrize("cfg", [Q.MXDynamicActivationMXWeightConfig(), Q.NVFP4WeightOnlyConfig(),
-                                 Q.NVFP4DynamicActivationNVFP4WeightConfig()])
-def test_block_activation_configs_named_but_not_implemented(cfg):
-    m = nn.Sequential(nn.Linear(64, 64))
-    with pytest.raises(NotImplementedError, match="block format"):
-        Q.quantize_(m, cfg)
-    assert type(m[0]) is nn.Linear
-
-
 def test_config_defaults_are_torchaos():
     assert Q.Int4WeightOnlyConfig().group_size == 128
     assert Q.Int8WeightOnlyConfig().granularity == Q.PerRow()

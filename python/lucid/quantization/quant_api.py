@@ -25,9 +25,12 @@ Configs and the modules they produce (float input and output throughout):
   scale is ``max(amax / max_finite, 1e-12)`` (torchao's float8 scale) and the codes are
   ``Q.quantize``'s on the float grid (docs/numerics.md), bit-identical on both streams.
 * ``NVFP4WeightOnlyConfig(use_dynamic_per_tensor_scale=False)``: MLX's nvfp4 block
-  format (``QuantizedLinearMX``). The per-tensor scale (the default ``True``),
-  ``NVFP4DynamicActivationNVFP4WeightConfig`` and ``MXDynamicActivationMXWeightConfig``
-  (activations on a block format each call) raise NotImplementedError.
+  format (``QuantizedLinearMX``); with the per-tensor scale (the default ``True``)
+  ``BlockDynamicLinear`` holding the codes of ``W / t``, ``t = max |W| / (448 * 6)``.
+* ``MXDynamicActivationMXWeightConfig`` (mxfp8 / mxfp4) and
+  ``NVFP4DynamicActivationNVFP4WeightConfig``: ``BlockDynamicLinear``, the input sent
+  through the same block format on every call (blocks along the reduction axis, nvfp4
+  with its own per-tensor scale), then a float32 matmul with the dequantized weight.
 
 Codes, scales and zero points are those of ``choose_qparams_affine`` /
 ``quantize_affine`` (bit-identical on both streams). Float outputs: the streams agree
@@ -58,6 +61,7 @@ from .affine_primitives import (F32_EPS, MappingType, PerAxis, PerGroup, PerRow,
                                 ZeroPointDomain, choose_qparams_affine, dequantize_affine, get_block_size,
                                 quantize_affine)
 from .primitives import dequantize, fake_quantize, int4_weight_only_linear, pack_int4, qmatmul, quantize
+from .mx_formats import dequantize_mx, quantize_mx
 from .qdtype import as_qdtype
 
 __all__ = ["AOBaseConfig", "Int4WeightOnlyConfig", "Int8WeightOnlyConfig", "IntxWeightOnlyConfig",
@@ -65,7 +69,8 @@ __all__ = ["AOBaseConfig", "Int4WeightOnlyConfig", "Int8WeightOnlyConfig", "Intx
            "Float8WeightOnlyConfig", "Float8DynamicActivationFloat8WeightConfig",
            "MXDynamicActivationMXWeightConfig", "NVFP4WeightOnlyConfig", "NVFP4DynamicActivationNVFP4WeightConfig",
            "FqnToConfig", "quantize_", "AffineWeightOnlyLinear", "Int8DynamicLinear", "Int8DynActInt4WeightLinear", "Float8Linear",
-           "InputScaledLinear", "int4_mlx_linear_from_codes"]
+           "InputScaledLinear", "int4_mlx_linear_from_codes", "BlockDynamicLinear", "block_quantize_dequantize",
+           "nvfp4_per_tensor_scale"]
 
 INT4_EPS = 1e-6  # torchao's tinygemm int4 weight-only eps
 
@@ -166,9 +171,6 @@ class Int8DynamicActivationInt4WeightConfig(AOBaseConfig):
                              "ASYMMETRIC")
 
 
-_BLOCK_TODO = ("quantizes activations onto a block format (or an nvfp4 per-tensor scale) on every call, "
-               "which lucid does not implement yet; NVFP4WeightOnlyConfig(use_dynamic_per_tensor_scale=False) "
-               "and the float8 configs work")
 FLOAT8_SCALE_EPS = 1e-12  # torchao's lower bound of a float8 scale
 
 
@@ -210,25 +212,74 @@ class Float8DynamicActivationFloat8WeightConfig(AOBaseConfig):
         self.granularity = list(g)
 
 
+_MX_ELEM = {"float8_e4m3fn": "mxfp8", "float4_e2m1fn": "mxfp4", "float4_e2m1fn_x2": "mxfp4"}
+
+
+def _mx_mode_of(dtype, name):
+    key = getattr(dtype, "name", None) or str(dtype).replace("torch.", "")
+    if key not in _MX_ELEM:
+        raise ValueError(f"MXDynamicActivationMXWeightConfig(): {name} must be float8_e4m3fn (mxfp8) or "
+                         f"float4_e2m1fn / float4_e2m1fn_x2 (mxfp4), got {dtype!r}")
+    return _MX_ELEM[key]
+
+
 @dataclass
 class MXDynamicActivationMXWeightConfig(AOBaseConfig):
-    """torchao's OCP MX config (block 32, E8M0 scales; not implemented yet: needs the
-    float8 / float4 grids)."""
+    """torchao's OCP MX inference config: weights quantized once, activations on every
+    call, both onto MX blocks of 32 along the reduction axis with E8M0 scales (RCEIL:
+    the scale is 2^ceil(log2(amax / max_elem)), MLX's rule). ``activation_dtype`` and
+    ``weight_dtype`` (equal, as torchao requires): ``"float8_e4m3fn"`` (mxfp8) or
+    ``"float4_e2m1fn"`` / ``"float4_e2m1fn_x2"`` (mxfp4). ``kernel_preference`` is
+    accepted and has one meaning here (the dequantized product); ``scaling_mode`` must
+    be ``"rceil"``."""
     block_size: int = 32
     activation_dtype: object = "float8_e4m3fn"
     weight_dtype: object = "float8_e4m3fn"
+    kernel_preference: object = "auto"
+    scaling_mode: object = "rceil"
+
+    def __post_init__(self):
+        if self.block_size != 32:
+            raise ValueError(f"MXDynamicActivationMXWeightConfig(): block_size must be 32 (OCP MX), got "
+                             f"{self.block_size!r}")
+        a = _mx_mode_of(self.activation_dtype, "activation_dtype")
+        w = _mx_mode_of(self.weight_dtype, "weight_dtype")
+        if a != w:
+            raise ValueError("MXDynamicActivationMXWeightConfig(): activation_dtype and weight_dtype must match, "
+                             f"got {self.activation_dtype!r} and {self.weight_dtype!r}")
+        mode = getattr(self.scaling_mode, "value", self.scaling_mode)
+        if str(mode).lower() != "rceil":
+            raise NotImplementedError(f"MXDynamicActivationMXWeightConfig(): scaling_mode {self.scaling_mode!r}: "
+                                      "lucid's MX scales are MLX's (RCEIL) only")
+
+    @property
+    def mode(self):
+        return _mx_mode_of(self.weight_dtype, "weight_dtype")
 
 
 @dataclass
 class NVFP4WeightOnlyConfig(AOBaseConfig):
-    """torchao's NVFP4 weight-only config (block 16, E4M3 scales; not implemented yet)."""
+    """torchao's NVFP4 weight-only config: E2M1 codes, E4M3 scales over blocks of 16,
+    and with ``use_dynamic_per_tensor_scale`` (the default) a float32 per-tensor scale
+    ``max |W| / (448 * 6)`` above them (docs/numerics.md, two-level NVFP4)."""
     use_dynamic_per_tensor_scale: bool = True
 
 
 @dataclass
 class NVFP4DynamicActivationNVFP4WeightConfig(AOBaseConfig):
-    """torchao's NVFP4 x NVFP4 config (not implemented yet: needs the float4 grid)."""
+    """torchao's NVFP4 x NVFP4 inference config: the weight as ``NVFP4WeightOnlyConfig``,
+    the input quantized onto NVFP4 on every call (blocks of 16 along the reduction axis;
+    with ``use_dynamic_per_tensor_scale`` its own per-tensor scale from that call's
+    ``max |x|``). ``use_triton_kernel`` is accepted (one kernel here); ``step``
+    ("prepare" / "convert", torchao's static activation scale) is not implemented."""
+    use_triton_kernel: bool = True
     use_dynamic_per_tensor_scale: bool = True
+    step: object = None
+
+    def __post_init__(self):
+        if self.step is not None:
+            raise NotImplementedError("NVFP4DynamicActivationNVFP4WeightConfig(): step (the observer flow for a "
+                                      "static activation per-tensor scale) is not implemented; use step=None")
 
 
 @dataclass
@@ -525,6 +576,88 @@ def _float8(layer, weight_dtype, per_row, activation_dtype=None):
     return Float8Linear(k, n, codes, s, qd, per_row, activation_dtype, _bias_of(layer))
 
 
+NVFP4_PER_TENSOR_DIVISOR = 448.0 * 6.0  # E4M3's and E2M1's largest finite values: torchao's per-tensor scale
+
+
+def nvfp4_per_tensor_scale(x):
+    """NVFP4's second-level scale of ``x``: ``fl(max |x| / 2688)`` in float32 (torchao's
+    ``per_tensor_amax_to_scale``), so the largest block's E4M3 scale lands near 448; 1
+    where that is 0 or not finite (an all-zero tensor, or one holding inf / NaN, is
+    quantized on its block scales alone). A float32 tensor of shape ``()``."""
+    amax = x.detach().to(lucid.float32).abs().amax()
+    pts = amax / NVFP4_PER_TENSOR_DIVISOR
+    ok = lucid.isfinite(pts) & (pts > 0)
+    return lucid.where(ok, pts, lucid.ones_like(pts))
+
+
+def block_quantize_dequantize(x, mode, per_tensor_scale=False):
+    """``x`` (..., K) through the block format ``mode`` ("mxfp8", "mxfp4", "nvfp4") and
+    back, blocks along the last axis: ``dequantize_mx(quantize_mx(x))``; with
+    ``per_tensor_scale`` (nvfp4) ``dequantize_mx(quantize_mx(x / t)) * t``, ``t =
+    nvfp4_per_tensor_scale(x)``. Float32, ``x``'s shape."""
+    x = x.to(lucid.float32)
+    if not per_tensor_scale:
+        words, scales = quantize_mx(x, mode)
+        return dequantize_mx(words, scales, mode=mode)
+    t = nvfp4_per_tensor_scale(x)
+    words, scales = quantize_mx(x / t, mode)
+    return dequantize_mx(words, scales, mode=mode) * t
+
+
+class BlockDynamicLinear(Module):
+    """A linear with block-format weights (``weight`` words and uint8 ``scales`` in MLX's
+    layout for ``mode`` "mxfp8", "mxfp4" or "nvfp4"; with ``per_tensor_scale`` nvfp4's
+    float32 second-level ``weight_scale``, the weight being ``dequantize_mx(...) *
+    weight_scale``). With ``dynamic_activation`` each call sends the input through the
+    same format along its last (the reduction) axis, its own per-tensor scale included
+    (``block_quantize_dequantize``). The product is a float32 matmul of the dequantized
+    operands, plus ``bias``."""
+
+    def __init__(self, in_features, out_features, weight, scales, mode, weight_scale=None,
+                 dynamic_activation=False, bias=None):
+        super().__init__()
+        self.in_features, self.out_features, self.mode = int(in_features), int(out_features), mode
+        self.per_tensor_scale = weight_scale is not None
+        self.dynamic_activation = bool(dynamic_activation)
+        self.register_buffer("weight", weight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("weight_scale", weight_scale)
+        self.register_buffer("bias", bias)
+
+    @classmethod
+    def from_float(cls, layer, mode, per_tensor_scale, dynamic_activation):
+        w = layer.weight.detach().to(lucid.float32)
+        n, k = w.shape
+        t = None
+        if per_tensor_scale:
+            t = nvfp4_per_tensor_scale(w)
+            w = w / t
+        words, scales = quantize_mx(w, mode)
+        return cls(k, n, words, scales, mode, t, dynamic_activation, _bias_of(layer))
+
+    def dequantized_weight(self):
+        w = dequantize_mx(self.weight, self.scales, mode=self.mode)
+        return w if self.weight_scale is None else w * self.weight_scale
+
+    def forward(self, x):
+        if not isinstance(x, lucid.Tensor) or not x.dtype.is_floating_point:
+            raise TypeError(f"BlockDynamicLinear.forward(): expected a float lucid.Tensor, got "
+                            f"{getattr(x, 'dtype', type(x).__name__)!r}")
+        if x.ndim < 1 or x.shape[-1] != self.in_features:
+            raise ValueError(f"BlockDynamicLinear.forward(): expected input (..., {self.in_features}), got shape "
+                             f"{tuple(x.shape)}")
+        lead = tuple(x.shape[:-1])
+        x2 = x.to(lucid.float32).reshape(-1, self.in_features)
+        if self.dynamic_activation:
+            x2 = block_quantize_dequantize(x2, self.mode, self.per_tensor_scale)
+        y = F.linear(x2, self.dequantized_weight(), self.bias)
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode}, "
+                f"per_tensor_scale={self.per_tensor_scale}, dynamic_activation={self.dynamic_activation}")
+
+
 def _apply(layer, config):
     """The quantized replacement of one float ``nn.Linear`` under ``config``."""
     if isinstance(config, Int4WeightOnlyConfig):
@@ -546,7 +679,18 @@ def _apply(layer, config):
     if isinstance(config, NVFP4WeightOnlyConfig):
         if layer.in_features % 32:
             return layer  # MLX's layout takes input features in multiples of 32 (two nvfp4 groups)
-        return QuantizedLinearMX.from_float(layer, mode="nvfp4")
+        if not config.use_dynamic_per_tensor_scale:
+            return QuantizedLinearMX.from_float(layer, mode="nvfp4")
+        return BlockDynamicLinear.from_float(layer, "nvfp4", per_tensor_scale=True, dynamic_activation=False)
+    if isinstance(config, NVFP4DynamicActivationNVFP4WeightConfig):
+        if layer.in_features % 32:
+            return layer
+        return BlockDynamicLinear.from_float(layer, "nvfp4", per_tensor_scale=config.use_dynamic_per_tensor_scale,
+                                             dynamic_activation=True)
+    if isinstance(config, MXDynamicActivationMXWeightConfig):
+        if layer.in_features % 32:
+            return layer
+        return BlockDynamicLinear.from_float(layer, config.mode, per_tensor_scale=False, dynamic_activation=True)
     raise TypeError(f"quantize_(): argument 'config' must be a quantization config, got {type(config).__name__}")
 
 
@@ -559,9 +703,6 @@ def _check_config(config):
         for v in config.fqn_to_config.values():
             if v is not None:
                 _check_config(v)
-    elif isinstance(config, (MXDynamicActivationMXWeightConfig, NVFP4DynamicActivationNVFP4WeightConfig)) or (
-            isinstance(config, NVFP4WeightOnlyConfig) and config.use_dynamic_per_tensor_scale):
-        raise NotImplementedError(f"quantize_(): {type(config).__name__} {_BLOCK_TODO}")
     elif not isinstance(config, AOBaseConfig):
         raise TypeError(f"quantize_(): argument 'config' must be a quantization config (Int4WeightOnlyConfig, ...), "
                         f"got {type(config).__name__}")

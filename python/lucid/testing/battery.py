@@ -712,6 +712,43 @@ def _new_grid_cases():
                        lambda x, b=b, g=g: Q.quantize_mx(x, "affine", g, b), (_t(wf),))
 
 
+def _more_block_cases():
+    """Appended after ``_new_grid_cases``: fake_quantize and per-channel dequantize on the float
+    grids, affine dequantize_mx at every width and group size, block formats with leading
+    dimensions, and two-level NVFP4 (the per-tensor scale of torchao's configs)."""
+    bits = _float_grid_bits()
+    for qd in Q.FLOAT_QDTYPES:
+        name, top = qd.name, int(qd.quant_max)
+        for i, s in enumerate(FLOAT_GRID_SCALES):
+            yield Case("fake_quantize", name, "per-tensor", f"fake_quantize/{name}/{i}",
+                       lambda x, s=s, qd=qd, m=top: Q.fake_quantize(x, s, 0, -m, m, qdtype=qd), (_t(bits),))
+        every = np.resize(np.arange(256 if qd.bits == 8 else 16).astype(np.uint8), (5, 256))
+        sc = np.array([1.0, 0.5, 0.00214854861, 3.5, 1e-3], F32)
+        zp = np.zeros(5, np.int32)
+        yield Case("dequantize", name, "per-channel", f"dequantize/{name}/channel",
+                   lambda q, sc, zp, qd=qd: Q.dequantize(q, sc, zp, ch_axis=0, qdtype=qd), (_t(every), _t(sc), _t(zp)))
+    rng = np.random.default_rng(SEED + 42)
+    wf = (rng.standard_normal((6, 256)) * 2).astype(F32)
+    wf[1, :128] = 0.0
+    wf[2, :64] = 1e-39
+    wf[3, :128] *= F32(1e30)
+    for b in (2, 3, 4, 5, 6, 8):
+        for g in (32, 64, 128):
+            words, scales, biases = Q.quantize_mx(_t(wf), "affine", g, b)
+            yield Case("dequantize_mx", f"affine{b}", f"group {g}", f"dequantize_mx/affine/b{b}/g{g}",
+                       lambda a, s, z, b=b, g=g: Q.dequantize_mx(a, s, z, g, b, mode="affine"),
+                       (words, scales, biases))
+    w3 = (rng.standard_normal((2, 3, 96)) * np.exp2(rng.uniform(-30, 30, (2, 3, 1)))).astype(F32)
+    w3[1, 2, 40] = np.nan
+    for mode in ("mxfp8", "mxfp4", "nvfp4"):
+        yield Case("quantize_mx", mode, "block (2, 3, K)", f"quantize_mx/{mode}/3d", lambda x, m=mode: Q.quantize_mx(x, m),
+                   (_t(w3),))
+    w2 = (rng.standard_normal((4, 128)) * np.exp2(np.linspace(-12, 12, 128))).astype(F32)
+    w2[3] = 0.0
+    yield Case("block_quantize_dequantize", "nvfp4", "two-level (per-tensor scale)", "nvfp4/two-level",
+               lambda x: Q.block_quantize_dequantize(x, "nvfp4", per_tensor_scale=True), (_t(w2),))
+
+
 def fixed_cases() -> list:
     """The fingerprinted battery, in its fixed order."""
     cases = []
@@ -734,6 +771,7 @@ def fixed_cases() -> list:
     cases += _qconv3d_transpose_cases()
     cases += _int4_qd8_cases()
     cases += _new_grid_cases()
+    cases += _more_block_cases()
     return cases
 
 

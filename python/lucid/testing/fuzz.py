@@ -13,7 +13,15 @@ sizes), a layout (contiguous, transposed or step-sliced views), an input dtype
 the top (and subnormal, zero, negative, inf or NaN ones, which must raise
 ValueError on both streams), zero points anywhere on the grid, and values
 mixing exact ties, grid edges, signed zeros, subnormals, huge values, ±inf and
-NaNs with payloads of both signs.
+NaNs with payloads of both signs. The float grids (``quantize_float`` /
+``dequantize_float``: float8_e4m3fn, float8_e5m2, float4_e2m1fn, per tensor or per
+channel, ``saturate`` True and False, every code's value, its midpoints and the
+overflow boundary at random scales) and MLX's block formats (``quantize_mx`` /
+``dequantize_mx``: mxfp8, mxfp4, nvfp4 and affine at every width and group size, over
+groups that are random across binades, zero, subnormal, huge, FP4 ties or hold NaN /
+±inf, and any bytes as codes and scales) have their own ops; their reference is
+``lucid.testing.minifloat_reference`` (affine mode: the two streams only, its numpy
+model being MLX itself in the tests).
 
 A configuration passes when both streams raise the same exception type and the
 reference expects that error, or when neither raises, the reference expects
@@ -21,9 +29,9 @@ none, and the three outputs have the same bytes (floats compared by bit
 pattern, NaN outputs as the canonical NaN the contract specifies).
 
 >>> from lucid.testing import fuzz
->>> cfg = fuzz.config(77, 0)
+>>> cfg = fuzz.config(77, 11)
 >>> cfg.op, cfg.label
-('unpack_int4', 'quint4 axis -1')
+('unpack_int4', 'qint4 axis -2')
 >>> fuzz.run_config(cfg).ok
 True
 """
@@ -36,6 +44,7 @@ import numpy as np
 
 import lucid._namespace as lucid
 import lucid.quantization as Q
+from . import minifloat_reference as FR
 from . import reference as R
 from .harness import Row
 
@@ -45,8 +54,11 @@ GRIDS = {"qint8": (-128, 127, "int8"), "quint8": (0, 255, "uint8"), "qint4": (-8
          "qint2": (-2, 1, "int8"), "quint2": (0, 3, "uint8"), "qint16": (-32768, 32767, "int16"),
          "quint16": (0, 65535, "int32")}
 STORAGE_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
-OPS = ("quantize", "dequantize", "fake_quantize", "fake_quantize_grad", "pack_int4", "unpack_int4", "qmatmul")
-OP_WEIGHTS = np.array([3, 2, 3, 2, 1, 1, 2], float)
+OPS = ("quantize", "dequantize", "fake_quantize", "fake_quantize_grad", "pack_int4", "unpack_int4", "qmatmul",
+       "quantize_float", "dequantize_float", "quantize_mx", "dequantize_mx")
+OP_WEIGHTS = np.array([3, 2, 3, 2, 1, 1, 2, 2, 1, 2, 1], float)
+FLOAT_GRIDS = tuple(FR.FORMATS)
+MX_FUZZ_MODES = ("mxfp8", "mxfp4", "nvfp4", "affine")
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_SEED = 77
 
@@ -285,6 +297,10 @@ def config(seed: int, index: int) -> Config:
                 cfg.extra["dy"] = _to_dtype_values(dy, cfg.dtype)
         cfg.scale, cfg.zero_point, cfg.ch_axis, cfg.group_size, cfg.axis, cfg.expect_error = s, z, ch, g, ax, err
         return cfg
+    if op in ("quantize_float", "dequantize_float"):
+        return _float_grid_config(rng, seed, index, op, layout)
+    if op in ("quantize_mx", "dequantize_mx"):
+        return _mx_config(rng, seed, index, op, layout)
     if op in ("pack_int4", "unpack_int4"):
         grid = str(rng.choice(["qint4", "quint4"]))
         shape = _shape(rng, min_ndim=1)
@@ -332,6 +348,138 @@ def config(seed: int, index: int) -> Config:
     return cfg
 
 
+def _float_values(rng, n: int, s: float, name: str) -> np.ndarray:
+    """float32 values around the float grid ``name`` at scale ``s``: every code's value and its
+    midpoints (ties), their neighbours, the max-finite boundary and past it, subnormals of
+    the format and of float32, huge values, ±inf and NaNs."""
+    if n == 0:
+        return np.zeros(0, F32)
+    bits = 8 if name.startswith("float8") else 4
+    values = FR.float_decode(np.arange(2 ** bits), name).astype(np.float64)
+    values = values[np.isfinite(values)]
+    srt = np.sort(values)
+    mids = (srt[1:] + srt[:-1]) / 2
+    pool = np.concatenate([values, mids, values * 1.5, srt[-1:] * np.array([1.0625, 1.125, 2.0, 1e6])])
+    with np.errstate(all="ignore"):
+        base = (pool[rng.integers(0, pool.size, n)] * s).astype(F32)
+        near = np.nextafter(base, np.where(rng.random(n) < 0.5, F32(np.inf), F32(-np.inf)).astype(F32))
+        rand = (rng.standard_normal(n) * np.exp2(rng.uniform(-12, 12, n)) * s).astype(F32)
+    specials = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, 1.1754942e-38, 3.4028235e38, -3.4028235e38,
+                         np.inf, -np.inf, np.nan, -np.nan], F32)
+    spec = specials[rng.integers(0, specials.size, n)]
+    kind = rng.integers(0, 10, n)
+    return np.select([kind < 4, kind < 6, kind < 9], [base, near, rand], spec).astype(F32)
+
+
+def _float_grid_config(rng, seed, index, op, layout) -> Config:
+    """quantize / dequantize on a float grid: per-tensor or per-channel scales over the normal
+    float32 range (now and then a subnormal, zero or non-finite one, or a zero point other
+    than 0: ValueError on both streams), both saturate modes."""
+    name = str(rng.choice(FLOAT_GRIDS))
+    shape = _shape(rng)
+    scheme = "per-channel" if len(shape) and rng.random() < 0.3 else "per-tensor"
+    saturate = bool(rng.random() < 0.5)
+    base_shape = _base_shape(shape, layout)
+    label = f"{name} {scheme}" + (f" saturate={saturate}" if op == "quantize_float" else "")
+    cfg = Config(seed, index, op, name, scheme + (f" saturate={saturate}" if op == "quantize_float" else ""),
+                 label, layout=layout)
+    cfg.extra["saturate"] = saturate
+    err = ""
+    if scheme == "per-channel":
+        a = int(rng.integers(0, len(shape)))
+        scale = _scales(rng, shape[a])
+        cfg.ch_axis = a - len(shape) if rng.random() < 0.5 else a
+        zp = np.zeros(shape[a], np.int64)
+        if shape[a] and rng.random() < 0.05:
+            scale[int(rng.integers(0, shape[a]))], err = _bad_scale(rng)
+    else:
+        scale = F32(_scale(rng))
+        zp = 0
+        u = rng.random()
+        if u < 0.05:
+            scale, err = _bad_scale(rng)
+            scale = F32(scale)
+        elif u < 0.08:
+            zp, err = int(rng.choice([1, -1, 3])), "ValueError"
+    n = int(np.prod(base_shape))
+    s_val = float(np.asarray(scale, F32).reshape(-1)[0]) if np.size(scale) else 1.0
+    s_val = s_val if np.isfinite(s_val) and s_val > 0 else 1.0
+    if op == "quantize_float":
+        cfg.base = _float_values(rng, n, s_val, name).reshape(base_shape)
+    else:
+        bits = 8 if name.startswith("float8") else 4
+        cfg.base = rng.integers(0, 2 ** bits, n).astype(np.uint8).reshape(base_shape)
+    cfg.scale, cfg.zero_point, cfg.expect_error = scale, zp, err
+    return cfg
+
+
+def _mx_config(rng, seed, index, op, layout) -> Config:
+    """quantize_mx / dequantize_mx: rows of K a multiple of 32 (now and then not: ValueError),
+    groups that are random over many binades, all zero, subnormal, huge, FP4 ties, or hold
+    NaN / ±inf; "affine" (finite values only) with every width and group size."""
+    mode = str(rng.choice(MX_FUZZ_MODES, p=[0.3, 0.3, 0.3, 0.1]))
+    g, b = (None, None)
+    if mode == "affine":
+        g, b = int(rng.choice([32, 64, 128])), int(rng.choice([2, 3, 4, 5, 6, 8]))
+    lead = tuple(int(v) for v in rng.choice([1, 2, 3, 5], int(rng.integers(1, 3))))
+    k = 128 * int(rng.integers(1, 4)) if mode == "affine" else 32 * int(rng.integers(1, 6))
+    err = ""
+    if rng.random() < 0.05:
+        k, err = int(rng.choice([16, 48, 40])), "ValueError"
+    layout = layout if layout != "step-sliced" else "contiguous"
+    shape = lead + (k,)
+    label = mode if mode != "affine" else f"affine b{b} g{g}"
+    cfg = Config(seed, index, op, label, "block", label, layout="contiguous", group_size=g)
+    cfg.extra.update(mode=mode, bits=b)
+    rows, n = int(np.prod(lead)), int(np.prod(shape))
+    gsz = 16 if mode == "nvfp4" else 32 if g is None else g
+    x = (rng.standard_normal(n) * np.exp2(rng.uniform(-20, 20))).astype(F32).reshape(rows, k)
+    for r in range(rows):
+        for j in range(0, k - k % gsz, gsz):
+            kind = int(rng.integers(0, 10))
+            blk = x[r, j:j + gsz]
+            if kind == 1:
+                blk[:] = 0.0
+            elif kind == 2:
+                blk[:] = (rng.standard_normal(gsz) * 1e-39).astype(F32)
+            elif kind == 3:
+                blk[:] = (rng.standard_normal(gsz) * 1e37).astype(F32)
+            elif kind == 4:
+                blk[:] = np.resize(np.array([6.0, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.25, -5.0, -0.0],
+                                            F32), gsz) * F32(2.0 ** int(rng.integers(-10, 10)))
+            elif kind == 5 and mode != "affine":
+                blk[int(rng.integers(0, gsz))] = F32(rng.choice([np.nan, -np.nan, np.inf, -np.inf]))
+            elif kind == 6:
+                blk *= np.exp2(rng.uniform(-30, 30, gsz)).astype(F32)
+    if op == "quantize_mx":
+        cfg.base = x.reshape(shape)
+    else:
+        cfg.expect_error = ""
+        if err:  # dequantize of a bad width: the words of an unaligned row
+            cfg.base = rng.integers(-(2**31), 2**31, lead + (max(1, k * (b or BLOCK_BITS[mode]) // 32),)).astype(
+                np.int32)
+            cfg.extra["scales"] = rng.integers(0, 256, lead + (1,)).astype(np.uint8)
+        else:
+            # codes drawn from the CPU stream's quantizer: whatever they are, both streams must read them alike
+            out = Q.quantize_mx(lucid.tensor(x.reshape(shape)), mode, g, b)
+            cfg.base = out[0].numpy()
+            cfg.extra["scales"] = out[1].numpy()
+            if mode == "affine":
+                cfg.extra["biases"] = out[2].numpy()
+            else:  # and now and then any bytes at all as codes and scales
+                if rng.random() < 0.3:
+                    cfg.base = rng.integers(-(2**31), 2**31, cfg.base.shape).astype(np.int32)
+                if rng.random() < 0.3:
+                    cfg.extra["scales"] = rng.integers(0, 256, cfg.extra["scales"].shape).astype(np.uint8)
+    if op == "quantize_mx" and mode == "affine" and not err:
+        cfg.base = np.where(np.isfinite(cfg.base), cfg.base, F32(0.0)).astype(F32)
+    cfg.expect_error = err
+    return cfg
+
+
+BLOCK_BITS = {"mxfp8": 8, "mxfp4": 4, "nvfp4": 4}
+
+
 # ------------------------------------------------------------------------- running
 
 def _lucid_param(v, device):
@@ -372,6 +520,20 @@ def _run_stream(cfg: Config, device: str) -> tuple:
         y = Q.fake_quantize(_view(leaf, cfg.layout), s, z, cfg.qmin, cfg.qmax, **axes)
         y.backward(t(cfg.extra["dy"], cfg.dtype))
         return (leaf.grad,)
+    if cfg.op == "quantize_float":
+        kw = dict(ch_axis=cfg.ch_axis) if cfg.ch_axis is not None else {}
+        x = _view(t(cfg.base), cfg.layout)
+        return (Q.quantize(x, s, z, getattr(Q, cfg.grid), saturate=cfg.extra["saturate"], **kw),)
+    if cfg.op == "dequantize_float":
+        kw = dict(ch_axis=cfg.ch_axis) if cfg.ch_axis is not None else {}
+        return (Q.dequantize(_view(t(cfg.base), cfg.layout), s, z, qdtype=getattr(Q, cfg.grid), **kw),)
+    if cfg.op == "quantize_mx":
+        e = cfg.extra
+        return tuple(Q.quantize_mx(t(cfg.base), e["mode"], cfg.group_size, e["bits"]))
+    if cfg.op == "dequantize_mx":
+        e = cfg.extra
+        biases = t(e["biases"]) if "biases" in e else None
+        return (Q.dequantize_mx(t(cfg.base), t(e["scales"]), biases, cfg.group_size, e["bits"], mode=e["mode"]),)
     if cfg.op == "pack_int4":
         return (Q.pack_int4(_view(t(cfg.base), cfg.layout), axis=cfg.axis),)
     if cfg.op == "unpack_int4":
@@ -436,6 +598,24 @@ def reference_outputs(cfg: Config) -> tuple:
         q = _view(cfg.base, cfg.layout)
         s, z = _expand(np.asarray(cfg.scale, F32), q.shape, cfg), _expand(np.asarray(cfg.zero_point), q.shape, cfg)
         return ((cfg.dtype, R.narrow(R.dequantize(q, s, z), cfg.dtype)),)
+    if cfg.op in ("quantize_float", "dequantize_float"):
+        a = _view(cfg.base, cfg.layout)
+        sc = _expand(np.asarray(cfg.scale, F32), a.shape, cfg)
+        if cfg.op == "quantize_float":
+            return (("uint8", FR.float_quantize(a, sc, cfg.grid, cfg.extra["saturate"])),)
+        return (("float32", FR.float_dequantize(a, sc, cfg.grid).view(np.uint32)),)
+    if cfg.op in ("quantize_mx", "dequantize_mx"):
+        mode = cfg.extra["mode"]
+        if mode == "affine":
+            return None  # MLX's affine rule is checked against MLX itself (tests/quantization/test_mx_formats.py)
+        lead = cfg.base.shape[:-1]
+        if cfg.op == "quantize_mx":
+            words, scales = FR.block_quantize(cfg.base.reshape(-1, cfg.base.shape[-1]), mode)
+            return (("int32", words.reshape(lead + words.shape[-1:])),
+                    ("uint8", scales.reshape(lead + scales.shape[-1:])))
+        y = FR.block_dequantize(cfg.base.reshape(-1, cfg.base.shape[-1]),
+                                cfg.extra["scales"].reshape(-1, cfg.extra["scales"].shape[-1]), mode)
+        return (("float32", y.reshape(lead + y.shape[-1:]).view(np.uint32)),)
     if cfg.op == "pack_int4":
         return (("uint8", R.pack_int4(_view(cfg.base, cfg.layout), cfg.axis)),)
     if cfg.op == "unpack_int4":
@@ -514,8 +694,12 @@ def run_config(cfg: Config) -> Outcome:
         return out
     ref = reference_outputs(cfg)
     out.elements = sum(a[1].size for a in cpu)
+    if ref is None:  # no numpy model of this case: the two streams alone
+        ref = (None,) * len(cpu)
     for k, (c, g, r) in enumerate(zip(cpu, gpu, ref)):
         for who, other in (("gpu", g), ("reference", r)):
+            if other is None:
+                continue
             count, text = _first_diff(c, other)
             if count:
                 out.mismatches = max(out.mismatches, count)
