@@ -280,9 +280,14 @@ LUCID_DEPTHWISE_CLONES void depthwise_plane(const int32_t* plane, int64_t Wp, co
 // border holds zx, and the zero point comes out of the sum exactly:
 //   sum_t (x_t - zx) * w_t = sum_t x_t * w_t - zx * sum_t w_t   (int32).
 // `plane` is Hp rows of Wp codes, with 64 readable bytes past its end.
-template <int S>
-__attribute__((target("avx512f,avx512bw,avx512vnni,avx512vbmi"))) void depthwise_3x3_vnni(
-    const uint8_t* plane, int64_t Wp, int64_t oh, int64_t ow, const int8_t* w9, int32_t zx, int32_t* acc) {
+//
+// The epilogue runs on the sums in registers, the operations of depthwise_store
+// (a wrapping int32 bias add, cvtdq2ps, mulps, roundps to nearest even, addps,
+// max / min) 16 lanes at a time.
+template <int S, class Q>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise_3x3_vnni(
+    const uint8_t* plane, int64_t Wp, int64_t oh, int64_t ow, const int8_t* w9, int32_t zx, uint32_t bias,
+    float scale, const DepthwiseEpilogue& e, Q* out_plane) {
   uint32_t quad[3];
   int32_t wsum = 0;
   for (int i = 0; i < 3; ++i) {
@@ -296,18 +301,35 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx512vbmi"))) void depthwise
   for (int l = 0; l < 16; ++l)
     for (int b = 0; b < 4; ++b) idx_bytes[4 * l + b] = static_cast<uint8_t>(S * l + b);
   const __m512i idx = _mm512_load_si512(idx_bytes);
-  const __m512i base = _mm512_set1_epi32(-zx * wsum);
+  // The sum starts at bias - zx * sum(w): the zero point's part and the wrapping bias add
+  // in one integer (two's complement addition is associative).
+  const __m512i base = _mm512_set1_epi32(static_cast<int32_t>(bias - static_cast<uint32_t>(zx * wsum)));
+  const __m512 sc = _mm512_set1_ps(scale), zy = _mm512_set1_ps(e.zy), lo = _mm512_set1_ps(e.lo),
+               hi = _mm512_set1_ps(e.hi);
   for (int64_t oy = 0; oy < oh; ++oy) {
     const uint8_t* r0 = plane + oy * S * Wp;
     const uint8_t* r1 = r0 + Wp;
     const uint8_t* r2 = r1 + Wp;
-    int32_t* out = acc + oy * ow;
+    Q* out = out_plane + oy * ow;
     for (int64_t x = 0; x < ow; x += 16) {
       const __mmask16 m = ow - x >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (ow - x)) - 1u);
       __m512i a = _mm512_dpbusd_epi32(base, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r0 + x * S)), w0);
       a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r1 + x * S)), w1);
       a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r2 + x * S)), w2);
-      _mm512_mask_storeu_epi32(out + x, m, a);
+      const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sc);
+      if constexpr (std::is_same_v<Q, float>) {
+        _mm512_mask_storeu_ps(out + x, m, f);
+      } else {
+        __m512 v = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+        const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+        if constexpr (sizeof(Q) == 1) {
+          __m128i b = _mm512_cvtepi32_epi8(q);
+          __asm__("" : "+v"(b));  // a register narrow, then the store (vpmovdb to memory is slow on AMD)
+          _mm_mask_storeu_epi8(out + x, m, b);
+        } else {
+          _mm512_mask_storeu_epi32(out + x, m, q);
+        }
+      }
     }
   }
 }
@@ -343,7 +365,6 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
       // Padded uint8 plane: the border is zx's code, written once; 64 bytes of slack
       // for the last row's vector loads.
       std::vector<uint8_t> plane(static_cast<size_t>(Hp * Wp + 64), static_cast<uint8_t>(zxu));
-      std::vector<int32_t> acc(static_cast<size_t>(P));
       for (int64_t task = lo; task < hi; ++task) {
         const int64_t n = task / C, c = task % C;
         const uint8_t* src = xb + (n * C + c) * H * W;
@@ -355,9 +376,9 @@ void qconv2d_depthwise(const uint8_t* xb, bool x_signed, int32_t zx, const Tenso
         for (int64_t k = 0; k < og; ++k) {
           const int64_t o = c * og + k;
           const uint32_t bo = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-          if (win.sw == 1) depthwise_3x3_vnni<1>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, acc.data());
-          else depthwise_3x3_vnni<2>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, acc.data());
-          depthwise_store_plane(acc.data(), P, bo, scale[o], e, ob + (n * O + o) * P);
+          Q* dst = ob + (n * O + o) * P;
+          if (win.sw == 1) depthwise_3x3_vnni<1>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, bo, scale[o], e, dst);
+          else depthwise_3x3_vnni<2>(plane.data(), Wp, win.oh, win.ow, wb + o * taps, zxu, bo, scale[o], e, dst);
         }
       }
     });

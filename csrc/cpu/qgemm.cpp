@@ -182,6 +182,7 @@ struct Epilogue {
   const QGemmParams& p;
   const uint32_t* col_term;  // bias[n] - zxu * col_sum[n] + K * zxu * zw[n]
   const uint32_t* zw;
+  bool any_zw = true;  // false: every zw[n] is 0 and the row-sum term vanishes
 
   // A whole register tile (rows x nc, raw row stride nr) per call: the
   // clone-dispatched functions below are indirect calls, too costly per row.
@@ -250,28 +251,28 @@ struct Epilogue {
   // then max / min, which equal the scalar selects for these non-NaN values
   // (an exact clamp value or a signed zero converts to the same integer).
   // Masked lanes cover the last columns.
-  template <class Q>
+  template <class Q, bool RS>
   __attribute__((target("avx512f,avx512bw,avx512vl"))) static void epilogue_avx512(const Tile& t, Q* out) {
     // Locals: byte stores may alias anything, so fields read in the loop would
-    // be reloaded after every store.
+    // be reloaded after every store. Columns outer: a column vector's terms and
+    // scales are loaded once for the tile's rows.
     const int rows = t.rows, nc = t.nc, nr = t.nr;
     const int64_t ldo = t.ldo;
     const int32_t* raw = t.raw;
     const uint32_t* rsum = t.rs;
-    const int32_t* ctp = reinterpret_cast<const int32_t*>(t.ct);
-    const int32_t* zwp = reinterpret_cast<const int32_t*>(t.zw);
-    const float* scp = t.scale;
     const __m512 zy = _mm512_set1_ps(t.zy), lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
-    for (int i = 0; i < rows; ++i, out += ldo, raw += nr) {
-      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(rsum[i]));
-      for (int j = 0; j < nc; j += 16) {
-        const __mmask16 m = nc - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (nc - j)) - 1u);
-        const __m512i r = _mm512_maskz_loadu_epi32(m, raw + j);
-        const __m512i ct = _mm512_maskz_loadu_epi32(m, ctp + j), zw = _mm512_maskz_loadu_epi32(m, zwp + j);
-        const __m512i a = _mm512_sub_epi32(_mm512_add_epi32(r, ct), _mm512_mullo_epi32(zw, rs));
-        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_maskz_loadu_ps(m, scp + j));
+    for (int j = 0; j < nc; j += 16) {
+      const __mmask16 m = nc - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (nc - j)) - 1u);
+      const __m512i ct = _mm512_maskz_loadu_epi32(m, t.ct + j);
+      const __m512i zw = RS ? _mm512_maskz_loadu_epi32(m, t.zw + j) : _mm512_setzero_si512();
+      const __m512 sc = _mm512_maskz_loadu_ps(m, t.scale + j);
+      Q* o = out + j;
+      for (int i = 0; i < rows; ++i, o += ldo) {
+        __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, raw + i * nr + j), ct);
+        if (RS) a = _mm512_sub_epi32(a, _mm512_mullo_epi32(zw, _mm512_set1_epi32(static_cast<int32_t>(rsum[i]))));
+        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sc);
         if constexpr (std::is_same_v<Q, float>) {
-          _mm512_mask_storeu_ps(out + j, m, x);
+          _mm512_mask_storeu_ps(o, m, x);
         } else {
           __m512 v = _mm512_add_ps(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
           v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
@@ -280,13 +281,18 @@ struct Epilogue {
             // Narrowed in a register, then stored: the memory form of vpmovdb is slow on AMD.
             __m128i b = _mm512_cvtepi32_epi8(q);
             __asm__("" : "+v"(b));
-            _mm_mask_storeu_epi8(out + j, m, b);
+            _mm_mask_storeu_epi8(o, m, b);
           } else {
-            _mm512_mask_storeu_epi32(out + j, m, q);
+            _mm512_mask_storeu_epi32(o, m, q);
           }
         }
       }
     }
+  }
+  template <class Q>
+  static void epilogue_avx512(const Tile& t, Q* out, bool rs) {
+    if (rs) epilogue_avx512<Q, true>(t, out);
+    else epilogue_avx512<Q, false>(t, out);
   }
 #endif
 
@@ -298,10 +304,10 @@ struct Epilogue {
     if (avx512) {
       switch (p.out_kind) {
         case QOut::Int32: break;
-        case QOut::Float: return epilogue_avx512(t, static_cast<float*>(p.out) + at);
-        case QOut::Int8: return epilogue_avx512(t, static_cast<int8_t*>(p.out) + at);
-        case QOut::UInt8: return epilogue_avx512(t, static_cast<uint8_t*>(p.out) + at);
-        case QOut::Requant32: return epilogue_avx512(t, static_cast<int32_t*>(p.out) + at);
+        case QOut::Float: return epilogue_avx512(t, static_cast<float*>(p.out) + at, any_zw);
+        case QOut::Int8: return epilogue_avx512(t, static_cast<int8_t*>(p.out) + at, any_zw);
+        case QOut::UInt8: return epilogue_avx512(t, static_cast<uint8_t*>(p.out) + at, any_zw);
+        case QOut::Requant32: return epilogue_avx512(t, static_cast<int32_t*>(p.out) + at, any_zw);
       }
     }
 #endif
@@ -422,7 +428,9 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
 
   std::vector<uint32_t> col_term, zw;
   column_terms(w, p, col_term, zw);
-  Epilogue epi{p, col_term.data(), zw.data()};
+  bool any_zw = false;
+  for (int64_t n = 0; n < N; ++n) any_zw |= zw[n] != 0;
+  Epilogue epi{p, col_term.data(), zw.data(), any_zw};
 
   // Cache blocks: MC rows of activations (MC x kp panel elements in L1/L2)
   // stream past NC columns of packed weights (NC x kp bytes in L2).
@@ -491,10 +499,10 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   if (M == 0 || N == 0) return;
   std::vector<uint32_t> col_term, zw;
   column_terms(w, p, col_term, zw);
-  Epilogue epi{p, col_term.data(), zw.data()};
   // Row sums enter only through zw[n] * rowsum: symmetric weights skip them.
   bool need_rs = false;
   for (int64_t n = 0; n < N; ++n) need_rs |= zw[n] != 0;
+  Epilogue epi{p, col_term.data(), zw.data(), need_rs};
 
   const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
   const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * mr, 1));

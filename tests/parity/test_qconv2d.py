@@ -176,6 +176,33 @@ def test_symmetric_weights(device, case, xdtype, rng):
     assert_bytes_equal(to_np(y), expect)
 
 
+@pytest.mark.parametrize("case", DEPTHWISE_SYMMETRIC[:4])
+@pytest.mark.parametrize("out_qd", [None, Q.qint32])
+def test_symmetric_depthwise_float_and_int32_outputs(device, case, out_qd, rng):
+    """The depthwise 3x3 path with symmetric weights writes float32 (acc * sxw) and
+    requantized int32 outputs as well as byte codes."""
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    x = rng.integers(0, 256, (N, C, H, W)).astype(np.uint8)
+    w = rng.integers(-128, 128, (O, 1, kh, kw)).astype(np.int8)
+    zx, sx = 200, F32(0.03)
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    b = rng.standard_normal(O).astype(F32)
+    sxw = (sx * sw).astype(F32)
+    acc = ref_acc(x, zx, w, np.zeros(O, np.int64), stride, padding, dilation, groups)
+    acc = acc + np.rint(b / sxw).astype(np.int64).reshape(1, -1, 1, 1)
+    kw_args = {} if out_qd is None else dict(out_scale=0.25, out_zp=-7, out_qdtype=out_qd)
+    y = Q.qconv2d(lucid.tensor(x, device=device), float(sx), zx, lucid.tensor(w, device=device),
+                  lucid.tensor(sw, device=device), 0, bias=lucid.tensor(b, device=device), stride=stride,
+                  padding=padding, dilation=dilation, groups=groups, **kw_args)
+    if out_qd is None:
+        expect = (acc.astype(np.int32).astype(F32) * sxw.reshape(1, -1, 1, 1)).astype(F32)
+    else:
+        mult = (sxw / F32(0.25)).astype(F32).reshape(1, -1, 1, 1)
+        lo, hi = bounds(Q.qint32.quant_min, Q.qint32.quant_max)
+        expect = np.clip(np.rint(acc.astype(np.int32).astype(F32) * mult) + F32(-7), lo, hi).astype(np.int32)
+    assert_bytes_equal(to_np(y), expect)
+
+
 def test_qconv1d(device, rng):
     x = rng.integers(0, 256, (2, 3, 11)).astype(np.uint8)
     w = rng.integers(-128, 128, (4, 3, 3)).astype(np.int8)
