@@ -99,8 +99,22 @@ void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* ds
 // bytes. `hwc_scratch` holds H * W * cg bytes.
 void pad_pixels(const uint8_t* x, int64_t H, int64_t W, int64_t c0, int64_t cg, int64_t Hp, int64_t Wp, int64_t ph,
                 int64_t pw, uint8_t pad, uint8_t* padded, uint8_t* hwc_scratch) {
-  if (Hp != H || Wp != W) std::memset(padded, pad, static_cast<size_t>(Hp * Wp * cg));
   const uint8_t* hwc = x + c0 * H * W;  // one channel: CHW is already HWC
+  if (Hp == H && Wp == W && cg > 1) {  // no border: the transpose is the padded image
+    transpose_bytes(hwc, cg, H * W, padded);
+    return;
+  }
+  // Only the border needs the pad byte: the rows below overwrite the rest.
+  if (Hp != H || Wp != W) {
+    const size_t row = static_cast<size_t>(Wp * cg);
+    std::memset(padded, pad, static_cast<size_t>(ph) * row);
+    std::memset(padded + (ph + H) * Wp * cg, pad, static_cast<size_t>(Hp - ph - H) * row);
+    for (int64_t y = 0; y < H; ++y) {
+      uint8_t* r = padded + (y + ph) * Wp * cg;
+      std::memset(r, pad, static_cast<size_t>(pw * cg));
+      std::memset(r + (pw + W) * cg, pad, static_cast<size_t>((Wp - pw - W) * cg));
+    }
+  }
   if (cg > 1) {
     transpose_bytes(hwc, cg, H * W, hwc_scratch);
     hwc = hwc_scratch;
