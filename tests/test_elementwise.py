@@ -507,6 +507,24 @@ def test_clamp(dtype, device, rng):
     assert lucid.clamp(t, 0, 1).dtype == t.dtype
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_clamp_integer_both_bounds(dtype, device, rng):
+    """Both bounds on an integer tensor (the CPU stream does it in one pass): numpy's
+    clip, bounds crossed (min > max gives max), an odd length, a strided input."""
+    info = np.iinfo(dtype)
+    x = rng.integers(max(info.min, -300), min(info.max, 300), 1001).astype(dtype)
+    t = lucid.tensor(x, device=device)
+    for lo, hi in [(3, 100), (0, 0), (-5, 7), (100, 3)]:
+        if lo < info.min or hi < info.min:
+            continue
+        want = np.minimum(np.maximum(x, np.array(lo, dtype)), np.array(hi, dtype))
+        got = lucid.clamp(t, lo, hi)
+        assert got.dtype == t.dtype
+        np.testing.assert_array_equal(to_np(got), want)
+    strided = lucid.tensor(x.reshape(7, 143), device=device).T
+    np.testing.assert_array_equal(to_np(lucid.clamp(strided, 3, 50)), np.clip(x.reshape(7, 143).T, 3, 50))
+
+
 def test_clamp_tensor_bounds_and_edges(device, rng):
     x = rng.standard_normal((4, 5)).astype(np.float32)
     lo = rng.standard_normal((4, 1)).astype(np.float32) - 0.5

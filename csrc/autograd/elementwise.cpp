@@ -366,8 +366,14 @@ py::object clamp(PyObject* x, PyObject* min, PyObject* max) {
   if (min == Py_None && max == Py_None) throw ValueError("clamp(): at least one of 'min' and 'max' must be given");
   py::object lo = bound(min, x, "min"), hi = bound(max, x, "max");
   Tensor y = handle_of(x);
-  if (!lo.is_none()) y = ops::maximum(y, handle_of(lo.ptr()));
-  if (!hi.is_none()) y = ops::minimum(y, handle_of(hi.ptr()));
+  std::optional<Tensor> fused;
+  if (!lo.is_none() && !hi.is_none()) fused = ops::clamp_fused(y, handle_of(lo.ptr()), handle_of(hi.ptr()));
+  if (fused) {
+    y = std::move(*fused);
+  } else {
+    if (!lo.is_none()) y = ops::maximum(y, handle_of(lo.ptr()));
+    if (!hi.is_none()) y = ops::minimum(y, handle_of(hi.ptr()));
+  }
   py::object out = steal(wrap(std::move(y)));
   if (!records({x, lo.ptr(), hi.ptr()}, out.ptr())) return out;
   PyObject* inputs[3] = {x, lo.ptr(), hi.ptr()};

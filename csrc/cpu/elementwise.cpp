@@ -77,4 +77,18 @@ void predicate(PredicateOp op, const Tensor& x, const Tensor& out) {
   });
 }
 
+void clamp_integer(const Tensor& x, const Tensor& lo, const Tensor& hi, const Tensor& out) {
+  dispatch(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T l = lo.data<T>()[0], h = hi.data<T>()[0];
+      // the selects of maximum then minimum, in one pass
+      unary_contiguous([l, h](auto v) { v = v < l ? l : v; return v > h ? h : v; }, x.data<T>(), out.data<T>(),
+                       x.numel());
+    } else {
+      throw TypeError("internal: clamp_integer on a non-integer dtype");
+    }
+  });
+}
+
 }  // namespace lucid::cpu

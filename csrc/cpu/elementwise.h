@@ -17,5 +17,8 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
 void compare(CompareOp op, const Tensor& a, const Tensor& b, const Tensor& out);
 // out = cond ? a : b; cond is bool, a and b have out's dtype; all broadcast.
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// out = min(max(x, lo), hi) in one pass: x contiguous and integral, lo / hi 0-d of
+// x's dtype, out like x.
+void clamp_integer(const Tensor& x, const Tensor& lo, const Tensor& hi, const Tensor& out);
 
 }  // namespace lucid::cpu

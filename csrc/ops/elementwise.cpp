@@ -141,6 +141,15 @@ Tensor div(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Div
 Tensor pow(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Pow, "pow", a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Maximum, "maximum", a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_arith(BinaryOp::Minimum, "minimum", a, b); }
+
+std::optional<Tensor> clamp_fused(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  if (x.device() != Device::CPU || lo.device() != Device::CPU || hi.device() != Device::CPU) return std::nullopt;
+  if (!is_integral(x.dtype()) || lo.dtype() != x.dtype() || hi.dtype() != x.dtype()) return std::nullopt;
+  if (lo.ndim() != 0 || hi.ndim() != 0 || !x.is_contiguous()) return std::nullopt;
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  cpu::clamp_integer(x, lo, hi, out);
+  return out;
+}
 Tensor floor_divide(const Tensor& a, const Tensor& b) {
   return binary_arith(BinaryOp::FloorDivide, "floor_divide", a, b);
 }

@@ -9,6 +9,7 @@
 //     logical or, mul/minimum as logical and, sub and pow raise TypeError.
 // Mixed devices raise ValueError naming the function.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "core/tensor.h"
@@ -75,6 +76,10 @@ Tensor pow(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 // The smaller of a and b; NaN propagates.
 Tensor minimum(const Tensor& a, const Tensor& b);
+// minimum(maximum(x, lo), hi) in one pass where that is the same thing exactly: an
+// integral contiguous x on the CPU stream with 0-d bounds of its dtype (ReLU6 of
+// quantized codes); nullopt otherwise, and the caller composes the two ops.
+std::optional<Tensor> clamp_fused(const Tensor& x, const Tensor& lo, const Tensor& hi);
 // Python / PyTorch division with rounding: floor_divide rounds the quotient
 // toward -inf, remainder = a - floor_divide(a, b) * b (the divisor's sign),
 // fmod = a - trunc(a / b) * b (the dividend's sign). Integer inputs stay
