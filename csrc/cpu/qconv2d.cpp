@@ -72,25 +72,31 @@ inline void transpose_tile16(const uint8_t* src, int64_t ss, uint8_t* dst, int64
 }
 #endif
 
-void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
+// dst (cols, rows) = src (rows, cols) transposed, src rows `lds` bytes apart and
+// dst rows `ldd` apart (a block of larger matrices).
+void transpose_block(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {
 #if defined(__SSE2__)
   alignas(16) uint8_t in[16 * 16], out[16 * 16];
   for (int64_t r0 = 0; r0 < rows; r0 += 16)
     for (int64_t c0 = 0; c0 < cols; c0 += 16) {
       const int64_t rr = std::min<int64_t>(16, rows - r0), cc = std::min<int64_t>(16, cols - c0);
       if (rr == 16 && cc == 16) {
-        transpose_tile16(src + r0 * cols + c0, cols, dst + c0 * rows + r0, rows);
+        transpose_tile16(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
         continue;
       }
       std::memset(in, 0, sizeof in);
-      for (int64_t i = 0; i < rr; ++i) std::memcpy(in + i * 16, src + (r0 + i) * cols + c0, static_cast<size_t>(cc));
+      for (int64_t i = 0; i < rr; ++i) std::memcpy(in + i * 16, src + (r0 + i) * lds + c0, static_cast<size_t>(cc));
       transpose_tile16(in, 16, out, 16);
-      for (int64_t k = 0; k < cc; ++k) std::memcpy(dst + (c0 + k) * rows + r0, out + k * 16, static_cast<size_t>(rr));
+      for (int64_t k = 0; k < cc; ++k) std::memcpy(dst + (c0 + k) * ldd + r0, out + k * 16, static_cast<size_t>(rr));
     }
 #else
   for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = 0; r < rows; ++r) dst[c * rows + r] = src[r * cols + c];
+    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
 #endif
+}
+
+void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
+  transpose_block(src, rows, cols, cols, dst, rows);
 }
 
 // The channel group of one image as Hp x Wp pixels of cg bytes each (channels
@@ -592,16 +598,22 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
         g.base = padded.data();
         q.m = nb * P, q.out = tmp.data();
         kernels::qigemm(packed[0], g, q);
-        for (int64_t i = 0; i < nb; ++i) {  // (P, O) -> out[n0 + i] as (O, P)
-          char* dst = ob + (n0 + i) * O * P * osize;
-          const char* src = tmp.data() + i * P * O * osize;
-          if (osize == 1) {
-            transpose_bytes(reinterpret_cast<const uint8_t*>(src), P, O, reinterpret_cast<uint8_t*>(dst));
-          } else {
-            for (int64_t o = 0; o < O; ++o)
-              for (int64_t r = 0; r < P; ++r) std::memcpy(dst + (o * P + r) * osize, src + (r * O + o) * osize, osize);
+        // (P, O) -> out[n0 + i] as (O, P), in blocks of 64 pixels over the pool
+        const int64_t blocks = (P + 63) / 64;
+        parallel_for(nb * blocks, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, 64 * O)), [&](int64_t lo, int64_t hi) {
+          for (int64_t t = lo; t < hi; ++t) {
+            const int64_t i = t / blocks, r0 = t % blocks * 64, rn = std::min<int64_t>(64, P - r0);
+            char* dst = ob + ((n0 + i) * O * P + r0) * osize;
+            const char* src = tmp.data() + (i * P + r0) * O * osize;
+            if (osize == 1) {
+              transpose_block(reinterpret_cast<const uint8_t*>(src), rn, O, O, reinterpret_cast<uint8_t*>(dst), P);
+            } else {
+              for (int64_t o = 0; o < O; ++o)
+                for (int64_t r = 0; r < rn; ++r)
+                  std::memcpy(dst + (o * P + r) * osize, src + (r * O + o) * osize, osize);
+            }
           }
-        }
+        });
       }
       return;
     }
