@@ -277,3 +277,27 @@ def test_prepack_conv_weight_errors(device):
         Q.prepack_conv_weight(lucid.zeros((2, 1, 3, 3), device=device))
     with pytest.raises(ValueError, match="argument 'wq' must have shape"):
         Q.prepack_conv_weight(lucid.zeros((2, 9), dtype=lucid.int8, device=device))
+
+
+@pytest.mark.parametrize("case", [INDIRECT[0], PADDED_CHANNELS[3], DEPTHWISE_SYMMETRIC[3], POINTWISE[0], CASES[1]])
+def test_thread_counts_give_the_reference_bytes(case, rng):
+    """The CPU stream splits pixels, channels and the output reorder over its pool:
+    one, two and three threads all give the reference codes."""
+    (N, C, H, W), (O, kh, kw), stride, padding, dilation, groups = case
+    x = rng.integers(0, 256, (N, C, H, W)).astype(np.uint8)
+    w = rng.integers(-127, 128, (O, C // groups, kh, kw)).astype(np.int8)
+    zx, sx, sy, zy = 9, F32(0.02), F32(0.4), 120
+    sw = rng.uniform(0.001, 0.02, O).astype(F32)
+    acc = ref_acc(x, zx, w, np.zeros(O, np.int64), stride, padding, dilation, groups)
+    mult = ((sx * sw).astype(F32) / sy).astype(F32).reshape(1, -1, 1, 1)
+    expect = np.clip(np.rint(acc.astype(F32) * mult) + F32(zy), F32(0), F32(255)).astype(np.uint8)
+    saved = lucid.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            lucid.set_num_threads(threads)
+            for wq in (lucid.tensor(w), Q.prepack_conv_weight(lucid.tensor(w))):
+                y = Q.qconv2d(lucid.tensor(x), float(sx), zx, wq, lucid.tensor(sw), 0, stride=stride, padding=padding,
+                              dilation=dilation, groups=groups, out_scale=float(sy), out_zp=zy, out_qdtype=Q.quint8)
+                assert_bytes_equal(to_np(y), expect)
+    finally:
+        lucid.set_num_threads(saved)
