@@ -1,10 +1,18 @@
 // Quantized 2-D convolution on the CPU stream (docs/numerics.md, "Quantized
-// convolution"): an integer im2col of the activation codes, padded with the
-// activation zero point so padding contributes (zx - zx) * w = 0, then the
-// int8 GEMM of cpu/kernels with its fused epilogue, then a transpose from
-// (pixels, channels) to the NCHW output. The im2col goes through a
-// channels-innermost copy of the input, so a patch is kh copies of kw * cg
-// bytes; the weights are reordered to match.
+// convolution"). Every path computes the contract's exact int32 sums and runs
+// its epilogue operation for operation; they differ in how they reach the codes:
+// - GEMM kernels with an indirect form (AVX-512 VNNI) read each output pixel's
+//   window rows in place from a padded pixels-by-channels copy of the images
+//   (the zero point's code in the border), with no im2col or panel copy;
+// - other kernels take an integer im2col of that copy (kh copies of kw * cg
+//   bytes per patch), padded with the zero point so padding contributes
+//   (zx - zx) * w = 0, then the int8 GEMM of cpu/kernels with its fused epilogue;
+// - depthwise convs (one input channel per group) sum each plane's windows
+//   directly (3x3 windows with symmetric weights: VNNI dot products of permuted
+//   bytes where the CPU has VBMI).
+// The product's (pixels, channels) output is then reordered to NCHW. The
+// weights are reordered to the patches' (i, j, c) tap order and packed once per
+// frozen weight (QConvWeightCache).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
