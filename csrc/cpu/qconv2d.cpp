@@ -484,6 +484,27 @@ struct QConvWeightCache {
   }
 };
 
+namespace {
+
+// A calling thread's buffers for the indirect path, kept between calls: a fresh
+// vector per call zero-filled megabytes, and large fresh allocations come from
+// mmap and fault in every page again. Grown, never shrunk; not shared between
+// threads (the pool's workers only read and write what the caller hands them).
+struct Scratch {
+  std::unique_ptr<uint8_t[]> data;
+  size_t size = 0;
+  uint8_t* get(size_t n) {
+    if (n > size) {
+      data.reset(new uint8_t[n]);
+      size = n;
+    }
+    return data.get();
+  }
+};
+thread_local Scratch t_padded, t_product;
+
+}  // namespace
+
 std::shared_ptr<QConvWeightCache> make_qconv_weight_cache() { return std::make_shared<QConvWeightCache>(); }
 
 void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, const int32_t* bias,
@@ -571,8 +592,8 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
     {
       const int64_t per_image = g.image_stride + P * O * static_cast<int64_t>(osize);
       const int64_t ichunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{2} << 20) / std::max<int64_t>(1, per_image)));
-      std::vector<uint8_t> padded(static_cast<size_t>(ichunk * g.image_stride));
-      std::vector<char> tmp(static_cast<size_t>(ichunk * P * O) * osize);
+      uint8_t* padded_buf = t_padded.get(static_cast<size_t>(ichunk * g.image_stride));
+      char* tmp_buf = reinterpret_cast<char*>(t_product.get(static_cast<size_t>(ichunk * P * O) * osize));
       const uint8_t flip = p.x_signed ? 0x80 : 0, pad = static_cast<uint8_t>(static_cast<uint8_t>(zx) ^ flip);
       const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data());
       char* ob = static_cast<char*>(out.raw_data());
@@ -583,7 +604,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
         parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
           std::vector<uint8_t> hwc(static_cast<size_t>(C > 1 && cp == C ? C * H * W : 0));
           for (int64_t i = lo; i < hi; ++i) {
-            uint8_t* dst = padded.data() + i * g.image_stride;
+            uint8_t* dst = padded_buf + i * g.image_stride;
             const uint8_t* img = xb + (n0 + i) * C * H * W;
             if (cp == C) {
               pad_pixels(img, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc.data());
@@ -603,8 +624,8 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
               }
           }
         });
-        g.base = padded.data();
-        q.m = nb * P, q.out = tmp.data();
+        g.base = padded_buf;
+        q.m = nb * P, q.out = tmp_buf;
         kernels::qigemm(packed[0], g, q);
         // (P, O) -> out[n0 + i] as (O, P), in blocks of 64 pixels over the pool
         const int64_t blocks = (P + 63) / 64;
@@ -612,7 +633,7 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
           for (int64_t t = lo; t < hi; ++t) {
             const int64_t i = t / blocks, r0 = t % blocks * 64, rn = std::min<int64_t>(64, P - r0);
             char* dst = ob + ((n0 + i) * O * P + r0) * osize;
-            const char* src = tmp.data() + (i * P + r0) * O * osize;
+            const char* src = tmp_buf + (i * P + r0) * O * osize;
             if (osize == 1) {
               transpose_block(reinterpret_cast<const uint8_t*>(src), rn, O, O, reinterpret_cast<uint8_t*>(dst), P);
             } else {
