@@ -11,8 +11,11 @@ lucid model. Each row runs in a subprocess of its own, so its peak RSS is its ow
 Rows (lucid): float32; int8 dynamic (``nn.quantized.dynamic.Linear``: int8 activations
 with each call's qparams x per-tensor symmetric int8 weights, quantize_dynamic's default); int4 weight-only, lucid's int4 format (``WeightOnlyInt4Linear``:
 symmetric, groups of 64 / 128, its GEMV kernel); int4 weight-only in MLX's format
-(``QuantizedLinearMLX``, affine, groups of 64 / 128). Rows (MLX): float32 and
-``QuantizedLinear`` 8 / 4 bits, groups of 64 / 128.
+(``QuantizedLinearMLX``, affine, groups of 64 / 128); mxfp4 and mxfp8 (``QuantizedLinearMX``)
+and FP8 E4M3 with per-row scales (``quantize_`` with ``Float8WeightOnlyConfig``), which
+decode through the float-coded weight GEMV on the CPU stream. Rows (MLX): float32,
+``QuantizedLinear`` 8 / 4 bits, groups of 64 / 128, and its mxfp4 / mxfp8 modes (the FP8
+row is compared with MLX's mxfp8, the nearest format MLX runs).
 
     PYTHONPATH=python python bench/decode.py [--layers 12] [--dim 1024] [--heads 16]
         [--vocab 4096] [--prompt 16] [--tokens 32] [--threads 1] [--quick] [--json PATH]
@@ -42,12 +45,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _timing import cpu_description, resident_mb  # noqa: E402
 LUCID_ROWS = ("lucid float32", "lucid int8 dynamic", "lucid int4 g64", "lucid int4 g128",
-              "lucid int4 g64 (MLX format)", "lucid int4 g128 (MLX format)")
-MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128")
+              "lucid int4 g64 (MLX format)", "lucid int4 g128 (MLX format)", "lucid mxfp4", "lucid mxfp8",
+              "lucid fp8 e4m3 per-row")
+MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128", "mlx mxfp4", "mlx mxfp8")
 # which MLX row each lucid row is compared with
 PAIRS = {"lucid float32": "mlx float32", "lucid int8 dynamic": "mlx int8 g64",
          "lucid int4 g64": "mlx int4 g64", "lucid int4 g128": "mlx int4 g128",
-         "lucid int4 g64 (MLX format)": "mlx int4 g64", "lucid int4 g128 (MLX format)": "mlx int4 g128"}
+         "lucid int4 g64 (MLX format)": "mlx int4 g64", "lucid int4 g128 (MLX format)": "mlx int4 g128",
+         "lucid mxfp4": "mlx mxfp4", "lucid mxfp8": "mlx mxfp8", "lucid fp8 e4m3 per-row": "mlx mxfp8"}
 
 
 # ----- the weights, shared by both frameworks -------------------------------------------
@@ -151,6 +156,14 @@ def lucid_quantize(lin, row):
         return lin
     if row == "lucid int8 dynamic":  # per-channel symmetric int8 weights, as quantize_dynamic's default
         return nnqd.Linear.from_float(lin)
+    if row in ("lucid mxfp4", "lucid mxfp8"):
+        return nnq.QuantizedLinearMX.from_float(lin, mode=row.split()[-1])
+    if row == "lucid fp8 e4m3 per-row":  # torchao's config through quantize_, as a user would call it
+        from lucid import nn
+        from lucid import quantization as Q
+        holder = nn.Sequential(lin)
+        Q.quantize_(holder, Q.Float8WeightOnlyConfig())
+        return holder[0]
     g = 64 if "g64" in row else 128
     if "MLX format" in row:
         return nnq.QuantizedLinearMLX.from_float(lin, bits=4, group_size=g)
@@ -194,7 +207,10 @@ def run_mlx(cfg, row):
         weight = w[name + ".w"]
         m = mnn.Linear(weight.shape[1], weight.shape[0])
         m.weight, m.bias = mx.array(weight), mx.array(w[name + ".b"])
-        if row != "mlx float32":
+        if row in ("mlx mxfp4", "mlx mxfp8"):
+            m = mnn.QuantizedLinear.from_linear(m, mode=row.split()[-1])
+            mx.eval(m.parameters())
+        elif row != "mlx float32":
             bits = 8 if "int8" in row else 4
             m = mnn.QuantizedLinear.from_linear(m, group_size=64 if "g64" in row else 128, bits=bits)
             mx.eval(m.parameters())  # quantized now, so the float layer can go
