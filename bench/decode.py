@@ -19,7 +19,7 @@ row is compared with MLX's mxfp8, the nearest format MLX runs).
 
     PYTHONPATH=python python bench/decode.py [--layers 12] [--dim 1024] [--heads 16]
         [--vocab 4096] [--prompt 16] [--tokens 32] [--threads 1] [--quick] [--json PATH]
-        [--mlx-device cpu|gpu]
+        [--mlx-device cpu|gpu] [--keep-freed-memory 1|0]
 
 Prints tokens per second (decode only, after the prompt), ratios against lucid's float
 model and against MLX's row of the same format, the CPU model and flags, and the RSS
@@ -81,7 +81,8 @@ class Weights:
             return np.ones(shape, np.float32)  # LayerNorm scales
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         scale = 0.02 if name in ("embed", "pos") else 1.0 / math.sqrt(shape[1])
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
+        # float32 draws: a float64 draw would add a transient twice the layer to every row's peak
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
 
 
 # ----- lucid ----------------------------------------------------------------------------
@@ -277,6 +278,9 @@ def main() -> None:
     p.add_argument("--mlx-device", choices=("cpu", "gpu"), default="cpu")
     p.add_argument("--quick", action="store_true", help="4 layers x 512, 16 tokens")
     p.add_argument("--rows", default=None, help="comma-separated subset of the rows")
+    p.add_argument("--keep-freed-memory", choices=("1", "0"), default=None,
+                   help="LUCID_KEEP_FREED_MEMORY for the rows (lucid keeps up to 128 MiB of freed heap and a cache "
+                        "of large buffers by default; 0 returns idle memory to the OS)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -295,9 +299,12 @@ def main() -> None:
     rows = args.rows.split(",") if args.rows else list(LUCID_ROWS + MLX_ROWS)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, "..", "python"), HERE] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
+    if args.keep_freed_memory is not None:
+        env["LUCID_KEEP_FREED_MEMORY"] = args.keep_freed_memory
     print(f"CPU: {cpu_description()}")
     print(f"model: {args.layers} layers x {args.dim}, {args.heads} heads, vocab {args.vocab}; prompt {args.prompt},"
-          f" {args.tokens} decoded tokens; lucid threads {args.threads}; MLX device {args.mlx_device}")
+          f" {args.tokens} decoded tokens; lucid threads {args.threads}; MLX device {args.mlx_device}; "
+          f"LUCID_KEEP_FREED_MEMORY={env.get('LUCID_KEEP_FREED_MEMORY', '1 (default)')}")
     res = {}
     for row in rows:
         cmd = [sys.executable, os.path.abspath(__file__), "--one", row] + [

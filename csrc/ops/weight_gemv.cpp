@@ -90,10 +90,12 @@ Tensor float8_weight_linear(const Tensor& x, const Tensor& codes, const Tensor& 
         arg(fn, "scale") + " must hold one value (shape () or (1,)) or one per output row (shape (" +
             std::to_string(N) + ",)), got shape " + shape_str(scale.shape()));
   Tensor hs = host_f32(scale);
-  for (int64_t i = 0; i < hs.numel(); ++i) {
-    const float v = hs.data<float>()[i];
-    check(std::isfinite(v) && v > 0.0f, arg(fn, "scale") + " must be finite and > 0, got " + std::to_string(v) +
-                                            " at flat index " + std::to_string(i));
+  const float* sv = hs.data<float>();
+  for (int64_t i = 0, ns = hs.numel(); i < ns; ++i) {
+    const float v = sv[i];
+    if (!(std::isfinite(v) && v > 0.0f))  // the message only when it is needed: this loop runs every call
+      throw ValueError(arg(fn, "scale") + " must be finite and > 0, got " + std::to_string(v) + " at flat index " +
+                       std::to_string(i));
   }
   const Tensor b = check_bias(fn, bias, N);
   if (x.device() == Device::CPU && (r.M <= cpu::kWeightGemvRows || reference))
