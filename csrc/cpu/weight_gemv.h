@@ -2,8 +2,9 @@
 // float32 activations times FP8 codes with row scales, or MLX's block
 // formats (mxfp8, mxfp4, nvfp4), through the qfw GEMV microkernels of
 // cpu/kernels/ (the codes are read in place, never dequantized to memory).
-// For the decoding case (ops/ sends at most kWeightGemvRows activation rows
-// here; more go to dequantize + sgemm, which is compute-bound and wins).
+// This is the decoding case: ops/ sends at most kWeightGemvRows activation
+// rows here (or any number for the reference kernel); more rows go to
+// dequantize + sgemm, which is compute-bound and wins there.
 #pragma once
 #include <cstdint>
 

@@ -29,7 +29,7 @@ struct Variant {
 
 std::vector<Variant> variants() {
   std::vector<Variant> v;
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#if defined(LUCID_QFW_X86) && defined(__GNUC__)
   v.push_back({"f32-qfw-gemv-avx2", &kernels::f32_qfw_gemv_avx2,
                kernels::isa_supported("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")});
   v.push_back({"f32-qfw-gemv-avx512", &kernels::f32_qfw_gemv_avx512, kernels::isa_supported("avx512")});

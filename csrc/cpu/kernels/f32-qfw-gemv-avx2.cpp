@@ -4,13 +4,13 @@
 // magnitude comes from an 8-float table and its sign bit (bit 3, or 7 for
 // the high nibble) is shifted to bit 31 and XORed in. FP8 codes: as the
 // AVX-512 kernel, shifted into half precision and widened with vcvtph2ps.
-#if defined(__x86_64__) || defined(_M_X64)
+#include "cpu/kernels/qfw-gemv.h"
+#if defined(LUCID_QFW_X86)
 #include <immintrin.h>
 
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/kernels/qfw-gemv.h"
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx2,fma,f16c")

@@ -6,20 +6,13 @@
 // precision bits (E5M2 is the top byte of a half; E4M3's exponent and
 // mantissa move one bit down), vcvtph2ps gives ev(c) exactly. Four
 // accumulators in flight hide the FMA latency of the block-scale steps.
-#if defined(__x86_64__) || defined(_M_X64)
-#if defined(LUCID_KERNELS_SIMDE_AVX512)  // test builds only: AVX-512 emulated by SIMDe (scripts/check-arm64)
-#define SIMDE_ENABLE_NATIVE_ALIASES
-#include <simde/x86/avx512.h>
-
-#include "cpu/kernels/test/simde-avx512-shims.h"
-#else
+#include "cpu/kernels/qfw-gemv.h"
+#if defined(LUCID_QFW_X86)
 #include <immintrin.h>
-#endif
 
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/kernels/qfw-gemv.h"
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx512f,avx512bw,avx2,fma,f16c")

@@ -102,7 +102,7 @@ LUCID_SCALAR_ONLY void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS) {
 qfw_gemv_fn f32_qfw_gemv_best(const char** isa) {
   static const char* name = "scalar";
   static const qfw_gemv_fn best = [] {
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#if defined(LUCID_QFW_X86) && defined(__GNUC__)
     if (isa_supported("avx512")) return name = "avx512", &f32_qfw_gemv_avx512;
     if (isa_supported("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
       return name = "avx2", &f32_qfw_gemv_avx2;

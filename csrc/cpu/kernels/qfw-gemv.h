@@ -84,8 +84,15 @@ inline void qfw_prepare_x(QfwFormat f, size_t K, const float* x, float* xp) {
     }
 }
 
+// The x86 kernels use F16C and FMA, which the SIMDe test build (AVX-512
+// emulated on an AVX2 host, tests/kernels) does not enable: it runs the
+// scalar kernel only.
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(LUCID_KERNELS_SIMDE_AVX512)
+#define LUCID_QFW_X86 1
+#endif
+
 void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS);
-#if defined(__x86_64__) || defined(_M_X64)
+#if defined(LUCID_QFW_X86)
 void f32_qfw_gemv_avx2(LUCID_QFW_GEMV_ARGS);    // AVX2 + FMA + F16C
 void f32_qfw_gemv_avx512(LUCID_QFW_GEMV_ARGS);  // AVX-512F / BW
 #endif
