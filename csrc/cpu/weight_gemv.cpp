@@ -1,8 +1,8 @@
 // The weight-only GEMV driver: each activation row is laid out once for the
 // kernels (kernels::qfw_prepare_x), then the output rows are split over the
-// thread pool in units of about 64 KB of codes; a unit is one kernel call per
-// activation row, so for M > 1 the unit's codes are read from memory once and
-// from cache after that.
+// thread pool in units of about 64 KB of codes, one kernel call each for all
+// the activation rows (the kernel decodes a block once for several rows, or
+// reads the unit's codes again from cache).
 #include "cpu/weight_gemv.h"
 
 #include <algorithm>
@@ -24,10 +24,9 @@ void qfw_linear(kernels::QfwFormat f, const float* x, int64_t M, int64_t K, cons
   auto run = [&](int64_t lo, int64_t hi) {
     for (int64_t c0 = lo; c0 < hi; c0 += unit) {
       const int64_t c1 = std::min(hi, c0 + unit);
-      for (int64_t m = 0; m < M; ++m)
-        gemv(f, static_cast<size_t>(K), static_cast<size_t>(c1 - c0), xp.data() + m * Kp, w + c0 * rb,
-             s ? s + c0 * s_stride : nullptr, static_cast<size_t>(s_stride), sc ? sc + c0 * groups : nullptr,
-             bias ? bias + c0 : nullptr, y + m * N + c0);
+      gemv(f, static_cast<size_t>(K), static_cast<size_t>(c1 - c0), xp.data(), w + c0 * rb,
+           s ? s + c0 * s_stride : nullptr, static_cast<size_t>(s_stride), sc ? sc + c0 * groups : nullptr,
+           bias ? bias + c0 : nullptr, y + c0, static_cast<size_t>(M), static_cast<size_t>(N));
     }
   };
   if (reference) run(0, N);

@@ -83,7 +83,7 @@ Problem make(Context& ctx, QfwFormat f, size_t K, size_t rows, bool nan_codes, b
 std::vector<float> run(const Problem& p, kernels::qfw_gemv_fn fn) {
   std::vector<float> y(p.rows);
   fn(p.f, p.K, p.rows, p.xp.data(), p.w.data(), p.s.empty() ? nullptr : p.s.data(), p.s_stride,
-     p.sc.empty() ? nullptr : p.sc.data(), p.bias.empty() ? nullptr : p.bias.data(), y.data());
+     p.sc.empty() ? nullptr : p.sc.data(), p.bias.empty() ? nullptr : p.bias.data(), y.data(), 1, p.rows);
   return y;
 }
 
@@ -166,7 +166,7 @@ struct RegisterVariants {
           const Problem p = make(ctx, static_cast<QfwFormat>(fi), K, N, false, false);
           std::vector<float> y(N);
           double t = time_per_call([&] { v.fn(p.f, K, N, p.xp.data(), p.w.data(), p.s.empty() ? nullptr : p.s.data(),
-                                              1, p.sc.empty() ? nullptr : p.sc.data(), nullptr, y.data()); },
+                                              1, p.sc.empty() ? nullptr : p.sc.data(), nullptr, y.data(), 1, N); },
                                    ctx.quick ? 0.1 : 0.25);
           std::printf("    %-22s %-9s N=%zu K=%zu %7.3f ms %7.1f GOP/s %6.2f GB/s of codes\n", v.name,
                       format_name(p.f), N, K, t * 1e3, 2.0 * N * K / t / 1e9, p.w.size() / t / 1e9);

@@ -138,7 +138,13 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
 
 }  // namespace
 
+// 16 ymm accumulators for one activation row leave no room for a second.
 void f32_qfw_gemv_avx2(LUCID_QFW_GEMV_ARGS) {
+  if (M != 1) {
+    for (size_t m = 0; m < M; ++m)
+      f32_qfw_gemv_avx2(f, K, rows, xp + m * qfw_padded(K), w, s, s_stride, sc, bias, y + m * ldy, 1, ldy);
+    return;
+  }
   const QfwTables& T = qfw_tables();
   float mag[8];
   for (int c = 0; c < 8; ++c) mag[c] = T.e2m1[c];

@@ -5,7 +5,8 @@
 // block's 32 bytes puts each code in a 16-bit lane; shifted into half
 // precision bits (E5M2 is the top byte of a half; E4M3's exponent and
 // mantissa move one bit down), vcvtph2ps gives ev(c) exactly. Four
-// accumulators in flight hide the FMA latency of the block-scale steps.
+// accumulators in flight hide the FMA latency of the block-scale steps; up
+// to four activation rows share each decoded FP8 block.
 #include "cpu/kernels/qfw-gemv.h"
 #if defined(LUCID_QFW_X86)
 #include <immintrin.h>
@@ -52,11 +53,13 @@ struct Fp8 {
 
 enum class Scale { Row, Group32, Group16 };
 
-template <Scale S, class Dec>
+// MR activation rows at a time: each block is decoded once and multiplied
+// into the MR rows' accumulators (4 x MR zmm).
+template <Scale S, int MR, class Dec>
 void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
-               size_t s_stride, const uint8_t* sc, const float* dv, const float* bias, float* y) {
+               size_t s_stride, const uint8_t* sc, const float* dv, const float* bias, float* y, size_t ldy) {
   const bool fp4 = qfw_fp4(f);
-  const size_t rb = qfw_row_bytes(f, K), blocks = qfw_padded(K) / 32;
+  const size_t rb = qfw_row_bytes(f, K), Kp = qfw_padded(K), blocks = Kp / 32;
   const size_t full = fp4 ? blocks : K / 32;  // blocks read in place (an fp8 row's partial block is copied)
   const size_t bb = fp4 ? 16 : 32;             // bytes per block
   const size_t groups = S == Scale::Row ? 0 : K / qfw_group(f);
@@ -64,26 +67,30 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
     const uint8_t* wn = w + n * rb;
     const uint8_t* scn = sc + n * groups;
     Dec d = dec;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    auto block = [&](size_t i, const uint8_t* wb, __m512& acc) {
+    __m512 acc[MR][4];
+    for (int m = 0; m < MR; ++m)
+      for (int j = 0; j < 4; ++j) acc[m][j] = _mm512_setzero_ps();
+    auto block = [&](size_t i, const uint8_t* wb, int j) {
       __m512 a, c;
       d.decode(wb, a, c);
-      const float* xb = xp + 32 * i;
-      const __m512 t = _mm512_fmadd_ps(c, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(a, _mm512_loadu_ps(xb)));
-      if constexpr (S == Scale::Row) acc = _mm512_add_ps(acc, t);
-      else if constexpr (S == Scale::Group32) acc = _mm512_fmadd_ps(t, _mm512_set1_ps(dv[scn[i]]), acc);
-      else {
-        const __m512 dd = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(dv[scn[2 * i]])),
-                                                               _mm256_castps_pd(_mm256_set1_ps(dv[scn[2 * i + 1]])), 1));
-        acc = _mm512_fmadd_ps(t, dd, acc);
+      __m512 dd;
+      if constexpr (S == Scale::Group32) dd = _mm512_set1_ps(dv[scn[i]]);
+      else if constexpr (S == Scale::Group16)
+        dd = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(dv[scn[2 * i]])),
+                                                 _mm256_castps_pd(_mm256_set1_ps(dv[scn[2 * i + 1]])), 1));
+      for (int m = 0; m < MR; ++m) {
+        const float* xb = xp + m * Kp + 32 * i;
+        const __m512 t = _mm512_fmadd_ps(c, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(a, _mm512_loadu_ps(xb)));
+        if constexpr (S == Scale::Row) acc[m][j] = _mm512_add_ps(acc[m][j], t);
+        else acc[m][j] = _mm512_fmadd_ps(t, dd, acc[m][j]);
       }
     };
     size_t i = 0;
     for (; i + 4 <= full; i += 4) {
-      block(i, wn + bb * i, acc0);
-      block(i + 1, wn + bb * (i + 1), acc1);
-      block(i + 2, wn + bb * (i + 2), acc2);
-      block(i + 3, wn + bb * (i + 3), acc3);
+      block(i, wn + bb * i, 0);
+      block(i + 1, wn + bb * (i + 1), 1);
+      block(i + 2, wn + bb * (i + 2), 2);
+      block(i + 3, wn + bb * (i + 3), 3);
     }
     alignas(32) uint8_t buf[32];
     for (; i < blocks; ++i) {
@@ -93,25 +100,45 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
         std::memcpy(buf, wb, K - 32 * i);
         wb = buf;
       }
-      __m512& acc = (i & 3) == 0 ? acc0 : (i & 3) == 1 ? acc1 : (i & 3) == 2 ? acc2 : acc3;
-      block(i, wb, acc);
+      block(i, wb, static_cast<int>(i & 3));
     }
-    const __m512 r = _mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3));
-    const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
-                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
-    const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-    const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-    float u = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
-    if (qfw_e4m3_elements(f)) u = u * 256.0f;
-    if constexpr (S == Scale::Row) u = u * s[n * s_stride];
-    if constexpr (!std::is_same_v<Dec, Fp4>) {
-      if (d.saw_nan()) {
+    bool nan = false;
+    if constexpr (!std::is_same_v<Dec, Fp4>) nan = d.saw_nan();
+    for (int m = 0; m < MR; ++m) {
+      float* ym = y + m * ldy;
+      if (nan) {
         const uint32_t qnan = 0x7fc00000u;
-        std::memcpy(&y[n], &qnan, 4);
+        std::memcpy(&ym[n], &qnan, 4);
         continue;
       }
+      const __m512 r = _mm512_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]), _mm512_add_ps(acc[m][2], acc[m][3]));
+      const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
+                                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
+      const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+      const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+      float u = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+      if (qfw_e4m3_elements(f)) u = u * 256.0f;
+      if constexpr (S == Scale::Row) u = u * s[n * s_stride];
+      ym[n] = bias ? u + bias[n] : u;
     }
-    y[n] = bias ? u + bias[n] : u;
+  }
+}
+
+template <Scale S, class Dec>
+void all_rows(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
+              size_t s_stride, const uint8_t* sc, const float* dv, const float* bias, float* y, size_t M,
+              size_t ldy) {
+  const size_t Kp = qfw_padded(K);
+  for (size_t m = 0; m < M;) {
+    const size_t left = M - m;
+    const float* xm = xp + m * Kp;
+    float* ym = y + m * ldy;
+    // FP4 decoding is cheaper than the arithmetic it feeds, and sharing it
+    // across rows measured slower (register pressure); FP8's is not.
+    if (std::is_same_v<Dec, Fp4>) rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 1;
+    else if (left >= 4) rows_loop<S, 4>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 4;
+    else if (left >= 2) rows_loop<S, 2>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 2;
+    else rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 1;
   }
 }
 
@@ -121,17 +148,17 @@ void f32_qfw_gemv_avx512(LUCID_QFW_GEMV_ARGS) {
   const QfwTables& T = qfw_tables();
   switch (f) {
     case QfwFormat::E4M3Row:
-      return rows_loop<Scale::Row>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y);
+      return all_rows<Scale::Row>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y, M, ldy);
     case QfwFormat::E5M2Row:
-      return rows_loop<Scale::Row>(Fp8<false>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y);
+      return all_rows<Scale::Row>(Fp8<false>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y, M, ldy);
     case QfwFormat::Mxfp8:
-      return rows_loop<Scale::Group32>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0, bias, y);
+      return all_rows<Scale::Group32>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0, bias, y, M, ldy);
     case QfwFormat::Mxfp4:
-      return rows_loop<Scale::Group32>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0,
-                                       bias, y);
+      return all_rows<Scale::Group32>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0,
+                                      bias, y, M, ldy);
     case QfwFormat::Nvfp4:
-      return rows_loop<Scale::Group16>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc,
-                                       T.e4m3_scale, bias, y);
+      return all_rows<Scale::Group16>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc,
+                                      T.e4m3_scale, bias, y, M, ldy);
   }
 }
 

@@ -46,7 +46,10 @@ const QfwTables& qfw_tables() {
   return t;
 }
 
-LUCID_SCALAR_ONLY void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS) {
+namespace {
+
+LUCID_SCALAR_ONLY void one_row(QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
+                               size_t s_stride, const uint8_t* sc, const float* bias, float* y) {
   const QfwTables& T = qfw_tables();
   const bool fp4 = qfw_fp4(f), row_scale = qfw_row_scale(f), e4m3 = qfw_e4m3_elements(f);
   const float* ev8 = f == QfwFormat::E5M2Row ? T.e5m2 : T.e4m3;
@@ -97,6 +100,12 @@ LUCID_SCALAR_ONLY void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS) {
     if (nan) u = minifloat::float_of(0x7fc00000u);
     y[n] = bias ? (nan ? u : u + bias[n]) : u;
   }
+}
+
+}  // namespace
+
+void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS) {
+  for (size_t m = 0; m < M; ++m) one_row(f, K, rows, xp + m * qfw_padded(K), w, s, s_stride, sc, bias, y + m * ldy);
 }
 
 qfw_gemv_fn f32_qfw_gemv_best(const char** isa) {

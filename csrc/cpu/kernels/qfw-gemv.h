@@ -60,13 +60,16 @@ inline size_t qfw_row_bytes(QfwFormat f, size_t K) { return qfw_fp4(f) ? K / 2 :
 // K rounded up to whole blocks: the length of xp.
 inline size_t qfw_padded(size_t K) { return (K + 31) / 32 * 32; }
 
-// rows outputs y[0, rows): w holds `rows` rows of codes (qfw_row_bytes(f, K)
+// rows outputs y[m * ldy + n], n in [0, rows), for each of M activation rows
+// (xp: M rows of qfw_padded(K) floats); the arithmetic of each (m, n) is the
+// one above, whichever M. w holds `rows` rows of codes (qfw_row_bytes(f, K)
 // bytes each, contiguous); row scale formats read s[0, rows) (s_stride 0: the
 // one per-tensor scale s[0]); block formats read sc, rows x K / group scale
 // codes. bias (nullable) has `rows` entries. Block formats need K % 32 == 0.
+// Kernels may decode a block once for several activation rows.
 #define LUCID_QFW_GEMV_ARGS                                                                                      \
   lucid::kernels::QfwFormat f, size_t K, size_t rows, const float *xp, const uint8_t *w, const float *s,          \
-      size_t s_stride, const uint8_t *sc, const float *bias, float *y
+      size_t s_stride, const uint8_t *sc, const float *bias, float *y, size_t M, size_t ldy
 using qfw_gemv_fn = void (*)(LUCID_QFW_GEMV_ARGS);
 
 // xp (qfw_padded(K) floats) from the activation row x (K floats).
