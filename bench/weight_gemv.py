@@ -3,7 +3,7 @@
 For y = x @ W.T with W N x K (default 4096 x 4096), one thread and all threads:
   fp32          lucid.nn.functional.linear on float32 weights (OpenBLAS sgemv), the baseline
   int4 g128     Q.int4_weight_only_linear, float activations (packed int4 + float scales / zero points)
-  fp8 e4m3      Float8Linear's product, per-row scale (Q.float8_weight_linear's kernel: _C.float8_weight_linear)
+  fp8 e4m3      Float8Linear's product, per-row scale (_C.float8_weight_linear, what its forward calls)
   fp8 e5m2      the same with E5M2 codes
   mxfp8, mxfp4, nvfp4   QuantizedLinearMX's product (Q.block_weight_linear), MLX's layout
 and for each: the time, fp32 / format (target >= 2), and format / stream (target <= 1.25),
