@@ -11,12 +11,15 @@ lucid model. Each row runs in a subprocess of its own, so its peak RSS is its ow
 Rows (lucid): float32; int8 dynamic (``nn.quantized.dynamic.Linear``: int8 activations
 with each call's qparams x per-tensor symmetric int8 weights, quantize_dynamic's default); int4 weight-only, lucid's int4 format (``WeightOnlyInt4Linear``:
 symmetric, groups of 64 / 128, its GEMV kernel); int4 weight-only in MLX's format
-(``QuantizedLinearMLX``, affine, groups of 64 / 128). Rows (MLX): float32 and
-``QuantizedLinear`` 8 / 4 bits, groups of 64 / 128.
+(``QuantizedLinearMLX``, affine, groups of 64 / 128); mxfp4 and mxfp8 (``QuantizedLinearMX``)
+and FP8 E4M3 with per-row scales (``quantize_`` with ``Float8WeightOnlyConfig``), which
+decode through the float-coded weight GEMV on the CPU stream. Rows (MLX): float32,
+``QuantizedLinear`` 8 / 4 bits, groups of 64 / 128, and its mxfp4 / mxfp8 modes (the FP8
+row is compared with MLX's mxfp8, the nearest format MLX runs).
 
     PYTHONPATH=python python bench/decode.py [--layers 12] [--dim 1024] [--heads 16]
         [--vocab 4096] [--prompt 16] [--tokens 32] [--threads 1] [--quick] [--json PATH]
-        [--mlx-device cpu|gpu]
+        [--mlx-device cpu|gpu] [--keep-freed-memory 1|0]
 
 Prints tokens per second (decode only, after the prompt), ratios against lucid's float
 model and against MLX's row of the same format, the CPU model and flags, and the RSS
@@ -42,12 +45,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _timing import cpu_description, resident_mb  # noqa: E402
 LUCID_ROWS = ("lucid float32", "lucid int8 dynamic", "lucid int4 g64", "lucid int4 g128",
-              "lucid int4 g64 (MLX format)", "lucid int4 g128 (MLX format)")
-MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128")
+              "lucid int4 g64 (MLX format)", "lucid int4 g128 (MLX format)", "lucid mxfp4", "lucid mxfp8",
+              "lucid fp8 e4m3 per-row")
+MLX_ROWS = ("mlx float32", "mlx int8 g64", "mlx int4 g64", "mlx int4 g128", "mlx mxfp4", "mlx mxfp8")
 # which MLX row each lucid row is compared with
 PAIRS = {"lucid float32": "mlx float32", "lucid int8 dynamic": "mlx int8 g64",
          "lucid int4 g64": "mlx int4 g64", "lucid int4 g128": "mlx int4 g128",
-         "lucid int4 g64 (MLX format)": "mlx int4 g64", "lucid int4 g128 (MLX format)": "mlx int4 g128"}
+         "lucid int4 g64 (MLX format)": "mlx int4 g64", "lucid int4 g128 (MLX format)": "mlx int4 g128",
+         "lucid mxfp4": "mlx mxfp4", "lucid mxfp8": "mlx mxfp8", "lucid fp8 e4m3 per-row": "mlx mxfp8"}
 
 
 # ----- the weights, shared by both frameworks -------------------------------------------
@@ -76,7 +81,8 @@ class Weights:
             return np.ones(shape, np.float32)  # LayerNorm scales
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         scale = 0.02 if name in ("embed", "pos") else 1.0 / math.sqrt(shape[1])
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
+        # float32 draws: a float64 draw would add a transient twice the layer to every row's peak
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
 
 
 # ----- lucid ----------------------------------------------------------------------------
@@ -151,6 +157,14 @@ def lucid_quantize(lin, row):
         return lin
     if row == "lucid int8 dynamic":  # per-channel symmetric int8 weights, as quantize_dynamic's default
         return nnqd.Linear.from_float(lin)
+    if row in ("lucid mxfp4", "lucid mxfp8"):
+        return nnq.QuantizedLinearMX.from_float(lin, mode=row.split()[-1])
+    if row == "lucid fp8 e4m3 per-row":  # torchao's config through quantize_, as a user would call it
+        from lucid import nn
+        from lucid import quantization as Q
+        holder = nn.Sequential(lin)
+        Q.quantize_(holder, Q.Float8WeightOnlyConfig())
+        return holder[0]
     g = 64 if "g64" in row else 128
     if "MLX format" in row:
         return nnq.QuantizedLinearMLX.from_float(lin, bits=4, group_size=g)
@@ -194,7 +208,10 @@ def run_mlx(cfg, row):
         weight = w[name + ".w"]
         m = mnn.Linear(weight.shape[1], weight.shape[0])
         m.weight, m.bias = mx.array(weight), mx.array(w[name + ".b"])
-        if row != "mlx float32":
+        if row in ("mlx mxfp4", "mlx mxfp8"):
+            m = mnn.QuantizedLinear.from_linear(m, mode=row.split()[-1])
+            mx.eval(m.parameters())
+        elif row != "mlx float32":
             bits = 8 if "int8" in row else 4
             m = mnn.QuantizedLinear.from_linear(m, group_size=64 if "g64" in row else 128, bits=bits)
             mx.eval(m.parameters())  # quantized now, so the float layer can go
@@ -261,6 +278,9 @@ def main() -> None:
     p.add_argument("--mlx-device", choices=("cpu", "gpu"), default="cpu")
     p.add_argument("--quick", action="store_true", help="4 layers x 512, 16 tokens")
     p.add_argument("--rows", default=None, help="comma-separated subset of the rows")
+    p.add_argument("--keep-freed-memory", choices=("1", "0"), default=None,
+                   help="LUCID_KEEP_FREED_MEMORY for the rows (lucid keeps up to 128 MiB of freed heap and a cache "
+                        "of large buffers by default; 0 returns idle memory to the OS)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -279,9 +299,12 @@ def main() -> None:
     rows = args.rows.split(",") if args.rows else list(LUCID_ROWS + MLX_ROWS)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, "..", "python"), HERE] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
+    if args.keep_freed_memory is not None:
+        env["LUCID_KEEP_FREED_MEMORY"] = args.keep_freed_memory
     print(f"CPU: {cpu_description()}")
     print(f"model: {args.layers} layers x {args.dim}, {args.heads} heads, vocab {args.vocab}; prompt {args.prompt},"
-          f" {args.tokens} decoded tokens; lucid threads {args.threads}; MLX device {args.mlx_device}")
+          f" {args.tokens} decoded tokens; lucid threads {args.threads}; MLX device {args.mlx_device}; "
+          f"LUCID_KEEP_FREED_MEMORY={env.get('LUCID_KEEP_FREED_MEMORY', '1 (default)')}")
     res = {}
     for row in rows:
         cmd = [sys.executable, os.path.abspath(__file__), "--one", row] + [

@@ -37,6 +37,7 @@ void init_quantize(py::module_& m);
 void init_fake_quantize_learnable(py::module_& m);
 void init_int4_pack(py::module_& m);
 void init_int4_linear(py::module_& m);
+void init_weight_gemv(py::module_& m);
 void init_qmatmul(py::module_& m);
 void init_qconv2d(py::module_& m);
 void init_group_quant(py::module_& m);

@@ -76,6 +76,7 @@ PYBIND11_MODULE(_C, m) {
   init_fake_quantize_learnable(m);
   init_int4_pack(m);
   init_int4_linear(m);
+  init_weight_gemv(m);
   init_qmatmul(m);
   init_qconv2d(m);
   init_group_quant(m);

@@ -41,6 +41,7 @@
 #include "ops/fake_quantize_learnable.h"
 #include "ops/group_quant.h"
 #include "ops/int4_linear.h"
+#include "ops/weight_gemv.h"
 #include "ops/int4_pack.h"
 #include "ops/qconv2d.h"
 #include "ops/qmatmul.h"

@@ -18,7 +18,7 @@ from .primitives import (PackedConvWeight, PackedWeight, dequantize, fake_quanti
                          qmatmul, qmax_pool2d, quantize, unpack_int4)
 from .qparams import QParams, calculate_qparams
 from .group_affine import group_dequantize, group_quantize, group_quantized_linear
-from .mx_formats import MX_MODES, dequantize_mx, load_mlx, quantize_mx, save_mlx
+from .mx_formats import MX_MODES, block_weight_linear, dequantize_mx, load_mlx, quantize_mx, save_mlx
 from .qconv_nd import qconv3d, qconv_transpose1d, qconv_transpose2d, qconv_transpose3d
 from . import observer
 from .observer import *  # noqa: F401,F403
@@ -60,9 +60,9 @@ __all__ = ["sync_observers", "QDtype", "QScheme", "qint8", "quint8", "qint4", "q
            "unpack_int4", "qmatmul", "qconv2d", "qconv1d", "qconv3d", "qconv_transpose1d", "qconv_transpose2d",
            "qconv_transpose3d", "qmax_pool2d", "PackedWeight", "prepack_weight", "PackedConvWeight",
            "prepack_conv_weight", "int4_weight_only_linear", "QParams", "calculate_qparams", "group_quantize",
-           "group_dequantize", "group_quantized_linear", "quantize_mx", "dequantize_mx", "MX_MODES", "save_mlx",
-           "load_mlx", "observer", "fuse_modules", "fuse_modules_qat", "prepare_fx", "prepare_qat_fx",
-           "convert_fx"]
+           "group_dequantize", "group_quantized_linear", "quantize_mx", "dequantize_mx", "block_weight_linear",
+           "MX_MODES", "save_mlx", "load_mlx", "observer", "fuse_modules", "fuse_modules_qat", "prepare_fx",
+           "prepare_qat_fx", "convert_fx"]
 __all__ += (observer.__all__ + _fake_quantize_modules.__all__ + _group_observer.__all__ + _qconfig.__all__
             + _qconfig_mapping.__all__ + _qtensor.__all__ + _stubs.__all__ + _mappings.__all__
             + _workflows.__all__ + _affine_primitives.__all__ + _quant_api.__all__

@@ -28,7 +28,7 @@ from .. import _C
 from .._creation import tensor as _tensor
 from .._tensor import Tensor
 
-__all__ = ["quantize_mx", "dequantize_mx", "MX_MODES", "mx_format", "save_mlx", "load_mlx"]
+__all__ = ["quantize_mx", "dequantize_mx", "block_weight_linear", "MX_MODES", "mx_format", "save_mlx", "load_mlx"]
 
 MX_MODES = ("affine", "mxfp8", "mxfp4", "nvfp4")
 _FIXED = {"mxfp8": (32, 8), "mxfp4": (32, 4), "nvfp4": (16, 4)}
@@ -105,6 +105,16 @@ def dequantize_mx(words, scales, biases=None, group_size=None, bits=None, mode="
             raise ValueError(f"{fn}(): '{mode}' has no biases, got a tensor")
         y = _C.block_dequantize(w2, s2, mode)
     return y.reshape(*lead, y.shape[-1])
+
+
+def block_weight_linear(x, words, scales, mode, bias=None):
+    """``x @ W.T (+ bias)`` with ``W = dequantize_mx(words, scales, mode=mode)`` for
+    ``mode`` "mxfp8", "mxfp4" or "nvfp4": float32 ``x`` (..., K), words (N, K * bits /
+    32), scale codes (N, K / group). With at most 8 rows of ``x`` the CPU stream reads
+    the codes in place (the decoding case); otherwise, and on the GPU stream, the
+    weights are dequantized and multiplied. Float output, within float32 summation
+    tolerance of the exact product (docs/numerics.md). Not differentiable."""
+    return _C.block_weight_linear(x, words, scales, mode, bias)
 
 
 def _is_words(name, value):

@@ -53,6 +53,7 @@ from typing import Optional
 import numpy as np
 
 import lucid._namespace as lucid
+from .. import _C
 from ..nn.layers import Linear
 from ..nn import functional as F
 from ..nn.module import Module
@@ -544,6 +545,9 @@ class Float8Linear(Module):
                 rows = fake_quantize(rows, _float8_scale(rows, qd), 0, -int(qd.quant_max), int(qd.quant_max),
                                      qdtype=qd)
             x = rows.reshape(tuple(x.shape))
+        if x.dtype == lucid.float32 and not (x.requires_grad and lucid.is_grad_enabled()):
+            # CPU stream, up to 8 rows: the codes are read in place; else dequantize + linear
+            return _C.float8_weight_linear(x, self.qdata, self.scale, self.weight_dtype.name, self.bias)
         y = F.linear(x, self.dequantized_weight())
         return y if self.bias is None else y + self.bias
 

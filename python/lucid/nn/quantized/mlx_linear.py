@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import lucid._namespace as lucid
 from ...quantization.group_affine import GROUP_BITS, GROUP_SIZES, group_quantize, group_quantized_linear
-from ...quantization.mx_formats import dequantize_mx, mx_format, quantize_mx
+from ...quantization.mx_formats import block_weight_linear, dequantize_mx, mx_format, quantize_mx
 from ..layers import Linear as _FloatLinear
 from ..module import Module
 
@@ -109,9 +109,11 @@ class QuantizedLinearMX(Module):
     state to and from MLX's safetensors files.
 
     ``y = x @ W.T + bias``; affine runs ``group_quantized_linear`` (MLX's
-    ``quantized_matmul`` on the GPU stream), the MX / NVFP4 modes multiply the
-    dequantized weights. Float output: the streams agree within float32
-    summation tolerance; the weights' codes are bit-identical.
+    ``quantized_matmul`` on the GPU stream), the MX / NVFP4 modes run
+    ``block_weight_linear`` (the CPU stream reads the codes in place for up to 8 rows;
+    more rows, the GPU stream and a recorded graph multiply the dequantized weights).
+    Float output: the streams agree within float32 summation tolerance; the weights'
+    codes are bit-identical.
 
     >>> import lucid
     >>> from lucid import nn
@@ -173,6 +175,8 @@ class QuantizedLinearMX(Module):
         if self.mode == "affine":
             y = group_quantized_linear(xin, self.weight, self.scales, self.biases, self.group_size, self.bits,
                                        self.bias)
+        elif not (xin.requires_grad and lucid.is_grad_enabled()):  # the kernels record no graph
+            y = block_weight_linear(xin, self.weight, self.scales, self.mode, self.bias)
         else:
             y = lucid.matmul(xin, self.dequantized_weight().t())
             if self.bias is not None:

@@ -1,0 +1,125 @@
+// Scalar reference of the float-coded weight GEMV (qfw-gemv.h): the vector
+// kernels' 16-lane, 4-accumulator arithmetic written lane by lane with table
+// decoding, and the run-time choice of kernel.
+#include <cmath>
+#include <cstring>
+
+#include "core/half.h"
+#include "core/minifloat.h"
+#include "cpu/kernels/qfw-gemv.h"
+#include "cpu/kernels/vquant.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
+#else
+#define LUCID_SCALAR_ONLY
+#endif
+
+namespace lucid::kernels {
+
+namespace {
+
+// E4M3 code c as the vector kernels shift it into half precision: the sign
+// to bit 15, the 7 magnitude bits to bits 13..7 (value decode(c) * 2^-8).
+float e4m3_shifted(uint32_t c) {
+  float16 h;
+  h.bits = static_cast<uint16_t>(((c & 0x80u) << 8) | ((c & 0x7fu) << 7));
+  return static_cast<float>(h);
+}
+
+QfwTables make_tables() {
+  QfwTables t;
+  for (uint32_t c = 0; c < 256; ++c) {
+    t.e4m3[c] = e4m3_shifted(c);
+    t.e5m2[c] = minifloat::decode(c, minifloat::kE5M2);
+    t.e8m0[c] = minifloat::e8m0_value(c);
+    t.e4m3_scale[c] = minifloat::decode(c, minifloat::kE4M3FN);
+  }
+  for (uint32_t c = 0; c < 16; ++c) t.e2m1[c] = minifloat::decode(c, minifloat::kE2M1FN);
+  return t;
+}
+
+}  // namespace
+
+const QfwTables& qfw_tables() {
+  static const QfwTables t = make_tables();
+  return t;
+}
+
+namespace {
+
+LUCID_SCALAR_ONLY void one_row(QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
+                               size_t s_stride, const uint8_t* sc, const float* bias, float* y) {
+  const QfwTables& T = qfw_tables();
+  const bool fp4 = qfw_fp4(f), row_scale = qfw_row_scale(f), e4m3 = qfw_e4m3_elements(f);
+  const float* ev8 = f == QfwFormat::E5M2Row ? T.e5m2 : T.e4m3;
+  const float* dv = f == QfwFormat::Nvfp4 ? T.e4m3_scale : T.e8m0;
+  const size_t rb = qfw_row_bytes(f, K), blocks = qfw_padded(K) / 32, G = qfw_group(f), groups = row_scale ? 0 : K / G;
+  for (size_t n = 0; n < rows; ++n) {
+    const uint8_t* wn = w + n * rb;
+    float acc[4][16] = {};
+    bool nan = false;
+    for (size_t i = 0; i < blocks; ++i) {
+      uint8_t buf[32] = {};
+      const uint8_t* wb;
+      if (fp4) wb = wn + 16 * i;
+      else if (32 * i + 32 <= K) wb = wn + 32 * i;
+      else {  // the last, partial block of an fp8 row: zero codes past K
+        std::memcpy(buf, wn + 32 * i, K - 32 * i);
+        wb = buf;
+      }
+      const float* xb = xp + 32 * i;
+      for (int l = 0; l < 16; ++l) {
+        float a, c;
+        if (fp4) {
+          a = T.e2m1[wb[l] & 15u];
+          c = T.e2m1[wb[l] >> 4];
+        } else {
+          a = ev8[wb[l]];
+          c = ev8[wb[16 + l]];
+          if (e4m3) nan = nan || (wb[l] & 0x7fu) == 0x7fu || (wb[16 + l] & 0x7fu) == 0x7fu;
+        }
+        const float p = a * xb[l];
+        const float t = std::fma(c, xb[16 + l], p);
+        float& ac = acc[i % 4][l];
+        if (row_scale) ac = ac + t;
+        else {
+          const size_t g = G == 32 ? i : 2 * i + (l >= 8);
+          ac = std::fma(t, dv[sc[n * groups + g]], ac);
+        }
+      }
+    }
+    float r[16];
+    for (int l = 0; l < 16; ++l) r[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]);
+    for (int l = 0; l < 8; ++l) r[l] = r[l] + r[l + 8];
+    for (int l = 0; l < 4; ++l) r[l] = r[l] + r[l + 4];
+    for (int l = 0; l < 2; ++l) r[l] = r[l] + r[l + 2];
+    float u = r[0] + r[1];
+    if (e4m3) u = u * 256.0f;
+    if (row_scale) u = u * s[n * s_stride];
+    if (nan) u = minifloat::float_of(0x7fc00000u);
+    y[n] = bias ? (nan ? u : u + bias[n]) : u;
+  }
+}
+
+}  // namespace
+
+void f32_qfw_gemv_scalar(LUCID_QFW_GEMV_ARGS) {
+  for (size_t m = 0; m < M; ++m) one_row(f, K, rows, xp + m * qfw_padded(K), w, s, s_stride, sc, bias, y + m * ldy);
+}
+
+qfw_gemv_fn f32_qfw_gemv_best(const char** isa) {
+  static const char* name = "scalar";
+  static const qfw_gemv_fn best = [] {
+#if defined(LUCID_QFW_X86) && defined(__GNUC__)
+    if (isa_supported("avx512")) return name = "avx512", &f32_qfw_gemv_avx512;
+    if (isa_supported("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+      return name = "avx2", &f32_qfw_gemv_avx2;
+#endif
+    return &f32_qfw_gemv_scalar;
+  }();
+  if (isa) *isa = name;
+  return best;
+}
+
+}  // namespace lucid::kernels
