@@ -183,6 +183,93 @@ void qmax_plane_2x2(const T* plane, T* out, int64_t w, int64_t oh, int64_t ow) {
   }
 }
 
+// The small windows of CNNs (2x2 and 3x3 kernels, strides 1 and 2, no dilation,
+// any padding the ops layer allows), one output row at a time: the column maxima of
+// the window's in-image rows into a row buffer whose padding columns hold the
+// grid's lowest code, then the window maxima along that buffer. Padding with the
+// lowest code gives exactly the max over the in-image taps (every window holds at
+// least one input column, and a max never picks the padding over an equal code).
+// No bounds test in either loop, so both vectorize: the AVX2 clone is chosen at
+// load time on x86-64 glibc. qmax_plane above is the scalar twin.
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+#define LUCID_QPOOL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_QPOOL_CLONES
+#endif
+
+template <class T>
+LUCID_QPOOL_CLONES void qcol_max2(const T* __restrict a, const T* __restrict b, T* __restrict d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::max(a[i], b[i]);
+}
+
+template <class T>
+LUCID_QPOOL_CLONES void qcol_max3(const T* __restrict a, const T* __restrict b, const T* __restrict c,
+                                  T* __restrict d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::max(std::max(a[i], b[i]), c[i]);
+}
+
+// out[q] = max(buf[q*S .. q*S + K)); for S = 2 GCC splits the even and odd codes
+// with byte shuffles (an interleaved load group), still one pass over the row.
+template <class T, int K, int S>
+LUCID_QPOOL_CLONES void qrow_max(const T* __restrict buf, T* __restrict out, int64_t ow) {
+  if constexpr (S == 1) {
+    for (int64_t q = 0; q < ow; ++q) {
+      T m = std::max(buf[q], buf[q + 1]);
+      if constexpr (K == 3) m = std::max(m, buf[q + 2]);
+      out[q] = m;
+    }
+  } else {
+    for (int64_t q = 0; q < ow; ++q) {
+      T m = std::max(buf[2 * q], buf[2 * q + 1]);
+      if constexpr (K == 3) m = std::max(m, buf[2 * q + 2]);
+      out[q] = m;
+    }
+  }
+}
+
+template <class T>
+void qmax_small_planes(const T* xp, T* yp, int64_t planes, int64_t h, int64_t w, const Window2d& win) {
+  const int64_t oh = win.oh, ow = win.ow, kh = win.kh;
+  // The padded row: pw lowest codes, the w column maxima, then lowest codes up to
+  // the last window's end.
+  const int64_t len = std::max(win.pw + w, (ow - 1) * win.sw + win.kw);
+  auto row_max = [&](const T* buf, T* out) {
+    if (win.kw == 2) {
+      if (win.sw == 1) qrow_max<T, 2, 1>(buf, out, ow);
+      else qrow_max<T, 2, 2>(buf, out, ow);
+    } else {
+      if (win.sw == 1) qrow_max<T, 3, 1>(buf, out, ow);
+      else qrow_max<T, 3, 2>(buf, out, ow);
+    }
+  };
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(oh * ow * kh * win.kw, 1));
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    std::vector<T> row(static_cast<size_t>(len + 1), std::numeric_limits<T>::lowest());
+    T* cols = row.data() + win.pw;
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* plane = xp + p * h * w;
+      T* dst = yp + p * oh * ow;
+      for (int64_t r = 0; r < oh; ++r) {
+        const int64_t top = r * win.sh - win.ph;
+        const int64_t i0 = std::max<int64_t>(top, 0), i1 = std::min(top + kh, h);
+        const T* in[3];
+        int64_t n = 0;
+        for (int64_t i = i0; i < i1; ++i) in[n++] = plane + i * w;
+        if (n == 3) qcol_max3<T>(in[0], in[1], in[2], cols, w);
+        else if (n == 2) qcol_max2<T>(in[0], in[1], cols, w);
+        else if (n == 1) std::memcpy(cols, in[0], static_cast<size_t>(w) * sizeof(T));
+        else std::fill(cols, cols + w, std::numeric_limits<T>::lowest());
+        row_max(row.data(), dst + r * ow);
+      }
+    }
+  });
+}
+
+bool small_window(const Window2d& win) {
+  return win.dh == 1 && win.dw == 1 && (win.kh == 2 || win.kh == 3) && (win.kw == 2 || win.kw == 3) &&
+         (win.sw == 1 || win.sw == 2) && win.ph < win.kh && win.pw < win.kw;
+}
+
 template <class T>
 void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
@@ -199,6 +286,10 @@ void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
       return;
     }
     for_each_plane(planes_of(x), l * 4, [&](int64_t p) { qmax_plane_2x2<T>(xp + p * h * w, yp + p * l, w, oh, ow); });
+    return;
+  }
+  if (small_window(win)) {
+    qmax_small_planes<T>(xp, yp, planes_of(x), h, w, win);
     return;
   }
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {
