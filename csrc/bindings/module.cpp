@@ -78,6 +78,7 @@ PYBIND11_MODULE(_C, m) {
   init_int4_linear(m);
   init_qmatmul(m);
   init_qconv2d(m);
+  init_qelementwise(m);
   init_group_quant(m);
   init_histogram(m);
   init_special(m);

@@ -43,5 +43,6 @@
 #include "ops/int4_linear.h"
 #include "ops/int4_pack.h"
 #include "ops/qconv2d.h"
+#include "ops/qelementwise.h"
 #include "ops/qmatmul.h"
 #include "ops/quantize.h"
