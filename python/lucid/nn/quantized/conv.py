@@ -55,13 +55,17 @@ class _QConvNd(WeightedQuantized):
         return [(p, p) for p in self.padding]
 
     def _input(self, x):
-        if not is_float_input(x):
-            x = as_qtensor(x, type(self).__name__)
+        if type(x) is QTensor and x._axis is None:  # the usual case, checked in one test
+            shape = x._codes.shape
+        else:
+            if not is_float_input(x):
+                x = as_qtensor(x, type(self).__name__)
+            shape = x.shape
         nd = self._nd
-        if x.ndim not in (nd + 1, nd + 2):
+        if len(shape) not in (nd + 1, nd + 2):
             raise ValueError(f"{type(self).__name__}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) "
-                             f"input, got shape {tuple(x.shape)}")
-        c = x.shape[0 if x.ndim == nd + 1 else 1]
+                             f"input, got shape {tuple(shape)}")
+        c = shape[0 if len(shape) == nd + 1 else 1]
         if c != self.in_channels:
             raise ValueError(f"{type(self).__name__}.forward(): expected input with {self.in_channels} channels, "
                              f"got shape {tuple(x.shape)}")

@@ -108,7 +108,8 @@ class QFunctional(QuantizedStateMixin, Module):
         qd = self.dtype
         if qd.is_floating or qd.storage not in _CODES:
             return None
-        return float(np.float32(self.scale.item())), int(self.zero_point.item())
+        bufs = self._buffers  # an instance attribute: no Module.__getattr__ per buffer
+        return float(np.float32(bufs["scale"].item())), int(bufs["zero_point"].item())
 
     def _pair_params(self, a, b):
         """The output's (scale, zero point) when a, b take the fused kernel, else None."""
