@@ -249,3 +249,13 @@ def test_errors(device):
         m.add(q, lucid.zeros((2, 3), device=device))
     with pytest.raises(TypeError, match="QFunctional.cat"):
         m.cat([q, u])
+
+
+def test_empty_and_zero_d(device):
+    e = lucid.zeros((0, 3), dtype=lucid.uint8, device=device)
+    assert tuple(qadd(e, 0.1, 0, e, 0.1, 0, 0.1, 0).shape) == (0, 3)
+    assert tuple(qmul(e, 0.1, 0, e, 0.1, 0, 0.1, 0).shape) == (0, 3)
+    assert tuple(qcat([e, e], [0.1, 0.1], [0, 0], 1, 0.1, 0).shape) == (0, 6)
+    s = lucid.tensor(np.array(200, np.uint8), device=device)
+    got = to_np(qadd(s, 0.5, 100, s, 0.25, 0, 1.0, 3))  # 50 + 50 -> 100 + 3
+    assert got.shape == () and int(got) == 103
