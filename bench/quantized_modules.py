@@ -7,6 +7,13 @@ importable (same weights, same calibration batches).
 Models: a 3-layer MLP (1024 wide, batch 64) and the digits CNN of
 examples/train_digits.py (batch 64, untrained weights: speed only). One thread
 everywhere (lucid's pool, BLAS, torch.set_num_threads(1)).
+
+Then the non-conv ops of an int8 ResNet on the CPU stream, at ResNet-18's first stage
+(16 x 64 x 56 x 56 quint8 codes): the 3x3 stride-2 max pool, QFunctional.add_relu (the
+fused kernel, and the composite dequantize / add / relu / quantize it replaces) and
+PyTorch's quantized max_pool2d / add_relu on the same codes; and the Python cost of
+one quantized Conv2d call on a tiny input (the module against the bare Q.qconv2d call
+it makes). ``--ops`` runs only this part.
 """
 from __future__ import annotations
 
@@ -34,16 +41,16 @@ if torch is not None:
     import torch.ao.quantization as tq  # noqa: E402
 
 
-def median_ms(fn, reps):
+def median_ms(fn, reps, clock=time.perf_counter):
     for _ in range(3):
         fn()
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         out = fn()
         if out is not None:
             lucid.eval(out)
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return 1000 * float(np.median(times))
 
 
@@ -108,16 +115,73 @@ def torch_models(float_model, shape, fuse, calib):
     return tf, tq.convert(prepared)
 
 
+def op_rows(reps):
+    """(name, lucid ms, torch ms or None) for the non-conv ops and the per-call overhead;
+    this thread's CPU time (one thread, CPU stream), so a shared machine's other
+    processes do not count."""
+    from lucid.nn import quantized as nnq
+
+    def median_ms(fn, reps):
+        return _median_ms(fn, reps, time.thread_time)
+
+    rng = np.random.default_rng(0)
+    shape = (16, 64, 56, 56)
+    a_np, b_np = (rng.integers(0, 256, shape).astype(np.uint8) for _ in range(2))
+    a = Q.QTensor(lucid.tensor(a_np), 0.05, 60, Q.quint8)
+    b = Q.QTensor(lucid.tensor(b_np), 0.03, 128, Q.quint8)
+    qf = nnq.QFunctional(0.06, 0)
+    pool = nnq.MaxPool2d(3, 2, 1)
+
+    def composite():
+        return Q.quantize_per_tensor(nn.functional.relu(a.dequantize() + b.dequantize()), 0.06, 0, Q.quint8).int_repr()
+
+    rows = [("max_pool2d 3x3/2 pad 1", median_ms(lambda: pool(a).int_repr(), reps)),
+            ("add_relu (fused)", median_ms(lambda: qf.add_relu(a, b).int_repr(), reps)),
+            ("add_relu (composite)", median_ms(composite, reps))]
+    torch_ms = [None] * 3
+    if torch is not None:
+        ta = torch._make_per_tensor_quantized_tensor(torch.from_numpy(a_np), 0.05, 60)
+        tb = torch._make_per_tensor_quantized_tensor(torch.from_numpy(b_np), 0.03, 128)
+        tpool = torch.nn.MaxPool2d(3, 2, 1)
+        torch_ms = [median_ms(lambda: (tpool(ta), None)[1], reps),
+                    median_ms(lambda: (torch.ops.quantized.add_relu(ta, tb, 0.06, 0), None)[1], reps), None]
+    out = [(n, ms, t) for (n, ms), t in zip(rows, torch_ms)]
+    # Per-call Python cost: a 1x8x4x4 input, so the kernel itself is a few microseconds.
+    conv = nnq.Conv2d(8, 8, 3, padding=1)
+    x = Q.QTensor(lucid.tensor(rng.integers(0, 256, (1, 8, 4, 4)).astype(np.uint8)), 0.05, 3, Q.quint8)
+    w = conv._packed_weight()
+
+    def bare():
+        return Q.qconv2d(x.int_repr(), x.q_scale(), x.q_zero_point(), w, conv.weight_scale, conv.weight_zero_point,
+                         bias=conv.bias_float, stride=conv.stride, padding=conv.padding, dilation=conv.dilation,
+                         groups=1, out_scale=conv.scale, out_zp=conv.zero_point, out_qdtype=conv.out_qdtype)
+
+    out.append(("Conv2d module call, 1x8x4x4", median_ms(lambda: conv(x).int_repr(), reps * 10), None))
+    out.append(("  its bare Q.qconv2d call", median_ms(bare, reps * 10), None))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--json")
+    parser.add_argument("--ops", action="store_true", help="only the per-op rows")
     args = parser.parse_args()
     lucid.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)
         torch.backends.quantized.engine = "x86"
     results = []
+    if args.ops:
+        print(f"{'op (CPU stream, one thread)':32s} {'lucid ms':>9s} {'torch ms':>9s} {'torch/lucid':>11s}")
+        for name, ms, t in op_rows(args.reps):
+            extra = f" {t:9.3f} {t / ms:11.2f}" if t is not None else ""
+            print(f"{name:32s} {ms:9.3f}{extra}", flush=True)
+            results.append({"op": name, "lucid_ms": ms, "torch_ms": t})
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return
     print(f"{'model':16s} {'stream':6s} {'float ms':>9s} {'int8 ms':>9s} {'int8/float':>10s}"
           + ("  torch float ms  torch int8 ms" if torch is not None else ""))
     for name, (build, shape, fuse) in CASES.items():
@@ -147,6 +211,8 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
 
+
+_median_ms = median_ms
 
 if __name__ == "__main__":
     main()

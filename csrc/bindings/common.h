@@ -40,6 +40,7 @@ void init_int4_linear(py::module_& m);
 void init_weight_gemv(py::module_& m);
 void init_qmatmul(py::module_& m);
 void init_qconv2d(py::module_& m);
+void init_qelementwise(py::module_& m);
 void init_group_quant(py::module_& m);
 void init_histogram(py::module_& m);
 void init_special(py::module_& m);

@@ -79,6 +79,7 @@ PYBIND11_MODULE(_C, m) {
   init_weight_gemv(m);
   init_qmatmul(m);
   init_qconv2d(m);
+  init_qelementwise(m);
   init_group_quant(m);
   init_histogram(m);
   init_special(m);

@@ -183,6 +183,94 @@ void qmax_plane_2x2(const T* plane, T* out, int64_t w, int64_t oh, int64_t ow) {
   }
 }
 
+// The small windows of CNNs (2x2 and 3x3 kernels, strides 1 and 2, no dilation,
+// any padding the ops layer allows), one output row at a time: the column maxima of
+// the window's in-image rows into a row buffer whose padding columns hold the
+// grid's lowest code, then the window maxima along that buffer. Padding with the
+// lowest code gives exactly the max over the in-image taps (every window holds at
+// least one input column, and a max never picks the padding over an equal code).
+// No bounds test in either loop, so both vectorize: the AVX2 clone is chosen at
+// load time on x86-64 glibc. qmax_plane above is the scalar twin.
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+#define LUCID_QPOOL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LUCID_QPOOL_CLONES
+#endif
+
+// The helpers are inlined into the cloned plane loop below, so they are compiled
+// for its target: one dispatch per block of planes, not two calls per (often
+// 28-byte) output row.
+template <class T>
+inline void qcol_max2(const T* __restrict a, const T* __restrict b, T* __restrict d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::max(a[i], b[i]);
+}
+
+template <class T>
+inline void qcol_max3(const T* __restrict a, const T* __restrict b, const T* __restrict c, T* __restrict d,
+                      int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::max(std::max(a[i], b[i]), c[i]);
+}
+
+// out[q] = max(buf[q*S .. q*S + K)); for S = 2 GCC splits the even and odd codes
+// with byte shuffles (an interleaved load group), still one pass over the row.
+template <class T, int K, int S>
+inline void qrow_max(const T* __restrict buf, T* __restrict out, int64_t ow) {
+  for (int64_t q = 0; q < ow; ++q) {
+    T m = std::max(buf[S * q], buf[S * q + 1]);
+    if constexpr (K == 3) m = std::max(m, buf[S * q + 2]);
+    out[q] = m;
+  }
+}
+
+// Planes [p0, p1) of a kernel-K-wide, stride-S window; `row` holds len codes whose
+// padding columns are the lowest code.
+template <class T, int K, int S>
+LUCID_QPOOL_CLONES void qmax_small_block(const T* xp, T* yp, int64_t p0, int64_t p1, int64_t h, int64_t w,
+                                         int64_t kh, int64_t sh, int64_t ph, int64_t pw, int64_t oh, int64_t ow,
+                                         T* row) {
+  T* cols = row + pw;
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* plane = xp + p * h * w;
+    T* dst = yp + p * oh * ow;
+    for (int64_t r = 0; r < oh; ++r) {
+      const int64_t top = r * sh - ph;
+      const int64_t i0 = std::max<int64_t>(top, 0), i1 = std::min(top + kh, h);
+      const int64_t n = i1 - i0;
+      const T* in = plane + i0 * w;
+      if (n == 3) qcol_max3<T>(in, in + w, in + 2 * w, cols, w);
+      else if (n == 2) qcol_max2<T>(in, in + w, cols, w);
+      else if (n == 1) std::memcpy(cols, in, static_cast<size_t>(w) * sizeof(T));
+      else std::fill(cols, cols + w, std::numeric_limits<T>::lowest());
+      qrow_max<T, K, S>(row, dst + r * ow, ow);
+    }
+  }
+}
+
+template <class T>
+void qmax_small_planes(const T* xp, T* yp, int64_t planes, int64_t h, int64_t w, const Window2d& win) {
+  const int64_t oh = win.oh, ow = win.ow, kh = win.kh;
+  // The padded row: pw lowest codes, the w column maxima, then lowest codes up to
+  // the last window's end.
+  const int64_t len = std::max(win.pw + w, (ow - 1) * win.sw + win.kw);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(oh * ow * kh * win.kw, 1));
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    std::vector<T> row(static_cast<size_t>(len + 1), std::numeric_limits<T>::lowest());
+    auto run = [&](auto block) { block(xp, yp, p0, p1, h, w, kh, win.sh, win.ph, win.pw, oh, ow, row.data()); };
+    if (win.kw == 2) {
+      if (win.sw == 1) run(qmax_small_block<T, 2, 1>);
+      else run(qmax_small_block<T, 2, 2>);
+    } else {
+      if (win.sw == 1) run(qmax_small_block<T, 3, 1>);
+      else run(qmax_small_block<T, 3, 2>);
+    }
+  });
+}
+
+bool small_window(const Window2d& win) {
+  return win.dh == 1 && win.dw == 1 && (win.kh == 2 || win.kh == 3) && (win.kw == 2 || win.kw == 3) &&
+         (win.sw == 1 || win.sw == 2) && win.ph < win.kh && win.pw < win.kw;
+}
+
 template <class T>
 void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
   const int64_t h = x.size(2), w = x.size(3), l = win.oh * win.ow;
@@ -199,6 +287,10 @@ void qmax_planes(const Tensor& x, const Tensor& y, const Window2d& win) {
       return;
     }
     for_each_plane(planes_of(x), l * 4, [&](int64_t p) { qmax_plane_2x2<T>(xp + p * h * w, yp + p * l, w, oh, ow); });
+    return;
+  }
+  if (small_window(win)) {
+    qmax_small_planes<T>(xp, yp, planes_of(x), h, w, win);
     return;
   }
   for_each_plane(planes_of(x), l * win.kh * win.kw, [&](int64_t p) {

@@ -44,5 +44,6 @@
 #include "ops/weight_gemv.h"
 #include "ops/int4_pack.h"
 #include "ops/qconv2d.h"
+#include "ops/qelementwise.h"
 #include "ops/qmatmul.h"
 #include "ops/quantize.h"

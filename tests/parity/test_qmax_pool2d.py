@@ -76,3 +76,31 @@ def test_module_matches_float_pool_of_dequantized(device, rng):
     assert (y.q_scale(), y.q_zero_point()) == (q.q_scale(), q.q_zero_point())
     expect = nn.functional.max_pool2d(q.dequantize(), 3, 2, 1)
     assert_bytes_equal(to_np(y.dequantize()), to_np(expect))
+
+
+# The CPU stream's vectorized small windows: 2x2 / 3x3 (and mixed 2x3) kernels, strides 1
+# and 2, padding 0 / 1, floor and ceil mode; rows wide enough for the vector loops and
+# their tails, heights that leave a row over. Codes near the lowest test that the
+# lowest-code padding never wins over a real tap it ties with.
+SMALL = [((kh, kw), (s, s), (p, p), (1, 1), c) for kh in (2, 3) for kw in (2, 3) for s in (1, 2) for p in (0, 1)
+         for c in (False, True) if 2 * p <= min(kh, kw)]
+
+
+@pytest.mark.parametrize("case", SMALL)
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_small_windows_against_numpy(device, case, dtype, rng):
+    k, s, p, d, ceil_mode = case
+    lo, hi = (0, 256) if dtype == "uint8" else (-128, 128)
+    for shape in [(2, 3, 9, 71), (1, 2, 6, 40), (1, 1, 3, 3)]:
+        x = rng.integers(lo, hi, shape).astype(dtype)
+        x[0, 0] = rng.integers(lo, lo + 2, shape[2:])  # the lowest codes: ties with the padding
+        y = Q.qmax_pool2d(lucid.tensor(x, device=device), k, s, p, d, ceil_mode)
+        assert_bytes_equal(to_np(y), ref_pool(x, k, s, p, d, ceil_mode))
+
+
+def test_small_window_streams_agree(rng):
+    x = rng.integers(0, 256, (4, 8, 56, 56)).astype(np.uint8)
+    a = Q.qmax_pool2d(lucid.tensor(x), 3, 2, 1)
+    b = Q.qmax_pool2d(lucid.tensor(x, device="gpu"), 3, 2, 1)
+    assert_bytes_equal(to_np(a), to_np(b))
+    assert_bytes_equal(to_np(a), ref_pool(x, (3, 3), (2, 2), (1, 1), (1, 1), False))

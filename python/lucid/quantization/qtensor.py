@@ -37,7 +37,7 @@ def _scale_value(scale, fn: str) -> float:
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f"{fn}(): argument 'scale' must be a number, got {type(scale).__name__}")
     s = float(np.float32(scale))
-    if not (np.isfinite(s) and s > 0):
+    if not (math.isfinite(s) and s > 0):
         raise ValueError(f"{fn}(): argument 'scale' must be finite and > 0, got {scale!r}")
     return s
 
@@ -192,14 +192,20 @@ class QTensor:
     def numel(self) -> int:
         return self._codes.numel()
 
+    @classmethod
+    def _checked(cls, codes, scale: float, zero_point: int, qdtype: QDtype) -> "QTensor":
+        """A per-tensor QTensor from parts already known good (the quantized modules' hot
+        path: a kernel validated them): ``codes`` a Tensor of ``qdtype.storage``, ``scale``
+        a float32-exact float > 0, ``zero_point`` an int on the grid. No checks."""
+        out = cls.__new__(cls)
+        out._codes, out._scale, out._zero_point, out._qdtype, out._axis = codes, scale, zero_point, qdtype, None
+        return out
+
     def _same_params(self, codes) -> "QTensor":
         if self._axis is not None or not isinstance(codes, Tensor) or codes.dtype != self._qdtype.storage:
             return QTensor(codes, self._scale, self._zero_point, self._qdtype, self._axis)  # checks and raises
         # The per-tensor qparams were validated when self was built: skip re-checking them.
-        out = QTensor.__new__(QTensor)
-        out._codes, out._scale, out._zero_point, out._qdtype, out._axis = (codes, self._scale, self._zero_point,
-                                                                          self._qdtype, None)
-        return out
+        return QTensor._checked(codes, self._scale, self._zero_point, self._qdtype)
 
     def to(self, device) -> "QTensor":
         """A copy on ``device`` (codes and per-channel parameters move; the values are unchanged)."""

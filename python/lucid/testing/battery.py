@@ -22,6 +22,7 @@ import lucid.nn.intrinsic.quantized as nniq
 import lucid.nn.quantized as nnq
 import lucid.nn.quantized.dynamic as nnqd
 import lucid.quantization as Q
+from ..quantization.qelementwise import qadd, qcat, qmul
 from .._dtype import as_dtype
 from . import adversarial as adv
 from .harness import Case
@@ -772,7 +773,32 @@ def fixed_cases() -> list:
     cases += _int4_qd8_cases()
     cases += _new_grid_cases()
     cases += _more_block_cases()
+    cases += _qelementwise_cases()
     return cases
+
+
+def _qelementwise_cases():
+    """QFunctional's fused qadd / qadd relu / qmul / qcat and the small-window qmax_pool2d:
+    both code grids, zero points at the grid ends, odd sizes. Not fingerprinted (appended
+    after the pinned rows)."""
+    rng = np.random.default_rng(SEED + 31)
+    for name in ("quint8", "qint8"):
+        lo, hi = adv.grid(name)
+        a, b = (rng.integers(lo, hi + 1, (3, 5, 9, 13)).astype(STORAGE[name]) for _ in range(2))
+        (sa, za), (sb, zb), (so, zo) = GRID_PARAMS[name]
+        p = dict(sa=sa, za=za, sb=sb, zb=zb, so=so, zo=zo, g=name)  # bound now: the lambdas run later
+        for op, fn in (("qadd", lambda x, y, p=p: qadd(x, p["sa"], p["za"], y, p["sb"], p["zb"], p["so"], p["zo"],
+                                                         p["g"])),
+                       ("qadd_relu", lambda x, y, p=p: qadd(x, p["sa"], p["za"], y, p["sb"], p["zb"], p["so"],
+                                                              p["zo"], p["g"], relu=True)),
+                       ("qmul", lambda x, y, p=p: qmul(x, p["sa"], p["za"], y, p["sb"], p["zb"], 0.3, p["zo"],
+                                                         p["g"])),
+                       ("qcat", lambda x, y, p=p: qcat([x, y], [p["sa"], p["sb"]], [p["za"], p["zb"]], 1, p["so"],
+                                                         p["zo"], p["g"]))):
+            yield Case(op, name, "per-tensor", f"qelementwise/{op}/{name}", fn, (_t(a), _t(b)), fingerprint=False)
+        for k, st, pad in ((3, 2, 1), (2, 2, 0), (3, 1, 1), (2, 1, 1)):
+            yield Case("qmax_pool2d", name, "per-tensor", f"qmax_pool2d/{name}/{k}/{st}/{pad}",
+                       lambda x, k=k, st=st, pad=pad: Q.qmax_pool2d(x, k, st, pad), (_t(a),), fingerprint=False)
 
 
 def random_cases(n: int) -> Iterator[Case]:

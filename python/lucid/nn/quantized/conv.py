@@ -55,13 +55,17 @@ class _QConvNd(WeightedQuantized):
         return [(p, p) for p in self.padding]
 
     def _input(self, x):
-        if not is_float_input(x):
-            x = as_qtensor(x, type(self).__name__)
+        if type(x) is QTensor and x._axis is None:  # the usual case, checked in one test
+            shape = x._codes.shape
+        else:
+            if not is_float_input(x):
+                x = as_qtensor(x, type(self).__name__)
+            shape = x.shape
         nd = self._nd
-        if x.ndim not in (nd + 1, nd + 2):
+        if len(shape) not in (nd + 1, nd + 2):
             raise ValueError(f"{type(self).__name__}.forward(): expected a {nd + 2}-D (or unbatched {nd + 1}-D) "
-                             f"input, got shape {tuple(x.shape)}")
-        c = x.shape[0 if x.ndim == nd + 1 else 1]
+                             f"input, got shape {tuple(shape)}")
+        c = shape[0 if len(shape) == nd + 1 else 1]
         if c != self.in_channels:
             raise ValueError(f"{type(self).__name__}.forward(): expected input with {self.in_channels} channels, "
                              f"got shape {tuple(x.shape)}")
@@ -72,8 +76,10 @@ class _QConvNd(WeightedQuantized):
         padding left for the op: asymmetric 'same' padding (zero-point codes), or a
         padding_mode other than 'zeros', which pads the codes by that mode (reflect,
         replicate, circular copy codes: exact, and the float model's F.pad as well)."""
+        codes = x._codes
+        if self.padding_mode == "zeros" and type(self.padding) is tuple:  # symmetric: the op pads
+            return codes, self.padding
         pads = self._pads()
-        codes = x.int_repr()
         if self.padding_mode == "zeros" and all(a == b for a, b in pads):
             return codes, tuple(a for a, _ in pads)
         flat = []
@@ -103,19 +109,21 @@ class _QConvNd(WeightedQuantized):
         x = self._input(x)
         if not isinstance(x, QTensor):
             return self._float_forward(x)
-        unbatched = x.ndim == self._nd + 1
+        nd = self._nd
+        unbatched = x.ndim == nd + 1
         codes, padding = self._padded_codes(x)
         if unbatched:
             codes = codes.unsqueeze(0)
-        op = (qconv1d, qconv2d, qconv3d)[self._nd - 1]
-        pad_arg = padding if self._nd > 1 else padding[0]
-        stride = self.stride if self._nd > 1 else self.stride[0]
-        dilation = self.dilation if self._nd > 1 else self.dilation[0]
+        op = (qconv1d, qconv2d, qconv3d)[nd - 1]
+        pad_arg = padding if nd > 1 else padding[0]
+        stride = self.stride if nd > 1 else self.stride[0]
+        dilation = self.dilation if nd > 1 else self.dilation[0]
+        bufs = self._buffers  # an instance attribute: no Module.__getattr__ per buffer
         # a 2-D conv reuses its packed panels; the 1-D / 3-D ops reshape the weight per call
-        weight = self._packed_weight() if self._nd == 2 else self.weight_int8
-        y = op(codes, x.q_scale(), x.q_zero_point(), weight, self.weight_scale, self.weight_zero_point,
-               bias=self.bias_float, stride=stride, padding=pad_arg, dilation=dilation, groups=self.groups,
-               out_scale=self.scale, out_zp=self.zero_point, out_qdtype=self.out_qdtype)
+        weight = self._pack_cache.get(bufs["weight_int8"]) if nd == 2 else bufs["weight_int8"]
+        y = op(codes, x._scale, x._zero_point, weight, bufs["weight_scale"], bufs["weight_zero_point"],
+               bias=bufs["bias_float"], stride=stride, padding=pad_arg, dilation=dilation, groups=self.groups,
+               out_scale=bufs["scale"], out_zp=bufs["zero_point"], out_qdtype=self.out_qdtype)
         if unbatched:
             y = y.squeeze(0)
         return self._out(y)

@@ -4,7 +4,10 @@ observe their outputs) and ``QFunctional``, its quantized replacement.
 QFunctional's add / add_relu / mul / cat compute ``quantize(op(dequantize(a),
 dequantize(b)))`` with the output ``scale`` / ``zero_point``: each step is one correctly
 rounded float32 elementwise operation (no accumulation), so the codes are identical on
-both streams and equal to the fake-quantized float forward bit for bit. ``add_scalar``
+both streams and equal to the fake-quantized float forward bit for bit. Inputs of one
+shape and 8-bit code dtype (per-tensor integer grids) take one fused pass of those same
+operations (``lucid.quantization.qelementwise``); others (broadcasting, mixed code dtypes,
+float grids) run the composite of dequantize, the float op and quantize. ``add_scalar``
 requantizes with the input's qparams; ``mul_scalar`` rescales without touching the codes
 (negative scalars mirror them), as PyTorch's kernels do; neither is observed.
 """
@@ -21,6 +24,7 @@ from ..layers import Identity
 from ..module import Module
 from .. import functional as F
 from ...quantization.qdtype import as_qdtype
+from ...quantization.qelementwise import qadd, qcat, qmul
 from ...quantization.qtensor import QTensor, quantize_per_tensor
 from .checks import QuantizedStateMixin, as_qtensor
 from .observed_qparams import observer_qparams, requant_param_buffers
@@ -57,6 +61,14 @@ class FloatFunctional(Module):
         return x * c
 
 
+_CODES = ("uint8", "int8")  # the code dtypes the fused kernels take
+
+
+def _fusable(q) -> bool:
+    """A per-tensor QTensor of an integer grid stored in 8 bits."""
+    return not q._qdtype.is_floating and q._qdtype.storage in _CODES
+
+
 def _scalar(fn, c) -> float:
     """``c`` as a finite float; TypeError / ValueError naming the argument otherwise."""
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
@@ -88,22 +100,59 @@ class QFunctional(QuantizedStateMixin, Module):
         return quantize_per_tensor(real, self.scale.item(), int(self.zero_point.item()), self.dtype)
 
     def _two(self, x, y, name):
-        return as_qtensor(x, f"QFunctional.{name}").dequantize(), as_qtensor(y, f"QFunctional.{name}").dequantize()
+        return as_qtensor(x, f"QFunctional.{name}"), as_qtensor(y, f"QFunctional.{name}")
+
+    def _out_params(self):
+        """(scale as float32, zero point) of the output grid, or None when the grid is not
+        one the fused kernels write."""
+        qd = self.dtype
+        if qd.is_floating or qd.storage not in _CODES:
+            return None
+        bufs = self._buffers  # an instance attribute: no Module.__getattr__ per buffer
+        return float(np.float32(bufs["scale"].item())), int(bufs["zero_point"].item())
+
+    def _pair_params(self, a, b):
+        """The output's (scale, zero point) when a, b take the fused kernel, else None."""
+        ca, cb = a._codes, b._codes
+        if not (_fusable(a) and _fusable(b) and a._qdtype.storage == b._qdtype.storage and ca.shape == cb.shape
+                and ca.device == cb.device):
+            return None
+        return self._out_params()
+
+    def _binary(self, x, y, name, relu=False):
+        a, b = self._two(x, y, name)
+        out = self._pair_params(a, b)
+        if out is None:  # broadcasting, mixed code dtypes, float grids: the composite
+            real = a.dequantize() + b.dequantize() if name != "mul" else a.dequantize() * b.dequantize()
+            return self._requant(F.relu(real) if relu else real)
+        s, z = out
+        if name == "mul":
+            codes = qmul(a._codes, a._scale, a._zero_point, b._codes, b._scale, b._zero_point, s, z, self.dtype.name)
+        else:
+            codes = qadd(a._codes, a._scale, a._zero_point, b._codes, b._scale, b._zero_point, s, z, self.dtype.name,
+                         relu=relu)
+        return QTensor._checked(codes, s, z, self.dtype)
 
     def add(self, x, y):
-        a, b = self._two(x, y, "add")
-        return self._requant(a + b)
+        return self._binary(x, y, "add")
 
     def add_relu(self, x, y):
-        a, b = self._two(x, y, "add_relu")
-        return self._requant(F.relu(a + b))
+        return self._binary(x, y, "add_relu", relu=True)
 
     def mul(self, x, y):
-        a, b = self._two(x, y, "mul")
-        return self._requant(a * b)
+        return self._binary(x, y, "mul")
 
     def cat(self, xs, dim=0):
-        return self._requant(lucid.cat([as_qtensor(x, "QFunctional.cat").dequantize() for x in xs], dim=dim))
+        qs = [as_qtensor(x, "QFunctional.cat") for x in xs]
+        out = self._out_params() if qs and all(_fusable(q) for q in qs) else None
+        if out is not None and isinstance(dim, int) and not isinstance(dim, bool):
+            c0 = qs[0]._codes
+            if all(q._qdtype.storage == qs[0]._qdtype.storage and q._codes.device == c0.device for q in qs):
+                s, z = out
+                codes = qcat([q._codes for q in qs], [q._scale for q in qs], [q._zero_point for q in qs], dim, s, z,
+                             self.dtype.name)
+                return QTensor._checked(codes, s, z, self.dtype)
+        return self._requant(lucid.cat([q.dequantize() for q in qs], dim=dim))
 
     def add_scalar(self, x, c):
         x = as_qtensor(x, "QFunctional.add_scalar")

@@ -104,12 +104,18 @@ class WeightedQuantized(QuantizedStateMixin, Module):
         return fake_quantize(y, float(self.scale.item()), int(self.zero_point.item()), qd.quant_min, qd.quant_max)
 
     def _out(self, codes):
-        zp = int(self.zero_point.item())
+        """The QTensor of ``codes`` that the integer op just returned for ``out_scale=self.scale,
+        out_zp=self.zero_point, out_qdtype=self.out_qdtype``: the op validated those (scale
+        finite and > 0, zero point on the grid) and wrote codes of the grid's storage, so
+        the QTensor is built without checking them again (this runs once per layer call)."""
+        bufs = self._buffers  # an instance attribute: no Module.__getattr__ per buffer
+        zp = int(bufs["zero_point"].item())
+        qd = self.out_qdtype
         # ReLU is the lower clamp bound: real 0 is the code zero_point. The op already
         # clamps to the grid, so a zero point at its bottom (quint8's usual 0) needs nothing.
-        if self._relu and zp > self.out_qdtype.quant_min:
+        if self._relu and zp > qd.quant_min:
             codes = lucid.maximum(codes, lucid.full((), zp, dtype=codes.dtype, device=codes.device))
-        return QTensor(codes, float(self.scale.item()), zp, self.out_qdtype)
+        return QTensor._checked(codes, float(np.float32(bufs["scale"].item())), zp, qd)
 
     def get_extra_state(self):
         return {"kind": type(self).__name__, "weight_qscheme": self.weight_qscheme,
