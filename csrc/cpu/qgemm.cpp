@@ -512,12 +512,18 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
   constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 16;
   if (mr * nr > kMaxTile || mr > kMaxRows) throw ValueError("internal: qigemm register tile too large");
+  // Task order: row parts outer (a run of tasks shares its activation rows) unless
+  // the weights are the larger operand and overflow the cache (deep layers of a
+  // small batch): then column parts outer, so each weight panel is read from
+  // memory once and meets every row part while it is cached.
+  const bool columns_outer = N * kp > (int64_t{512} << 10) && N * kp > M * kp;
   parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) int32_t tile[kMaxTile];
     const uint8_t* rows[kMaxRows];
     uint32_t rs[kMaxRows] = {};
     for (int64_t task = lo; task < hi; ++task) {
-      const int64_t mi = task / pt.n_parts, ni = task % pt.n_parts;
+      const int64_t mi = columns_outer ? task % pt.m_parts : task / pt.n_parts;
+      const int64_t ni = columns_outer ? task / pt.m_parts : task % pt.n_parts;
       const int64_t m0 = share(m_tiles, pt.m_parts, mi) * mr, m1 = std::min(M, share(m_tiles, pt.m_parts, mi + 1) * mr);
       const int64_t n_lo = share(n_tiles, pt.n_parts, ni) * nr;
       const int64_t n_hi = std::min(N, share(n_tiles, pt.n_parts, ni + 1) * nr);

@@ -279,7 +279,8 @@ def test_prepack_conv_weight_errors(device):
         Q.prepack_conv_weight(lucid.zeros((2, 9), dtype=lucid.int8, device=device))
 
 
-@pytest.mark.parametrize("case", [INDIRECT[0], PADDED_CHANNELS[3], DEPTHWISE_SYMMETRIC[3], POINTWISE[0], CASES[1]])
+@pytest.mark.parametrize("case", [INDIRECT[0], PADDED_CHANNELS[3], DEPTHWISE_SYMMETRIC[3], POINTWISE[0], CASES[1],
+                                  ((1, 256, 4, 4), (256, 3, 3), (1, 1), (1, 1), (1, 1), 1)])  # weights > pixels
 def test_thread_counts_give_the_reference_bytes(case, rng):
     """The CPU stream splits pixels, channels and the output reorder over its pool:
     one, two and three threads all give the reference codes."""
