@@ -590,10 +590,13 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
     g.nseg = win.kh, g.seglen = win.kw * cp, g.seg_stride = win.dh * Wp * cp;
     if (!kernels::qigemm_fits(packed[0], g)) throw ValueError("internal: qconv2d window rows do not fit the kernel");
     {
-      const int64_t per_image = g.image_stride + P * O * static_cast<int64_t>(osize);
+      // Byte codes go from the epilogue straight into the NCHW output; wider
+      // outputs pass through a (pixels, channels) buffer and a reorder.
+      const bool direct = p.out_kind == kernels::QOut::UInt8 || p.out_kind == kernels::QOut::Int8;
+      const int64_t per_image = g.image_stride + (direct ? 0 : P * O * static_cast<int64_t>(osize));
       const int64_t ichunk = std::max<int64_t>(1, std::min<int64_t>(N, (int64_t{2} << 20) / std::max<int64_t>(1, per_image)));
       uint8_t* padded_buf = t_padded.get(static_cast<size_t>(ichunk * g.image_stride));
-      char* tmp_buf = reinterpret_cast<char*>(t_product.get(static_cast<size_t>(ichunk * P * O) * osize));
+      char* tmp_buf = direct ? nullptr : reinterpret_cast<char*>(t_product.get(static_cast<size_t>(ichunk * P * O) * osize));
       const uint8_t flip = p.x_signed ? 0x80 : 0, pad = static_cast<uint8_t>(static_cast<uint8_t>(zx) ^ flip);
       const uint8_t* xb = static_cast<const uint8_t*>(x.raw_data());
       char* ob = static_cast<char*>(out.raw_data());
@@ -626,6 +629,11 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
         });
         g.base = padded_buf;
         q.m = nb * P, q.out = tmp_buf;
+        if (direct) {
+          g.nchw = reinterpret_cast<uint8_t*>(ob) + n0 * O * P, g.nchw_image_stride = O * P;
+          kernels::qigemm(packed[0], g, q);
+          continue;
+        }
         kernels::qigemm(packed[0], g, q);
         // (P, O) -> out[n0 + i] as (O, P), in blocks of 64 pixels over the pool
         const int64_t blocks = (P + 63) / 64;

@@ -296,6 +296,60 @@ struct Epilogue {
   }
 #endif
 
+  // Byte outputs of one tile straight into NCHW planes: row i's pixel is at
+  // dst[i] in its image's plane 0, column n's plane P bytes further on. The
+  // tile is requantized into a small row-major buffer by the same code as tile()
+  // and then reordered; eight consecutive pixels of one image (`run`) go through
+  // an SSE2 8 x 16 byte transpose, other tiles byte by byte.
+  void tile_nchw(const int32_t* raw, int rows, int nr, int64_t n0, int nc, const uint32_t* rs, uint8_t* const* dst,
+                 int64_t P, bool run) const {
+    alignas(64) uint8_t qb[16 * 64];
+    const int64_t ldq = 64;
+    Tile t{raw, rows, nc, nr, rs, col_term + n0, zw + n0, p.scale + n0, p.zy, p.lo, p.hi, ldq};
+#if defined(__x86_64__)
+    static const bool avx512 = cpu_has_avx512vnni();
+    if (avx512) {
+      if (p.out_kind == QOut::Int8) epilogue_avx512(t, reinterpret_cast<int8_t*>(qb), any_zw);
+      else epilogue_avx512(t, qb, any_zw);
+    } else
+#endif
+    {
+      if (p.out_kind == QOut::Int8) requant_s8(t, reinterpret_cast<int8_t*>(qb));
+      else requant_u8(t, qb);
+    }
+#if defined(__SSE2__)
+    if (run && rows == 8) {
+      uint8_t* d = dst[0] + n0 * P;
+      for (int c0 = 0; c0 < nc; c0 += 16) {
+        __m128i a[8], b[8], c[8];
+        for (int i = 0; i < 8; ++i) a[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(qb + i * ldq + c0));
+        for (int i = 0; i < 4; ++i) {  // b[2i], b[2i+1]: rows 2i, 2i+1 interleaved, columns 0-7 / 8-15
+          b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+          b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+        }
+        for (int h = 0; h < 2; ++h) {  // c[4h + q]: rows 4h..4h+3, column quad q
+          c[4 * h] = _mm_unpacklo_epi16(b[4 * h], b[4 * h + 2]);
+          c[4 * h + 1] = _mm_unpackhi_epi16(b[4 * h], b[4 * h + 2]);
+          c[4 * h + 2] = _mm_unpacklo_epi16(b[4 * h + 1], b[4 * h + 3]);
+          c[4 * h + 3] = _mm_unpackhi_epi16(b[4 * h + 1], b[4 * h + 3]);
+        }
+        for (int q = 0; q < 4; ++q) {  // columns 4q..4q+3, all eight rows, two per register
+          const __m128i lo = _mm_unpacklo_epi32(c[q], c[4 + q]), hi = _mm_unpackhi_epi32(c[q], c[4 + q]);
+          const __m128i cols[2] = {lo, hi};
+          for (int k = 0; k < 2; ++k) {
+            const int j = c0 + 4 * q + 2 * k;
+            if (j < nc) _mm_storel_epi64(reinterpret_cast<__m128i*>(d + j * P), cols[k]);
+            if (j + 1 < nc) _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (j + 1) * P), _mm_unpackhi_epi64(cols[k], cols[k]));
+          }
+        }
+      }
+      return;
+    }
+#endif
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < nc; ++j) dst[i][(n0 + j) * P] = qb[i * ldq + j];
+  }
+
   void tile(const int32_t* raw, int rows, int nr, int64_t m0, int64_t n0, int nc, const uint32_t* rs) const {
     Tile t{raw, rows, nc, nr, rs, col_term + n0, zw + n0, p.scale ? p.scale + n0 : nullptr, p.zy, p.lo, p.hi, p.ldo};
     const int64_t at = m0 * p.ldo + n0;
@@ -494,6 +548,9 @@ bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g) {
 void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p) {
   if (!qigemm_fits(w, g)) throw ValueError("internal: qigemm geometry does not fit the kernel");
   if (p.x_signed) throw ValueError("internal: qigemm takes uint8 codes");
+  if (g.nchw && (p.out_kind != QOut::UInt8 && p.out_kind != QOut::Int8))
+    throw ValueError("internal: qigemm writes NCHW planes of byte codes only");
+  if (w.kernel->mr > 16 || w.kernel->nr > 64) throw ValueError("internal: qigemm tile larger than its buffers");
   const QGemmKernel& kern = *w.kernel;
   const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
   if (M == 0 || N == 0) return;
@@ -520,6 +577,7 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) int32_t tile[kMaxTile];
     const uint8_t* rows[kMaxRows];
+    uint8_t* dst[kMaxRows];
     uint32_t rs[kMaxRows] = {};
     for (int64_t task = lo; task < hi; ++task) {
       const int64_t mi = columns_outer ? task % pt.m_parts : task / pt.n_parts;
@@ -531,8 +589,10 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
       int64_t img = m0 / g.P, q = m0 % g.P, oy = q / g.ow, ox = q % g.ow;  // stepped, not divided, per row
       for (int64_t r0 = m0; r0 < m1; r0 += mr) {
         const int rows_n = static_cast<int>(std::min(mr, m1 - r0));
+        const int64_t img0 = img;
         for (int i = 0; i < rows_n; ++i) {
           rows[i] = g.base + img * g.image_stride + oy * g.row_step + ox * g.col_step;
+          if (g.nchw) dst[i] = g.nchw + img * g.nchw_image_stride + oy * g.ow + ox;
           if (need_rs) {
             uint32_t sum = 0;
             for (int64_t sgm = 0; sgm < g.nseg; ++sgm) {
@@ -546,10 +606,14 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
             if (++oy * g.ow == g.P) oy = 0, ++img;
           }
         }
+        // one image's consecutive pixels (the rows did not cross into the next image)
+        const bool run = img == img0 || (img == img0 + 1 && oy == 0 && ox == 0);
         for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
           kern.iukernel(rows_n, static_cast<size_t>(g.nseg), static_cast<size_t>(g.seglen),
                         static_cast<size_t>(g.seg_stride), rows, w.data.data() + n0 * kp, tile);
-          epi.tile(tile, rows_n, static_cast<int>(nr), r0, n0, static_cast<int>(std::min(nr, N - n0)), rs);
+          const int cols = static_cast<int>(std::min(nr, N - n0));
+          if (g.nchw) epi.tile_nchw(tile, rows_n, static_cast<int>(nr), n0, cols, rs, dst, g.P, run);
+          else epi.tile(tile, rows_n, static_cast<int>(nr), r0, n0, cols, rs);
         }
       }
     }

@@ -55,6 +55,10 @@ struct QIGemmGeometry {
   const uint8_t* base = nullptr;
   int64_t image_stride = 0, P = 1, ow = 1, row_step = 0, col_step = 0;
   int64_t nseg = 1, seglen = 0, seg_stride = 0;
+  // Byte outputs only: when set, the output goes to NCHW planes here (image i's
+  // plane of channel n at nchw + i * nchw_image_stride + n * P) instead of p.out.
+  uint8_t* nchw = nullptr;
+  int64_t nchw_image_stride = 0;
 };
 // w's kernel has the indirect form and this geometry fits it (seglen a
 // multiple of the kernel's kr, kp = nseg * seglen).
