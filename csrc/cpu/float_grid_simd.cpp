@@ -95,8 +95,9 @@ inline uint32_t get_code(const uint32_t* src, int k, int bits) {
   return q & ((1u << bits) - 1u);
 }
 
-void affine_quantize_scalar(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
+bool affine_quantize_scalar(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
                             float* biases) {
+  bool finite = true;
   const float n_bins = static_cast<float>((1 << bits) - 1);
   const int wpg = G * bits / 32;
   for (int64_t i = 0; i < groups; ++i) {
@@ -105,6 +106,7 @@ void affine_quantize_scalar(const float* w, int64_t groups, int G, int bits, uin
     for (int j = 0; j < G; ++j) {
       w_max = std::max(w_max, g[j]);
       w_min = std::min(w_min, g[j]);
+      finite = finite && (minifloat::bits_of(g[j]) & 0x7f800000u) != 0x7f800000u;
     }
     float scale, bias;
     affine_params(w_max, w_min, n_bins, scale, bias);
@@ -114,6 +116,7 @@ void affine_quantize_scalar(const float* w, int64_t groups, int G, int bits, uin
     scales[i] = scale;
     biases[i] = bias;
   }
+  return finite;
 }
 
 void affine_dequantize_scalar(const uint32_t* words, const float* scales, const float* biases, int64_t groups,
@@ -134,8 +137,9 @@ namespace lucid::cpu::fgrid {
 namespace {
 
 struct EncV {
-  __m256i abs, one, e_norm, shbase, c31, c33, ones, maxc, over, infb, nanc, keep;
-  __m128i ss;
+  __m256i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc;
+  __m128i ss, mshift;
+  bool keep;
 };
 
 EncV enc_consts(const Encoding& e) {
@@ -144,37 +148,45 @@ EncV enc_consts(const Encoding& e) {
   const uint32_t over = e.saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
   EncV c;
   c.abs = _mm256_set1_epi32(0x7fffffff);
-  c.one = _mm256_set1_epi32(1);
   c.e_norm = _mm256_set1_epi32(e_norm);
-  c.shbase = _mm256_set1_epi32(shn + e_norm);
-  c.c31 = _mm256_set1_epi32(31);
-  c.c33 = _mm256_set1_epi32(33);
-  c.ones = _mm256_set1_epi32(-1);
+  // The binade above the largest finite value's (its first code is past max_code).
+  c.e_cap = _mm256_set1_epi32(e_norm + static_cast<int>(f.max_code >> f.mbits));
+  c.k1 = _mm256_set1_epi32(shn << 23);
+  c.kx = _mm256_set1_epi32((e_norm + shn) << 23);
   c.maxc = _mm256_set1_epi32(static_cast<int>(f.max_code));
   c.over = _mm256_set1_epi32(static_cast<int>(over));
   c.infb = _mm256_set1_epi32(0x7f800000);
   c.nanc = _mm256_set1_epi32(static_cast<int>(e.nan_code));
-  c.keep = _mm256_set1_epi32(e.nan_keeps_sign ? -1 : 0);
-  c.ss = _mm_cvtsi32_si128(f.sign_shift());
+  c.ss = _mm_cvtsi32_si128(31 - f.sign_shift());
+  c.mshift = _mm_cvtsi32_si128(shn);
+  c.keep = e.nan_keeps_sign;
   return c;
 }
 
-// Eight codes (int32 lanes, each < 256) of eight float32 t.
+// Eight codes (int32 lanes, each < 256) of eight float32 t: the contract's
+// rne(v, k) done by the float adder. With Em = clamp(E, e_norm, e_cap) and C =
+// 2^(Em - 127 + 23 - mbits) (a power of two above |t|), fl(|t| + C) lies in
+// [C, 2C), where float32's spacing is the format's spacing in binade Em
+// (subnormals: binade e_norm), so the add rounds |t| to the format's
+// precision, to nearest even, exactly; bits(fl(|t| + C)) - bits(C) is the
+// rounded significand count m', and the code is m' + ((Em - e_norm) << mbits)
+// (a carry into the next binade included). Past e_cap the count only grows, so
+// the overflow test still sees code > max_code; float32 subnormals round to 0
+// either way (so DAZ could not change a code).
 inline __m256i enc8(__m256 t, const EncV& c) {
   const __m256i u = _mm256_castps_si256(t);
   const __m256i a = _mm256_and_si256(u, c.abs);
-  const __m256i sign = _mm256_sll_epi32(_mm256_srli_epi32(u, 31), c.ss);
-  const __m256i E = _mm256_srli_epi32(a, 23);
-  const __m256i Ec = _mm256_min_epi32(_mm256_max_epi32(E, c.one), c.e_norm);
-  const __m256i v = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_sub_epi32(Ec, c.one), 23));
-  const __m256i sh = _mm256_min_epi32(_mm256_sub_epi32(c.shbase, Ec), c.c31);
-  const __m256i lsb = _mm256_and_si256(_mm256_srlv_epi32(v, sh), c.one);
-  const __m256i half_m1 = _mm256_srlv_epi32(c.ones, _mm256_sub_epi32(c.c33, sh));  // 2^(sh-1) - 1
-  __m256i code = _mm256_srlv_epi32(_mm256_add_epi32(_mm256_add_epi32(v, half_m1), lsb), sh);
+  const __m256i Em = _mm256_min_epi32(_mm256_max_epi32(_mm256_srli_epi32(a, 23), c.e_norm), c.e_cap);
+  const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
+  const __m256i r = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(Cb)));
+  __m256i code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
   code = _mm256_blendv_epi8(code, c.over, _mm256_cmpgt_epi32(code, c.maxc));
   const __m256i nan = _mm256_cmpgt_epi32(a, c.infb);
-  const __m256i r = _mm256_or_si256(code, sign);
-  return _mm256_blendv_epi8(r, _mm256_or_si256(c.nanc, _mm256_and_si256(sign, c.keep)), nan);
+  code = _mm256_blendv_epi8(code, c.nanc, nan);
+  // float32's sign bit moved to the format's; MX FP4 elements give NaN unsigned.
+  __m256i sign = _mm256_srl_epi32(_mm256_andnot_si256(c.abs, u), c.ss);
+  if (!c.keep) sign = _mm256_andnot_si256(nan, sign);
+  return _mm256_or_si256(code, sign);
 }
 
 // Four vectors of eight codes (each < 256) -> 32 bytes in order.
@@ -560,13 +572,15 @@ inline void affine_put32(uint32_t* out, int k0, int bits, const __m256i* c) {
   }
 }
 
-void affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
+bool affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
                           float* biases) {
   if (G % 32 != 0) return affine_quantize_scalar(w, groups, G, bits, words, scales, biases);
   const float n_bins = static_cast<float>((1 << bits) - 1);
   const int wpg = G * bits / 32;
   const __m256 vbins = _mm256_set1_ps(n_bins), zero = _mm256_setzero_ps();
   const __m256i mask = _mm256_set1_epi32((1 << bits) - 1);
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), fmax = _mm256_set1_ps(std::numeric_limits<float>::max());
+  __m256 bad = _mm256_setzero_ps();  // lanes that saw NaN or +-inf
   for (int64_t i = 0; i < groups; ++i) {
     const float* g = w + i * G;
     // std::max(acc, x) keeps acc unless acc < x; maxps(x, acc) is x > acc ? x : acc: the same choice, NaN
@@ -577,6 +591,7 @@ void affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint3
       const __m256 x = _mm256_loadu_ps(g + j);
       mx = _mm256_max_ps(x, mx);
       mn = _mm256_min_ps(x, mn);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(x, absm), fmax, _CMP_NLE_UQ));
     }
     __m128 hx = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
     __m128 hn = _mm_min_ps(_mm256_castps256_ps128(mn), _mm256_extractf128_ps(mn, 1));
@@ -603,6 +618,7 @@ void affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint3
     scales[i] = scale;
     biases[i] = bias;
   }
+  return _mm256_movemask_ps(bad) == 0;
 }
 
 template <bool Stream>

@@ -44,8 +44,9 @@ using block_dequantize_fn = void (*)(const uint32_t* words, const uint8_t* scale
                                      minifloat::BlockMode mode, float* w, bool stream);
 // Affine groups (MLX layout, docs/numerics.md "group-wise affine"): `groups`
 // consecutive groups of `group_size` floats -> group_size * bits / 32 words,
-// one scale and one bias per group.
-using affine_quantize_fn = void (*)(const float* w, int64_t groups, int group_size, int bits, uint32_t* words,
+// one scale and one bias per group. Returns false when some element is not
+// finite (NaN or +-inf; the format needs finite weights, the caller raises).
+using affine_quantize_fn = bool (*)(const float* w, int64_t groups, int group_size, int bits, uint32_t* words,
                                     float* scales, float* biases);
 // w = fl(fl(float(q) * scale) + bias), `groups` consecutive groups.
 using affine_dequantize_fn = void (*)(const uint32_t* words, const float* scales, const float* biases,

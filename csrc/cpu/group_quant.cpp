@@ -5,6 +5,7 @@
 #include "cpu/group_quant.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -25,14 +26,17 @@ bool stream_output(int64_t elements) { return elements * 4 >= (int64_t{32} << 20
 // The kernels are cpu/float_grid_simd.h's (the explicit-SIMD table this CPU
 // supports; every table computes the same bits): groups tile each row and
 // rows are contiguous, so the whole weight is rows * groups groups in order.
-void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
+bool group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
                     float* scales, float* biases) {
   const int64_t groups = K / group_size, words_per_group = group_size * bits / 32;
   const fgrid::Kernels& k = fgrid::best();
+  std::atomic<bool> finite{true};
   parallel_for(rows * groups, 64, [&](int64_t lo, int64_t hi) {
-    k.affine_quantize(w + lo * group_size, hi - lo, group_size, bits, words + lo * words_per_group, scales + lo,
-                      biases + lo);
+    if (!k.affine_quantize(w + lo * group_size, hi - lo, group_size, bits, words + lo * words_per_group,
+                           scales + lo, biases + lo))
+      finite.store(false, std::memory_order_relaxed);
   });
+  return finite.load();
 }
 
 void block_quantize(const float* w, int64_t rows, int64_t K, minifloat::BlockMode mode, uint32_t* words,

@@ -251,9 +251,16 @@ void test_affine(Context& ctx) {
         const size_t nw = static_cast<size_t>(groups * G * bits / 32);
         std::vector<uint32_t> words(nw + 1, 0xdeadbeef), rw(nw);
         std::vector<float> sc(groups), bi(groups), rsc(groups), rbi(groups);
-        k->affine_quantize(w.data(), groups, G, bits, words.data(), sc.data(), bi.data());
+        const bool fin = k->affine_quantize(w.data(), groups, G, bits, words.data(), sc.data(), bi.data());
         ref.affine_quantize(w.data(), groups, G, bits, rw.data(), rsc.data(), rbi.data());
-        bool ok = std::memcmp(words.data(), rw.data(), nw * 4) == 0 && words[nw] == 0xdeadbeef;
+        bool ok = std::memcmp(words.data(), rw.data(), nw * 4) == 0 && words[nw] == 0xdeadbeef && !fin;
+        // The finiteness report: true on finite groups, false for a single inf anywhere.
+        std::vector<float> f(w.begin() + 5 * G, w.end());
+        for (float& v : f) v = std::isfinite(v) ? v : 1.0f;
+        ok = ok && k->affine_quantize(f.data(), groups - 5, G, bits, rw.data(), rsc.data(), rbi.data());
+        f[f.size() - 3] = -INFINITY;
+        ok = ok && !k->affine_quantize(f.data(), groups - 5, G, bits, rw.data(), rsc.data(), rbi.data());
+        ref.affine_quantize(w.data(), groups, G, bits, rw.data(), rsc.data(), rbi.data());
         for (int64_t i = 0; i < groups; ++i) ok = ok && same_float(sc[i], rsc[i]) && same_float(bi[i], rbi[i]);
         if (!ok) {
           ctx.fail(std::string(k->isa) + " affine_quantize bits " + std::to_string(bits) + " G " + std::to_string(G));
