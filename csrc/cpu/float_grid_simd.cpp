@@ -44,6 +44,15 @@ void decode_scalar(size_t n, const uint8_t* q, float* y, const float* s, bool pe
   for (size_t i = 0; i < n; ++i) y[i] = minifloat::decode(q[i], f) * s[per_elem ? i : 0];
 }
 
+void fake_scalar(size_t n, const float* x, float* y, uint8_t* m, const float* s, bool per_elem, const Encoding& e) {
+  const float mx = max_finite(e.f);
+  for (size_t i = 0; i < n; ++i) {
+    const float si = s[per_elem ? i : 0], t = x[i] / si;
+    y[i] = minifloat::decode(encode_one(t + 0.0f, e), e.f) * si;
+    m[i] = static_cast<uint8_t>(std::fabs(t) <= mx);
+  }
+}
+
 void block_quantize_scalar(const float* w, int64_t rows, int64_t K, BlockMode mode, uint32_t* words,
                            uint8_t* scales) {
   minifloat::block_quantize_rows(w, rows, K, mode, words, scales);
@@ -316,6 +325,37 @@ void decode_avx2(size_t n, const uint8_t* q, float* y, const float* s, bool per_
                  bool stream) {
   if (per_elem) stream ? decode_rows<true, true>(n, q, y, s, f) : decode_rows<true, false>(n, q, y, s, f);
   else stream ? decode_rows<false, true>(n, q, y, s, f) : decode_rows<false, false>(n, q, y, s, f);
+}
+
+template <bool PerElem>
+void fake_rows(size_t n, const float* x, float* y, uint8_t* m, const float* s, const Encoding& e) {
+  const EncV c = enc_consts(e);
+  const DecV d = dec_consts(e.f);
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), mx = _mm256_set1_ps(max_finite(e.f));
+  const __m256i one = _mm256_set1_epi32(1);
+  __m256 vs = _mm256_set1_ps(s[0]);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i mk[4];
+    for (int k = 0; k < 4; ++k) {
+      if (PerElem) vs = _mm256_loadu_ps(s + i + 8 * k);
+      const __m256 t = _mm256_div_ps(_mm256_loadu_ps(x + i + 8 * k), vs);
+      const __m256i code = enc8(_mm256_add_ps(t, _mm256_setzero_ps()), c);
+      _mm256_storeu_ps(y + i + 8 * k, _mm256_mul_ps(dec8(code, d), vs));
+      mk[k] = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(_mm256_and_ps(t, absm), mx, _CMP_LE_OQ)), one);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(m + i), pack32(mk[0], mk[1], mk[2], mk[3]));
+  }
+  for (; i < n; ++i) {
+    const float si = s[PerElem ? i : 0], t = x[i] / si;
+    y[i] = minifloat::decode(encode_one(t + 0.0f, e), e.f) * si;
+    m[i] = static_cast<uint8_t>(std::fabs(t) <= max_finite(e.f));
+  }
+}
+
+void fake_avx2(size_t n, const float* x, float* y, uint8_t* m, const float* s, bool per_elem, const Encoding& e) {
+  if (per_elem) fake_rows<true>(n, x, y, m, s, e);
+  else fake_rows<false>(n, x, y, m, s, e);
 }
 
 // max |x| over 32 floats (4 vectors), and whether any is NaN.
@@ -667,14 +707,14 @@ namespace {
 }  // namespace
 
 const Kernels& scalar() {
-  static const Kernels k{"scalar",         encode_scalar,          decode_scalar,           block_quantize_scalar,
+  static const Kernels k{"scalar",         encode_scalar,          decode_scalar,  fake_scalar,         block_quantize_scalar,
                          block_dequantize_scalar, affine_quantize_scalar, affine_dequantize_scalar};
   return k;
 }
 
 #if defined(__x86_64__) || defined(_M_X64)
 const Kernels* avx2() {
-  static const Kernels k{"avx2",         encode_avx2,          decode_avx2,           block_quantize_avx2,
+  static const Kernels k{"avx2",         encode_avx2,          decode_avx2,  fake_avx2,         block_quantize_avx2,
                          block_dequantize_avx2, affine_quantize_avx2, affine_dequantize_avx2};
   return &k;
 }

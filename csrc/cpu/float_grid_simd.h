@@ -36,6 +36,10 @@ using encode_fn = void (*)(size_t n, const float* x, uint8_t* q, const float* s,
 // non-temporal stores of y (worth it when y is evicted before anyone reads it).
 using decode_fn = void (*)(size_t n, const uint8_t* q, float* y, const float* s, bool per_elem,
                            const minifloat::Format& f, bool stream);
+// fake_quantize onto a float grid: t = fl(x[i] / s), y[i] = fl(decode(encode(
+// bits(t + 0.0))) * s), m[i] = (|t| <= the largest finite value) (0 for NaN).
+using fake_fn = void (*)(size_t n, const float* x, float* y, uint8_t* m, const float* s, bool per_elem,
+                         const Encoding& e);
 // MX / NVFP4: `rows` rows of K floats (K a multiple of 32) -> words (K * bits
 // / 32 per row, MLX's layout) and scale codes (K / group per row).
 using block_quantize_fn = void (*)(const float* w, int64_t rows, int64_t K, minifloat::BlockMode mode,
@@ -56,6 +60,7 @@ struct Kernels {
   const char* isa;
   encode_fn encode;
   decode_fn decode;
+  fake_fn fake;
   block_quantize_fn block_quantize;
   block_dequantize_fn block_dequantize;
   affine_quantize_fn affine_quantize;
@@ -76,5 +81,8 @@ inline uint32_t encode_one(float t, const Encoding& e) {
     return (e.nan_keeps_sign ? (u >> 31) << e.f.sign_shift() : 0u) | e.nan_code;
   return minifloat::encode(u, e.f, e.saturate);
 }
+
+// The largest finite value of a format, as float32.
+inline float max_finite(const minifloat::Format& f) { return minifloat::decode(f.max_code, f); }
 
 }  // namespace lucid::cpu::fgrid

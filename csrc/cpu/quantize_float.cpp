@@ -100,4 +100,19 @@ void dequantize_minifloat(const Tensor& q, const Tensor& out, const QSegments& s
   });
 }
 
+void fake_quantize_minifloat(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg,
+                             const float* scale, const minifloat::Format& f, bool saturate) {
+  check<TypeError>(x.dtype() == DType::Float32 && y.dtype() == DType::Float32 && mask.dtype() == DType::Bool,
+                   "internal: the fused float-grid fake_quantize is float32 in and out with a bool mask");
+  const fgrid::Kernels& k = fgrid::best();
+  const fgrid::Encoding e = fgrid::grid_encoding(f, saturate);
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  uint8_t* pm = static_cast<uint8_t*>(mask.raw_data());
+  for_each_segment(
+      seg, true,
+      [&](int64_t i, int64_t len, int64_t p) { k.fake(static_cast<size_t>(len), px + i, py + i, pm + i, scale + p, false, e); },
+      [&](int64_t i, int64_t len, int64_t p) { k.fake(static_cast<size_t>(len), px + i, py + i, pm + i, scale + p, true, e); });
+}
+
 }  // namespace lucid::cpu

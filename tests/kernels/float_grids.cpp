@@ -182,6 +182,32 @@ void test_decode(Context& ctx) {
     }
 }
 
+void test_fake(Context& ctx) {
+  std::vector<float> x = edge_inputs(ctx.rng, 2048 + 8);
+  std::vector<float> s(x.size());
+  for (size_t i = 0; i < s.size(); ++i) s[i] = i % 3 == 0 ? 1.0f : (i % 3 == 1 ? 0.37f : 2048.0f);
+  for (const Kernels* k : tables())
+    for (const Enc& en : encodings()) {
+      if (!en.e.nan_keeps_sign) continue;  // the grids' encodings (and MLX's to_fp8)
+      bool bad = false;
+      const float mx = minifloat::decode(en.e.f.max_code, en.e.f);
+      for (size_t len = 0; len <= 100 && !bad; ++len)
+        for (int pe = 0; pe < 2 && !bad; ++pe) {
+          std::vector<float> y(len + 1, 55.0f);
+          std::vector<uint8_t> m(len + 1, 0xa5);
+          const float* px = x.data() + len * 7 % 1900;
+          k->fake(len, px, y.data(), m.data(), s.data(), pe == 1, en.e);
+          for (size_t i = 0; i < len && !bad; ++i) {
+            const float si = s[pe ? i : 0], t = px[i] / si;
+            const float want = minifloat::decode(cpu::fgrid::encode_one(t + 0.0f, en.e), en.e.f) * si;
+            if (!same_float(y[i], want) || m[i] != (std::fabs(t) <= mx ? 1 : 0))
+              bad = !ctx.fail(std::string(k->isa) + " fake " + en.name + " len " + std::to_string(len));
+          }
+          if (y[len] != 55.0f || m[len] != 0xa5) bad = !ctx.fail(std::string(k->isa) + " fake wrote past the end");
+        }
+    }
+}
+
 // Rows of groups that exercise every block decision: random, constant, zero,
 // all-subnormal, huge, with NaN, with +-inf, ties at the element grid.
 std::vector<float> block_rows(std::mt19937_64& rng, int64_t rows, int64_t K) {
@@ -306,6 +332,7 @@ Register r1("float-grid", "encode every tail / special value, each table", Kind:
 Register r2("float-grid", "encode FP8 float32 patterns (all 2^32 with LUCID_EXHAUSTIVE=1)", Kind::Test,
             test_encode_patterns);
 Register r3("float-grid", "decode every code, tail, stream", Kind::Test, test_decode);
+Register r7("float-grid", "fake_quantize every tail / special value", Kind::Test, test_fake);
 Register r4("float-grid", "mxfp8 / mxfp4 / nvfp4 blocks", Kind::Test, test_blocks);
 Register r5("float-grid", "affine groups, bits 2-8", Kind::Test, test_affine);
 Register r6("float-grid", "bandwidth", Kind::Bench, bench);

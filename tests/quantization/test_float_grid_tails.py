@@ -94,3 +94,40 @@ def test_dequantize_every_code_every_run_length(qd, ml_dt):
             np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
             ok = ~np.isnan(want)
             assert np.array_equal(y[ok].view(np.uint32), want[ok].view(np.uint32)), (off, n)
+
+
+@pytest.mark.parametrize("qd,ml_dt", GRIDS, ids=["e4m3fn", "e5m2", "e2m1fn"])
+@pytest.mark.parametrize("saturate", [True, False])
+def test_fake_quantize_fused_every_run_length(qd, ml_dt, saturate):
+    """The CPU stream's one-pass fake_quantize: y = decode(code) * s and the
+    straight-through mask |x / s| <= max finite, at every run length."""
+    big = _inputs(qd, 2048, 2)
+    for n in list(range(0, 70)) + [300]:
+        x = lucid.tensor(big[3:3 + n], requires_grad=True)
+        y = Q.fake_quantize(x, 0.5, 0, qd.quant_min, qd.quant_max, qdtype=qd, saturate=saturate)
+        t = big[3:3 + n] / np.float32(0.5)
+        want = _reference(t, qd, ml_dt, saturate).view(ml_dt).astype(np.float32) * np.float32(0.5)
+        got = _np(y)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        ok = ~np.isnan(want)
+        assert np.array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32)), n
+        y.backward(lucid.ones(n))
+        with np.errstate(invalid="ignore"):
+            mask = np.abs(t) <= np.float32(qd.quant_max)
+        np.testing.assert_array_equal(_np(x.grad), mask.astype(np.float32))
+
+
+def test_fake_quantize_fused_per_channel_and_create_graph():
+    x_np = _inputs(Q.float8_e4m3fn, 3 * 40, 4).reshape(3, 40)
+    s = np.array([0.25, 1.0, 3.0], np.float32)
+    x = lucid.tensor(x_np, requires_grad=True)
+    y = Q.fake_quantize(x, lucid.tensor(s), 0, -448, 448, 0, qdtype=Q.float8_e4m3fn)
+    t = x_np / s[:, None]
+    want = _reference(t, Q.float8_e4m3fn, ml_dtypes.float8_e4m3fn, True).view(ml_dtypes.float8_e4m3fn)
+    want = want.astype(np.float32) * s[:, None]
+    got = _np(y)
+    ok = ~np.isnan(want)
+    assert np.array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
+    (g,) = lucid.autograd.grad(y.sum(), [x], create_graph=True)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(_np(g), (np.abs(t) <= 448).astype(np.float32))
