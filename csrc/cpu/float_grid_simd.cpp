@@ -415,6 +415,9 @@ inline void nv_group(const float* g, const EncV& ce, uint8_t& scale, __m256i* r)
 struct MaxOp {
   __m256 operator()(__m256 a, __m256 b) const { return _mm256_max_ps(a, b); }
 };
+struct MinOp {
+  __m256 operator()(__m256 a, __m256 b) const { return _mm256_min_ps(a, b); }
+};
 struct OrOp {
   __m256 operator()(__m256 a, __m256 b) const { return _mm256_or_ps(a, b); }
 };
@@ -612,27 +615,79 @@ inline void affine_put32(uint32_t* out, int k0, int bits, const __m256i* c) {
   }
 }
 
+// One affine group's codes into its words (scale and bias broadcast).
+inline void affine_group_codes(const float* g, int G, int bits, __m256 vs, __m256 vb, uint32_t* out) {
+  const __m256 vbins = _mm256_set1_ps(static_cast<float>((1 << bits) - 1)), zero = _mm256_setzero_ps();
+  const __m256i mask = _mm256_set1_epi32((1 << bits) - 1);
+  if (bits != 2 && bits != 4 && bits != 8)
+    for (int j = 0; j < G * bits / 32; ++j) out[j] = 0;
+  for (int k0 = 0; k0 < G; k0 += 32) {
+    __m256i c[4];
+    for (int k = 0; k < 4; ++k) {
+      __m256 q = _mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(g + k0 + 8 * k), vb), vs);
+      q = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm256_min_ps(vbins, _mm256_max_ps(zero, q));        // the scalar clamp's operand order
+      c[k] = _mm256_and_si256(_mm256_cvttps_epi32(q), mask);  // NaN: 0x80000000 & mask = 0
+    }
+    affine_put32(out, k0, bits, c);
+  }
+}
+
+// max / min of one affine group, lane-wise (and the lanes that saw NaN or
+// +-inf into bad). std::max(acc, x) keeps acc unless acc < x; maxps(x, acc) is
+// x > acc ? x : acc: the same choice, NaN included. The lanes hold no NaN, so
+// their fold order does not matter (signed zeros aside, which affine_params
+// cannot tell apart).
+inline void affine_fold(const float* g, int G, __m256& mx, __m256& mn, __m256& bad) {
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), fmax = _mm256_set1_ps(std::numeric_limits<float>::max());
+  mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  mn = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  for (int j = 0; j < G; j += 8) {
+    const __m256 x = _mm256_loadu_ps(g + j);
+    mx = _mm256_max_ps(x, mx);
+    mn = _mm256_min_ps(x, mn);
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(x, absm), fmax, _CMP_NLE_UQ));
+  }
+}
+
+// affine_params on eight groups at once (lane g: group g), the same float
+// operations in the same order; std::max(a, 1e-7f) is maxps(1e-7, a) (a NaN
+// a stays), q0 != 0 is unordered-or-unequal (NaN counts as nonzero).
+inline void affine_params8(__m256 w_max, __m256 w_min, float n_bins, __m256& scale, __m256& bias) {
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 min_side = _mm256_cmp_ps(_mm256_and_ps(w_min, absm), _mm256_and_ps(w_max, absm), _CMP_GT_OQ);
+  __m256 sc = _mm256_max_ps(_mm256_set1_ps(1e-7f), _mm256_div_ps(_mm256_sub_ps(w_max, w_min), _mm256_set1_ps(n_bins)));
+  sc = _mm256_blendv_ps(_mm256_xor_ps(sc, _mm256_set1_ps(-0.0f)), sc, min_side);
+  const __m256 edge = _mm256_blendv_ps(w_max, w_min, min_side);
+  const __m256 q0 = _mm256_round_ps(_mm256_div_ps(edge, sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 nz = _mm256_cmp_ps(q0, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+  scale = _mm256_blendv_ps(sc, _mm256_div_ps(edge, q0), nz);
+  bias = _mm256_and_ps(edge, nz);
+}
+
 bool affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
                           float* biases) {
   if (G % 32 != 0) return affine_quantize_scalar(w, groups, G, bits, words, scales, biases);
   const float n_bins = static_cast<float>((1 << bits) - 1);
   const int wpg = G * bits / 32;
-  const __m256 vbins = _mm256_set1_ps(n_bins), zero = _mm256_setzero_ps();
-  const __m256i mask = _mm256_set1_epi32((1 << bits) - 1);
-  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), fmax = _mm256_set1_ps(std::numeric_limits<float>::max());
   __m256 bad = _mm256_setzero_ps();  // lanes that saw NaN or +-inf
-  for (int64_t i = 0; i < groups; ++i) {
-    const float* g = w + i * G;
-    // std::max(acc, x) keeps acc unless acc < x; maxps(x, acc) is x > acc ? x : acc: the same choice, NaN
-    // included. The lanes hold no NaN, so their fold order does not matter (signed zeros aside, which
-    // affine_params cannot tell apart).
-    __m256 mx = _mm256_set1_ps(-std::numeric_limits<float>::infinity()), mn = _mm256_set1_ps(std::numeric_limits<float>::infinity());
-    for (int j = 0; j < G; j += 8) {
-      const __m256 x = _mm256_loadu_ps(g + j);
-      mx = _mm256_max_ps(x, mx);
-      mn = _mm256_min_ps(x, mn);
-      bad = _mm256_or_ps(bad, _mm256_cmp_ps(_mm256_and_ps(x, absm), fmax, _CMP_NLE_UQ));
+  int64_t i = 0;
+  for (; i + 8 <= groups; i += 8) {  // eight groups: their parameters as one vector
+    __m256 mx[8], mn[8];
+    for (int g = 0; g < 8; ++g) affine_fold(w + (i + g) * G, G, mx[g], mn[g], bad);
+    __m256 vs, vb;
+    affine_params8(fold8x8(mx, MaxOp{}), fold8x8(mn, MinOp{}), n_bins, vs, vb);
+    _mm256_storeu_ps(scales + i, vs);
+    _mm256_storeu_ps(biases + i, vb);
+    for (int g = 0; g < 8; ++g) {
+      const __m256i lane = _mm256_set1_epi32(g);
+      affine_group_codes(w + (i + g) * G, G, bits, _mm256_permutevar8x32_ps(vs, lane),
+                         _mm256_permutevar8x32_ps(vb, lane), words + (i + g) * wpg);
     }
+  }
+  for (; i < groups; ++i) {
+    __m256 mx, mn;
+    affine_fold(w + i * G, G, mx, mn, bad);
     __m128 hx = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
     __m128 hn = _mm_min_ps(_mm256_castps256_ps128(mn), _mm256_extractf128_ps(mn, 1));
     hx = _mm_max_ps(hx, _mm_movehl_ps(hx, hx));
@@ -641,20 +696,7 @@ bool affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint3
     hn = _mm_min_ss(hn, _mm_shuffle_ps(hn, hn, 1));
     float scale, bias;
     affine_params(_mm_cvtss_f32(hx), _mm_cvtss_f32(hn), n_bins, scale, bias);
-    const __m256 vs = _mm256_set1_ps(scale), vb = _mm256_set1_ps(bias);
-    uint32_t* out = words + i * wpg;
-    if (bits != 2 && bits != 4 && bits != 8)
-      for (int j = 0; j < wpg; ++j) out[j] = 0;
-    for (int k0 = 0; k0 < G; k0 += 32) {
-      __m256i c[4];
-      for (int k = 0; k < 4; ++k) {
-        __m256 q = _mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(g + k0 + 8 * k), vb), vs);
-        q = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm256_min_ps(vbins, _mm256_max_ps(zero, q));        // the scalar clamp's operand order
-        c[k] = _mm256_and_si256(_mm256_cvttps_epi32(q), mask);  // NaN: 0x80000000 & mask = 0
-      }
-      affine_put32(out, k0, bits, c);
-    }
+    affine_group_codes(w + i * G, G, bits, _mm256_set1_ps(scale), _mm256_set1_ps(bias), words + i * wpg);
     scales[i] = scale;
     biases[i] = bias;
   }
@@ -700,8 +742,175 @@ void affine_dequantize_avx2(const uint32_t* words, const float* scales, const fl
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
 
+// ---- AVX-512 (F + BW): the grid encode, decode and fake_quantize, sixteen lanes
+// with mask registers; the same operations as the AVX2 kernels lane for lane.
+// Every other entry of the table is the AVX2 kernel.
+LUCID_ISA_BEGIN("avx512f,avx512bw")
 namespace lucid::cpu::fgrid {
 namespace {
+
+struct EncZ {
+  __m512i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc;
+  __m128i ss, mshift;
+  bool keep;
+};
+
+EncZ enc_consts16(const Encoding& e) {
+  const Format& f = e.f;
+  const int e_norm = 128 - f.bias, shn = 23 - f.mbits;
+  const uint32_t over = e.saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
+  return {_mm512_set1_epi32(0x7fffffff), _mm512_set1_epi32(e_norm),
+          _mm512_set1_epi32(e_norm + static_cast<int>(f.max_code >> f.mbits)), _mm512_set1_epi32(shn << 23),
+          _mm512_set1_epi32((e_norm + shn) << 23), _mm512_set1_epi32(static_cast<int>(f.max_code)),
+          _mm512_set1_epi32(static_cast<int>(over)), _mm512_set1_epi32(0x7f800000),
+          _mm512_set1_epi32(static_cast<int>(e.nan_code)), _mm_cvtsi32_si128(31 - f.sign_shift()),
+          _mm_cvtsi32_si128(shn), e.nan_keeps_sign};
+}
+
+// enc8 (see there) on sixteen lanes.
+inline __m512i enc16(__m512 t, const EncZ& c) {
+  const __m512i u = _mm512_castps_si512(t);
+  const __m512i a = _mm512_and_si512(u, c.abs);
+  const __m512i Em = _mm512_min_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), c.e_norm), c.e_cap);
+  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+  const __m512i r = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(Cb)));
+  __m512i code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+  code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epi32_mask(code, c.maxc), c.over);
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(a, c.infb);
+  code = _mm512_mask_mov_epi32(code, nan, c.nanc);
+  __m512i sign = _mm512_srl_epi32(_mm512_andnot_si512(c.abs, u), c.ss);
+  if (!c.keep) sign = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~nan), sign);
+  return _mm512_or_si512(code, sign);
+}
+
+struct DecZ {
+  __m512i mag, one, rebias, sub_lim, inf_code, nan_lo, infb, nanb;
+  __m512 step, fp4;
+  __m128i ss, mshift;
+  bool is_fp4;
+};
+
+DecZ dec_consts16(const Format& f) {
+  DecZ c;
+  c.is_fp4 = f.ebits == 2 && f.mbits == 1;
+  c.mag = _mm512_set1_epi32((1 << f.sign_shift()) - 1);
+  c.one = _mm512_set1_epi32(1);
+  c.rebias = _mm512_set1_epi32((127 - f.bias) << 23);
+  c.sub_lim = _mm512_set1_epi32(1 << f.mbits);
+  c.inf_code = _mm512_set1_epi32(f.inf_code ? static_cast<int>(f.inf_code) : -1);
+  c.nan_lo = _mm512_set1_epi32(f.nan_code ? static_cast<int>(f.inf_code ? f.inf_code + 1 : f.nan_code) : 1 << 20);
+  c.infb = _mm512_set1_epi32(0x7f800000);
+  c.nanb = _mm512_set1_epi32(0x7fc00000);
+  c.step = _mm512_castsi512_ps(_mm512_set1_epi32((127 + 1 - f.bias - f.mbits) << 23));
+  float t[16];
+  for (uint32_t m = 0; m < 16; ++m) t[m] = minifloat::decode(m, f);  // FP4: all sixteen codes, sign included
+  c.fp4 = _mm512_loadu_ps(t);
+  c.ss = _mm_cvtsi32_si128(f.sign_shift());
+  c.mshift = _mm_cvtsi32_si128(23 - f.mbits);
+  return c;
+}
+
+inline __m512 dec16(__m512i cd, const DecZ& c) {
+  if (c.is_fp4) return _mm512_permutexvar_ps(cd, c.fp4);  // the low 4 bits index the table
+  const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(_mm512_srl_epi32(cd, c.ss), c.one), 31);
+  const __m512i m = _mm512_and_si512(cd, c.mag);
+  __m512i v = _mm512_add_epi32(_mm512_sll_epi32(m, c.mshift), c.rebias);
+  const __m512i sub = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), c.step));  // exact
+  v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epi32_mask(c.sub_lim, m), sub);
+  v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(m, c.inf_code), c.infb);
+  v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epi32_mask(m, _mm512_sub_epi32(c.nan_lo, c.one)), c.nanb);
+  return _mm512_castsi512_ps(_mm512_or_si512(v, sign));
+}
+
+inline __m512 div0_16(__m512 x, __m512 s) { return _mm512_add_ps(_mm512_div_ps(x, s), _mm512_setzero_ps()); }
+
+template <bool PerElem>
+void encode_rows16(size_t n, const float* x, uint8_t* q, const float* s, const Encoding& e) {
+  const EncZ c = enc_consts16(e);
+  __m512 vs = _mm512_set1_ps(s[0]);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 2; ++k) {
+      if (PerElem) vs = _mm512_loadu_ps(s + i + 16 * k);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i + 16 * k),
+                       _mm512_cvtepi32_epi8(enc16(div0_16(_mm512_loadu_ps(x + i + 16 * k), vs), c)));
+    }
+  if (i < n) {  // the tail under a mask: lanes past n read nothing and write nothing
+    const __mmask16 m0 = n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1u);
+    const __mmask16 m1 = n - i > 16 ? static_cast<__mmask16>((1u << (n - i - 16)) - 1u) : __mmask16(0);
+    for (int k = 0; k < 2; ++k) {
+      const __mmask16 mk = k ? m1 : m0;
+      if (!mk) break;
+      if (PerElem) vs = _mm512_maskz_loadu_ps(mk, s + i + 16 * k);
+      const __m512 xv = _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), mk, x + i + 16 * k);
+      const __m512 sv = PerElem ? _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), mk, vs) : vs;
+      _mm512_mask_cvtepi32_storeu_epi8(q + i + 16 * k, mk, enc16(div0_16(xv, sv), c));
+    }
+  }
+}
+
+void encode_avx512(size_t n, const float* x, uint8_t* q, const float* s, bool per_elem, const Encoding& e) {
+  if (per_elem) encode_rows16<true>(n, x, q, s, e);
+  else encode_rows16<false>(n, x, q, s, e);
+}
+
+template <bool PerElem>
+void fake_rows16(size_t n, const float* x, float* y, uint8_t* m, const float* s, const Encoding& e) {
+  const EncZ c = enc_consts16(e);
+  const DecZ d = dec_consts16(e.f);
+  const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+  const __m512 mx = _mm512_set1_ps(max_finite(e.f));
+  const __m512i one = _mm512_set1_epi32(1);
+  __m512 vs = _mm512_set1_ps(s[0]);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    if (PerElem) vs = _mm512_loadu_ps(s + i);
+    const __m512 t = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+    const __m512i code = enc16(_mm512_add_ps(t, _mm512_setzero_ps()), c);
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(dec16(code, d), vs));
+    const __m512 at = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(t), absm));
+    const __mmask16 in = _mm512_cmp_ps_mask(at, mx, _CMP_LE_OQ);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(m + i), _mm512_cvtepi32_epi8(_mm512_maskz_mov_epi32(in, one)));
+  }
+  for (; i < n; ++i) {
+    const float si = s[PerElem ? i : 0], t = x[i] / si;
+    y[i] = minifloat::decode(encode_one(t + 0.0f, e), e.f) * si;
+    m[i] = static_cast<uint8_t>(std::fabs(t) <= max_finite(e.f));
+  }
+}
+
+void fake_avx512(size_t n, const float* x, float* y, uint8_t* m, const float* s, bool per_elem, const Encoding& e) {
+  if (per_elem) fake_rows16<true>(n, x, y, m, s, e);
+  else fake_rows16<false>(n, x, y, m, s, e);
+}
+
+template <bool PerElem>
+void decode_rows16(size_t n, const uint8_t* q, float* y, const float* s, const Format& f) {
+  const DecZ c = dec_consts16(f);
+  __m512 vs = _mm512_set1_ps(s[0]);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    if (PerElem) vs = _mm512_loadu_ps(s + i);
+    const __m512i cd = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i)));
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(dec16(cd, c), vs));
+  }
+  for (; i < n; ++i) y[i] = minifloat::decode(q[i], f) * s[PerElem ? i : 0];
+}
+
+}  // namespace
+}  // namespace lucid::cpu::fgrid
+LUCID_ISA_END
+
+namespace lucid::cpu::fgrid {
+namespace {
+
+// Streamed decode stays AVX2 (its aligned-head logic); the rest is AVX-512.
+void decode_avx512(size_t n, const uint8_t* q, float* y, const float* s, bool per_elem, const Format& f,
+                   bool stream) {
+  if (stream) return decode_avx2(n, q, y, s, per_elem, f, true);
+  if (per_elem) decode_rows16<true>(n, q, y, s, f);
+  else decode_rows16<false>(n, q, y, s, f);
+}
 #endif  // x86-64
 
 }  // namespace
@@ -718,14 +927,21 @@ const Kernels* avx2() {
                          block_dequantize_avx2, affine_quantize_avx2, affine_dequantize_avx2};
   return &k;
 }
+const Kernels* avx512() {
+  static const Kernels k{"avx512",         encode_avx512,          decode_avx512,  fake_avx512,         block_quantize_avx2,
+                         block_dequantize_avx2, affine_quantize_avx2, affine_dequantize_avx2};
+  return &k;
+}
 #else
 const Kernels* avx2() { return nullptr; }
+const Kernels* avx512() { return nullptr; }
 #endif
 
 const Kernels& best() {
   static const Kernels* k = [] {
-    const Kernels* a = avx2();
-    return a && kernels::isa_supported("avx2") ? a : &scalar();
+    if (const Kernels* a = avx512(); a && kernels::isa_supported("avx512") && kernels::isa_supported("avx2")) return a;
+    if (const Kernels* a = avx2(); a && kernels::isa_supported("avx2")) return a;
+    return &scalar();
   }();
   return *k;
 }

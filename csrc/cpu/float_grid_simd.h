@@ -67,10 +67,12 @@ struct Kernels {
   affine_dequantize_fn affine_dequantize;
 };
 
-// The scalar table (every build) and the AVX2 one (x86-64 builds; nullptr
-// elsewhere), whether or not this CPU can run it.
+// The scalar table (every build), the AVX2 and AVX-512 (F + BW; its block
+// kernels are the AVX2 ones) tables (x86-64 builds; nullptr elsewhere),
+// whether or not this CPU can run them.
 const Kernels& scalar();
 const Kernels* avx2();
+const Kernels* avx512();
 // The fastest table this CPU supports (chosen once).
 const Kernels& best();
 

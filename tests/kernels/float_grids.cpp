@@ -31,6 +31,8 @@ using minifloat::Format;
 std::vector<const Kernels*> tables() {
   std::vector<const Kernels*> t{&cpu::fgrid::scalar()};
   if (cpu::fgrid::avx2() && kernels::isa_supported("avx2")) t.push_back(cpu::fgrid::avx2());
+  if (cpu::fgrid::avx512() && kernels::isa_supported("avx512") && kernels::isa_supported("avx2"))
+    t.push_back(cpu::fgrid::avx512());
   return t;
 }
 
