@@ -742,9 +742,9 @@ void affine_dequantize_avx2(const uint32_t* words, const float* scales, const fl
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
 
-// ---- AVX-512 (F + BW): the grid encode, decode and fake_quantize, sixteen lanes
-// with mask registers; the same operations as the AVX2 kernels lane for lane.
-// Every other entry of the table is the AVX2 kernel.
+// ---- AVX-512 (F + BW): the grid encode, decode and fake_quantize and the
+// MX / NVFP4 elements, sixteen lanes with mask registers; the same operations
+// as the AVX2 kernels lane for lane. The other entries are the AVX2 kernels.
 LUCID_ISA_BEGIN("avx512f,avx512bw")
 namespace lucid::cpu::fgrid {
 namespace {
@@ -897,6 +897,109 @@ void decode_rows16(size_t n, const uint8_t* q, float* y, const float* s, const F
   for (; i < n; ++i) y[i] = minifloat::decode(q[i], f) * s[PerElem ? i : 0];
 }
 
+// The MX / NVFP4 blocks: group scales as in block_quantize_avx2 (eight
+// groups a vector), the elements sixteen lanes at a time.
+inline __m128i enc16_bytes(__m512 t, const EncZ& c) { return _mm512_cvtepi32_epi8(enc16(t, c)); }
+
+inline void mx_batch8_z(const float* x, bool fp8, const EncZ& ce, uint8_t* out, uint8_t* sc) {
+  const __m256 s = _mm256_div_ps(amax8(x, 4), _mm256_set1_ps(fp8 ? 448.0f : 6.0f));
+  const __m256i code = e8m0_8(s);
+  store8_bytes(sc, code);
+  __m256i invb = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(254), code), 23);
+  invb = _mm256_blendv_epi8(invb, _mm256_set1_epi32(0x00400000), _mm256_cmpeq_epi32(code, _mm256_set1_epi32(254)));
+  alignas(32) int32_t codes[8];
+  alignas(32) float inv[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(codes), code);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(inv), invb);
+  for (int g = 0; g < 8; ++g) {
+    const float* xg = x + 32 * g;
+    __m256i b;
+    if (codes[g] == 0xff) {
+      b = _mm256_set1_epi8(static_cast<char>(fp8 ? 0x7e : 0x7));
+    } else {  // fl(w / d) as fl(w * (1 / d)): exact, see mx_group
+      const __m512 ig = _mm512_set1_ps(inv[g]);
+      b = _mm256_set_m128i(enc16_bytes(_mm512_mul_ps(_mm512_loadu_ps(xg + 16), ig), ce),
+                           enc16_bytes(_mm512_mul_ps(_mm512_loadu_ps(xg), ig), ce));
+    }
+    if (fp8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * g), b);
+    else _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), nibbles16(b));
+  }
+}
+
+inline void nv_batch8_z(const float* x, const EncZ& ce, const EncV& cs, const DecV& ds, uint8_t* out, uint8_t* sc) {
+  const __m256i scode = enc8(_mm256_div_ps(amax8(x, 2), _mm256_set1_ps(6.0f)), cs);  // e4m3_saturating(amax / 6)
+  store8_bytes(sc, scode);
+  alignas(32) float d[8];
+  _mm256_store_ps(d, dec8(scode, ds));
+  __m128i c[8];
+  for (int g = 0; g < 8; ++g) {
+    const __m512 v = _mm512_loadu_ps(x + 16 * g);
+    c[g] = enc16_bytes(d[g] == 0.0f ? _mm512_mul_ps(v, _mm512_setzero_ps()) : _mm512_div_ps(v, _mm512_set1_ps(d[g])), ce);
+  }
+  for (int g = 0; g < 8; g += 2)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * g), nibbles16(_mm256_set_m128i(c[g + 1], c[g])));
+}
+
+void block_quantize_avx512(const float* w, int64_t rows, int64_t K, BlockMode mode, uint32_t* words,
+                           uint8_t* scales) {
+  const Encoding e8{minifloat::kE4M3FN, true, 0x7e, true}, e4{minifloat::kE2M1FN, true, 0x7, false};
+  const Encoding& ee = mode == BlockMode::Mxfp8 ? e8 : e4;
+  const EncZ cz = enc_consts16(ee);
+  const EncV ce = enc_consts(ee), cs = enc_consts(e8);
+  const DecV ds = dec_consts(minifloat::kE4M3FN);
+  const int G = minifloat::block_group(mode), bits = minifloat::block_bits(mode);
+  const int64_t groups = K / G, wpr = K * bits / 32;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = w + r * K;
+    uint8_t* out = reinterpret_cast<uint8_t*>(words + r * wpr);  // little-endian: code k at bit k * bits
+    uint8_t* sc = scales + r * groups;
+    int64_t j = 0;
+    if (mode == BlockMode::Nvfp4)
+      for (; j + 128 <= K; j += 128) nv_batch8_z(x + j, cz, cs, ds, out + j / 2, sc + j / 16);
+    else
+      for (; j + 256 <= K; j += 256)
+        mx_batch8_z(x + j, mode == BlockMode::Mxfp8, cz, out + j * bits / 8, sc + j / 32);
+    for (; j < K; j += 32) {  // the row's last groups, as the AVX2 kernel does them
+      if (mode == BlockMode::Mxfp8) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), mx_group(x + j, true, ce, sc[j / 32]));
+      } else if (mode == BlockMode::Mxfp4) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2), nibbles16(mx_group(x + j, false, ce, sc[j / 32])));
+      } else {
+        __m256i c[4];
+        nv_group(x + j, ce, sc[j / 16], c);
+        nv_group(x + j + 16, ce, sc[j / 16 + 1], c + 2);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j / 2), nibbles16(pack32(c[0], c[1], c[2], c[3])));
+      }
+    }
+  }
+}
+
+void block_dequantize_rows16(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K, BlockMode mode,
+                             float* w) {
+  const int G = minifloat::block_group(mode), bits = minifloat::block_bits(mode);
+  const int64_t groups = K / G, wpr = K * bits / 32;
+  const DecZ c = dec_consts16(mode == BlockMode::Mxfp8 ? minifloat::kE4M3FN : minifloat::kE2M1FN);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* in = reinterpret_cast<const uint8_t*>(words + r * wpr);
+    const uint8_t* sc = scales + r * groups;
+    float* y = w + r * K;
+    for (int64_t j = 0; j < K; j += 32) {
+      const __m256i b = mode == BlockMode::Mxfp8
+                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + j))
+                            : unnibble32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + j / 2)));
+      __m512 d0, d1;
+      if (mode == BlockMode::Nvfp4) {
+        d0 = _mm512_set1_ps(minifloat::decode(sc[j / 16], minifloat::kE4M3FN));
+        d1 = _mm512_set1_ps(minifloat::decode(sc[j / 16 + 1], minifloat::kE4M3FN));
+      } else {
+        d0 = d1 = _mm512_set1_ps(minifloat::e8m0_value(sc[j / 32]));
+      }
+      _mm512_storeu_ps(y + j, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(b)), c), d0));
+      _mm512_storeu_ps(y + j + 16, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(b, 1)), c), d1));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
@@ -910,6 +1013,12 @@ void decode_avx512(size_t n, const uint8_t* q, float* y, const float* s, bool pe
   if (stream) return decode_avx2(n, q, y, s, per_elem, f, true);
   if (per_elem) decode_rows16<true>(n, q, y, s, f);
   else decode_rows16<false>(n, q, y, s, f);
+}
+
+void block_dequantize_avx512(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K, BlockMode mode,
+                             float* w, bool stream) {
+  if (stream) return block_dequantize_avx2(words, scales, rows, K, mode, w, true);
+  block_dequantize_rows16(words, scales, rows, K, mode, w);
 }
 #endif  // x86-64
 
@@ -928,8 +1037,8 @@ const Kernels* avx2() {
   return &k;
 }
 const Kernels* avx512() {
-  static const Kernels k{"avx512",         encode_avx512,          decode_avx512,  fake_avx512,         block_quantize_avx2,
-                         block_dequantize_avx2, affine_quantize_avx2, affine_dequantize_avx2};
+  static const Kernels k{"avx512",         encode_avx512,          decode_avx512,  fake_avx512,         block_quantize_avx512,
+                         block_dequantize_avx512, affine_quantize_avx2, affine_dequantize_avx2};
   return &k;
 }
 #else
