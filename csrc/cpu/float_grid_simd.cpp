@@ -742,6 +742,7 @@ void affine_dequantize_avx2(const uint32_t* words, const float* scales, const fl
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
 
+#if !defined(LUCID_KERNELS_SIMDE_AVX512)  // SIMDe test builds (emulated AVX-512) leave this table out
 // ---- AVX-512 (F + BW): the grid encode, decode and fake_quantize and the
 // MX / NVFP4 elements, sixteen lanes with mask registers; the same operations
 // as the AVX2 kernels lane for lane. The other entries are the AVX2 kernels.
@@ -1003,10 +1004,12 @@ void block_dequantize_rows16(const uint32_t* words, const uint8_t* scales, int64
 }  // namespace
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
+#endif  // !LUCID_KERNELS_SIMDE_AVX512
 
 namespace lucid::cpu::fgrid {
 namespace {
 
+#if !defined(LUCID_KERNELS_SIMDE_AVX512)
 // Streamed decode stays AVX2 (its aligned-head logic); the rest is AVX-512.
 void decode_avx512(size_t n, const uint8_t* q, float* y, const float* s, bool per_elem, const Format& f,
                    bool stream) {
@@ -1020,6 +1023,7 @@ void block_dequantize_avx512(const uint32_t* words, const uint8_t* scales, int64
   if (stream) return block_dequantize_avx2(words, scales, rows, K, mode, w, true);
   block_dequantize_rows16(words, scales, rows, K, mode, w);
 }
+#endif  // !LUCID_KERNELS_SIMDE_AVX512
 #endif  // x86-64
 
 }  // namespace
@@ -1036,11 +1040,15 @@ const Kernels* avx2() {
                          block_dequantize_avx2, affine_quantize_avx2, affine_dequantize_avx2};
   return &k;
 }
+#if defined(LUCID_KERNELS_SIMDE_AVX512)
+const Kernels* avx512() { return nullptr; }
+#else
 const Kernels* avx512() {
   static const Kernels k{"avx512",         encode_avx512,          decode_avx512,  fake_avx512,         block_quantize_avx512,
                          block_dequantize_avx512, affine_quantize_avx2, affine_dequantize_avx2};
   return &k;
 }
+#endif
 #else
 const Kernels* avx2() { return nullptr; }
 const Kernels* avx512() { return nullptr; }
