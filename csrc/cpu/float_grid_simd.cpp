@@ -147,8 +147,9 @@ namespace {
 
 struct EncV {
   __m256i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc;
+  __m256 maxf;
   __m128i ss, mshift;
-  bool keep;
+  bool keep, sat;
 };
 
 EncV enc_consts(const Encoding& e) {
@@ -169,6 +170,8 @@ EncV enc_consts(const Encoding& e) {
   c.ss = _mm_cvtsi32_si128(31 - f.sign_shift());
   c.mshift = _mm_cvtsi32_si128(shn);
   c.keep = e.nan_keeps_sign;
+  c.sat = e.saturate;
+  c.maxf = _mm256_set1_ps(minifloat::decode(f.max_code, f));
   return c;
 }
 
@@ -185,11 +188,22 @@ EncV enc_consts(const Encoding& e) {
 inline __m256i enc8(__m256 t, const EncV& c) {
   const __m256i u = _mm256_castps_si256(t);
   const __m256i a = _mm256_and_si256(u, c.abs);
-  const __m256i Em = _mm256_min_epi32(_mm256_max_epi32(_mm256_srli_epi32(a, 23), c.e_norm), c.e_cap);
-  const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
-  const __m256i r = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(Cb)));
-  __m256i code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
-  code = _mm256_blendv_epi8(code, c.over, _mm256_cmpgt_epi32(code, c.maxc));
+  __m256i code;
+  if (c.sat) {
+    // Saturating: clamping |t| to the largest finite value first gives the same code (rounding is
+    // monotonic and that value is on the grid), and no overflow test is left (NaN is handled below).
+    const __m256 af = _mm256_min_ps(_mm256_castsi256_ps(a), c.maxf);
+    const __m256i Em = _mm256_max_epi32(_mm256_srli_epi32(_mm256_castps_si256(af), 23), c.e_norm);
+    const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
+    const __m256i r = _mm256_castps_si256(_mm256_add_ps(af, _mm256_castsi256_ps(Cb)));
+    code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
+  } else {
+    const __m256i Em = _mm256_min_epi32(_mm256_max_epi32(_mm256_srli_epi32(a, 23), c.e_norm), c.e_cap);
+    const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
+    const __m256i r = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(Cb)));
+    code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
+    code = _mm256_blendv_epi8(code, c.over, _mm256_cmpgt_epi32(code, c.maxc));
+  }
   const __m256i nan = _mm256_cmpgt_epi32(a, c.infb);
   code = _mm256_blendv_epi8(code, c.nanc, nan);
   // float32's sign bit moved to the format's; MX FP4 elements give NaN unsigned.
@@ -751,9 +765,10 @@ namespace lucid::cpu::fgrid {
 namespace {
 
 struct EncZ {
-  __m512i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc;
+  __m512i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc, sbit;
+  __m512 maxf;
   __m128i ss, mshift;
-  bool keep;
+  bool keep, sat;
 };
 
 EncZ enc_consts16(const Encoding& e) {
@@ -764,24 +779,36 @@ EncZ enc_consts16(const Encoding& e) {
           _mm512_set1_epi32(e_norm + static_cast<int>(f.max_code >> f.mbits)), _mm512_set1_epi32(shn << 23),
           _mm512_set1_epi32((e_norm + shn) << 23), _mm512_set1_epi32(static_cast<int>(f.max_code)),
           _mm512_set1_epi32(static_cast<int>(over)), _mm512_set1_epi32(0x7f800000),
-          _mm512_set1_epi32(static_cast<int>(e.nan_code)), _mm_cvtsi32_si128(31 - f.sign_shift()),
-          _mm_cvtsi32_si128(shn), e.nan_keeps_sign};
+          _mm512_set1_epi32(static_cast<int>(e.nan_code)), _mm512_set1_epi32(1 << f.sign_shift()),
+          _mm512_set1_ps(minifloat::decode(f.max_code, f)),
+          _mm_cvtsi32_si128(31 - f.sign_shift()), _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate};
 }
 
 // enc8 (see there) on sixteen lanes.
 inline __m512i enc16(__m512 t, const EncZ& c) {
   const __m512i u = _mm512_castps_si512(t);
   const __m512i a = _mm512_and_si512(u, c.abs);
-  const __m512i Em = _mm512_min_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), c.e_norm), c.e_cap);
-  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
-  const __m512i r = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(Cb)));
-  __m512i code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
-  code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epi32_mask(code, c.maxc), c.over);
+  __m512i code;
+  if (c.sat) {  // clamp first, as in enc8
+    const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
+    const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
+    const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+    const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
+    code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+  } else {
+    const __m512i Em = _mm512_min_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), c.e_norm), c.e_cap);
+    const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+    const __m512i r = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(Cb)));
+    code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+    code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epi32_mask(code, c.maxc), c.over);
+  }
   const __mmask16 nan = _mm512_cmpgt_epi32_mask(a, c.infb);
   code = _mm512_mask_mov_epi32(code, nan, c.nanc);
-  __m512i sign = _mm512_srl_epi32(_mm512_andnot_si512(c.abs, u), c.ss);
-  if (!c.keep) sign = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~nan), sign);
-  return _mm512_or_si512(code, sign);
+  // The sign bit shifted to the format's sign position (lower bits of the shifted pattern masked off).
+  const __m512i sh = _mm512_srl_epi32(u, c.ss);
+  if (!c.keep) code = _mm512_mask_mov_epi32(code, static_cast<__mmask16>(~nan), _mm512_ternarylogic_epi32(code, sh, c.sbit, 0xf8));
+  else code = _mm512_ternarylogic_epi32(code, sh, c.sbit, 0xf8);  // code | (sh & sbit)
+  return code;
 }
 
 struct DecZ {
