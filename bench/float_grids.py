@@ -1,8 +1,9 @@
 """The newer grids' kernels on the CPU stream against numpy's float32 -> int8 astype
 bandwidth, measured in the same run: quantize onto float8_e4m3fn / float8_e5m2 /
 float4_e2m1fn / qint16 / qint2 (x float32 in, 1- or 2-byte codes out), dequantize
-from float8_e4m3fn, and quantize_mx (mxfp8, mxfp4, nvfp4, affine 4-bit g64) of an
-(N, 4096) weight. Each case's best of ``--repeat`` runs, with one thread and with
+from each float grid, fake_quantize onto each float grid (forward; forward and
+backward for float8_e4m3fn), and quantize_mx / dequantize_mx (mxfp8, mxfp4,
+nvfp4, affine 4-bit g64) of an (N, 4096) weight. Each case's best of ``--repeat`` runs, with one thread and with
 every thread of the pool; the last column is bandwidth / astype int8's
 (bytes: input read + output written).
 
@@ -44,17 +45,38 @@ def main():
     x = lucid.tensor(x_np)
     w = x.reshape(-1, 4096)
     c8 = Q.quantize(x, 0.5, 0, Q.float8_e4m3fn)
+    c5 = Q.quantize(x, 0.5, 0, Q.float8_e5m2)
+    c4 = Q.quantize(x, 8.0, 0, Q.float4_e2m1fn)
+    mx = {m: Q.quantize_mx(w, m) for m in ("mxfp8", "mxfp4", "nvfp4")}
+    aff = Q.quantize_mx(w, "affine", 64, 4)
+    xg = lucid.tensor(x_np, requires_grad=True)
+
+    def fq_fwd_bwd():
+        xg.grad = None
+        Q.fake_quantize(xg, 0.5, 0, -448, 448, qdtype=Q.float8_e4m3fn).backward(ones)
+
+    ones = lucid.ones(n)
     cases = [
         ("quantize float8_e4m3fn", lambda: Q.quantize(x, 0.5, 0, Q.float8_e4m3fn), 5),
         ("quantize float8_e5m2", lambda: Q.quantize(x, 0.5, 0, Q.float8_e5m2), 5),
         ("quantize float4_e2m1fn", lambda: Q.quantize(x, 8.0, 0, Q.float4_e2m1fn), 5),
         ("dequantize float8_e4m3fn", lambda: Q.dequantize(c8, 0.5, 0, qdtype=Q.float8_e4m3fn), 5),
+        ("dequantize float8_e5m2", lambda: Q.dequantize(c5, 0.5, 0, qdtype=Q.float8_e5m2), 5),
+        ("dequantize float4_e2m1fn", lambda: Q.dequantize(c4, 8.0, 0, qdtype=Q.float4_e2m1fn), 5),
+        ("fake_quantize float8_e4m3fn", lambda: Q.fake_quantize(x, 0.5, 0, -448, 448, qdtype=Q.float8_e4m3fn), 9),
+        ("fake_quantize float8_e5m2", lambda: Q.fake_quantize(x, 0.5, 0, -57344, 57344, qdtype=Q.float8_e5m2), 9),
+        ("fake_quantize float4_e2m1fn", lambda: Q.fake_quantize(x, 8.0, 0, -6, 6, qdtype=Q.float4_e2m1fn), 9),
+        ("fake_quantize e4m3fn fwd+bwd", fq_fwd_bwd, 18),
         ("quantize qint16", lambda: Q.quantize(x, 0.01, 3, Q.qint16), 6),
         ("quantize qint2", lambda: Q.quantize(x, 30.0, 0, Q.qint2), 5),
         ("quantize_mx mxfp8", lambda: Q.quantize_mx(w, "mxfp8"), 5),
         ("quantize_mx mxfp4", lambda: Q.quantize_mx(w, "mxfp4"), 4.5),
         ("quantize_mx nvfp4", lambda: Q.quantize_mx(w, "nvfp4"), 4.5),
         ("quantize_mx affine b4 g64", lambda: Q.quantize_mx(w, "affine", 64, 4), 4.5),
+        ("dequantize_mx mxfp8", lambda: Q.dequantize_mx(*mx["mxfp8"], mode="mxfp8"), 5),
+        ("dequantize_mx mxfp4", lambda: Q.dequantize_mx(*mx["mxfp4"], mode="mxfp4"), 4.5),
+        ("dequantize_mx nvfp4", lambda: Q.dequantize_mx(*mx["nvfp4"], mode="nvfp4"), 4.5),
+        ("dequantize_mx affine b4 g64", lambda: Q.dequantize_mx(*aff, group_size=64, bits=4), 4.5),
     ]
     print(f"CPU: {cpu_description()}; {n:,} float32 elements; best of {a.repeat}")
     before = lucid.get_num_threads()

@@ -15,7 +15,7 @@ CSRC = pathlib.Path(__file__).resolve().parents[1] / "csrc"
 NOT_FAMILIES = {
     "ops": {"ops", "nn_common", "qparams"},
     "cpu": {"blas", "lapack", "elementwise_functors", "elementwise_loops", "elementwise_math", "qgemm",
-            "quantize_loop", "quantize_simd", "reduce_run"},
+            "quantize_loop", "quantize_simd", "float_grid_simd", "reduce_run"},
     "gpu": {"array", "device_info", "transfer"},
     # unary / arithmetic: the table-driven nodes of the elementwise ops (elementwise, math, special);
     # basic_index: x[idx]; loss, norms: ops composed in C++ from ops:: calls.

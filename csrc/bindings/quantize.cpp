@@ -59,6 +59,10 @@ void init_quantize(py::module_& m) {
                                const std::string& dtype) {
     return ops::dequantize_float(q, scale, zp, qdtype, axes_arg(ch_axis, group_size, axis), dtype_arg(dtype));
   });
+  m.def("fake_quantize_float", [](const Tensor& x, const Tensor& scale, const Tensor& zp, const std::string& qdtype,
+                                  std::optional<int64_t> ch_axis, int64_t group_size, int64_t axis, bool saturate) {
+    return ops::fake_quantize_float(x, scale, zp, qdtype, axes_arg(ch_axis, group_size, axis), saturate);
+  });
   m.def("fake_quantize", fake_quantize(false));
   // Scalar reference kernels of the CPU stream, for tests.
   m.def("quantize_reference", quantize(true));

@@ -5,83 +5,56 @@
 #include "cpu/group_quant.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "cpu/blas.h"
+#include "cpu/float_grid_simd.h"
 
 namespace lucid::cpu {
 
 namespace {
 
-// One group's scale and bias (numerics.md): the edge with the larger
-// magnitude maps exactly to a code, so that value dequantizes exactly.
-void group_params(const float* g, int group_size, float n_bins, float& scale, float& bias) {
-  float w_min = std::numeric_limits<float>::infinity();
-  float w_max = -w_min;
-  for (int j = 0; j < group_size; ++j) {
-    w_max = std::max(w_max, g[j]);
-    w_min = std::min(w_min, g[j]);
-  }
-  const bool min_side = std::fabs(w_min) > std::fabs(w_max);
-  scale = std::max((w_max - w_min) / n_bins, 1e-7f);
-  scale = min_side ? scale : -scale;
-  const float edge = min_side ? w_min : w_max;
-  const float q0 = std::nearbyint(edge / scale);  // round half to even (default rounding mode)
-  bias = 0.0f;
-  if (q0 != 0.0f) {
-    scale = edge / q0;
-    bias = edge;
-  }
-}
+// Non-temporal stores of a float output larger than a last-level cache holds.
+bool stream_output(int64_t elements) { return elements * 4 >= (int64_t{32} << 20); }
 
 }  // namespace
 
-void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
+// The kernels are cpu/float_grid_simd.h's (the explicit-SIMD table this CPU
+// supports; every table computes the same bits): groups tile each row and
+// rows are contiguous, so the whole weight is rows * groups groups in order.
+bool group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
                     float* scales, float* biases) {
-  const float n_bins = static_cast<float>((1 << bits) - 1);
   const int64_t groups = K / group_size, words_per_group = group_size * bits / 32;
+  const fgrid::Kernels& k = fgrid::best();
+  std::atomic<bool> finite{true};
   parallel_for(rows * groups, 64, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const float* g = w + i * group_size;  // groups tile each row, rows are contiguous
-      float scale, bias;
-      group_params(g, group_size, n_bins, scale, bias);
-      // Code k of the group at bits [k * bits, (k + 1) * bits) of the group's
-      // bit stream (a group fills whole words); 3-, 5- and 6-bit codes may
-      // straddle two words.
-      uint32_t* out = words + i * words_per_group;
-      for (int64_t j = 0; j < words_per_group; ++j) out[j] = 0;
-      for (int k = 0; k < group_size; ++k) {
-        float q = std::nearbyint((g[k] - bias) / scale);
-        q = std::min(std::max(q, 0.0f), n_bins);
-        const uint32_t c = static_cast<uint32_t>(q);
-        const int bit = k * bits, o = bit % 32;
-        out[bit / 32] |= c << o;
-        if (o + bits > 32) out[bit / 32 + 1] |= c >> (32 - o);
-      }
-      scales[i] = scale;
-      biases[i] = bias;
-    }
+    if (!k.affine_quantize(w + lo * group_size, hi - lo, group_size, bits, words + lo * words_per_group,
+                           scales + lo, biases + lo))
+      finite.store(false, std::memory_order_relaxed);
   });
+  return finite.load();
 }
 
 void block_quantize(const float* w, int64_t rows, int64_t K, minifloat::BlockMode mode, uint32_t* words,
                     uint8_t* scales) {
   const int bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
+  const fgrid::Kernels& k = fgrid::best();
   parallel_for(rows, 16, [&](int64_t lo, int64_t hi) {
-    minifloat::block_quantize_rows(w + lo * K, hi - lo, K, mode, words + lo * (K * bits / 32),
-                                   scales + lo * (K / G));
+    k.block_quantize(w + lo * K, hi - lo, K, mode, words + lo * (K * bits / 32), scales + lo * (K / G));
   });
 }
 
 void block_dequantize(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K,
                       minifloat::BlockMode mode, float* w) {
   const int bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
+  const fgrid::Kernels& k = fgrid::best();
+  const bool stream = stream_output(rows * K);
   parallel_for(rows, 16, [&](int64_t lo, int64_t hi) {
-    minifloat::block_dequantize_rows(words + lo * (K * bits / 32), scales + lo * (K / G), hi - lo, K, mode,
-                                     w + lo * K);
+    k.block_dequantize(words + lo * (K * bits / 32), scales + lo * (K / G), hi - lo, K, mode, w + lo * K, stream);
   });
 }
 
@@ -110,8 +83,12 @@ void dequantize_rows(const uint32_t* words, const float* scales, const float* bi
 
 void group_dequantize(const uint32_t* words, const float* scales, const float* biases, int64_t rows, int64_t K,
                       int group_size, int bits, float* w) {
-  parallel_for(rows, 16, [&](int64_t lo, int64_t hi) {
-    dequantize_rows(words, scales, biases, lo, hi, K, group_size, bits, w + lo * K);
+  const int64_t groups = K / group_size, words_per_group = group_size * bits / 32;
+  const fgrid::Kernels& k = fgrid::best();
+  const bool stream = stream_output(rows * K);
+  parallel_for(rows * groups, 64, [&](int64_t lo, int64_t hi) {
+    k.affine_dequantize(words + lo * words_per_group, scales + lo, biases + lo, hi - lo, group_size, bits,
+                        w + lo * group_size, stream);
   });
 }
 

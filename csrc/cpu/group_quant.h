@@ -12,7 +12,8 @@ namespace lucid::cpu {
 // w: rows x K float32 (contiguous); per group of `group_size` along K one
 // scale and one bias; codes in [0, 2^bits - 1], element k of a word at bit
 // k * bits. words: rows x K * bits / 32; scales, biases: rows x K / group_size.
-void group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
+// Returns false when some element of w is not finite (the outputs are then unspecified).
+bool group_quantize(const float* w, int64_t rows, int64_t K, int group_size, int bits, uint32_t* words,
                     float* scales, float* biases);
 
 // The block formats: words rows x K * bits / 32, scales (uint8 codes) rows x K / group.

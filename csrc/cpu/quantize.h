@@ -64,6 +64,10 @@ void quantize_minifloat(const Tensor& x, const Tensor& out, const QSegments& seg
                         const minifloat::Format& f, bool saturate);
 void dequantize_minifloat(const Tensor& q, const Tensor& out, const QSegments& seg, const float* scale,
                           const minifloat::Format& f);
+// fake_quantize onto a float grid, float32 in and out, one pass: y =
+// decode(encode(x / scale)) * scale, mask (bool) = |x / scale| <= max finite.
+void fake_quantize_minifloat(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg,
+                             const float* scale, const minifloat::Format& f, bool saturate);
 
 // Scalar reference paths (no vectorization, no threads): the tests compare
 // the fast kernels above against them bit for bit.

@@ -7,14 +7,16 @@
 
 #include "core/dispatch.h"
 #include "core/errors.h"
+#include "cpu/float_grid_simd.h"
 #include "cpu/quantize_loop.h"
 
 namespace lucid::cpu {
 
 namespace {
 
-// saturate and the format are template parameters so the loop body is one
-// straight-line select chain the compiler vectorizes (AVX2: per-lane shifts).
+// Half-precision inputs and outputs: saturate and the format are template
+// parameters so the loop body is one straight-line select chain the compiler
+// vectorizes. Float32 goes through the explicit-SIMD table (cpu/float_grid_simd.h).
 template <class T, bool Sat>
 LUCID_QUANT_CLONES void encode_run_t(const T* __restrict x, uint8_t* __restrict q, int64_t n, float s,
                                      minifloat::Format f) {
@@ -48,7 +50,16 @@ void quantize_minifloat(const Tensor& x, const Tensor& out, const QSegments& seg
   check<TypeError>(out.dtype() == DType::UInt8, "internal: float-grid codes are uint8");
   dispatch(x.dtype(), [&](auto xt) {
     using T = typename decltype(xt)::type;
-    if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
+    if constexpr (std::is_same_v<T, float>) {
+      const fgrid::Kernels& k = fgrid::best();
+      const fgrid::Encoding e = fgrid::grid_encoding(f, saturate);
+      const float* px = x.data<float>();
+      uint8_t* pq = out.data<uint8_t>();
+      for_each_segment(
+          seg, true,
+          [&](int64_t i, int64_t len, int64_t p) { k.encode(static_cast<size_t>(len), px + i, pq + i, scale + p, false, e); },
+          [&](int64_t i, int64_t len, int64_t p) { k.encode(static_cast<size_t>(len), px + i, pq + i, scale + p, true, e); });
+    } else if constexpr (is_half_v<T>) {
       const T* px = x.data<T>();
       uint8_t* pq = out.data<uint8_t>();
       for_each_segment(
@@ -65,7 +76,19 @@ void dequantize_minifloat(const Tensor& q, const Tensor& out, const QSegments& s
   check<TypeError>(q.dtype() == DType::UInt8, "internal: float-grid codes are uint8");
   dispatch(out.dtype(), [&](auto yt) {
     using T = typename decltype(yt)::type;
-    if constexpr (std::is_same_v<T, float> || is_half_v<T>) {
+    if constexpr (std::is_same_v<T, float>) {
+      const fgrid::Kernels& k = fgrid::best();
+      const uint8_t* pq = q.data<uint8_t>();
+      float* py = out.data<float>();
+      // Non-temporal stores when the output is larger than a last-level cache
+      // holds: it is evicted before anyone reads it, and they save reading each
+      // output line before it is written.
+      const bool stream = seg.n * 5 >= (int64_t{32} << 20);
+      for_each_segment(
+          seg, true,
+          [&](int64_t i, int64_t len, int64_t p) { k.decode(static_cast<size_t>(len), pq + i, py + i, scale + p, false, f, stream); },
+          [&](int64_t i, int64_t len, int64_t p) { k.decode(static_cast<size_t>(len), pq + i, py + i, scale + p, true, f, stream); });
+    } else if constexpr (is_half_v<T>) {
       const uint8_t* pq = q.data<uint8_t>();
       T* py = out.data<T>();
       for_each_segment(
@@ -75,6 +98,21 @@ void dequantize_minifloat(const Tensor& q, const Tensor& out, const QSegments& s
       throw TypeError("internal: dequantize output must be floating");
     }
   });
+}
+
+void fake_quantize_minifloat(const Tensor& x, const Tensor& y, const Tensor& mask, const QSegments& seg,
+                             const float* scale, const minifloat::Format& f, bool saturate) {
+  check<TypeError>(x.dtype() == DType::Float32 && y.dtype() == DType::Float32 && mask.dtype() == DType::Bool,
+                   "internal: the fused float-grid fake_quantize is float32 in and out with a bool mask");
+  const fgrid::Kernels& k = fgrid::best();
+  const fgrid::Encoding e = fgrid::grid_encoding(f, saturate);
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  uint8_t* pm = static_cast<uint8_t*>(mask.raw_data());
+  for_each_segment(
+      seg, true,
+      [&](int64_t i, int64_t len, int64_t p) { k.fake(static_cast<size_t>(len), px + i, py + i, pm + i, scale + p, false, e); },
+      [&](int64_t i, int64_t len, int64_t p) { k.fake(static_cast<size_t>(len), px + i, py + i, pm + i, scale + p, true, e); });
 }
 
 }  // namespace lucid::cpu

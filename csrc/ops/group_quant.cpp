@@ -53,19 +53,27 @@ std::vector<Tensor> group_quantize(const Tensor& w, int64_t group_size, int64_t 
   const int64_t N = w.size(0), K = w.size(1);
   check(K > 0 && K % group_size == 0, arg(fn, "group_size") + " (" + std::to_string(group_size) +
                                           ") must divide K = " + std::to_string(K) + " (the last dimension of 'w')");
-  // Every weight finite (an inf edge has no finite scale): one check for both streams.
-  Tensor hw = contiguous(w.device() == Device::CPU ? w : to_device(w, Device::CPU));
-  const float* p = hw.data<float>();
-  for (int64_t i = 0; i < N * K; ++i)
-    if (!std::isfinite(p[i]))
-      throw ValueError(arg(fn, "w") + " must be finite, got " + std::to_string(p[i]) + " at flat index " +
-                       std::to_string(i));
-  if (w.device() == Device::GPU) return gpu::group_quantize(w, static_cast<int>(group_size), static_cast<int>(bits));
+  // Every weight finite (an inf edge has no finite scale): the same ValueError on both streams. The CPU
+  // kernel tests finiteness as it reads the weight (one pass instead of two); the first bad index is only
+  // searched for when it reports one.
+  auto throw_not_finite = [&](const Tensor& hw) {
+    const float* p = hw.data<float>();
+    for (int64_t i = 0; i < N * K; ++i)
+      if (!std::isfinite(p[i]))
+        throw ValueError(arg(fn, "w") + " must be finite, got " + std::to_string(p[i]) + " at flat index " +
+                         std::to_string(i));
+  };
+  if (w.device() == Device::GPU) {
+    throw_not_finite(contiguous(to_device(w, Device::CPU)));
+    return gpu::group_quantize(w, static_cast<int>(group_size), static_cast<int>(bits));
+  }
+  Tensor hw = contiguous(w);
   Tensor words = Tensor::empty_cpu({N, K * bits / 32}, DType::Int32);
   Tensor scales = Tensor::empty_cpu({N, K / group_size}, DType::Float32);
   Tensor biases = Tensor::empty_cpu({N, K / group_size}, DType::Float32);
-  cpu::group_quantize(p, N, K, static_cast<int>(group_size), static_cast<int>(bits), words.data<uint32_t>(),
-                      scales.data<float>(), biases.data<float>());
+  if (!cpu::group_quantize(hw.data<float>(), N, K, static_cast<int>(group_size), static_cast<int>(bits),
+                           words.data<uint32_t>(), scales.data<float>(), biases.data<float>()))
+    throw_not_finite(hw);
   return {words, scales, biases};
 }
 

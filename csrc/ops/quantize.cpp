@@ -342,6 +342,25 @@ Tensor dequantize_float(const Tensor& codes, const Tensor& scale, const Tensor& 
   return out;
 }
 
+std::pair<Tensor, Tensor> fake_quantize_float(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                              const std::string& qdtype, const QAxes& axes, bool saturate) {
+  const char* fn = "fake_quantize";
+  const minifloat::Format& f = float_grid(qdtype, fn);
+  common_device(fn, {&x, &scale});
+  check_float_input(fn, "x", x);
+  if (x.device() != Device::CPU || x.dtype() != DType::Float32)
+    throw TypeError("internal: " + arg(fn, "x") + " of the fused float-grid kernel must be a float32 CPU tensor");
+  Layout L = make_layout(fn, x.shape(), axes);
+  check_param_shape(fn, "scale", scale, L);
+  check_float_zero_point(fn, x, zero_point, L);
+  ParamValues<float> sc = read_scale(fn, "scale", scale, L.count);
+  Tensor xc = contiguous(x);
+  Tensor y = Tensor::empty_cpu(x.shape(), DType::Float32);
+  Tensor mask = Tensor::empty_cpu(x.shape(), DType::Bool);
+  cpu::fake_quantize_minifloat(xc, y, mask, L.seg, sc.data(), f, saturate);
+  return {y, mask};
+}
+
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask) {
   const char* fn = "fake_quantize_backward";
   common_device(fn, {&dy, &mask});

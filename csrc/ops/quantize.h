@@ -52,6 +52,11 @@ Tensor quantize_float(const Tensor& x, const Tensor& scale, const Tensor& zero_p
 // Floats decode(code) * scale in `dtype` for uint8 codes of float grid `qdtype`.
 Tensor dequantize_float(const Tensor& codes, const Tensor& scale, const Tensor& zero_point, const std::string& qdtype,
                         const QAxes& axes, DType dtype);
+// fake_quantize onto a float grid in one pass on the CPU stream (float32 x):
+// (y, mask) with y = dequantize_float(quantize_float(x)) and mask = |x / scale|
+// <= the largest finite value. Other devices and dtypes compose the two ops.
+std::pair<Tensor, Tensor> fake_quantize_float(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                              const std::string& qdtype, const QAxes& axes, bool saturate);
 // fake_quantize's input gradient dx = where(mask, dy, 0), fused.
 Tensor fake_quantize_backward(const Tensor& dy, const Tensor& mask);
 

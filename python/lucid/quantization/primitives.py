@@ -242,17 +242,23 @@ class _FakeQuantizeFloat(Function):
 
     @staticmethod
     def forward(ctx, x, s, z, qd, ch, g, ax, saturate):
-        codes = _C.quantize_float(x._impl, s._impl, z._impl, qd.name, ch, g, ax, saturate)
-        y = _wrap(_C.dequantize_float(codes, s._impl, z._impl, qd.name, ch, g, ax, x.dtype.name))
-        t = x.float() / _broadcast_param(s, x, ch, g, ax)
-        mask = t.abs() <= float(qd.quant_max)
+        if x.device.type == "cpu" and x.dtype == float32 and s.device.type == "cpu":
+            y, mask = (_wrap(t) for t in _C.fake_quantize_float(x._impl, s._impl, z._impl, qd.name, ch, g, ax,
+                                                                 saturate))  # one fused pass
+        else:
+            codes = _C.quantize_float(x._impl, s._impl, z._impl, qd.name, ch, g, ax, saturate)
+            y = _wrap(_C.dequantize_float(codes, s._impl, z._impl, qd.name, ch, g, ax, x.dtype.name))
+            t = x.float() / _broadcast_param(s, x, ch, g, ax)
+            mask = t.abs() <= float(qd.quant_max)
         ctx.save_for_backward(mask)
         return y
 
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        return lucid.where(mask, grad, 0.0), None, None, None, None, None, None, None
+        if grad._requires_grad and _grad_enabled():  # create_graph: a recorded where
+            return lucid.where(mask, grad, 0.0), None, None, None, None, None, None, None
+        return _wrap(_C.fake_quantize_backward(grad._impl, mask._impl)), None, None, None, None, None, None, None
 
 
 def _broadcast_param(p, x, ch, g, ax):
