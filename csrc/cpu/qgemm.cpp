@@ -318,8 +318,16 @@ struct Epilogue {
       else requant_u8(t, qb);
     }
 #if defined(__SSE2__)
-    if (run && rows == 8) {
-      uint8_t* d = dst[0] + n0 * P;
+    // Runs of rows whose pixels are consecutive in one plane: one run of eight is
+    // the common tile; a tile across two images, or a tail, has two or one short ones.
+    int run_start[16], run_len[16], runs = 0;
+    for (int i = 0; i < rows; ++i) {
+      if (i > 0 && dst[i] == dst[i - 1] + 1) ++run_len[runs - 1];
+      else run_start[runs] = i, run_len[runs] = 1, ++runs;
+    }
+    const bool whole = run && rows == 8 && runs == 1;
+    if (rows <= 8) {
+      alignas(16) uint8_t tb[16 * 16];
       for (int c0 = 0; c0 < nc; c0 += 16) {
         __m128i a[8], b[8], c[8];
         for (int i = 0; i < 8; ++i) a[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(qb + i * ldq + c0));
@@ -338,10 +346,21 @@ struct Epilogue {
           const __m128i cols[2] = {lo, hi};
           for (int k = 0; k < 2; ++k) {
             const int j = c0 + 4 * q + 2 * k;
-            if (j < nc) _mm_storel_epi64(reinterpret_cast<__m128i*>(d + j * P), cols[k]);
-            if (j + 1 < nc) _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (j + 1) * P), _mm_unpackhi_epi64(cols[k], cols[k]));
+            if (whole) {
+              if (j < nc) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst[0] + (n0 + j) * P), cols[k]);
+              if (j + 1 < nc)
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(dst[0] + (n0 + j + 1) * P), _mm_unpackhi_epi64(cols[k], cols[k]));
+            } else {  // column j's eight bytes at tb[(j - c0) * 16], then copied run by run
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(tb + (j - c0) * 16), cols[k]);
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(tb + (j - c0 + 1) * 16), _mm_unpackhi_epi64(cols[k], cols[k]));
+            }
           }
         }
+        if (!whole)
+          for (int j = c0; j < std::min(nc, c0 + 16); ++j)
+            for (int r = 0; r < runs; ++r)
+              std::memcpy(dst[run_start[r]] + (n0 + j) * P, tb + (j - c0) * 16 + run_start[r],
+                          static_cast<size_t>(run_len[r]));
       }
       return;
     }

@@ -62,6 +62,8 @@ INDIRECT = [
     ((3, 12, 7, 5), (64, 1, 1), (2, 2), (0, 0), (1, 1), 1),  # ResNet's strided 1x1 downsample
     ((1, 8, 5, 5), (16, 5, 5), (1, 1), (2, 2), (1, 1), 1),
     ((5, 16, 3, 3), (7, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # 9 pixels per image, 45 rows
+    ((3, 8, 7, 7), (1, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # one output channel: images adjoin in memory
+    ((4, 16, 5, 5), (48, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # 25 pixels: tiles across images, 16-column tails
 ]
 CASES += INDIRECT
 
