@@ -310,8 +310,8 @@ LUCID_DEPTHWISE_CLONES void depthwise_plane(const int32_t* plane, int64_t Wp, co
 // `plane` is Hp rows of Wp codes, with 64 readable bytes past its end.
 //
 // The epilogue runs on the sums in registers, the operations of depthwise_store
-// (a wrapping int32 bias add, cvtdq2ps, mulps, roundps to nearest even, addps,
-// max / min) 16 lanes at a time.
+// 16 lanes at a time (the wrapping bias add in the starting sum, then
+// kernels::store_requant16).
 template <int S, class Q>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void depthwise_3x3_vnni(
     const uint8_t* plane, int64_t Wp, int64_t oh, int64_t ow, const int8_t* w9, int32_t zx, uint32_t bias,
@@ -344,20 +344,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
       __m512i a = _mm512_dpbusd_epi32(base, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r0 + x * S)), w0);
       a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r1 + x * S)), w1);
       a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r2 + x * S)), w2);
-      const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sc);
-      if constexpr (std::is_same_v<Q, float>) {
-        _mm512_mask_storeu_ps(out + x, m, f);
-      } else {
-        __m512 v = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
-        const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
-        if constexpr (sizeof(Q) == 1) {
-          __m128i b = _mm512_cvtepi32_epi8(q);
-          __asm__("" : "+v"(b));  // a register narrow, then the store (vpmovdb to memory is slow on AMD)
-          _mm_mask_storeu_epi8(out + x, m, b);
-        } else {
-          _mm512_mask_storeu_epi32(out + x, m, q);
-        }
-      }
+      kernels::store_requant16(a, sc, zy, lo, hi, m, out + x);
     }
   }
 }

@@ -246,11 +246,8 @@ struct Epilogue {
 
 #if defined(__x86_64__)
   // The same operations 16 lanes at a time (AVX-512F/BW/VL, which every AVX-512
-  // VNNI CPU has): int32 wrapping adds and multiplies, cvtdq2ps, mulps,
-  // roundps to nearest even (nearbyint in the default rounding mode), addps,
-  // then max / min, which equal the scalar selects for these non-NaN values
-  // (an exact clamp value or a signed zero converts to the same integer).
-  // Masked lanes cover the last columns.
+  // VNNI CPU has): the int32 corrections in wrapping adds and multiplies, then
+  // the float steps of store_requant16. Masked lanes cover the last columns.
   template <class Q, bool RS>
   __attribute__((target("avx512f,avx512bw,avx512vl"))) static void epilogue_avx512(const Tile& t, Q* out) {
     // Locals: byte stores may alias anything, so fields read in the loop would
@@ -270,22 +267,7 @@ struct Epilogue {
       for (int i = 0; i < rows; ++i, o += ldo) {
         __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, raw + i * nr + j), ct);
         if (RS) a = _mm512_sub_epi32(a, _mm512_mullo_epi32(zw, _mm512_set1_epi32(static_cast<int32_t>(rsum[i]))));
-        const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sc);
-        if constexpr (std::is_same_v<Q, float>) {
-          _mm512_mask_storeu_ps(o, m, x);
-        } else {
-          __m512 v = _mm512_add_ps(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
-          v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-          const __m512i q = _mm512_cvttps_epi32(v);
-          if constexpr (sizeof(Q) == 1) {
-            // Narrowed in a register, then stored: the memory form of vpmovdb is slow on AMD.
-            __m128i b = _mm512_cvtepi32_epi8(q);
-            __asm__("" : "+v"(b));
-            _mm_mask_storeu_epi8(o, m, b);
-          } else {
-            _mm512_mask_storeu_epi32(o, m, q);
-          }
-        }
+        store_requant16(a, sc, zy, lo, hi, m, o);
       }
     }
   }
@@ -458,12 +440,31 @@ Partition partition(int64_t m_tiles, int64_t n_tiles, int64_t mc_tiles, int64_t 
 // Part i of `parts` equal shares of `tiles` tiles starts at this tile.
 int64_t share(int64_t tiles, int64_t parts, int64_t i) { return tiles * i / parts; }
 
-// The activation rows of the task this thread last ran: consecutive tasks of
-// one call on the same rows (a column cut) pack them once. Kept per thread,
-// grown, never shrunk.
+// The product's cut into tasks: cache blocks of MC rows of activations (MC x kp
+// panel elements of `a_bytes` in L1/L2) streaming past NC columns of packed
+// weights (NC x kp bytes in L2), refined by partition(); `grain` as the pool
+// hands them out (all threads: one task at a time, as threads come free; fewer,
+// for a small product: one chunk per thread worth waking, one inline).
+struct Plan {
+  int64_t m_tiles, n_tiles;
+  Partition pt;
+  int64_t n_tasks, grain;
+};
+
+Plan plan(int64_t M, int64_t N, int64_t K, int64_t kp, int64_t mr, int64_t nr, int64_t a_bytes) {
+  const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
+  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * a_bytes * mr, 1));
+  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
+  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
+  const int64_t n_tasks = pt.m_parts * pt.n_parts;
+  const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
+  return {m_tiles, n_tiles, pt, n_tasks, grain};
+}
+
 // Per-column terms of the correction, in wrapping uint32 arithmetic:
-// col_term[n] = bias[n] - zxu * col_sum[n] + K * zxu * zw[n].
-void column_terms(const QPackedWeights& w, const QGemmParams& p, std::vector<uint32_t>& col_term,
+// col_term[n] = bias[n] - zxu * col_sum[n] + K * zxu * zw[n]. True when some
+// zw[n] is not 0 (otherwise the row-sum term of the epilogue vanishes).
+bool column_terms(const QPackedWeights& w, const QGemmParams& p, std::vector<uint32_t>& col_term,
                   std::vector<uint32_t>& zw) {
   const QGemmKernel& kern = *w.kernel;
   const int64_t N = w.n, K = w.k;
@@ -478,8 +479,14 @@ void column_terms(const QPackedWeights& w, const QGemmParams& p, std::vector<uin
     if (kern.a_minus128) t += 128u * static_cast<uint32_t>(w.col_sum[n]);
     col_term[n] = t + (p.bias ? static_cast<uint32_t>(p.bias[n]) : 0u);
   }
+  bool any_zw = false;
+  for (int64_t n = 0; n < N; ++n) any_zw |= zw[n] != 0;
+  return any_zw;
 }
 
+// The activation rows of the task this thread last ran: consecutive tasks of
+// one call on the same rows (a column cut) pack them once. Kept per thread,
+// grown, never shrunk.
 struct RowPanel {
   uint64_t call = 0;
   int64_t m0 = -1, m1 = -1;
@@ -500,27 +507,17 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const uint64_t call = g_calls.fetch_add(1) + 1;
 
   std::vector<uint32_t> col_term, zw;
-  column_terms(w, p, col_term, zw);
-  bool any_zw = false;
-  for (int64_t n = 0; n < N; ++n) any_zw |= zw[n] != 0;
+  const bool any_zw = column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data(), any_zw};
+  const Plan pl = plan(M, N, K, kp, mr, nr, static_cast<int64_t>(elem));
+  const int64_t m_tiles = pl.m_tiles, n_tiles = pl.n_tiles;
+  const Partition& pt = pl.pt;
 
-  // Cache blocks: MC rows of activations (MC x kp panel elements in L1/L2)
-  // stream past NC columns of packed weights (NC x kp bytes in L2).
-  const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
-  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * elem * mr, 1));
-  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
-  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
-
-  // Tasks in row-part-major order: the pool hands each thread a run of
-  // consecutive tasks, which then share their activation rows.
-  const int64_t n_tasks = pt.m_parts * pt.n_parts;
-  // All threads: chunks of one task, handed out as threads come free. Fewer
-  // (a small product): one chunk per thread worth waking, one inline.
-  const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
   constexpr int64_t kMaxTile = 16 * 64;
   if (mr * nr > kMaxTile) throw ValueError("internal: qgemm register tile larger than 16 x 64");
-  parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
+  // Tasks in row-part-major order: the pool hands each thread a run of
+  // consecutive tasks, which then share their activation rows.
+  parallel_for(pl.n_tasks, pl.grain, [&](int64_t lo, int64_t hi) {
     RowPanel& rp = t_rows;
     alignas(64) int32_t tile[kMaxTile];
     for (int64_t task = lo; task < hi; ++task) {
@@ -569,25 +566,19 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   if (p.x_signed) throw ValueError("internal: qigemm takes uint8 codes");
   if (g.nchw && (p.out_kind != QOut::UInt8 && p.out_kind != QOut::Int8))
     throw ValueError("internal: qigemm writes NCHW planes of byte codes only");
-  if (w.kernel->mr > 16 || w.kernel->nr > 64) throw ValueError("internal: qigemm tile larger than its buffers");
   const QGemmKernel& kern = *w.kernel;
   const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
+  constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 16;  // tile_nchw's buffer has the same bounds
+  if (mr > kMaxRows || nr > 64) throw ValueError("internal: qigemm register tile larger than 16 x 64");
   if (M == 0 || N == 0) return;
   std::vector<uint32_t> col_term, zw;
-  column_terms(w, p, col_term, zw);
   // Row sums enter only through zw[n] * rowsum: symmetric weights skip them.
-  bool need_rs = false;
-  for (int64_t n = 0; n < N; ++n) need_rs |= zw[n] != 0;
+  const bool need_rs = column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data(), need_rs};
-
-  const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
-  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * mr, 1));
-  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
-  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
-  const int64_t n_tasks = pt.m_parts * pt.n_parts;
-  const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
-  constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 16;
-  if (mr * nr > kMaxTile || mr > kMaxRows) throw ValueError("internal: qigemm register tile too large");
+  const Plan pl = plan(M, N, K, kp, mr, nr, 1);
+  const int64_t m_tiles = pl.m_tiles, n_tiles = pl.n_tiles;
+  const Partition& pt = pl.pt;
+  const int64_t n_tasks = pl.n_tasks, grain = pl.grain;
   // Task order: row parts outer (a run of tasks shares its activation rows) unless
   // the weights are the larger operand and overflow the cache (deep layers of a
   // small batch): then column parts outer, so each weight panel is read from

@@ -3,9 +3,14 @@
 // matrix product and requantization"), threaded on lucid's pool.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/kernels/qgemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace lucid::kernels {
 
@@ -64,6 +69,34 @@ struct QIGemmGeometry {
 // multiple of the kernel's kr, kp = nseg * seglen).
 bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g);
 void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p);
+
+#if defined(__x86_64__)
+// The epilogue's float steps for 16 int32 sums `acc` (bias and corrections
+// already added), as every AVX-512 epilogue performs them: cvtdq2ps, mulps by
+// the scale; Float outputs stop there; codes go on with roundps to nearest
+// even (rint in the default rounding mode), addps zy, then max lo / min hi
+// (equal to the scalar selects for these non-NaN values: a clamp value or a
+// signed zero converts to the same integer), cvttps2dq, narrowed to Q. Lanes
+// outside `m` are not stored.
+template <class Q>
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void store_requant16(
+    __m512i acc, __m512 scale, __m512 zy, __m512 lo, __m512 hi, __mmask16 m, Q* out) {
+  const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale);
+  if constexpr (std::is_same_v<Q, float>) {
+    _mm512_mask_storeu_ps(out, m, x);
+  } else {
+    const __m512 v = _mm512_add_ps(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+    const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+    if constexpr (sizeof(Q) == 1) {
+      __m128i b = _mm512_cvtepi32_epi8(q);
+      __asm__("" : "+v"(b));  // narrowed in a register, then stored: vpmovdb to memory is slow on AMD
+      _mm_mask_storeu_epi8(out, m, b);
+    } else {
+      _mm512_mask_storeu_epi32(out, m, q);
+    }
+  }
+}
+#endif
 
 // True when every activation code, as the kernels see it (uint8; int8 codes
 // with the sign bit flipped), is below 128, so a needs_a7 kernel is exact.

@@ -5,12 +5,6 @@
 #include "cpu/kernels/qb4w-gemv.h"
 #include "cpu/kernels/vquant-isa.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
-#else
-#define LUCID_SCALAR_ONLY
-#endif
-
 namespace lucid::kernels {
 
 LUCID_SCALAR_ONLY void f32_qb4w_gemv_scalar(LUCID_QB4W_GEMV_ARGS) {

@@ -7,13 +7,7 @@
 #include "core/half.h"
 #include "core/minifloat.h"
 #include "cpu/kernels/qfw-gemv.h"
-#include "cpu/kernels/vquant.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
-#else
-#define LUCID_SCALAR_ONLY
-#endif
+#include "cpu/kernels/vquant-isa.h"
 
 namespace lucid::kernels {
 

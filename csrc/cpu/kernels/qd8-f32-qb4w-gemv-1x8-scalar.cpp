@@ -3,13 +3,7 @@
 // header's order, one output at a time. Every vector kernel must equal it.
 #include "cpu/kernels/qd8-qb4w-gemv.h"
 #include "cpu/kernels/qgemm.h"
-#include "cpu/kernels/vquant.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
-#else
-#define LUCID_SCALAR_ONLY
-#endif
+#include "cpu/kernels/vquant-isa.h"
 
 namespace lucid::kernels {
 

@@ -21,6 +21,14 @@
 #define LUCID_ISA_END _Pragma("GCC pop_options")
 #endif
 
+// The scalar twins: plain loops the compiler must not vectorize, so that they
+// stay the reference the vector kernels are held against.
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
+#else
+#define LUCID_SCALAR_ONLY
+#endif
+
 namespace lucid::kernels {
 
 #define LUCID_VQUANT_DECLARE(isa)                                                                              \

@@ -4,12 +4,6 @@
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define LUCID_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
-#else
-#define LUCID_SCALAR_ONLY
-#endif
-
 namespace lucid::kernels {
 
 namespace {

@@ -56,7 +56,7 @@ import numpy as np
 
 import lucid._namespace as lucid
 from ..nn.layers import LayerNorm
-from .llm_calibration import (_on, _prepare, collect_stats, dequantize_rtn, grid_for,
+from .llm_calibration import (_on, _prepare, _run_batches, collect_stats, dequantize_rtn, grid_for,
                               linear_names, rtn)
 from .quant_api import AOBaseConfig, InputScaledLinear, Int4WeightOnlyConfig, _set_submodule
 
@@ -221,17 +221,6 @@ def _capture(model, batches, fqn):
     finally:
         h.remove()
     return mod, calls
-
-
-def _run_batches(model, batches):
-    with lucid.no_grad():
-        for b in batches:
-            if isinstance(b, (tuple, list)):
-                model(*b)
-            elif isinstance(b, dict):
-                model(**b)
-            else:
-                model(b)
 
 
 def _order_and_producers(model, batches, names, fold):

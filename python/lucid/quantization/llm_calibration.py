@@ -191,7 +191,9 @@ class LinearStats:
         return np.concatenate(self.rows, axis=0) if self.rows else np.zeros((0, self.abs_sum.size))
 
 
-def _run(model, batches):
+def _run_batches(model, batches):
+    """Every calibration batch through ``model`` without a graph: a tuple / list is
+    positional arguments, a dict keyword arguments, anything else the one input."""
     with lucid.no_grad():
         for b in batches:
             if isinstance(b, (tuple, list)):
@@ -226,7 +228,7 @@ def collect_stats(model, batches, names, keep_rows=0, need_xtx=False):
             st.add(args[0].detach().to(lucid.float32).numpy())
         handles.append(lin.register_forward_pre_hook(hook))
     try:
-        _run(model, batches)
+        _run_batches(model, batches)
     finally:
         for h in handles:
             h.remove()
@@ -246,7 +248,7 @@ def _execution_order(model, batches, names):
                 order.append(n)
         handles.append(mods[n].register_forward_pre_hook(hook))
     try:
-        _run(model, batches[:1])
+        _run_batches(model, batches[:1])
     finally:
         for h in handles:
             h.remove()
