@@ -81,8 +81,11 @@ class Weights:
             return np.ones(shape, np.float32)  # LayerNorm scales
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         scale = 0.02 if name in ("embed", "pos") else 1.0 / math.sqrt(shape[1])
-        # float32 draws: a float64 draw would add a transient twice the layer to every row's peak
-        return rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
+        # float32 draws scaled in place: a float64 draw, or a scaled copy, would add a transient
+        # the size of the layer (or twice it) to every row's peak
+        draw = rng.standard_normal(shape, dtype=np.float32)
+        draw *= np.float32(scale)
+        return draw
 
 
 # ----- lucid ----------------------------------------------------------------------------
@@ -96,9 +99,10 @@ def lucid_model(cfg, w, row):
     def linear(name):
         weight = w[name + ".w"]
         m = nn.Linear(weight.shape[1], weight.shape[0])
-        with lucid.no_grad():
-            m.weight.copy_(lucid.tensor(weight))
-            m.bias.copy_(lucid.tensor(w[name + ".b"]))
+        with lucid.no_grad():  # from_numpy: the draw is copied once, into the layer
+            m.weight.copy_(lucid.from_numpy(weight))
+            m.bias.copy_(lucid.from_numpy(w[name + ".b"]))
+        del weight
         return lucid_quantize(m, row)  # layer by layer: the float layer is freed at once
 
     def norm(name):

@@ -125,3 +125,34 @@ def test_assert_close_argument_errors():
         assert_close(lucid.ones(3, 2).T, lucid.ones(2, 3), check_stride=True)
     with pytest.raises(AssertionError, match="attribute 'device'"):
         assert_close(lucid.ones(1), lucid.ones(1, device="gpu"))
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_uniform_and_normal_are_the_generators_float32_draws_scaled(device):
+    # numpy reference: the same Philox stream lucid.manual_seed(7) starts, scaled in float32
+    ref = np.random.Generator(np.random.Philox(7))
+    lucid.manual_seed(7)
+    u = init.uniform_(lucid.empty(33, 5, device=device), -0.25, 0.5).numpy()
+    want_u = ref.random((33, 5), dtype=np.float32) * np.float32(0.75) + np.float32(-0.25)
+    n = init.normal_(lucid.empty(7, device=device), 0.1, 0.3).numpy()
+    want_n = ref.standard_normal((7,), dtype=np.float32) * np.float32(0.3) + np.float32(0.1)
+    assert np.array_equal(u.view(np.uint32), want_u.view(np.uint32))
+    assert np.array_equal(n.view(np.uint32), want_n.view(np.uint32))
+
+
+def test_init_of_a_large_weight_needs_one_temporary_copy():
+    # A 16 MiB weight: the draw is the only temporary (it was three: the draw, the
+    # product and the sum), which bounds the peak of building a model layer by layer.
+    import subprocess
+    import sys
+    code = """if True:
+        import resource, lucid
+        from lucid.nn import init
+        w = lucid.zeros(4096, 1024)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        init.kaiming_uniform_(w, a=5 ** 0.5)
+        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    grown_mb = float(out.stdout.split()[-1])
+    assert grown_mb < 28, grown_mb  # one 16 MiB draw (and rounding), not 48

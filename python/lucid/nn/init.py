@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .._creation import eye, rand, randn, tensor as make
+from .._creation import eye, from_numpy, randn, tensor as make
 from .._ops.random import _draw
 from .._tensor import Tensor
 from ..autograd import no_grad
@@ -87,6 +87,23 @@ def _fill_from(tensor, sample_fn):
     return tensor
 
 
+def _fill_scaled(tensor, draw, scale: float, shift: float):
+    """Fills ``tensor`` with ``draw(rng, shape) * scale + shift``: the generator's float32
+    samples, scaled and shifted in place on the host in float32 (the same two roundings
+    as ``rand(shape) * scale + shift``), then one copy into ``tensor``. The only temporary
+    is the host draw itself: a layer's init then costs one copy of its weight, not the
+    three that a multiply and an add on new tensors would (what bounds the peak memory
+    of building a model layer by layer and quantizing each layer as it is made)."""
+    if tensor.numel() == 0:
+        return tensor
+    values = _draw(None, "init", lambda rng: draw(rng, tuple(tensor.shape)))
+    values *= np.float32(scale)
+    values += np.float32(shift)
+    with no_grad():
+        tensor.copy_(from_numpy(values))
+    return tensor
+
+
 def uniform_(tensor, a: float = 0.0, b: float = 1.0):
     """Fills ``tensor`` with samples of U(a, b).
 
@@ -98,7 +115,7 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0):
     _check_tensor("uniform_()", tensor)
     if not a <= b:
         raise ValueError(f"uniform_(): expected a <= b, got a={a}, b={b}")
-    return _fill_from(tensor, lambda shape, dev: rand(shape, device=dev) * (b - a) + a)
+    return _fill_scaled(tensor, lambda rng, shape: rng.random(shape, dtype=np.float32), b - a, a)
 
 
 def normal_(tensor, mean: float = 0.0, std: float = 1.0):
@@ -106,7 +123,7 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0):
     _check_tensor("normal_()", tensor)
     if std < 0:
         raise ValueError(f"normal_(): argument 'std' must be non-negative, got {std}")
-    return _fill_from(tensor, lambda shape, dev: randn(shape, device=dev) * std + mean)
+    return _fill_scaled(tensor, lambda rng, shape: rng.standard_normal(shape, dtype=np.float32), std, mean)
 
 
 def constant_(tensor, val: float):
