@@ -6,6 +6,8 @@ For y = x @ W.T with W N x K (default 4096 x 4096), one thread and all threads:
   fp8 e4m3      Float8Linear's product, per-row scale (_C.float8_weight_linear, what its forward calls)
   fp8 e5m2      the same with E5M2 codes
   mxfp8, mxfp4, nvfp4   QuantizedLinearMX's product (Q.block_weight_linear), MLX's layout
+  mlx int4 / int8 g64   QuantizedLinearMLX's product (Q.group_quantized_linear): MLX's
+                affine words with float scales and biases per group of 64
 and for each: the time, fp32 / format (target >= 2), and format / stream (target <= 1.25),
 where stream is the time numpy takes to read the same number of bytes (the packed
 codes plus their scales): the fastest of a uint64 max-reduction and a copy into a
@@ -79,6 +81,16 @@ def _formats(rng, n, k, group):
             return lucid.tensor(words.view(np.int32)), lucid.tensor(scales)
         out[mode] = (block, lambda x, w, s, mode=mode: Q.block_weight_linear(x, w, s, mode),
                      n * k * bits // 8 + n * (k // g))
+
+    for bits in (4, 8):
+        def affine(bits=bits):
+            words = rng.integers(0, 2**32, (n, k * bits // 32), dtype=np.uint64).astype(np.uint32)
+            scales = (rng.random((n, k // 64)) * 0.01 + 1e-3).astype(np.float32)
+            biases = (rng.random((n, k // 64)) * -0.05).astype(np.float32)
+            return lucid.tensor(words.view(np.int32)), lucid.tensor(scales), lucid.tensor(biases)
+        out[f"mlx int{bits} g64"] = (affine, lambda x, w, s, b, bits=bits: Q.group_quantized_linear(x, w, s, b, 64,
+                                                                                                   bits),
+                                     n * k * bits // 8 + n * (k // 64) * 8)
     return out
 
 

@@ -13,6 +13,7 @@
 #include "core/thread_pool.h"
 #include "cpu/blas.h"
 #include "cpu/float_grid_simd.h"
+#include "cpu/weight_gemv.h"
 
 namespace lucid::cpu {
 
@@ -92,8 +93,8 @@ void group_dequantize(const uint32_t* words, const float* scales, const float* b
   });
 }
 
-// The GEMV / skinny-product form (a few rows of x, bits 2, 4 or 8: whole codes per
-// word): y[m, n] = sum_g (scale[n, g] * sum_{k in g} q[n, k] x[m, k] + bias[n, g] * sum_{k in g} x[m, k]),
+// The GEMV / skinny-product form at 2 bits (4 and 8 bits run the weight GEMV
+// kernels of cpu/kernels/qfw-gemv.h): y[m, n] = sum_g (scale[n, g] * sum_{k in g} q[n, k] x[m, k] + bias[n, g] * sum_{k in g} x[m, k]),
 // reading each packed word once per row of x instead of dequantizing the weight. The
 // per-lane accumulators (one per code position of a word) make the code loop a
 // vector of shifts, masks, conversions and multiply-adds. Float results, equal to the
@@ -142,16 +143,23 @@ LUCID_GROUP_GEMV_CLONES void group_gemv_rows(const float* __restrict x, const fl
 
 void group_quantized_linear(const float* x, int64_t M, int64_t K, const uint32_t* words, const float* scales,
                             const float* biases, int64_t N, int group_size, int bits, const float* bias, float* out) {
-  if (M <= 8 && (bits == 2 || bits == 4 || bits == 8)) {  // decode-shaped: read the packed words directly
+  if (M <= kWeightGemvRows && (bits == 4 || bits == 8)) {  // decode-shaped: the weight GEMV kernels read the words
+    // (their bytes: codes little-endian in each word are the nibbles / bytes in
+    // memory order of cpu/kernels/qfw-gemv.h's layout)
+    const int64_t groups = K / group_size;
+    qfw_linear(bits == 4 ? kernels::QfwFormat::Affine4 : kernels::QfwFormat::Affine8, x, M, K,
+               reinterpret_cast<const uint8_t*>(words), N, scales, groups, nullptr, group_size, biases, bias, out,
+               false);
+    return;
+  }
+  if (M <= kWeightGemvRows && bits == 2) {  // decode-shaped: read the packed words directly
     const int64_t groups = K / group_size;
     std::vector<float> xsum(static_cast<size_t>(M * groups), 0.0f);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t g = 0; g < groups; ++g)
         for (int k = 0; k < group_size; ++k) xsum[m * groups + g] += x[m * K + g * group_size + k];
     parallel_for(N, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * M)), [&](int64_t lo, int64_t hi) {
-      if (bits == 4) group_gemv_rows<4>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
-      else if (bits == 8) group_gemv_rows<8>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
-      else group_gemv_rows<2>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
+      group_gemv_rows<2>(x, xsum.data(), M, K, words, scales, biases, lo, hi, N, group_size, out);
     });
     if (bias)
       for (int64_t m = 0; m < M; ++m)

@@ -57,7 +57,7 @@ Tensor gemv(kernels::QfwFormat f, const Tensor& x, const Rows& r, const Tensor& 
   Tensor out = Tensor::empty_cpu({r.M, N}, DType::Float32);
   if (r.M > 0 && N > 0)
     cpu::qfw_linear(f, xc.data<float>(), r.M, r.K, static_cast<const uint8_t*>(wc.raw_data()), N, s, s_stride,
-                    sc.defined() ? sc.data<uint8_t>() : nullptr, bc.defined() ? bc.data<float>() : nullptr,
+                    sc.defined() ? sc.data<uint8_t>() : nullptr, 0, nullptr, bc.defined() ? bc.data<float>() : nullptr,
                     out.data<float>(), reference);
   Shape out_shape = x.shape();
   out_shape.back() = N;

@@ -72,17 +72,21 @@ def test_dequantize_is_q_times_scale_plus_bias(bits, device):
 
 @pytest.mark.parametrize("bits", [2, 4, 8])
 @pytest.mark.parametrize("rows", [1, 3, 8, 9, 70])  # up to 8 rows: the CPU stream reads the words directly
-def test_linear_matches_numpy_on_the_dequantized_weights(bits, rows, device):
+@pytest.mark.parametrize("group", [32, 64, 128])
+def test_linear_matches_numpy_on_the_dequantized_weights(bits, rows, group, device):
     rng = np.random.default_rng(rows)
-    w = rng.standard_normal((96, 128)).astype(np.float32)  # 96 rows: one full block of 64, one partial
-    x = rng.standard_normal((rows, 128)).astype(np.float32)
+    K = 128 if group < 128 else 2304  # 18 groups of 128: past the 16 group biases of a vector
+    w = rng.standard_normal((96, K)).astype(np.float32)  # 96 rows: one full block of 64, one partial
+    x = rng.standard_normal((rows, K)).astype(np.float32)
     bias = rng.standard_normal(96).astype(np.float32)
-    words, s, b = Q.group_quantize(lucid.tensor(w, device=device), 64, bits)
-    deq = _np(Q.group_dequantize(words, s, b, 64, bits)).astype(np.float64)
+    words, s, b = Q.group_quantize(lucid.tensor(w, device=device), group, bits)
+    deq = _np(Q.group_dequantize(words, s, b, group, bits)).astype(np.float64)
     want = x.astype(np.float64) @ deq.T + bias
-    got = _np(Q.group_quantized_linear(lucid.tensor(x, device=device), words, s, b, 64, bits,
+    got = _np(Q.group_quantized_linear(lucid.tensor(x, device=device), words, s, b, group, bits,
                                        lucid.tensor(bias, device=device)))
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    # float32 summation error is relative to the sum of the terms' magnitudes
+    mag = np.abs(x.astype(np.float64)) @ np.abs(deq).T + np.abs(bias)
+    assert np.all(np.abs(got - want) <= 1e-5 * mag + 1e-6), np.max(np.abs(got - want) / mag)
 
 
 def test_linear_takes_leading_axes_and_empty_rows(device):

@@ -6,7 +6,9 @@
 // precision bits (E5M2 is the top byte of a half; E4M3's exponent and
 // mantissa move one bit down), vcvtph2ps gives ev(c) exactly. Four
 // accumulators in flight hide the FMA latency of the block-scale steps; up
-// to four activation rows share each decoded FP8 block.
+// to four activation rows share each decoded FP8 block. Affine codes widen
+// (vpmovzxbd, the nibbles split by a mask and a shift) and convert
+// (vcvtdq2ps) to exact floats.
 #include "cpu/kernels/qfw-gemv.h"
 #if defined(LUCID_QFW_X86)
 #include <immintrin.h>
@@ -51,21 +53,61 @@ struct Fp8 {
   }
 };
 
-enum class Scale { Row, Group32, Group16 };
+// MLX's affine codes, 4 bits (the FP4 layout) or 8 bits (the FP8 layout).
+struct Aff4 {
+  inline void decode(const uint8_t* wb, __m512& a, __m512& c) const {
+    const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
+    a = _mm512_cvtepi32_ps(_mm512_and_si512(u, _mm512_set1_epi32(15)));
+    c = _mm512_cvtepi32_ps(_mm512_srli_epi32(u, 4));
+  }
+};
+
+struct Aff8 {
+  inline void decode(const uint8_t* wb, __m512& a, __m512& c) const {
+    a = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb))));
+    c = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 16))));
+  }
+};
+
+template <class Dec>
+constexpr bool kHasNan = std::is_same_v<Dec, Fp8<true>> || std::is_same_v<Dec, Fp8<false>>;
+
+// The tree of qfw-gemv.h over a zmm's 16 lanes.
+inline float tree(__m512 r) {
+  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
+  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+}
+
+// The affine biases' term of row n: tree(v), v[l] = sum over j of b[16 j + l] X[16 j + l].
+inline float bias_term(const float* b, const float* X, size_t groups) {
+  __m512 v = _mm512_setzero_ps();
+  for (size_t g = 0; g < groups; g += 16) {
+    const __mmask16 live = groups - g >= 16 ? __mmask16(0xffff) : __mmask16((1u << (groups - g)) - 1);
+    v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(live, b + g), _mm512_loadu_ps(X + g), v);
+  }
+  return tree(v);
+}
+
+enum class Scale { Row, Group32, Group16, Affine };
 
 // MR activation rows at a time: each block is decoded once and multiplied
 // into the MR rows' accumulators (4 x MR zmm).
 template <Scale S, int MR, class Dec>
 void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
-               size_t s_stride, const uint8_t* sc, const float* dv, const float* bias, float* y, size_t ldy) {
-  const bool fp4 = qfw_fp4(f);
-  const size_t rb = qfw_row_bytes(f, K), Kp = qfw_padded(K), blocks = Kp / 32;
-  const size_t full = fp4 ? blocks : K / 32;  // blocks read in place (an fp8 row's partial block is copied)
-  const size_t bb = fp4 ? 16 : 32;             // bytes per block
-  const size_t groups = S == Scale::Row ? 0 : K / qfw_group(f);
+               size_t s_stride, const uint8_t* sc, size_t G, const float* gb, const float* dv, const float* bias,
+               float* y, size_t ldy) {
+  const bool nib = qfw_nibbles(f);
+  const size_t rb = qfw_row_bytes(f, K), Kp = qfw_padded(K), xl = qfw_xp_len(f, K, G), blocks = Kp / 32;
+  const size_t full = nib ? blocks : K / 32;  // blocks read in place (an fp8 row's partial block is copied)
+  const size_t bb = nib ? 16 : 32;             // bytes per block
+  const size_t groups = S == Scale::Row ? 0 : K / qfw_group(f, G);
   for (size_t n = 0; n < rows; ++n) {
     const uint8_t* wn = w + n * rb;
     const uint8_t* scn = sc + n * groups;
+    const float* sn = S == Scale::Affine ? s + n * s_stride : nullptr;
     Dec d = dec;
     __m512 acc[MR][4];
     for (int m = 0; m < MR; ++m)
@@ -75,11 +117,12 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
       d.decode(wb, a, c);
       __m512 dd;
       if constexpr (S == Scale::Group32) dd = _mm512_set1_ps(dv[scn[i]]);
+      else if constexpr (S == Scale::Affine) dd = _mm512_set1_ps(sn[32 * i / G]);
       else if constexpr (S == Scale::Group16)
         dd = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(dv[scn[2 * i]])),
                                                  _mm256_castps_pd(_mm256_set1_ps(dv[scn[2 * i + 1]])), 1));
       for (int m = 0; m < MR; ++m) {
-        const float* xb = xp + m * Kp + 32 * i;
+        const float* xb = xp + m * xl + 32 * i;
         const __m512 t = _mm512_fmadd_ps(c, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(a, _mm512_loadu_ps(xb)));
         if constexpr (S == Scale::Row) acc[m][j] = _mm512_add_ps(acc[m][j], t);
         else acc[m][j] = _mm512_fmadd_ps(t, dd, acc[m][j]);
@@ -103,7 +146,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
       block(i, wb, static_cast<int>(i & 3));
     }
     bool nan = false;
-    if constexpr (!std::is_same_v<Dec, Fp4>) nan = d.saw_nan();
+    if constexpr (kHasNan<Dec>) nan = d.saw_nan();
     for (int m = 0; m < MR; ++m) {
       float* ym = y + m * ldy;
       if (nan) {
@@ -112,13 +155,10 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
         continue;
       }
       const __m512 r = _mm512_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]), _mm512_add_ps(acc[m][2], acc[m][3]));
-      const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
-                                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
-      const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-      const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-      float u = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+      float u = tree(r);
       if (qfw_e4m3_elements(f)) u = u * 256.0f;
       if constexpr (S == Scale::Row) u = u * s[n * s_stride];
+      if constexpr (S == Scale::Affine) u = u + bias_term(gb + n * s_stride, xp + m * xl + Kp, groups);
       ym[n] = bias ? u + bias[n] : u;
     }
   }
@@ -126,19 +166,20 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
 
 template <Scale S, class Dec>
 void all_rows(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, const uint8_t* w, const float* s,
-              size_t s_stride, const uint8_t* sc, const float* dv, const float* bias, float* y, size_t M,
-              size_t ldy) {
-  const size_t Kp = qfw_padded(K);
+              size_t s_stride, const uint8_t* sc, size_t G, const float* gb, const float* dv, const float* bias,
+              float* y, size_t M, size_t ldy) {
+  const size_t xl = qfw_xp_len(f, K, G);
   for (size_t m = 0; m < M;) {
     const size_t left = M - m;
-    const float* xm = xp + m * Kp;
+    const float* xm = xp + m * xl;
     float* ym = y + m * ldy;
-    // FP4 decoding is cheaper than the arithmetic it feeds, and sharing it
-    // across rows measured slower (register pressure); FP8's is not.
-    if (std::is_same_v<Dec, Fp4>) rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 1;
-    else if (left >= 4) rows_loop<S, 4>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 4;
-    else if (left >= 2) rows_loop<S, 2>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 2;
-    else rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, dv, bias, ym, ldy), m += 1;
+    // 4-bit decoding is cheaper than the arithmetic it feeds, and sharing it
+    // across rows measured slower (register pressure); 8-bit codes' is not.
+    if (std::is_same_v<Dec, Fp4> || std::is_same_v<Dec, Aff4>)
+      rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, G, gb, dv, bias, ym, ldy), m += 1;
+    else if (left >= 4) rows_loop<S, 4>(dec, f, K, rows, xm, w, s, s_stride, sc, G, gb, dv, bias, ym, ldy), m += 4;
+    else if (left >= 2) rows_loop<S, 2>(dec, f, K, rows, xm, w, s, s_stride, sc, G, gb, dv, bias, ym, ldy), m += 2;
+    else rows_loop<S, 1>(dec, f, K, rows, xm, w, s, s_stride, sc, G, gb, dv, bias, ym, ldy), m += 1;
   }
 }
 
@@ -148,17 +189,22 @@ void f32_qfw_gemv_avx512(LUCID_QFW_GEMV_ARGS) {
   const QfwTables& T = qfw_tables();
   switch (f) {
     case QfwFormat::E4M3Row:
-      return all_rows<Scale::Row>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y, M, ldy);
+      return all_rows<Scale::Row>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, G, gb, nullptr, bias, y, M, ldy);
     case QfwFormat::E5M2Row:
-      return all_rows<Scale::Row>(Fp8<false>{}, f, K, rows, xp, w, s, s_stride, sc, nullptr, bias, y, M, ldy);
+      return all_rows<Scale::Row>(Fp8<false>{}, f, K, rows, xp, w, s, s_stride, sc, G, gb, nullptr, bias, y, M, ldy);
     case QfwFormat::Mxfp8:
-      return all_rows<Scale::Group32>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0, bias, y, M, ldy);
+      return all_rows<Scale::Group32>(Fp8<true>{}, f, K, rows, xp, w, s, s_stride, sc, G, gb, T.e8m0, bias, y, M,
+                                      ldy);
     case QfwFormat::Mxfp4:
-      return all_rows<Scale::Group32>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc, T.e8m0,
-                                      bias, y, M, ldy);
+      return all_rows<Scale::Group32>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc, G, gb,
+                                      T.e8m0, bias, y, M, ldy);
     case QfwFormat::Nvfp4:
-      return all_rows<Scale::Group16>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc,
+      return all_rows<Scale::Group16>(Fp4{_mm512_loadu_ps(T.e2m1)}, f, K, rows, xp, w, s, s_stride, sc, G, gb,
                                       T.e4m3_scale, bias, y, M, ldy);
+    case QfwFormat::Affine4:
+      return all_rows<Scale::Affine>(Aff4{}, f, K, rows, xp, w, s, s_stride, sc, G, gb, nullptr, bias, y, M, ldy);
+    case QfwFormat::Affine8:
+      return all_rows<Scale::Affine>(Aff8{}, f, K, rows, xp, w, s, s_stride, sc, G, gb, nullptr, bias, y, M, ldy);
   }
 }
 
