@@ -69,7 +69,7 @@ def test_vnni_kernels_native_where_this_cpu_has_them(binary):
     flags = set(_cpu_flags())
     ran = []
     for name, flag in (("qu8-qs8-gemm-8x32c4-avx512vnni", "avx512_vnni"), ("qu8-qs8-gemm-6x16c4-avxvnni", "avx_vnni"),
-                       ("qu8-qs8-gemm-16x16c4-amx", "amx_int8")):
+                       ("qu8-qs8-gemm-32x32c4-amx", "amx_int8")):
         block = r.stdout.split(f"[test ] qgemm/{name}\n")[1].split("[test ]")[0]
         if flag in flags:
             assert block.strip() == "ok", block

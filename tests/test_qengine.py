@@ -99,6 +99,60 @@ def test_every_engine_equals_reference_for_qconv2d():
     assert all(o.tobytes() == outs[0].tobytes() for o in outs)
 
 
+def _conv_patches(x, zx, kh, kw, stride, pad):
+    """im2col in numpy: (N * oh * ow, C * kh * kw) in w's (c, i, j) order, the
+    border holding zx."""
+    n, c, h, wd = x.shape
+    xp = np.full((n, c, h + 2 * pad, wd + 2 * pad), zx, np.int64)
+    xp[:, :, pad:pad + h, pad:pad + wd] = x
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    cols = np.empty((n, oh, ow, c, kh, kw), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            cols[..., i, j] = xp[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride].transpose(0, 2, 3, 1)
+    return cols.reshape(n * oh * ow, c * kh * kw), oh, ow
+
+
+# Ungrouped convs take the window-row path (qigemm): in place for kernels with an
+# indirect form, through a gathered panel for the others (AMX's 32-row tiles,
+# the reference and AVX-VNNI kernels). Shapes: K not a multiple of 64 (AMX's
+# padding), row tiles across images, more than 8 rows per tile into NCHW
+# planes, an RGB stem with symmetric weights (channels padded to the kernel's
+# kr), stride 2; byte outputs (written straight to NCHW) and float outputs.
+@pytest.mark.parametrize("case", range(4))
+def test_every_engine_equals_numpy_for_ungrouped_qconv2d(case):
+    n, c, h, o, k, stride, pad, per_ch, signed = [
+        (2, 8, 11, 40, 3, 1, 1, True, False),
+        (3, 3, 14, 20, 3, 2, 1, False, False),   # stem: C = 3, symmetric weights
+        (1, 64, 7, 70, 1, 1, 0, True, True),
+        (2, 16, 9, 33, 3, 1, 0, True, False),
+    ][case]
+    rng = np.random.default_rng(100 + case)
+    x = (rng.integers(-128, 128, (n, c, h, h)).astype(np.int8) if signed
+         else rng.integers(0, 256, (n, c, h, h)).astype(np.uint8))
+    w = rng.integers(-128, 128, (o, c, k, k)).astype(np.int8)
+    zx = int(rng.integers(-128, 128)) if signed else int(rng.integers(0, 256))
+    sw = rng.uniform(0.001, 0.02, o).astype(F32)
+    zw = rng.integers(-20, 20, o) if per_ch else np.zeros(o, np.int64)
+    b = rng.standard_normal(o).astype(F32)
+    sx, sy, zy = F32(0.03), F32(0.7), (-5 if signed else 120)
+    cols, oh, ow = _conv_patches(x, zx, k, k, stride, pad)
+    wm = w.reshape(o, -1)
+    want_u8 = ref(cols, zx, wm, zw, sx, sw, b, sy, zy, (-128, 127) if signed else (0, 255))
+    want_u8 = want_u8.reshape(n, oh, ow, o).transpose(0, 3, 1, 2).astype(np.int8 if signed else np.uint8)
+    want_f = ref(cols, zx, wm, zw, sx, sw, b).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
+    qd = "qint8" if signed else "quint8"
+    for name in quantized.available:
+        quantized.engine = name
+        xt, wt = lucid.tensor(x), lucid.tensor(w)
+        got = Q.qconv2d(xt, float(sx), zx, wt, lucid.tensor(sw), lucid.tensor(zw), bias=lucid.tensor(b),
+                        stride=stride, padding=pad, out_scale=float(sy), out_zp=zy, out_qdtype=qd).numpy()
+        assert got.dtype == want_u8.dtype and got.tobytes() == want_u8.tobytes(), name
+        got = Q.qconv2d(xt, float(sx), zx, wt, lucid.tensor(sw), lucid.tensor(zw), bias=lucid.tensor(b),
+                        stride=stride, padding=pad).numpy()
+        assert got.tobytes() == np.ascontiguousarray(want_f).tobytes(), name
+
+
 @pytest.mark.parametrize("signed", [False, True])
 def test_activations_below_128_take_the_same_bits(signed):
     # uint8 codes <= 127 (reduce_range activations) or int8 codes < 0 let the

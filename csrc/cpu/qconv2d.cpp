@@ -3,7 +3,8 @@
 // its epilogue operation for operation; they differ in how they reach the codes:
 // - GEMM kernels with an indirect form (AVX-512 VNNI) read each output pixel's
 //   window rows in place from a padded pixels-by-channels copy of the images
-//   (the zero point's code in the border), with no im2col or panel copy;
+//   (the zero point's code in the border), with no im2col or panel copy; AMX
+//   gets a row tile's windows from that copy gathered into one panel;
 // - other kernels take an integer im2col of that copy (kh copies of kw * cg
 //   bytes per patch), padded with the zero point so padding contributes
 //   (zx - zx) * w = 0, then the int8 GEMM of cpu/kernels with its fused epilogue;
@@ -543,19 +544,21 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
                   (win.ph == 0 && win.pw == 0 ? true : kernels::activations_below_128(&zx_byte, p.x_signed, 1));
   const kernels::QGemmKernel& kern = kernels::qgemm_select(chunk * P, a7);
   // Kernels with an indirect form read the windows in place from a padded
-  // pixels-by-channels copy of the images (no im2col, no panel copy): output
-  // pixel (oy, ox) reads kh window rows of kw * cp adjacent bytes, cp the
-  // pixels' channel stride. That is C, or, when kw * C bytes are not whole
-  // quads (an RGB stem) and the weights are symmetric, C rounded up to 4: the
-  // extra channels meet zero weights, and with zw = 0 the product needs no
-  // code sums that they could disturb.
+  // pixels-by-channels copy of the images (no im2col); the others (AMX) gather
+  // them from it into a panel per row tile (qigemm). Output pixel (oy, ox)
+  // reads kh window rows of kw * cp adjacent bytes, cp the pixels' channel
+  // stride. That is C, or, when kw * C bytes are not whole groups of the
+  // kernel's kr (an RGB stem) and the weights are symmetric, C rounded up to a
+  // multiple of kr: the extra channels meet zero weights, and with zw = 0 the
+  // product needs no code sums that they could disturb.
   bool indirect = false;
   int64_t cp = cg;
-  if (groups == 1 && win.dw == 1 && kern.iukernel && !kern.a_int16 && !kern.a_minus128) {
+  if (groups == 1 && win.dw == 1 && kernels::qigemm_supports(kern)) {
     bool symmetric = true;
     for (int64_t o = 0; o < O; ++o) symmetric &= zw[o] == 0;
-    if ((win.kw * C) % 4 == 0) indirect = true;
-    else if (symmetric) indirect = true, cp = (C + 3) / 4 * 4;
+    const int64_t kr = kern.kr;
+    if ((win.kw * C) % kr == 0) indirect = true;
+    else if (symmetric) indirect = true, cp = (C + kr - 1) / kr * kr;
   }
   // The packed panels: from the frozen weight's cache, or packed for this call.
   std::shared_ptr<const QConvWeightCache::Entry> cached;

@@ -555,10 +555,14 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
 }
 
 
+bool qigemm_supports(const QGemmKernel& kern) { return !kern.a_int16 && !kern.a_minus128; }
+
 bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g) {
   const QGemmKernel& kern = *w.kernel;
-  return kern.iukernel && !kern.a_int16 && !kern.a_minus128 && g.seglen > 0 && g.seglen % kern.kr == 0 &&
-         g.nseg * g.seglen == w.kp && w.kp == w.k;
+  if (!qigemm_supports(kern) || g.seglen <= 0 || g.seglen % kern.kr != 0 || g.nseg * g.seglen != w.k) return false;
+  // The indirect form walks the segments to the end of the packed K; a gathered
+  // panel is zero-padded up to it.
+  return kern.iukernel ? w.kp == w.k : true;
 }
 
 void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p) {
@@ -568,8 +572,9 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
     throw ValueError("internal: qigemm writes NCHW planes of byte codes only");
   const QGemmKernel& kern = *w.kernel;
   const int64_t M = p.m, N = w.n, K = w.k, kp = w.kp, mr = kern.mr, nr = kern.nr;
-  constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 16;  // tile_nchw's buffer has the same bounds
-  if (mr > kMaxRows || nr > 64) throw ValueError("internal: qigemm register tile larger than 16 x 64");
+  constexpr int64_t kMaxTile = 16 * 64, kMaxRows = 32;
+  if (mr > kMaxRows || nr > 64 || mr * nr > kMaxTile)
+    throw ValueError("internal: qigemm register tile larger than 32 rows, 64 columns or 1024 sums");
   if (M == 0 || N == 0) return;
   std::vector<uint32_t> col_term, zw;
   // Row sums enter only through zw[n] * rowsum: symmetric weights skip them.
@@ -584,11 +589,26 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   // small batch): then column parts outer, so each weight panel is read from
   // memory once and meets every row part while it is cached.
   const bool columns_outer = N * kp > (int64_t{512} << 10) && N * kp > M * kp;
+  // Kernels without the indirect form (AMX: a tile load needs one row stride)
+  // get each row tile's windows gathered into an mr x kp panel, once for all
+  // its column tiles.
+  const bool gather = !kern.iukernel;
   parallel_for(n_tasks, grain, [&](int64_t lo, int64_t hi) {
     alignas(64) int32_t tile[kMaxTile];
     const uint8_t* rows[kMaxRows];
     uint8_t* dst[kMaxRows];
     uint32_t rs[kMaxRows] = {};
+    uint8_t* panel = nullptr;
+    if (gather) {
+      // Zeroed here, so the K padding past nseg * seglen stays zero. A tail
+      // tile's rows past rows_n keep earlier rows' codes: the kernel may read
+      // them, but their sums are not stored.
+      std::vector<uint8_t>& buf = t_rows.a8;
+      if (buf.size() < static_cast<size_t>(mr * kp)) buf.assign(static_cast<size_t>(mr * kp), 0);
+      else std::memset(buf.data(), 0, static_cast<size_t>(mr * kp));
+      t_rows.call = 0;  // qgemm's cached rows are gone
+      panel = buf.data();
+    }
     for (int64_t task = lo; task < hi; ++task) {
       const int64_t mi = columns_outer ? task % pt.m_parts : task / pt.n_parts;
       const int64_t ni = columns_outer ? task / pt.m_parts : task % pt.n_parts;
@@ -618,12 +638,25 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
         }
         // one image's consecutive pixels (the rows did not cross into the next image)
         const bool run = img == img0 || (img == img0 + 1 && oy == 0 && ox == 0);
+        if (gather)
+          for (int i = 0; i < rows_n; ++i)
+            for (int64_t sgm = 0; sgm < g.nseg; ++sgm)
+              std::memcpy(panel + i * kp + sgm * g.seglen, rows[i] + sgm * g.seg_stride, static_cast<size_t>(g.seglen));
         for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
-          kern.iukernel(rows_n, static_cast<size_t>(g.nseg), static_cast<size_t>(g.seglen),
-                        static_cast<size_t>(g.seg_stride), rows, w.data.data() + n0 * kp, tile);
+          if (gather)
+            kern.ukernel(rows_n, static_cast<size_t>(kp), panel, static_cast<size_t>(kp), w.data.data() + n0 * kp, tile);
+          else
+            kern.iukernel(rows_n, static_cast<size_t>(g.nseg), static_cast<size_t>(g.seglen),
+                          static_cast<size_t>(g.seg_stride), rows, w.data.data() + n0 * kp, tile);
           const int cols = static_cast<int>(std::min(nr, N - n0));
-          if (g.nchw) epi.tile_nchw(tile, rows_n, static_cast<int>(nr), n0, cols, rs, dst, g.P, run);
-          else epi.tile(tile, rows_n, static_cast<int>(nr), r0, n0, cols, rs);
+          if (g.nchw) {
+            // tile_nchw reorders up to 8 rows at a time (its SSE transpose)
+            for (int i0 = 0; i0 < rows_n; i0 += 8)
+              epi.tile_nchw(tile + i0 * nr, std::min(8, rows_n - i0), static_cast<int>(nr), n0, cols, rs + i0,
+                            dst + i0, g.P, run);
+          } else {
+            epi.tile(tile, rows_n, static_cast<int>(nr), r0, n0, cols, rs);
+          }
         }
       }
     }

@@ -65,8 +65,12 @@ struct QIGemmGeometry {
   uint8_t* nchw = nullptr;
   int64_t nchw_image_stride = 0;
 };
-// w's kernel has the indirect form and this geometry fits it (seglen a
-// multiple of the kernel's kr, kp = nseg * seglen).
+// The kernel can serve qigemm: 8-bit panels without the -128 shift. Kernels
+// with the indirect form read the windows in place; the others (AMX) get each
+// row tile's windows gathered into a panel, once for all its column tiles.
+bool qigemm_supports(const QGemmKernel& kern);
+// This geometry fits w's kernel: seglen a multiple of the kernel's kr,
+// K = nseg * seglen, and for the indirect form K = kp (no padding to walk).
 bool qigemm_fits(const QPackedWeights& w, const QIGemmGeometry& g);
 void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams& p);
 

@@ -22,7 +22,7 @@ const std::vector<const QGemmKernel*>& qgemm_kernels() {
       &qgemm_4x16c4_neondot, &qgemm_4x16c8_neoni8mm,
 #endif
 #if defined(__x86_64__)
-      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x32c4_avx512vnni, &qgemm_16x16c4_amx,
+      &qgemm_5x16c2_avx2, &qgemm_5x16c4_avx2_u7, &qgemm_6x16c4_avxvnni, &qgemm_8x32c4_avx512vnni, &qgemm_32x32c4_amx,
 #endif
   };
   return all;
@@ -181,8 +181,8 @@ const QGemmKernel& qgemm_select(int64_t m, bool a7) {
   const QGemmKernel* chosen = g_engine.load();
   if (!chosen) {
     // "auto": the widest instruction set the host has whose self-check
-    // passed, decided once. A 16-row AMX tile wastes most of its work on a
-    // few rows, so small M stays on vector units.
+    // passed, decided once. An AMX tile computes 16 rows per instruction, so
+    // a product of a few rows wastes most of it and stays on vector units.
     static const std::pair<const QGemmKernel*, const QGemmKernel*> pick = [] {
       const QGemmKernel *small = qgemm_kernels().front(), *large = small;
       for (const QGemmKernel* k : qgemm_kernels()) {

@@ -100,7 +100,7 @@ extern const QGemmKernel qgemm_5x16c2_avx2;
 extern const QGemmKernel qgemm_5x16c4_avx2_u7;
 extern const QGemmKernel qgemm_6x16c4_avxvnni;
 extern const QGemmKernel qgemm_8x32c4_avx512vnni;
-extern const QGemmKernel qgemm_16x16c4_amx;
+extern const QGemmKernel qgemm_32x32c4_amx;
 #endif
 
 // CPU feature probes (CPUID + XCR0; AMX also asks Linux for tile state).
