@@ -451,14 +451,34 @@ struct Plan {
   int64_t n_tasks, grain;
 };
 
-Plan plan(int64_t M, int64_t N, int64_t K, int64_t kp, int64_t mr, int64_t nr, int64_t a_bytes) {
+// kc: the K extent of a cache block (kp, or a K block's length when K is cut).
+Plan plan(int64_t M, int64_t N, int64_t K, int64_t kc, int64_t mr, int64_t nr, int64_t a_bytes) {
   const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
-  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kp * a_bytes * mr, 1));
-  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kp * nr, 1));
+  const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kc * a_bytes * mr, 1));
+  const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kc * nr, 1));
   const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
   const int64_t n_tasks = pt.m_parts * pt.n_parts;
   const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
   return {m_tiles, n_tiles, pt, n_tasks, grain};
+}
+
+// The K block length of qgemm. Whole-K cache blocks shrink as K grows: at
+// K = 4096 a task was 16 rows x 32 columns, and each row part streamed all the
+// weights from memory again (1024 x 4096 x 4096 ran at 0.66x fbgemm). Past
+// kMaxKc the product runs in K blocks of at most kMaxKc (multiples of kpad)
+// whose raw int32 sums add up in a per-task accumulator before the epilogue:
+// the sums are exact (wrapping), so no code can change. A kMaxKc x 32 weight
+// slice (32 KB) stays in L1 while a row tile meets it.
+constexpr int64_t kMaxKc = 1024;
+int64_t k_block(int64_t kp, int64_t kpad) {
+  if (kp <= kMaxKc) return kp;
+  const int64_t blocks = (kp + kMaxKc - 1) / kMaxKc;
+  return round_up((kp + blocks - 1) / blocks, kpad);
+}
+
+// c += t, n sums, in wrapping int32 arithmetic (as the kernels' own sums).
+LUCID_EPILOGUE_CLONES void add_sums(int32_t* __restrict c, const int32_t* __restrict t, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = static_cast<int32_t>(static_cast<uint32_t>(c[i]) + static_cast<uint32_t>(t[i]));
 }
 
 // Per-column terms of the correction, in wrapping uint32 arithmetic:
@@ -495,6 +515,8 @@ struct RowPanel {
   std::vector<uint32_t> row_sum;
 };
 thread_local RowPanel t_rows;
+// A K-blocked task's int32 sums, register tile by register tile.
+thread_local std::vector<int32_t> t_acc;
 std::atomic<uint64_t> g_calls{0};
 
 }  // namespace
@@ -509,7 +531,8 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   std::vector<uint32_t> col_term, zw;
   const bool any_zw = column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data(), any_zw};
-  const Plan pl = plan(M, N, K, kp, mr, nr, static_cast<int64_t>(elem));
+  const int64_t kc = k_block(kp, kern.kpad);
+  const Plan pl = plan(M, N, K, kc, mr, nr, static_cast<int64_t>(elem));
   const int64_t m_tiles = pl.m_tiles, n_tiles = pl.n_tiles;
   const Partition& pt = pl.pt;
 
@@ -541,13 +564,30 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
       }
       const char* panel = kern.a_int16 ? reinterpret_cast<const char*>(rp.a16.data())
                                        : reinterpret_cast<const char*>(rp.a8.data());
-      for (int64_t r0 = m0; r0 < m1 && r0 < M; r0 += mr) {
-        const int rows = static_cast<int>(std::min(mr, M - r0));
-        const char* a = panel + (r0 - m0) * kp * elem;
-        for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
-          kern.ukernel(rows, static_cast<size_t>(kp), a, static_cast<size_t>(kp), w.data.data() + n0 * kp, tile);
-          const int cols = static_cast<int>(std::min(nr, N - n0));
-          epi.tile(tile, rows, static_cast<int>(nr), r0, n0, cols, rp.row_sum.data() + (r0 - m0));
+      // K blocks outer: a block's weight slices for the task's columns stay in
+      // L2 across its row tiles. One block (kc = kp) needs no accumulator.
+      const int64_t tn = (n_hi - n_lo + nr - 1) / nr;
+      int32_t* acc = nullptr;
+      if (kc < kp) {
+        const size_t need = static_cast<size_t>((m1 - m0) / mr * tn * mr * nr);
+        if (t_acc.size() < need) t_acc.resize(need);
+        acc = t_acc.data();
+      }
+      for (int64_t k0 = 0; k0 < kp; k0 += kc) {
+        const int64_t kl = std::min(kc, kp - k0);
+        const bool first = k0 == 0, last = k0 + kl == kp;
+        for (int64_t r0 = m0; r0 < m1 && r0 < M; r0 += mr) {
+          const int rows = static_cast<int>(std::min(mr, M - r0));
+          const char* a = panel + ((r0 - m0) * kp + k0) * static_cast<int64_t>(elem);
+          for (int64_t n0 = n_lo; n0 < n_hi; n0 += nr) {
+            int32_t* c = acc ? acc + (((r0 - m0) / mr) * tn + (n0 - n_lo) / nr) * mr * nr : tile;
+            kern.ukernel(rows, static_cast<size_t>(kl), a, static_cast<size_t>(kp), w.data.data() + n0 * kp + k0 * nr,
+                         first ? c : tile);
+            if (!first) add_sums(c, tile, rows * nr);
+            if (!last) continue;
+            const int cols = static_cast<int>(std::min(nr, N - n0));
+            epi.tile(c, rows, static_cast<int>(nr), r0, n0, cols, rp.row_sum.data() + (r0 - m0));
+          }
         }
       }
     }
