@@ -41,37 +41,44 @@ struct alignas(64) TileConfig {
 // ldtilecfg then raised #GP on a half-written one).
 constexpr TileConfig kConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
 
+// The K loop of one 32 x 32 tile: activation rows 0-15 at a, 16-31 at
+// a + 16 * a_stride (kTwoRowTiles only: with 16 rows or fewer, rows 16-31
+// would be padding and half the work). Tile numbers must be compile-time
+// constants, hence a template rather than a run-time branch in the loop.
+template <bool kTwoRowTiles>
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void k_loop(size_t kp, const uint8_t* a,
+                                                                               size_t a_stride, const int8_t* w) {
+  constexpr size_t kRow = 32 * 4;  // bytes per k-group of the weight panel
+  const uint8_t* a1 = a + 16 * a_stride;
+  for (size_t k = 0; k < kp; k += 64) {
+    _tile_loadd(4, a + k, a_stride);
+    _tile_loadd(6, w + k * 32, kRow);
+    _tile_loadd(7, w + k * 32 + 64, kRow);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    if constexpr (kTwoRowTiles) {
+      _tile_loadd(5, a1 + k, a_stride);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+  }
+}
+
 __attribute__((target("amx-tile,amx-int8"))) void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride,
                                                           const int8_t* w, int32_t* c) {
+  constexpr size_t kRow = 32 * 4;
+  const uint8_t* a = static_cast<const uint8_t*>(a_panel);
   _tile_loadconfig(&kConfig);
-  const uint8_t* a0 = static_cast<const uint8_t*>(a_panel);
-  const uint8_t* a1 = a0 + 16 * a_stride;
-  constexpr size_t kRow = 32 * 4;  // bytes per k-group of the weight panel
   _tile_zero(0);
   _tile_zero(1);
   if (mr > 16) {
     _tile_zero(2);
     _tile_zero(3);
-    for (size_t k = 0; k < kp; k += 64) {
-      _tile_loadd(4, a0 + k, a_stride);
-      _tile_loadd(6, w + k * 32, kRow);
-      _tile_loadd(7, w + k * 32 + 64, kRow);
-      _tile_dpbusd(0, 4, 6);
-      _tile_dpbusd(1, 4, 7);
-      _tile_loadd(5, a1 + k, a_stride);
-      _tile_dpbusd(2, 5, 6);
-      _tile_dpbusd(3, 5, 7);
-    }
+    k_loop<true>(kp, a, a_stride, w);
     _tile_stored(2, c + 16 * 32, kRow);
     _tile_stored(3, c + 16 * 32 + 16, kRow);
-  } else {  // rows 16-31 are padding: half the work
-    for (size_t k = 0; k < kp; k += 64) {
-      _tile_loadd(4, a0 + k, a_stride);
-      _tile_loadd(6, w + k * 32, kRow);
-      _tile_loadd(7, w + k * 32 + 64, kRow);
-      _tile_dpbusd(0, 4, 6);
-      _tile_dpbusd(1, 4, 7);
-    }
+  } else {
+    k_loop<false>(kp, a, a_stride, w);
   }
   _tile_stored(0, c, kRow);
   _tile_stored(1, c + 16, kRow);
