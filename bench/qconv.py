@@ -5,7 +5,11 @@ NCHW quint8 input, one thread and all threads, ratios from the same run.
 
 Shapes: the digits CNN's first layer (1 -> 16 channels, 3x3, 28x28, padding
 1) and a ResNet basic block's convolution (64 -> 64, 3x3, 56x56, padding 1),
-each at batch 1 and 8. GOP/s counts 2 * N * O * (C * kh * kw) * oh * ow.
+each at batch 1 and 8, and the 3x3 convolutions of ResNet-18's four stages at
+a 112 x 112 input and batch 16 (64 channels at 28x28 to 512 at 4x4; not with
+--quick). GOP/s counts 2 * N * O * (C * kh * kw) * oh * ow. Both sides' weights
+are packed once, before timing (lucid: Q.prepack_conv_weight, as its converted
+models hold them; PyTorch: the module's prepacked weight).
 
 PyTorch may live in another environment without lucid. Then either point
 $LUCID_TORCH_SITE at its site-packages (a plain run then times both, interleaved),
@@ -31,8 +35,10 @@ from qgemm import cpu_info  # noqa: E402
 
 # (name, batch, C, O, H = W, k, padding)
 SHAPES = [("digits", 1, 1, 16, 28, 3, 1), ("digits", 8, 1, 16, 28, 3, 1),
-          ("resnet", 1, 64, 64, 56, 3, 1), ("resnet", 8, 64, 64, 56, 3, 1)]
-QUICK = [s for s in SHAPES if s[1] == 1 or s[0] == "digits"]
+          ("resnet", 1, 64, 64, 56, 3, 1), ("resnet", 8, 64, 64, 56, 3, 1),
+          ("r18-112", 16, 64, 64, 28, 3, 1), ("r18-112", 16, 128, 128, 14, 3, 1),
+          ("r18-112", 16, 256, 256, 7, 3, 1), ("r18-112", 16, 512, 512, 4, 3, 1)]
+QUICK = [s for s in SHAPES if s[0] == "digits" or (s[0] == "resnet" and s[1] == 1)]
 SX, ZX, SY, ZY = 0.02, 128, 0.5, 128
 XMAX = 256  # activation codes drawn from [0, XMAX); --7bit sets 128 (and ZX 64)
 
@@ -77,7 +83,8 @@ def lucid_conv(shape):
     import lucid.quantization as Q
     _, n, c, o, h, k, p = shape
     x, w, sw, b = data(shape)
-    xq, wq, swt, bt = lucid.tensor(x), lucid.tensor(w), lucid.tensor(sw), lucid.tensor(b)
+    xq, swt, bt = lucid.tensor(x), lucid.tensor(sw), lucid.tensor(b)
+    wq = Q.prepack_conv_weight(lucid.tensor(w))
     return lambda: Q.qconv2d(xq, SX, ZX, wq, swt, 0, bias=bt, padding=p, out_scale=SY, out_zp=ZY)
 
 
