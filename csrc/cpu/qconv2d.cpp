@@ -477,7 +477,8 @@ namespace {
 // A calling thread's buffers for the indirect path, kept between calls: a fresh
 // vector per call zero-filled megabytes, and large fresh allocations come from
 // mmap and fault in every page again. Grown, never shrunk; not shared between
-// threads (the pool's workers only read and write what the caller hands them).
+// threads (the pool's workers only read and write what the caller hands them,
+// and t_hwc, which each worker keeps for itself).
 struct Scratch {
   std::unique_ptr<uint8_t[]> data;
   size_t size = 0;
@@ -489,7 +490,7 @@ struct Scratch {
     return data.get();
   }
 };
-thread_local Scratch t_padded, t_product;
+thread_local Scratch t_padded, t_product, t_hwc;
 
 }  // namespace
 
@@ -595,12 +596,14 @@ void qconv2d(const Tensor& x, int32_t zx, const Tensor& w, const int32_t* zw, co
       for (int64_t n0 = 0; n0 < N; n0 += ichunk) {
         const int64_t nb = std::min(ichunk, N - n0);
         parallel_for(nb, 1, [&](int64_t lo, int64_t hi) {
-          std::vector<uint8_t> hwc(static_cast<size_t>(C > 1 && cp == C ? C * H * W : 0));
+          // This pool thread's reused transpose buffer (pad_pixels writes all
+          // it reads), not an allocation and memset of C * H * W bytes per call.
+          uint8_t* hwc = t_hwc.get(static_cast<size_t>(C > 1 && cp == C ? C * H * W : 0));
           for (int64_t i = lo; i < hi; ++i) {
             uint8_t* dst = padded_buf + i * g.image_stride;
             const uint8_t* img = xb + (n0 + i) * C * H * W;
             if (cp == C) {
-              pad_pixels(img, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc.data());
+              pad_pixels(img, H, W, 0, C, Hp, Wp, win.ph, win.pw, pad, dst, hwc);
             } else {  // a few channels: byte by byte into cp-byte pixels; the rest keep the pad byte
               std::memset(dst, pad, static_cast<size_t>(g.image_stride));
               for (int64_t c = 0; c < C; ++c)
