@@ -17,7 +17,7 @@ per-channel symmetric qint8 in both.
 
     PYTHONPATH=python python bench/models.py [--models resnet18,resnet50,mobilenet_v2]
         [--size 224] [--batches 1,16] [--threads 1,all] [--7bit] [--quick]
-        [--json PATH] [--torch-site DIR]
+        [--json PATH] [--torch-site DIR] [--rounds N]
 
 Prints seconds per batch and ratios (above 1: lucid's int8 is faster), the CPU model
 and flags, and each model's peak RSS. Without torch the PyTorch column is empty.
@@ -325,6 +325,10 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="--size 64 --batches 1,4 (what a shared 2-core host affords)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--torch-site", default=None, help="a site-packages folder to take torch from")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure every (model, framework) this many times, the frameworks interleaved, and keep "
+                        "each one's best: on a shared machine whose speed swings for minutes at a time, one "
+                        "round can catch one framework in a slow phase (default 1)")
     p.add_argument("--one", nargs=2, metavar=("KIND", "MODEL"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.quick:
@@ -346,21 +350,31 @@ def main() -> None:
     print(f"CPU: {cpu_description()}")
     print(f"input {args.size}x{args.size}; activations {'7-bit (reduce_range)' if args.seven_bit else 'full range'};"
           f" per-channel int8 weights; seconds per batch (best of the rounds)")
+    if args.rounds < 1:
+        p.error("argument --rounds: expected a positive count")
+    if args.rounds > 1:
+        print(f"{args.rounds} rounds, each framework's best kept")
     results = {}
-    for m in models:
-        for kind in KINDS:
-            cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, m, "--size", str(args.size),
-                   "--batches", args.batches, "--threads", ",".join(map(str, threads))]
-            if args.seven_bit:
-                cmd.append("--7bit")
-            if args.torch_site:
-                cmd += ["--torch-site", args.torch_site]
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            if r.returncode != 0:
-                print(f"{m} {kind}: failed\n{r.stderr[-2000:]}")
-                results[(m, kind)] = None
-                continue
-            results[(m, kind)] = json.loads(r.stdout.strip().splitlines()[-1])
+    for _ in range(args.rounds):
+        for m in models:
+            for kind in KINDS:
+                cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, m, "--size", str(args.size),
+                       "--batches", args.batches, "--threads", ",".join(map(str, threads))]
+                if args.seven_bit:
+                    cmd.append("--7bit")
+                if args.torch_site:
+                    cmd += ["--torch-site", args.torch_site]
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                if r.returncode != 0:
+                    print(f"{m} {kind}: failed\n{r.stderr[-2000:]}")
+                    results.setdefault((m, kind), None)
+                    continue
+                got = json.loads(r.stdout.strip().splitlines()[-1])
+                old = results.get((m, kind))
+                if got and old:  # best time per key; the memory figures are the largest seen
+                    got = {k: (max(v, old[k]) if k in ("model_mb", "rss_mb") else min(v, old[k]))
+                           for k, v in got.items()}
+                results[(m, kind)] = got or old
 
     head = f"{'model':13s} {'batch/threads':13s} {'lucid f32':>10s} {'lucid int8':>10s} {'torch int8':>10s}" \
            f" {'int8 vs f32':>11s} {'vs torch':>8s}"
