@@ -40,6 +40,7 @@ struct alignas(64) TileConfig {
 // may drop the stores that fill in the rest of a local configuration (it did:
 // ldtilecfg then raised #GP on a half-written one).
 constexpr TileConfig kConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+constexpr size_t kRow = 32 * 4;  // bytes per k-group of the weight panel (and per row of the 32 x 32 result)
 
 // The K loop of one 32 x 32 tile: activation rows 0-15 at a, 16-31 at
 // a + 16 * a_stride (kTwoRowTiles only: with 16 rows or fewer, rows 16-31
@@ -48,7 +49,6 @@ constexpr TileConfig kConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16,
 template <bool kTwoRowTiles>
 __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void k_loop(size_t kp, const uint8_t* a,
                                                                                size_t a_stride, const int8_t* w) {
-  constexpr size_t kRow = 32 * 4;  // bytes per k-group of the weight panel
   const uint8_t* a1 = a + 16 * a_stride;
   for (size_t k = 0; k < kp; k += 64) {
     _tile_loadd(4, a + k, a_stride);
@@ -66,7 +66,6 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void k_loop(s
 
 __attribute__((target("amx-tile,amx-int8"))) void ukernel(int mr, size_t kp, const void* a_panel, size_t a_stride,
                                                           const int8_t* w, int32_t* c) {
-  constexpr size_t kRow = 32 * 4;
   const uint8_t* a = static_cast<const uint8_t*>(a_panel);
   _tile_loadconfig(&kConfig);
   _tile_zero(0);
