@@ -11,13 +11,16 @@
 // Decode is exact integer assembly of the float32 pattern (FP8) or a lookup
 // of the 8 magnitudes (FP4), then the one float multiply by the scale that
 // the contract names. Every float operation is the scalar one, in the same
-// order: true division, + 0.0, the multiply; no FMA (-ffp-contract=off).
+// order: true division, + 0.0, the multiply; no FMA (-ffp-contract=off). One
+// exception gives the same bits by other operations: the AVX-512 NVFP4
+// elements' quotient (nv_quotient16, two explicit FMAs; checked exhaustively).
 #include "cpu/float_grid_simd.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "cpu/kernels/vquant.h"
 
@@ -423,6 +426,18 @@ inline void nv_group(const float* g, const EncV& ce, uint8_t& scale, __m256i* r)
     r[k] = enc8(d == 0.0f ? _mm256_mul_ps(x[k], _mm256_setzero_ps()) : _mm256_div_ps(x[k], vd), ce);
 }
 
+// A batch is several hundred instructions with a serial scale computation in
+// the middle, more than the out-of-order window holds, so the loads of the next
+// batch would not start until this one is nearly done: with the weight coming
+// from DRAM the kernel then waits on memory latency. Prefetching the batch's n
+// floats 4 KiB ahead (or one batch, if larger) keeps the reads streaming (2-8
+// KiB measured alike on an Intel Xeon; none: 0.6-0.7x the throughput).
+// Prefetches past the end of the weight are harmless: they never fault.
+inline void prefetch_ahead(const float* x, int n) {
+  const int ahead = n > 1024 ? n : 1024;
+  for (int i = 0; i < n; i += 16) _mm_prefetch(reinterpret_cast<const char*>(x + ahead + i), _MM_HINT_T0);
+}
+
 // Lane g of the result: op folded over the eight lanes of m[g]. With max it
 // only ever sees non-negative non-NaN values (and with or, masks), so the fold
 // order cannot change the result.
@@ -687,6 +702,7 @@ bool affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint3
   __m256 bad = _mm256_setzero_ps();  // lanes that saw NaN or +-inf
   int64_t i = 0;
   for (; i + 8 <= groups; i += 8) {  // eight groups: their parameters as one vector
+    prefetch_ahead(w + i * G, 8 * G);
     __m256 mx[8], mn[8];
     for (int g = 0; g < 8; ++g) affine_fold(w + (i + g) * G, G, mx[g], mn[g], bad);
     __m256 vs, vb;
@@ -968,11 +984,224 @@ inline void nv_batch8_z(const float* x, const EncZ& ce, const EncV& cs, const De
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * g), nibbles16(_mm256_set_m128i(c[g + 1], c[g])));
 }
 
+// ---- sixteen groups a vector --------------------------------------------------
+// The batch8 forms above spend most of their time on the group scales (eight
+// groups a ymm, NaN tracked by a separate compare) and, for NVFP4, on the true
+// division of every element. The batch16 forms compute sixteen groups' scales
+// in one zmm and rewrite three steps, none of which changes a code:
+//   - amax as an unsigned integer max of |w|'s bit patterns: for non-negative
+//     floats the integer order is the float order, and every NaN pattern lies
+//     above +inf's, so a group holding NaN gets a NaN amax (then the scale code
+//     0xFF, or E4M3's NaN) with no separate test, as the scalar loop does;
+//   - a group with a finite scale holds only finite elements whose quotient
+//     cannot be NaN, so its elements skip the encoder's NaN handling;
+//   - NVFP4's fl(w / d) as the reciprocal-and-residual quotient of
+//     nv_quotient16 (exact for every E4M3 divisor; see there).
+
+// Lane g of the result: the unsigned max over the sixteen lanes of m[g]
+// (a transpose-and-fold; max is order-free, so the fold order changes nothing).
+inline __m512i fold16x16_maxu(const __m512i* m) {
+  __m512i a[8], b[4], c[2];
+  for (int i = 0; i < 8; ++i)  // 128-bit lane: [p0 q0 p1 q1] of the pair (m[2i], m[2i + 1])
+    a[i] = _mm512_max_epu32(_mm512_unpacklo_epi32(m[2 * i], m[2 * i + 1]), _mm512_unpackhi_epi32(m[2 * i], m[2 * i + 1]));
+  for (int i = 0; i < 4; ++i)  // 128-bit lane: one partial each of groups 4i .. 4i + 3
+    b[i] = _mm512_max_epu32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+  for (int i = 0; i < 2; ++i)  // fold the 128-bit lanes pairwise
+    c[i] = _mm512_max_epu32(_mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_i32x4(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_max_epu32(_mm512_shuffle_i32x4(c[0], c[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_i32x4(c[0], c[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// e8m0_8 on sixteen lanes (s >= 0 or NaN).
+inline __m512i e8m0_16(__m512 s) {
+  const __m512i us = _mm512_castps_si512(s), one = _mm512_set1_epi32(1), E = _mm512_srli_epi32(us, 23);
+  __m512i code = _mm512_min_epi32(_mm512_mask_add_epi32(E, _mm512_test_epi32_mask(us, _mm512_set1_epi32(0x7fffff)),
+                                                        E, one),
+                                  _mm512_set1_epi32(254));
+  const __m512i sub = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(us, _mm512_set1_epi32(0x00400000)), one);
+  code = _mm512_mask_mov_epi32(code, _mm512_cmplt_epi32_mask(us, _mm512_set1_epi32(0x00800000)), sub);
+  code = _mm512_mask_mov_epi32(code, _mm512_cmpeq_epi32_mask(us, _mm512_setzero_si512()), _mm512_set1_epi32(127));
+  const __mmask16 nonfinite = _mm512_cmp_ps_mask(s, _mm512_set1_ps(std::numeric_limits<float>::max()), _CMP_NLE_UQ);
+  return _mm512_mask_mov_epi32(code, nonfinite, _mm512_set1_epi32(255));
+}
+
+// enc16 for a saturating encoding of t that is not NaN (the codes are the same).
+inline __m512i enc16_finite(__m512 t, const EncZ& c) {
+  const __m512i u = _mm512_castps_si512(t);
+  const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(_mm512_and_si512(u, c.abs)), c.maxf);
+  const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
+  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+  const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
+  const __m512i code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+  return _mm512_ternarylogic_epi32(code, _mm512_srl_epi32(u, c.ss), c.sbit, 0xf8);  // code | (sign at the format's bit)
+}
+
+// 32 nibble codes (int32 lanes: codes 0-15 in lo, 16-31 in hi, each < 16) -> 16 bytes,
+// code 2i in the low nibble of byte i.
+inline __m128i nibbles32(__m512i lo, __m512i hi) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i e = _mm512_permutex2var_epi32(lo, even, hi), o = _mm512_permutex2var_epi32(lo, odd, hi);
+  return _mm512_cvtepi32_epi8(_mm512_or_si512(e, _mm512_slli_epi32(o, 4)));
+}
+
+// fl(v / d) for a finite v and an E4M3 value d > 0, with r = fl(1 / d): q0 =
+// fl(v * r), e = v - q0 * d (exact by one FMA), q = fl(q0 + e * r) (one FMA).
+// This is Markstein's correction, and for every divisor with at most four
+// significant bits (every E4M3 value) it gives the correctly rounded quotient
+// of every float32 v: the quotient depends only on the significands (scaling v
+// or d by a power of two scales q0, e and q exactly), and lucid_kernel_tests
+// checks all 2^23 significands of v against each of the eight significands of
+// d ("nvfp4 quotient"). Where the true quotient is below 2^-126 the residual can
+// underflow and q may miss by an ulp, but every such quotient (and q, its sign
+// kept by the final or) encodes to FP4's signed zero. The sign is or-ed back in
+// because q0 + e * r of v = -0 is +0.
+inline __m512 nv_quotient16(__m512 v, __m512 d, __m512 r) {
+  const __m512 q0 = _mm512_mul_ps(v, r);
+  const __m512 q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, d, v), r, q0);
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(q), _mm512_castps_si512(v),
+                                                       _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xf8));
+}
+
+// Sixteen MX groups (512 floats): scale codes to sc[0..15], element codes to
+// out (fp8: 512 bytes; fp4: 256 bytes of nibbles).
+inline void mx_batch16_z(const float* x, bool fp8, const EncZ& ce, uint8_t* out, uint8_t* sc) {
+  const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+  prefetch_ahead(x, 512);
+  __m512i m[16];
+  for (int g = 0; g < 16; ++g)
+    m[g] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(x + 32 * g), absm),
+                            _mm512_and_si512(_mm512_loadu_si512(x + 32 * g + 16), absm));
+  const __m512 s = _mm512_div_ps(_mm512_castsi512_ps(fold16x16_maxu(m)), _mm512_set1_ps(fp8 ? 448.0f : 6.0f));
+  const __m512i code = e8m0_16(s);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sc), _mm512_cvtepi32_epi8(code));
+  // 1 / d = 2^(127 - code), as in mx_batch8.
+  const __m512i invb = _mm512_mask_mov_epi32(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(254), code), 23),
+                                             _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(254)),
+                                             _mm512_set1_epi32(0x00400000));
+  alignas(64) int32_t codes[16];
+  alignas(64) float inv[16];
+  _mm512_store_si512(codes, code);
+  _mm512_store_si512(inv, invb);
+  for (int g = 0; g < 16; ++g) {
+    const float* xg = x + 32 * g;
+    if (codes[g] == 0xff) {  // NaN or inf in the group
+      if (fp8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * g), _mm256_set1_epi8(0x7e));
+      else _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), _mm_set1_epi8(0x77));
+      continue;
+    }
+    const __m512 ig = _mm512_set1_ps(inv[g]);  // fl(w / d) as fl(w * (1 / d)): exact, see mx_group
+    const __m512i c0 = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg), ig), ce);
+    const __m512i c1 = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg + 16), ig), ce);
+    if (fp8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g), _mm512_cvtepi32_epi8(c0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g + 16), _mm512_cvtepi32_epi8(c1));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), nibbles32(c0, c1));
+    }
+  }
+}
+
+// Sixteen NVFP4 groups (256 floats): scale codes to sc[0..15], 128 bytes of nibbles to out.
+inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const DecZ& ds, uint8_t* out, uint8_t* sc) {
+  const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+  prefetch_ahead(x, 256);
+  __m512i m[16];
+  for (int g = 0; g < 16; ++g) m[g] = _mm512_and_si512(_mm512_loadu_si512(x + 16 * g), absm);
+  const __m512i amax = fold16x16_maxu(m);
+  const __m512i scode = enc16(_mm512_div_ps(_mm512_castsi512_ps(amax), _mm512_set1_ps(6.0f)), cs);  // e4m3_saturating(amax / 6)
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(sc), _mm512_cvtepi32_epi8(scode));
+  const __m512 d = dec16(scode, ds);
+  alignas(64) float dv[16], rv[16];
+  alignas(64) uint32_t am[16];
+  _mm512_store_ps(dv, d);
+  _mm512_store_ps(rv, _mm512_div_ps(_mm512_set1_ps(1.0f), d));  // d == 0 lanes: unused
+  _mm512_store_si512(am, amax);
+  __m512i c[2];
+  for (int g = 0; g < 16; ++g) {
+    const __m512 v = _mm512_loadu_ps(x + 16 * g);
+    if (dv[g] == 0.0f) c[g & 1] = enc16(_mm512_mul_ps(v, _mm512_setzero_ps()), ce);  // d == 0: w * 0
+    else if (am[g] >= 0x7f800000u) c[g & 1] = enc16(_mm512_div_ps(v, _mm512_set1_ps(dv[g])), ce);  // inf / NaN
+    else c[g & 1] = enc16_finite(nv_quotient16(v, _mm512_set1_ps(dv[g]), _mm512_set1_ps(rv[g])), ce);
+    if (g & 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * (g - 1)), nibbles32(c[0], c[1]));
+  }
+}
+
+// ---- affine groups, sixteen lanes ------------------------------------------------
+// affine_quantize_avx2's operations lane for lane, with the group folds and the
+// element codes in zmm (4- and 8-bit codes; the other widths stay AVX2). The
+// parameters of eight groups are still one ymm of affine_params8.
+inline void affine_fold16(const float* g, int G, __m256& mx, __m256& mn, __mmask16& bad) {
+  const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+  const __m512 fmax = _mm512_set1_ps(std::numeric_limits<float>::max());
+  __m512 x_max = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 x_min = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  for (int j = 0; j < G; j += 16) {
+    const __m512 x = _mm512_loadu_ps(g + j);
+    x_max = _mm512_max_ps(x, x_max);  // a NaN x keeps the running value, as std::max(acc, x) does
+    x_min = _mm512_min_ps(x, x_min);
+    bad |= _mm512_cmp_ps_mask(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), absm)), fmax, _CMP_NLE_UQ);
+  }
+  // No lane holds NaN, so folding the halves in any order gives the same max / min.
+  mx = _mm256_max_ps(_mm512_castps512_ps256(x_max), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x_max), 1)));
+  mn = _mm256_min_ps(_mm512_castps512_ps256(x_min), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x_min), 1)));
+}
+
+inline void affine_group_codes16(const float* g, int G, int bits, __m512 vs, __m512 vb, uint32_t* out) {
+  const __m512 vbins = _mm512_set1_ps(static_cast<float>((1 << bits) - 1)), zero = _mm512_setzero_ps();
+  const __m512i mask = _mm512_set1_epi32((1 << bits) - 1);
+  uint8_t* o = reinterpret_cast<uint8_t*>(out);
+  for (int k0 = 0; k0 < G; k0 += 32) {
+    __m512i c[2];
+    for (int k = 0; k < 2; ++k) {
+      __m512 q = _mm512_div_ps(_mm512_sub_ps(_mm512_loadu_ps(g + k0 + 16 * k), vb), vs);
+      q = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm512_min_ps(vbins, _mm512_max_ps(zero, q));        // the scalar clamp's operand order
+      c[k] = _mm512_and_si512(_mm512_cvttps_epi32(q), mask);  // NaN: 0x80000000 & mask = 0
+    }
+    if (bits == 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + k0), _mm512_cvtepi32_epi8(c[0]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + k0 + 16), _mm512_cvtepi32_epi8(c[1]));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + k0 / 2), nibbles32(c[0], c[1]));
+    }
+  }
+}
+
+bool affine_quantize_avx512(const float* w, int64_t groups, int G, int bits, uint32_t* words, float* scales,
+                            float* biases) {
+  if (G % 32 != 0 || (bits != 4 && bits != 8) || groups < 8)
+    return affine_quantize_avx2(w, groups, G, bits, words, scales, biases);
+  const float n_bins = static_cast<float>((1 << bits) - 1);
+  const int wpg = G * bits / 32;
+  __mmask16 bad = 0;  // lanes that saw NaN or +-inf
+  int64_t i = 0;
+  for (; i + 8 <= groups; i += 8) {
+    prefetch_ahead(w + i * G, 8 * G);
+    __m256 mx[8], mn[8];
+    for (int g = 0; g < 8; ++g) affine_fold16(w + (i + g) * G, G, mx[g], mn[g], bad);
+    __m256 vs, vb;
+    affine_params8(fold8x8(mx, MaxOp{}), fold8x8(mn, MinOp{}), n_bins, vs, vb);
+    _mm256_storeu_ps(scales + i, vs);
+    _mm256_storeu_ps(biases + i, vb);
+    for (int g = 0; g < 8; ++g)
+      affine_group_codes16(w + (i + g) * G, G, bits, _mm512_set1_ps(scales[i + g]), _mm512_set1_ps(biases[i + g]),
+                           words + (i + g) * wpg);
+  }
+  // The last groups (fewer than eight) as the AVX2 kernel does them.
+  const bool tail_finite =
+      i == groups || affine_quantize_avx2(w + i * G, groups - i, G, bits, words + i * wpg, scales + i, biases + i);
+  return bad == 0 && tail_finite;
+}
+
 void block_quantize_avx512(const float* w, int64_t rows, int64_t K, BlockMode mode, uint32_t* words,
                            uint8_t* scales) {
   const Encoding e8{minifloat::kE4M3FN, true, 0x7e, true}, e4{minifloat::kE2M1FN, true, 0x7, false};
   const Encoding& ee = mode == BlockMode::Mxfp8 ? e8 : e4;
   const EncZ cz = enc_consts16(ee);
+  const EncZ csz = enc_consts16(e8);
+  const DecZ dsz = dec_consts16(minifloat::kE4M3FN);
   const EncV ce = enc_consts(ee), cs = enc_consts(e8);
   const DecV ds = dec_consts(minifloat::kE4M3FN);
   const int G = minifloat::block_group(mode), bits = minifloat::block_bits(mode);
@@ -982,11 +1211,14 @@ void block_quantize_avx512(const float* w, int64_t rows, int64_t K, BlockMode mo
     uint8_t* out = reinterpret_cast<uint8_t*>(words + r * wpr);  // little-endian: code k at bit k * bits
     uint8_t* sc = scales + r * groups;
     int64_t j = 0;
-    if (mode == BlockMode::Nvfp4)
+    if (mode == BlockMode::Nvfp4) {
+      for (; j + 256 <= K; j += 256) nv_batch16_z(x + j, cz, csz, dsz, out + j / 2, sc + j / 16);
       for (; j + 128 <= K; j += 128) nv_batch8_z(x + j, cz, cs, ds, out + j / 2, sc + j / 16);
-    else
-      for (; j + 256 <= K; j += 256)
-        mx_batch8_z(x + j, mode == BlockMode::Mxfp8, cz, out + j * bits / 8, sc + j / 32);
+    } else {
+      const bool fp8 = mode == BlockMode::Mxfp8;
+      for (; j + 512 <= K; j += 512) mx_batch16_z(x + j, fp8, cz, out + j * bits / 8, sc + j / 32);
+      for (; j + 256 <= K; j += 256) mx_batch8_z(x + j, fp8, cz, out + j * bits / 8, sc + j / 32);
+    }
     for (; j < K; j += 32) {  // the row's last groups, as the AVX2 kernel does them
       if (mode == BlockMode::Mxfp8) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), mx_group(x + j, true, ce, sc[j / 32]));
@@ -1029,6 +1261,16 @@ void block_dequantize_rows16(const uint32_t* words, const uint8_t* scales, int64
 }
 
 }  // namespace
+
+void nv_quotient_avx512(size_t n, const float* v, float d, float* q) {
+  const __m512 vd = _mm512_set1_ps(d), vr = _mm512_set1_ps(1.0f / d);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(q + i, nv_quotient16(_mm512_loadu_ps(v + i), vd, vr));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(q + i, m, nv_quotient16(_mm512_maskz_loadu_ps(m, v + i), vd, vr));
+  }
+}
 }  // namespace lucid::cpu::fgrid
 LUCID_ISA_END
 #endif  // !LUCID_KERNELS_SIMDE_AVX512
@@ -1072,13 +1314,19 @@ const Kernels* avx512() { return nullptr; }
 #else
 const Kernels* avx512() {
   static const Kernels k{"avx512",         encode_avx512,          decode_avx512,  fake_avx512,         block_quantize_avx512,
-                         block_dequantize_avx512, affine_quantize_avx2, affine_dequantize_avx2};
+                         block_dequantize_avx512, affine_quantize_avx512, affine_dequantize_avx2};
   return &k;
 }
 #endif
 #else
 const Kernels* avx2() { return nullptr; }
 const Kernels* avx512() { return nullptr; }
+#endif
+
+#if !(defined(__x86_64__) || defined(_M_X64)) || defined(LUCID_KERNELS_SIMDE_AVX512)
+void nv_quotient_avx512(size_t, const float*, float, float*) {
+  throw std::logic_error("nv_quotient_avx512: this build has no AVX-512 table");
+}
 #endif
 
 const Kernels& best() {

@@ -76,6 +76,12 @@ const Kernels* avx512();
 // The fastest table this CPU supports (chosen once).
 const Kernels& best();
 
+// The AVX-512 table's NVFP4 element quotient (the reciprocal-and-residual form
+// of fl(v[i] / d) its block_quantize uses) of n finite values by an E4M3 value
+// d > 0, for lucid_kernel_tests to check against the true division. Needs an
+// AVX-512 CPU; builds without the AVX-512 table throw std::logic_error.
+void nv_quotient_avx512(size_t n, const float* v, float d, float* q);
+
 // The scalar element operations the tables share (also what the tests use).
 inline uint32_t encode_one(float t, const Encoding& e) {
   const uint32_t u = minifloat::bits_of(t);

@@ -239,7 +239,7 @@ void test_blocks(Context& ctx) {
   const Kernels& ref = cpu::fgrid::scalar();
   for (const Kernels* k : tables())
     for (const auto& [name, mode] : modes)
-      for (int64_t K : {32, 64, 96, 160, 256, 416})
+      for (int64_t K : {32, 64, 96, 160, 256, 416, 512, 544, 800, 1024})
         for (int64_t rows : {1, 3}) {
           std::vector<float> w = block_rows(ctx.rng, rows, K);
           const int bits = minifloat::block_bits(mode), G = minifloat::block_group(mode);
@@ -264,6 +264,47 @@ void test_blocks(Context& ctx) {
               }
           }
         }
+}
+
+// The AVX-512 NVFP4 elements divide by the group's E4M3 scale d through a
+// reciprocal and one FMA residual step (cpu/float_grid_simd.cpp,
+// nv_quotient16). It must equal the true division bit for bit. The quotient's
+// significand depends only on the significands of v and d (a power-of-two
+// scaling of either scales every step exactly, away from float32's subnormal
+// and overflow ranges), and an E4M3 value has one of eight significands, so
+// every v in [1, 2) against each of them is the whole claim: 8 x 2^23 cases.
+// A few other binades of d and v, and signed zeros, for good measure.
+void test_nv_quotient(Context& ctx) {
+  if (!(cpu::fgrid::avx512() && kernels::isa_supported("avx512"))) {
+    std::printf("  (no AVX-512 on this CPU: nothing to check)\n");
+    return;
+  }
+  constexpr size_t kChunk = size_t{1} << 16;
+  std::vector<float> v(kChunk), q(kChunk);
+  for (int m = 8; m < 16; ++m)
+    for (int e : {0, -9, -3, 5, 8}) {
+      const float d = std::ldexp(static_cast<float>(m) / 8.0f, e);
+      for (int ve : {0, 3, -7}) {
+        if (ve != 0 && e != 0) continue;  // the other binades of v against the unscaled d only
+        for (uint32_t base = 0; base < (1u << 23); base += kChunk) {
+          if (ve != 0 && base % (kChunk * 16) != 0) continue;  // a sample of them
+          for (size_t i = 0; i < kChunk; ++i)
+            v[i] = fbits(((127u + static_cast<uint32_t>(ve)) << 23) | (base + static_cast<uint32_t>(i))) *
+                   (i % 2 ? -1.0f : 1.0f);
+          cpu::fgrid::nv_quotient_avx512(kChunk, v.data(), d, q.data());
+          for (size_t i = 0; i < kChunk; ++i)
+            if (!same_float(q[i], v[i] / d)) {
+              ctx.fail("nvfp4 quotient " + std::to_string(v[i]) + " / " + std::to_string(d));
+              return;
+            }
+        }
+      }
+    }
+  const float z[3] = {0.0f, -0.0f, 1.0f};
+  float qz[3];
+  cpu::fgrid::nv_quotient_avx512(3, z, 0.375f, qz);
+  for (int i = 0; i < 3; ++i)
+    if (!same_float(qz[i], z[i] / 0.375f)) ctx.fail("nvfp4 quotient of a signed zero or a tail");
 }
 
 void test_affine(Context& ctx) {
@@ -311,8 +352,11 @@ void test_affine(Context& ctx) {
 
 void bench(Context& ctx) {
   const size_t n = ctx.quick ? (size_t{1} << 20) : (size_t{1} << 22);
-  std::vector<float> x = edge_inputs(ctx.rng, n), y(n);
-  for (float& v : x) v = std::isfinite(v) ? std::fmod(v, 500.0f) : 1.0f;
+  // Weights and activations as models have them (no subnormals: those take
+  // microcode assists in the float units and would time the assist, not the kernel).
+  std::vector<float> x(n), y(n);
+  std::normal_distribution<float> nd(0.0f, 40.0f);
+  for (float& v : x) v = nd(ctx.rng);
   std::vector<uint8_t> q(n);
   std::vector<uint32_t> words(n / 4 + 1);
   std::vector<uint8_t> sc(n / 16);
@@ -321,10 +365,11 @@ void bench(Context& ctx) {
   const Encoding e = cpu::fgrid::grid_encoding(minifloat::kE4M3FN, true);
   for (const Kernels* k : tables()) {
     auto gbs = [&](double bytes, const std::function<void()>& fn) { return bytes / time_per_call(fn) / 1e9; };
-    std::printf("  %-7s encode e4m3 %6.2f GB/s  decode e4m3 %6.2f GB/s  mxfp4 %6.2f GB/s  nvfp4 %6.2f GB/s  "
-                "affine b4 g64 %6.2f GB/s\n",
+    std::printf("  %-7s encode e4m3 %6.2f GB/s  decode e4m3 %6.2f GB/s  mxfp8 %6.2f GB/s  mxfp4 %6.2f GB/s  "
+                "nvfp4 %6.2f GB/s  affine b4 g64 %6.2f GB/s\n",
                 k->isa, gbs(5.0 * n, [&] { k->encode(n, x.data(), q.data(), &s, false, e); }),
                 gbs(5.0 * n, [&] { k->decode(n, q.data(), y.data(), &s, false, minifloat::kE4M3FN, false); }),
+                gbs(5.0 * n, [&] { k->block_quantize(x.data(), static_cast<int64_t>(n / 4096), 4096, BlockMode::Mxfp8, reinterpret_cast<uint32_t*>(q.data()), sc.data()); }),
                 gbs(4.5 * n, [&] { k->block_quantize(x.data(), static_cast<int64_t>(n / 4096), 4096, BlockMode::Mxfp4, words.data(), sc.data()); }),
                 gbs(4.5 * n, [&] { k->block_quantize(x.data(), static_cast<int64_t>(n / 4096), 4096, BlockMode::Nvfp4, words.data(), sc.data()); }),
                 gbs(4.5 * n, [&] { k->affine_quantize(x.data(), static_cast<int64_t>(n / 64), 64, 4, words.data(), fs.data(), fb.data()); }));
@@ -338,6 +383,8 @@ Register r3("float-grid", "decode every code, tail, stream", Kind::Test, test_de
 Register r7("float-grid", "fake_quantize every tail / special value", Kind::Test, test_fake);
 Register r4("float-grid", "mxfp8 / mxfp4 / nvfp4 blocks", Kind::Test, test_blocks);
 Register r5("float-grid", "affine groups, bits 2-8", Kind::Test, test_affine);
+Register r8("float-grid", "nvfp4 quotient: every v significand by every E4M3 significand", Kind::Test,
+            test_nv_quotient);
 Register r6("float-grid", "bandwidth", Kind::Bench, bench);
 
 }  // namespace
