@@ -27,6 +27,7 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include "cpu/kernels/prefetch.h"
 #include "cpu/kernels/vquant-isa.h"
 #endif
 
@@ -243,6 +244,7 @@ void encode_rows(size_t n, const float* x, uint8_t* q, const float* s, const Enc
   __m256 vs = _mm256_set1_ps(s[0]);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    kernels::prefetch_ahead(x + i, 128);
     __m256i r[4];
     for (int k = 0; k < 4; ++k) {
       if (PerElem) vs = _mm256_loadu_ps(s + i + 8 * k);
@@ -320,6 +322,7 @@ void decode_rows(size_t n, const uint8_t* q, float* y, const float* s, const For
     for (size_t head = std::min(n, ((32 - (reinterpret_cast<uintptr_t>(y) & 31)) & 31) / 4); i < head; ++i)
       y[i] = minifloat::decode(q[i], f) * s[PerElem ? i : 0];
   for (; i + 32 <= n; i += 32) {
+    kernels::prefetch_ahead(q + i, 32, 1024);  // 1 KiB of codes: 4 KiB of output ahead
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
     const __m128i lo = _mm256_castsi256_si128(b), hi = _mm256_extracti128_si256(b, 1);
     const __m256i cd[4] = {_mm256_cvtepu8_epi32(lo), _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)),
@@ -353,6 +356,7 @@ void fake_rows(size_t n, const float* x, float* y, uint8_t* m, const float* s, c
   __m256 vs = _mm256_set1_ps(s[0]);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    kernels::prefetch_ahead(x + i, 128);
     __m256i mk[4];
     for (int k = 0; k < 4; ++k) {
       if (PerElem) vs = _mm256_loadu_ps(s + i + 8 * k);
@@ -429,13 +433,11 @@ inline void nv_group(const float* g, const EncV& ce, uint8_t& scale, __m256i* r)
 // A batch is several hundred instructions with a serial scale computation in
 // the middle, more than the out-of-order window holds, so the loads of the next
 // batch would not start until this one is nearly done: with the weight coming
-// from DRAM the kernel then waits on memory latency. Prefetching the batch's n
-// floats 4 KiB ahead (or one batch, if larger) keeps the reads streaming (2-8
-// KiB measured alike on an Intel Xeon; none: 0.6-0.7x the throughput).
-// Prefetches past the end of the weight are harmless: they never fault.
-inline void prefetch_ahead(const float* x, int n) {
-  const int ahead = n > 1024 ? n : 1024;
-  for (int i = 0; i < n; i += 16) _mm_prefetch(reinterpret_cast<const char*>(x + ahead + i), _MM_HINT_T0);
+// from DRAM the kernel then waits on memory latency. The batch's n floats are
+// prefetched 4 KiB ahead (or one batch, if larger; 2-8 KiB measured alike on an
+// Intel Xeon; none: 0.6-0.7x the throughput).
+inline void prefetch_batch(const float* x, int n) {
+  kernels::prefetch_ahead(x, 4u * static_cast<unsigned>(n), n > 1024 ? 4u * static_cast<unsigned>(n) : 4096u);
 }
 
 // Lane g of the result: op folded over the eight lanes of m[g]. With max it
@@ -702,7 +704,7 @@ bool affine_quantize_avx2(const float* w, int64_t groups, int G, int bits, uint3
   __m256 bad = _mm256_setzero_ps();  // lanes that saw NaN or +-inf
   int64_t i = 0;
   for (; i + 8 <= groups; i += 8) {  // eight groups: their parameters as one vector
-    prefetch_ahead(w + i * G, 8 * G);
+    prefetch_batch(w + i * G, 8 * G);
     __m256 mx[8], mn[8];
     for (int g = 0; g < 8; ++g) affine_fold(w + (i + g) * G, G, mx[g], mn[g], bad);
     __m256 vs, vb;
@@ -873,12 +875,14 @@ void encode_rows16(size_t n, const float* x, uint8_t* q, const float* s, const E
   const EncZ c = enc_consts16(e);
   __m512 vs = _mm512_set1_ps(s[0]);
   size_t i = 0;
-  for (; i + 32 <= n; i += 32)
+  for (; i + 32 <= n; i += 32) {
+    kernels::prefetch_ahead(x + i, 128);
     for (int k = 0; k < 2; ++k) {
       if (PerElem) vs = _mm512_loadu_ps(s + i + 16 * k);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i + 16 * k),
                        _mm512_cvtepi32_epi8(enc16(div0_16(_mm512_loadu_ps(x + i + 16 * k), vs), c)));
     }
+  }
   if (i < n) {  // the tail under a mask: lanes past n read nothing and write nothing
     const __mmask16 m0 = n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1u);
     const __mmask16 m1 = n - i > 16 ? static_cast<__mmask16>((1u << (n - i - 16)) - 1u) : __mmask16(0);
@@ -908,6 +912,7 @@ void fake_rows16(size_t n, const float* x, float* y, uint8_t* m, const float* s,
   __m512 vs = _mm512_set1_ps(s[0]);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    kernels::prefetch_ahead(x + i, 64);
     if (PerElem) vs = _mm512_loadu_ps(s + i);
     const __m512 t = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
     const __m512i code = enc16(_mm512_add_ps(t, _mm512_setzero_ps()), c);
@@ -934,6 +939,7 @@ void decode_rows16(size_t n, const uint8_t* q, float* y, const float* s, const F
   __m512 vs = _mm512_set1_ps(s[0]);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    kernels::prefetch_ahead(q + i, 16, 1024);  // 1 KiB of codes: 4 KiB of output ahead
     if (PerElem) vs = _mm512_loadu_ps(s + i);
     const __m512i cd = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i)));
     _mm512_storeu_ps(y + i, _mm512_mul_ps(dec16(cd, c), vs));
@@ -1068,7 +1074,7 @@ inline __m512 nv_quotient16(__m512 v, __m512 d, __m512 r) {
 // out (fp8: 512 bytes; fp4: 256 bytes of nibbles).
 inline void mx_batch16_z(const float* x, bool fp8, const EncZ& ce, uint8_t* out, uint8_t* sc) {
   const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-  prefetch_ahead(x, 512);
+  prefetch_batch(x, 512);
   __m512i m[16];
   for (int g = 0; g < 16; ++g)
     m[g] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(x + 32 * g), absm),
@@ -1106,7 +1112,7 @@ inline void mx_batch16_z(const float* x, bool fp8, const EncZ& ce, uint8_t* out,
 // Sixteen NVFP4 groups (256 floats): scale codes to sc[0..15], 128 bytes of nibbles to out.
 inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const DecZ& ds, uint8_t* out, uint8_t* sc) {
   const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-  prefetch_ahead(x, 256);
+  prefetch_batch(x, 256);
   __m512i m[16];
   for (int g = 0; g < 16; ++g) m[g] = _mm512_and_si512(_mm512_loadu_si512(x + 16 * g), absm);
   const __m512i amax = fold16x16_maxu(m);
@@ -1178,7 +1184,7 @@ bool affine_quantize_avx512(const float* w, int64_t groups, int G, int bits, uin
   __mmask16 bad = 0;  // lanes that saw NaN or +-inf
   int64_t i = 0;
   for (; i + 8 <= groups; i += 8) {
-    prefetch_ahead(w + i * G, 8 * G);
+    prefetch_batch(w + i * G, 8 * G);
     __m256 mx[8], mn[8];
     for (int g = 0; g < 8; ++g) affine_fold16(w + (i + g) * G, G, mx[g], mn[g], bad);
     __m256 vs, vb;

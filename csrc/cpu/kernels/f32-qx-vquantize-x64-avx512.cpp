@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "cpu/kernels/prefetch.h"
 #include "cpu/kernels/vquant-isa.h"
 #include "cpu/kernels/vquant-scalar.h"
 
@@ -43,7 +44,8 @@ void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s
     __m512 vs = _mm512_set1_ps(s[r]), vzf = _mm512_set1_ps(static_cast<float>(z[r]));
     __m512i vz = _mm512_set1_epi32(z[r]);
     size_t j = 0;
-    for (; j + 64 <= len; j += 64)
+    for (; j + 64 <= len; j += 64) {
+      prefetch_ahead(x + j, 256);
       for (int k = 0; k < 4; ++k) {
         if (PerElem) {
           vs = _mm512_loadu_ps(s + j + 16 * k);
@@ -52,6 +54,7 @@ void quantize_rows(size_t rows, size_t len, const float* x, Q* q, const float* s
         }
         store16(q + j + 16 * k, code16(_mm512_loadu_ps(x + j + 16 * k), vs, vzf, vz, vlo, vhi));
       }
+    }
     for (; j < len; ++j) {
       size_t p = PerElem ? j : r;
       q[j] = static_cast<Q>(scalar::quantize_one(x[j], s[p], z[p], lo, hi));
