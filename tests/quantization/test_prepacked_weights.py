@@ -57,3 +57,32 @@ def test_dynamic_linear_packed_weight_follows_in_place_writes():
     q.weight_int8[0, 0] = -int(q.weight_int8[0, 0].item()) or 7  # an item write through a view
     np.testing.assert_array_equal(q(x).numpy(), expect())
     assert (q(x).numpy() != first).any()
+
+
+def test_conv2d_direct_path_equals_the_op_and_keeps_its_errors():
+    # nn.quantized.Conv2d calls the packed-weight op directly for a batched per-tensor
+    # QTensor (skipping Q.qconv2d's wrapper). The codes must be the wrapper's, for the
+    # fused ReLU form, no bias, strides, groups and qint8 outputs too, and bad input must
+    # raise what Q.qconv2d raises.
+    rng = np.random.default_rng(7)
+    q = nnq.ConvReLU2d(4, 6, 3, stride=2, padding=1, groups=2, bias=False)
+    q.out_qdtype = Q.qint8  # what convert sets after a qint8 activation observer
+    q.weight_int8.copy_(lucid.tensor(rng.integers(-127, 128, (6, 2, 3, 3)).astype(np.int8)))
+    q.weight_scale.copy_(lucid.tensor(rng.uniform(0.001, 0.01, 6).astype(np.float32)))
+    q.scale.copy_(lucid.tensor(0.03))
+    q.zero_point.copy_(lucid.tensor(-5, dtype=q.zero_point.dtype))
+    x = Q.QTensor(lucid.tensor(rng.integers(0, 256, (2, 4, 7, 6)).astype(np.uint8)), 0.02, 100, Q.quint8)
+    got = q(x)
+    want = Q.qconv2d(x.int_repr(), 0.02, 100, q.weight_int8.clone(), q.weight_scale, q.weight_zero_point,
+                     stride=2, padding=1, groups=2, out_scale=q.scale, out_zp=q.zero_point, out_qdtype=Q.qint8)
+    want = np.maximum(want.numpy(), -5)  # ReLU: real 0 is the code zero_point
+    assert got.dtype == Q.qint8 and got.q_scale() == np.float32(0.03) and got.q_zero_point() == -5
+    np.testing.assert_array_equal(got.int_repr().numpy(), want)
+    assert (want > -5).any() and (want == -5).any()
+
+    small = Q.QTensor(lucid.tensor(np.zeros((1, 4, 2, 2), np.uint8)), 0.1, 3, Q.quint8)
+    plain = nnq.Conv2d(4, 6, 3)
+    with np.testing.assert_raises_regex(Exception, r"qconv2d\(\): input of shape \(1, 4, 2, 2\).*smaller than"):
+        plain(small)
+    with np.testing.assert_raises_regex(ValueError, "expected input with 4 channels"):
+        plain(Q.QTensor(lucid.tensor(np.zeros((1, 3, 5, 5), np.uint8)), 0.1, 3, Q.quint8))

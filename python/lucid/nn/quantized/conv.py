@@ -10,7 +10,9 @@ import lucid._namespace as lucid
 from ..layers import Conv1d as _FloatConv1d
 from ..layers import Conv2d as _FloatConv2d
 from ..layers import Conv3d as _FloatConv3d
-from ...quantization.primitives import qconv1d, qconv2d
+from ... import _C
+from ..._tensor import Tensor
+from ...quantization.primitives import PackedConvWeight, _param_impl, qconv1d, qconv2d
 from ...quantization.qconv_nd import qconv3d
 from .. import functional as F
 from .checks import as_qtensor, is_float_input
@@ -105,7 +107,36 @@ class _QConvNd(WeightedQuantized):
         y = op(x, w, self.bias_float, stride=self.stride, padding=padding, dilation=self.dilation, groups=self.groups)
         return self._fake_out(y)
 
+    def _forward_packed_2d(self, x):
+        """The converted model's usual call, straight to the packed-weight op: a batched
+        per-tensor QTensor on the CPU stream, padding the op does itself. The layer's own
+        buffers are its arguments, so the wrapper's argument checks (``Q.qconv2d``'s: types,
+        pairs, qparams as tensors) are skipped; the op still validates every shape, dtype
+        and qparam, raising as ``Q.qconv2d`` does. None where another path is needed. A
+        third of a batch-1 ResNet-18's time at 112 x 112 was Python, most of it here."""
+        codes = x._codes
+        shape = codes.shape
+        if len(shape) != 4 or shape[1] != self.in_channels or self.padding_mode != "zeros" \
+                or type(self.padding) is not tuple or codes._device_name != "cpu":
+            return None
+        bufs = self._buffers  # an instance attribute: no Module.__getattr__ per buffer
+        packed = self._pack_cache.get(bufs["weight_int8"])
+        if type(packed) is not PackedConvWeight:
+            return None
+        bias = bufs["bias_float"]
+        y = _C.qconv2d_packed(codes._impl, _param_impl(x._scale, codes, "qconv2d", "x_scale"),
+                              _param_impl(x._zero_point, codes, "qconv2d", "x_zp", integer=True), packed._impl,
+                              bufs["weight_scale"]._impl, bufs["weight_zero_point"]._impl,
+                              None if bias is None else bias._impl, list(self.stride), list(self.padding),
+                              list(self.dilation), self.groups, bufs["scale"]._impl, bufs["zero_point"]._impl,
+                              self.out_qdtype.name)
+        return self._out(Tensor(y))
+
     def forward(self, x):
+        if self._nd == 2 and type(x) is QTensor and x._axis is None:
+            y = self._forward_packed_2d(x)
+            if y is not None:
+                return y
         x = self._input(x)
         if not isinstance(x, QTensor):
             return self._float_forward(x)
