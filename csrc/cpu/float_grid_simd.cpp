@@ -991,10 +991,11 @@ inline void nv_batch8_z(const float* x, const EncZ& ce, const EncV& cs, const De
 }
 
 // ---- sixteen groups a vector --------------------------------------------------
-// The batch8 forms above spend most of their time on the group scales (eight
-// groups a ymm, NaN tracked by a separate compare) and, for NVFP4, on the true
-// division of every element. The batch16 forms compute sixteen groups' scales
-// in one zmm and rewrite three steps, none of which changes a code:
+// The batch8 forms above compute eight groups' scales a ymm, with NaN tracked
+// by a separate compare, and NVFP4 divides every element. The batch16 forms
+// compute sixteen groups' scales in one zmm (1.1-1.3x the batch8 forms' rate
+// on a 16 MB weight, before either prefetched) and rewrite three steps, none of
+// which changes a code:
 //   - amax as an unsigned integer max of |w|'s bit patterns: for non-negative
 //     floats the integer order is the float order, and every NaN pattern lies
 //     above +inf's, so a group holding NaN gets a NaN amax (then the scale code
