@@ -350,6 +350,41 @@ void test_affine(Context& ctx) {
       }
 }
 
+// The affine codes are rint((w - bias) / scale): groups built so that the
+// quotient falls on and within a few ulps of the grid's half-integers (exact
+// ties with a power-of-two step), for several steps. Every table must give the
+// scalar codes there, where a division replaced by a reciprocal multiply
+// would differ (a mutation check: it fails this case).
+void test_affine_half_integers(Context& ctx) {
+  const Kernels& ref = cpu::fgrid::scalar();
+  std::uniform_real_distribution<float> unit(0.001f, 3.0f);
+  for (const Kernels* k : tables())
+    for (int bits : {4, 8}) {
+      const int G = 64, n_bins = (1 << bits) - 1;
+      const int64_t groups = 64;
+      std::vector<float> w(static_cast<size_t>(groups * G));
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        float* g = w.data() + gi * G;
+        const float c = gi % 4 == 0 ? 1.0f : unit(ctx.rng);  // the grid step (a power of two: exact quotients)
+        g[0] = 0.0f;                                           // the range [0, n_bins * c]
+        g[1] = static_cast<float>(n_bins) * c;
+        for (int i = 2; i < G; ++i) {
+          float v = (static_cast<float>(ctx.rng() % static_cast<uint64_t>(n_bins)) + 0.5f) * c;
+          for (int step = static_cast<int>(ctx.rng() % 7) - 3; step != 0; step += step > 0 ? -1 : 1)
+            v = std::nextafter(v, step > 0 ? INFINITY : -INFINITY);
+          g[i] = v;
+        }
+      }
+      const size_t nw = static_cast<size_t>(groups * G * bits / 32);
+      std::vector<uint32_t> words(nw), rw(nw);
+      std::vector<float> sc(groups), bi(groups), rsc(groups), rbi(groups);
+      k->affine_quantize(w.data(), groups, G, bits, words.data(), sc.data(), bi.data());
+      ref.affine_quantize(w.data(), groups, G, bits, rw.data(), rsc.data(), rbi.data());
+      if (std::memcmp(words.data(), rw.data(), nw * 4) != 0)
+        ctx.fail(std::string(k->isa) + " affine codes near half-integers, bits " + std::to_string(bits));
+    }
+}
+
 void bench(Context& ctx) {
   const size_t n = ctx.quick ? (size_t{1} << 20) : (size_t{1} << 22);
   // Weights and activations as models have them (no subnormals: those take
@@ -383,6 +418,7 @@ Register r3("float-grid", "decode every code, tail, stream", Kind::Test, test_de
 Register r7("float-grid", "fake_quantize every tail / special value", Kind::Test, test_fake);
 Register r4("float-grid", "mxfp8 / mxfp4 / nvfp4 blocks", Kind::Test, test_blocks);
 Register r5("float-grid", "affine groups, bits 2-8", Kind::Test, test_affine);
+Register r9("float-grid", "affine rounding near half-integers", Kind::Test, test_affine_half_integers);
 Register r8("float-grid", "nvfp4 quotient: every v significand by every E4M3 significand", Kind::Test,
             test_nv_quotient);
 Register r6("float-grid", "bandwidth", Kind::Bench, bench);
