@@ -101,13 +101,15 @@ def test_weights_at_their_zero_point(device, rng):
 
 
 def test_fast_kernel_equals_scalar_reference(rng):
-    for signed in (True, False):
-        codes, packed, s, z = make_case(rng, 200, 512, 64, signed)
+    # an odd row count and a bias too (the kernels split rows over threads and tiles)
+    for signed, n, with_bias in ((True, 200, False), (False, 200, False), (True, 201, True), (False, 201, False)):
+        codes, packed, s, z = make_case(rng, n, 512, 64, signed)
         x = (rng.standard_normal((2, 512)) * 10).astype(np.float32)
         args = [lucid.tensor(a)._impl for a in (x, packed, s, z.astype(np.int32))]
         q = "qint4" if signed else "quint4"
-        fast = _C.int4_weight_only_linear(*args, 64, q, None)
-        ref = _C.int4_weight_only_linear_reference(*args, 64, q, None)
+        b = lucid.tensor(rng.standard_normal(n).astype(np.float32))._impl if with_bias else None
+        fast = _C.int4_weight_only_linear(*args, 64, q, b)
+        ref = _C.int4_weight_only_linear_reference(*args, 64, q, b)
         assert lucid.Tensor(fast).numpy().tobytes() == lucid.Tensor(ref).numpy().tobytes()
 
 

@@ -15,6 +15,7 @@
 #endif
 
 #include "cpu/kernels/qb4w-gemv.h"
+#include "cpu/kernels/prefetch.h"
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx512f")
@@ -31,6 +32,7 @@ void gemv(LUCID_QB4W_GEMV_ARGS) {
     float corr = 0.0f;
     for (size_t g = 0; g < groups; ++g) {
       __m512 lo_acc = _mm512_setzero_ps(), hi_acc = lo_acc;  // [acc0 | acc2], [acc1 | acc3]
+      prefetch_ahead(wn + g * G / 2, G / 2);  // the weights stream from DRAM (cpu/kernels/prefetch.h)
       for (size_t b = g * G; b < (g + 1) * G; b += 32) {
         __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wn + b / 2)));
         if (Flip) u = _mm512_xor_si512(u, vflip);

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu/kernels/prefetch.h"
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx512f,avx512bw,avx2,fma,f16c")
@@ -130,6 +131,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
     };
     size_t i = 0;
     for (; i + 4 <= full; i += 4) {
+      prefetch_ahead(wn + bb * i, 4 * bb);  // the weights stream from DRAM (cpu/kernels/prefetch.h)
       block(i, wn + bb * i, 0);
       block(i + 1, wn + bb * (i + 1), 1);
       block(i + 2, wn + bb * (i + 2), 2);
