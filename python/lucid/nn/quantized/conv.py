@@ -113,7 +113,7 @@ class _QConvNd(WeightedQuantized):
         buffers are its arguments, so the wrapper's argument checks (``Q.qconv2d``'s: types,
         pairs, qparams as tensors) are skipped; the op still validates every shape, dtype
         and qparam, raising as ``Q.qconv2d`` does. None where another path is needed. A
-        third of a batch-1 ResNet-18's time at 112 x 112 was Python, most of it here."""
+        quarter of a batch-1 ResNet-18's time at 112 x 112 was Python, most of it here."""
         codes = x._codes
         shape = codes.shape
         if len(shape) != 4 or shape[1] != self.in_channels or self.padding_mode != "zeros" \
