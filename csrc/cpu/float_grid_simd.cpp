@@ -803,17 +803,23 @@ EncZ enc_consts16(const Encoding& e) {
           _mm_cvtsi32_si128(31 - f.sign_shift()), _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate};
 }
 
+// The saturating encode's unsigned code of |t| (its bit pattern a, not NaN):
+// clamping |t| to the largest finite value first gives the same code, as in enc8.
+inline __m512i sat_code16(__m512i a, const EncZ& c) {
+  const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
+  const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
+  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+  const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
+  return _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+}
+
 // enc8 (see there) on sixteen lanes.
 inline __m512i enc16(__m512 t, const EncZ& c) {
   const __m512i u = _mm512_castps_si512(t);
   const __m512i a = _mm512_and_si512(u, c.abs);
   __m512i code;
-  if (c.sat) {  // clamp first, as in enc8
-    const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
-    const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
-    const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
-    const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
-    code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
+  if (c.sat) {
+    code = sat_code16(a, c);
   } else {
     const __m512i Em = _mm512_min_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), c.e_norm), c.e_cap);
     const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
@@ -1036,12 +1042,8 @@ inline __m512i e8m0_16(__m512 s) {
 // enc16 for a saturating encoding of t that is not NaN (the codes are the same).
 inline __m512i enc16_finite(__m512 t, const EncZ& c) {
   const __m512i u = _mm512_castps_si512(t);
-  const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(_mm512_and_si512(u, c.abs)), c.maxf);
-  const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
-  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
-  const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
-  const __m512i code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
-  return _mm512_ternarylogic_epi32(code, _mm512_srl_epi32(u, c.ss), c.sbit, 0xf8);  // code | (sign at the format's bit)
+  return _mm512_ternarylogic_epi32(sat_code16(_mm512_and_si512(u, c.abs), c), _mm512_srl_epi32(u, c.ss), c.sbit,
+                                   0xf8);  // code | (sign at the format's bit)
 }
 
 // 32 nibble codes (int32 lanes: codes 0-15 in lo, 16-31 in hi, each < 16) -> 16 bytes,

@@ -13,11 +13,10 @@ namespace lucid::cpu {
 namespace {
 
 // One (scale, zero_point) for the whole run: per-tensor, per-channel rows and
-// per-group runs all land here.
-// Blocks of 256 elements, each first prefetching the input 4 KiB ahead
-// (cpu/kernels/prefetch.h): qint16 codes, which no SIMD table holds, went from
-// 0.84-0.89x to 0.97-0.98x numpy's astype bandwidth at 16M elements on an
-// Intel Xeon.
+// per-group runs all land here. Blocks of 256 elements, each first prefetching
+// the input 4 KiB ahead (cpu/kernels/prefetch.h): qint16 codes, which no SIMD
+// table holds, went from 0.84-0.89x to 0.97-0.98x numpy's astype bandwidth at
+// 16M elements on an Intel Xeon.
 template <class T, class Q>
 LUCID_QUANT_CLONES void quantize_run(const T* __restrict x, Q* __restrict q, int64_t n, float s, int32_t z, float lo, float hi) {
   constexpr int64_t kBlock = 256;
