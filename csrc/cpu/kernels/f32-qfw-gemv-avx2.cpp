@@ -127,6 +127,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
   const size_t full = nib ? blocks : K / 32;
   const size_t bb = nib ? 16 : 32;
   const size_t groups = S == Scale::Row ? 0 : K / qfw_group(f, G);
+  const unsigned gshift = S == Scale::Affine ? static_cast<unsigned>(__builtin_ctzll(G / 32)) : 0;  // 32 i / G
   for (size_t n = 0; n < rows; ++n) {
     const uint8_t* wn = w + n * rb;
     const uint8_t* scn = sc + n * groups;
@@ -144,7 +145,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
         ac.lo = _mm256_add_ps(ac.lo, t0);
         ac.hi = _mm256_add_ps(ac.hi, t1);
       } else if constexpr (S == Scale::Group32 || S == Scale::Affine) {
-        const __m256 dd = _mm256_set1_ps(S == Scale::Affine ? sn[32 * i / G] : dv[scn[i]]);
+        const __m256 dd = _mm256_set1_ps(S == Scale::Affine ? sn[i >> gshift] : dv[scn[i]]);
         ac.lo = _mm256_fmadd_ps(t0, dd, ac.lo);
         ac.hi = _mm256_fmadd_ps(t1, dd, ac.hi);
       } else {

@@ -6,9 +6,9 @@
 // precision bits (E5M2 is the top byte of a half; E4M3's exponent and
 // mantissa move one bit down), vcvtph2ps gives ev(c) exactly. Four
 // accumulators in flight hide the FMA latency of the block-scale steps; up
-// to four activation rows share each decoded FP8 block. Affine codes widen
-// (vpmovzxbd, the nibbles split by a mask and a shift) and convert
-// (vcvtdq2ps) to exact floats.
+// to four activation rows share each decoded FP8 block. 8-bit affine codes widen
+// (vpmovzxbd) and convert (vcvtdq2ps) to exact floats; 4-bit ones index the
+// table 0..15 as FP4 codes index theirs.
 #include "cpu/kernels/qfw-gemv.h"
 #if defined(LUCID_QFW_X86)
 #include <immintrin.h>
@@ -55,11 +55,15 @@ struct Fp8 {
 };
 
 // MLX's affine codes, 4 bits (the FP4 layout) or 8 bits (the FP8 layout).
+// The nibbles index the table 0..15 as FP4's index theirs: vpermps in place
+// of a mask and vcvtdq2ps (the same exact values), which keeps the decode off
+// the port the multiply-adds need.
 struct Aff4 {
+  __m512 tab = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   inline void decode(const uint8_t* wb, __m512& a, __m512& c) const {
     const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
-    a = _mm512_cvtepi32_ps(_mm512_and_si512(u, _mm512_set1_epi32(15)));
-    c = _mm512_cvtepi32_ps(_mm512_srli_epi32(u, 4));
+    a = _mm512_permutexvar_ps(u, tab);
+    c = _mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), tab);
   }
 };
 
@@ -105,6 +109,9 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
   const size_t full = nib ? blocks : K / 32;  // blocks read in place (an fp8 row's partial block is copied)
   const size_t bb = nib ? 16 : 32;             // bytes per block
   const size_t groups = S == Scale::Row ? 0 : K / qfw_group(f, G);
+  // Block i's affine group is 32 i / G = i >> gshift (G a power of two from
+  // 32): a shift, where the division cost as much as the block's arithmetic.
+  const unsigned gshift = S == Scale::Affine ? static_cast<unsigned>(__builtin_ctzll(G / 32)) : 0;
   for (size_t n = 0; n < rows; ++n) {
     const uint8_t* wn = w + n * rb;
     const uint8_t* scn = sc + n * groups;
@@ -118,7 +125,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
       d.decode(wb, a, c);
       __m512 dd;
       if constexpr (S == Scale::Group32) dd = _mm512_set1_ps(dv[scn[i]]);
-      else if constexpr (S == Scale::Affine) dd = _mm512_set1_ps(sn[32 * i / G]);
+      else if constexpr (S == Scale::Affine) dd = _mm512_set1_ps(sn[i >> gshift]);
       else if constexpr (S == Scale::Group16)
         dd = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(dv[scn[2 * i]])),
                                                  _mm256_castps_pd(_mm256_set1_ps(dv[scn[2 * i + 1]])), 1));

@@ -4,22 +4,26 @@
 // Weights are as pack_int4 stores them along K: byte j of a row holds
 // k = 2j in its low nibble and k = 2j + 1 in its high nibble. The kernel
 // never unpacks them to memory. So that the nibbles are used in place, the
-// activation row is prepared once per call (f32_qb4w_prepare_x): each block
-// of 32 k holds four parts of 8 (part p: bytes 8 (p >> 1) .. + 8, the low
-// nibbles when p is even), stored in the order p0, p2, p1, p3, so that one
-// 16-lane load reads the x of both low-nibble parts; and Sx[g], the sum of x
-// over group g in k order. The zero point is folded out:
-// sum x (q - z) = sum x q - z Sx.
+// activation row is prepared once per call (f32_qb4w_prepare_x): in each
+// block of 32 k (16 bytes), 16 lanes l = 0..15, xp[b + l] = x[b + 2l] (the
+// low nibble of byte l) and xp[b + 16 + l] = x[b + 2l + 1] (its high
+// nibble); and Sx[g], the sum of x over group g in k order. The zero point
+// is folded out: sum x (q - z) = sum x q - z Sx.
 //
 // Arithmetic (docs/numerics.md, "int4 weight-only linear"), identical in the
-// scalar reference and every vector kernel, so they agree bit for bit:
-//   per group g of G weights (G a multiple of 32), 4 accumulators of 8 lanes:
-//     block b, part p, lane l (xp offset o(p) = 8 (p >> 1) + 16 (p & 1))
-//       acc[p][l] = fl(acc[p][l] + fl(xp[b + o(p) + l] * float(nib)))
-//     row[l] = fl(row[l] + fl(fl(fl(acc[0][l] + acc[1][l]) + fl(acc[2][l] + acc[3][l])) * s[g]))
-//     corr   = fl(corr + fl(fl(float(z') * Sx[g]) * s[g]))
-//   y = fl(fl(fl(fl(row0 + row4) + fl(row2 + row6)) + fl(fl(row1 + row5) + fl(row3 + row7))) - corr)
-//   y = fl(y + bias) when there is a bias.
+// scalar reference and every vector kernel, so they agree bit for bit
+// (fma rounds once, as std::fma; + and * round once each):
+//   per group g of G weights (G a multiple of 32), per lane l:
+//     A[l] = C[l] = 0; for each block b of the group:
+//       A[l] = fma(xp[b + l], float(lo nibble of byte l), A[l])
+//       C[l] = fma(xp[b + 16 + l], float(hi nibble of byte l), C[l])
+//     row[l] = fma(fl(A[l] + C[l]), s[g], row[l])
+//   corr = fl(corr + fl(fl(float(z'[g]) * Sx[g]) * s[g])), g = 0, 1, .. in order
+//   tree(row): h8[l] = row[l] + row[l + 8], h4[l] = h8[l] + h8[l + 4],
+//              h2[l] = h4[l] + h4[l + 2], then h2[0] + h2[1]
+//   y = fl(tree(row) - corr), then y = fl(y + bias) when there is a bias.
+// One multiply-add per weight and one conversion per weight: the vector
+// kernels are limited by those two, not by a fixed 8-lane order.
 // nib is the stored nibble with `flip` applied (0x88 turns qint4 codes into
 // unsigned ones; z' = z + 8 then), so q - z = nib - z' exactly.
 #pragma once
@@ -38,12 +42,10 @@ using qb4w_gemv_fn = void (*)(LUCID_QB4W_GEMV_ARGS);
 // xp: K floats (the permuted row), sx: K / G group sums (summed in k order).
 inline void f32_qb4w_prepare_x(size_t K, size_t G, const float* x, float* xp, float* sx) {
   for (size_t b = 0; b + 32 <= K; b += 32)
-    for (size_t half = 0; half < 2; ++half)
-      for (size_t l = 0; l < 8; ++l) {
-        size_t k = b + 16 * half + 2 * l;  // low nibble of byte 8 * half + l: part 2 * half
-        xp[b + 8 * half + l] = x[k];
-        xp[b + 16 + 8 * half + l] = x[k + 1];  // its high nibble: part 2 * half + 1
-      }
+    for (size_t l = 0; l < 16; ++l) {
+      xp[b + l] = x[b + 2 * l];
+      xp[b + 16 + l] = x[b + 2 * l + 1];
+    }
   for (size_t g = 0; g < K / G; ++g) {
     float acc = 0.0f;
     for (size_t k = g * G; k < (g + 1) * G; ++k) acc = acc + x[k];

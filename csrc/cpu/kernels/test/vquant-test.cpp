@@ -189,11 +189,12 @@ void check_table(const VQuantKernels& k) {
 }
 
 // int4 weight-only GEMV: every kernel against the scalar reference, for
-// both grids (flip), zero points at the ends, several group sizes and rows.
+// both grids (flip), zero points at the ends, several group sizes and rows;
+// 17 and 40 groups reach the AVX-512 kernel's 16-group zero-point loop and its tail.
 void check_gemv(const char* isa, qb4w_gemv_fn fast) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (size_t G : {32, 64, 128})
-    for (size_t K : {G, 2 * G, 4 * G + (G == 32 ? 32 * 5 : 0)})
+    for (size_t K : {G, 2 * G, 4 * G + (G == 32 ? 32 * 5 : 0), 17 * G, 40 * G})
       for (size_t rows : {1, 3, 8})
         for (uint8_t flip : {uint8_t{0}, uint8_t{0x88}})
           for (bool with_bias : {false, true}) {
