@@ -96,7 +96,9 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
   }
   if (!reference && M >= kGemmRows) {
     Tensor wf = Tensor::empty_cpu({N, K}, DType::Float32);
-    dequantize_weights(pw, N, K, G, scale, zq, flip, wf.data<float>());
+    std::vector<int32_t> eights;  // the dequantize kernel reads an array of zero points
+    if (!zq) eights.assign(static_cast<size_t>(N * groups), 8);
+    dequantize_weights(pw, N, K, G, scale, zq ? zq : eights.data(), flip, wf.data<float>());
     blas::sgemm(false, true, M, N, K, 1.0f, px, K, wf.data<float>(), K, 0.0f, py, N);
     if (bias)
       parallel_for(M, 1, [&](int64_t lo, int64_t hi) {
@@ -111,7 +113,7 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
   for (int64_t m = 0; m < M; ++m) {
     kernels::f32_qb4w_prepare_x(K, G, px + m * K, xp.data(), sx.data());
     auto run = [&](int64_t lo, int64_t hi) {
-      gemv(K, G, hi - lo, xp.data(), sx.data(), pw + lo * (K / 2), scale + lo * groups, zq + lo * groups, flip,
+      gemv(K, G, hi - lo, xp.data(), sx.data(), pw + lo * (K / 2), scale + lo * groups, zq ? zq + lo * groups : nullptr, flip,
            bias ? bias + lo : nullptr, py + m * N + lo);
     };
     if (reference) run(0, N);

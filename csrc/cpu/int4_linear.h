@@ -11,7 +11,8 @@ namespace lucid::cpu {
 
 // x: (M, K) float32 contiguous; w: (N, K/2) uint8 (pack_int4 along K);
 // scale, zq: N x K/G (zq = z + 8 for qint4 codes, with flip = 0x88; z and
-// flip = 0 for quint4); bias: N floats or null; out: (M, N) float32.
+// flip = 0 for quint4; null: every zq is 8, qint4 without zero points);
+// bias: N floats or null; out: (M, N) float32.
 // `reference` runs the scalar kernel single-threaded.
 void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scale, const int32_t* zq, uint8_t flip,
                              int64_t group_size, const float* bias, const Tensor& out, bool reference);

@@ -131,10 +131,9 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                         bias.defined() ? gpu::upload(hb) : Tensor(), out_shape);
   }
   // qint4 nibbles flipped by 8 become unsigned; z' = z + 8 keeps q - z exact.
-  // The qd8 kernels take no array when there are no zero points (every z' is
-  // 8, a qint4 grid); the float kernels always read one.
+  // Without zero points the kernels take no array (every z' is 8, a qint4
+  // grid): nothing of N x K / G to fill per call.
   std::vector<int32_t> zq(z);
-  if (zq.empty() && !qd8) zq.assign(static_cast<size_t>(N * groups), 0);
   if (is_signed)
     for (auto& v : zq) v += 8;
   Tensor xc = contiguous(reshape(x, {M, K}));
@@ -146,7 +145,7 @@ Tensor int4_weight_only_linear(const Tensor& x, const Tensor& w_packed, const Te
                                                    reference);
     if (bad >= 0) throw scale_error(bad);
   } else if (M > 0 && N > 0)
-    cpu::int4_weight_only_linear(xc, wc, s, zq.data(), is_signed ? 0x88 : 0, group_size,
+    cpu::int4_weight_only_linear(xc, wc, s, zq.empty() ? nullptr : zq.data(), is_signed ? 0x88 : 0, group_size,
                                  bias.defined() ? hb.data<float>() : nullptr, out, reference);
   return reshape(out, out_shape);
 }

@@ -37,7 +37,7 @@ void gemv(LUCID_QB4W_GEMV_ARGS) {
       const __m256 sv = _mm256_set1_ps(sg);
       r0 = _mm256_fmadd_ps(_mm256_add_ps(a0, c0), sv, r0);
       r1 = _mm256_fmadd_ps(_mm256_add_ps(a1, c1), sv, r1);
-      float zs = static_cast<float>(zq[n * groups + g]) * sx[g];
+      float zs = static_cast<float>(zq ? zq[n * groups + g] : 8) * sx[g];
       float term = zs * sg;
       corr = corr + term;
     }

@@ -26,18 +26,20 @@ namespace lucid::kernels {
 
 namespace {
 
-// corr of qb4w-gemv.h for one row: fl(fl(z' * Sx) * s) per group, summed in order.
+// corr of qb4w-gemv.h for one row: fl(fl(z' * Sx) * s) per group, summed in
+// order (zn null: every z' is 8).
 inline float zero_point_term(size_t groups, const int32_t* zn, const float* sx, const float* sn) {
   float corr = 0.0f;
   alignas(64) float t[16];
   size_t g = 0;
   for (; g + 16 <= groups; g += 16) {
-    const __m512 zs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(zn + g)), _mm512_loadu_ps(sx + g));
+    const __m512 z = zn ? _mm512_cvtepi32_ps(_mm512_loadu_si512(zn + g)) : _mm512_set1_ps(8.0f);
+    const __m512 zs = _mm512_mul_ps(z, _mm512_loadu_ps(sx + g));
     _mm512_store_ps(t, _mm512_mul_ps(zs, _mm512_loadu_ps(sn + g)));
     for (int j = 0; j < 16; ++j) corr = corr + t[j];
   }
   for (; g < groups; ++g) {
-    float zs = static_cast<float>(zn[g]) * sx[g];
+    float zs = static_cast<float>(zn ? zn[g] : 8) * sx[g];
     float term = zs * sn[g];
     corr = corr + term;
   }
@@ -73,7 +75,7 @@ void f32_qb4w_gemv_avx512(LUCID_QB4W_GEMV_ARGS) {
       }
       row = _mm512_fmadd_ps(_mm512_add_ps(a, c), _mm512_set1_ps(sn[g]), row);
     }
-    const float t = tree(row) - zero_point_term(groups, zq + n * groups, sx, sn);
+    const float t = tree(row) - zero_point_term(groups, zq ? zq + n * groups : nullptr, sx, sn);
     y[n] = bias ? t + bias[n] : t;
   }
 }

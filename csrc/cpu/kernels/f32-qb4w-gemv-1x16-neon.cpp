@@ -44,7 +44,7 @@ void f32_qb4w_gemv_neon(LUCID_QB4W_GEMV_ARGS) {
       const float sg = s[n * groups + g];
       const float32x4_t sv = vdupq_n_f32(sg);
       for (int j = 0; j < 4; ++j) row.v[j] = vfmaq_f32(row.v[j], vaddq_f32(a.v[j], c.v[j]), sv);
-      float zs = static_cast<float>(zq[n * groups + g]) * sx[g];
+      float zs = static_cast<float>(zq ? zq[n * groups + g] : 8) * sx[g];
       float term = zs * sg;
       corr = corr + term;
     }

@@ -22,7 +22,7 @@ LUCID_SCALAR_ONLY void f32_qb4w_gemv_scalar(LUCID_QB4W_GEMV_ARGS) {
         }
       const float sg = s[n * groups + g];
       for (int l = 0; l < 16; ++l) row[l] = std::fma(a[l] + c[l], sg, row[l]);
-      float zs = static_cast<float>(zq[n * groups + g]) * sx[g];
+      float zs = static_cast<float>(zq ? zq[n * groups + g] : 8) * sx[g];
       float term = zs * sg;
       corr = corr + term;
     }

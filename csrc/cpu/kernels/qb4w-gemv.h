@@ -34,6 +34,8 @@ namespace lucid::kernels {
 
 // y[n] for n in [0, rows): w is rows x K/2 bytes, s and zq are rows x K/G,
 // bias (nullable) has `rows` entries; xp, sx come from f32_qb4w_prepare_x.
+// zq may be null: every z' is then 8 (qint4 codes without zero points, flip
+// 0x88), so symmetric weights need no per-call array of eights.
 #define LUCID_QB4W_GEMV_ARGS                                                                                   \
   size_t K, size_t G, size_t rows, const float *xp, const float *sx, const uint8_t *w, const float *s,        \
       const int32_t *zq, uint8_t flip, const float *bias, float *y

@@ -215,6 +215,12 @@ void check_gemv(const char* isa, qb4w_gemv_fn fast) {
             fast(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, ya.data());
             f32_qb4w_gemv_scalar(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, yb.data());
             report(same_bytes(ya, yb), isa, "qb4w_gemv", rows, K, false, flip ? "qint4" : "quint4");
+            if (!flip) continue;
+            // No zero points (zq null): every z' is 8, as an explicit array of eights gives.
+            std::vector<int32_t> eights(zq.size(), 8);
+            fast(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), nullptr, flip, b, ya.data());
+            f32_qb4w_gemv_scalar(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), eights.data(), flip, b, yb.data());
+            report(same_bytes(ya, yb), isa, "qb4w_gemv (zq null)", rows, K, false, "qint4");
           }
 }
 
