@@ -1127,6 +1127,20 @@ inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const D
   _mm512_store_ps(rv, _mm512_div_ps(_mm512_set1_ps(1.0f), d));  // d == 0 lanes: unused
   _mm512_store_si512(am, amax);
   __m512i c[2];
+  // The usual batch: every scale nonzero and every element finite. Its loop
+  // has no per-group tests (1.1x the batch rate with them, one thread).
+  const __mmask16 plain = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ) &
+                          _mm512_cmplt_epu32_mask(amax, _mm512_set1_epi32(0x7f800000));
+  if (plain == 0xffff) {
+    for (int g = 0; g < 16; g += 2) {
+      kernels::prefetch_ahead(x + 16 * g, 128, kBatchAhead);
+      for (int h = 0; h < 2; ++h)
+        c[h] = enc16_finite(nv_quotient16(_mm512_loadu_ps(x + 16 * (g + h)), _mm512_set1_ps(dv[g + h]),
+                                          _mm512_set1_ps(rv[g + h])), ce);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * g), nibbles32(c[0], c[1]));
+    }
+    return;
+  }
   for (int g = 0; g < 16; ++g) {
     kernels::prefetch_ahead(x + 16 * g, 64, kBatchAhead);
     const __m512 v = _mm512_loadu_ps(x + 16 * g);
