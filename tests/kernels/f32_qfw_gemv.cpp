@@ -93,11 +93,15 @@ Problem make(Context& ctx, QfwFormat f, size_t K, size_t rows, bool nan_codes, b
 }
 
 // y: M x rows (row m of the activations at m * rows).
-std::vector<float> run(const Problem& p, kernels::qfw_gemv_fn fn) {
-  std::vector<float> y(p.M * p.rows);
+void call(const Problem& p, kernels::qfw_gemv_fn fn, std::vector<float>& y) {
   fn(p.f, p.K, p.rows, p.xp.data(), p.w.data(), p.s.empty() ? nullptr : p.s.data(), p.s_stride,
      p.sc.empty() ? nullptr : p.sc.data(), p.G, p.gb.empty() ? nullptr : p.gb.data(),
      p.bias.empty() ? nullptr : p.bias.data(), y.data(), p.M, p.rows);
+}
+
+std::vector<float> run(const Problem& p, kernels::qfw_gemv_fn fn) {
+  std::vector<float> y(p.M * p.rows);
+  call(p, fn, y);
   return y;
 }
 
@@ -187,7 +191,10 @@ struct RegisterVariants {
         int n = 0;
         for_each_problem(ctx, [&](const Problem& p) {
           ++n;
-          if (!same(run(p, v.fn), run(p, &kernels::f32_qfw_gemv_scalar))) ctx.fail(std::string(v.name) + " " + describe(p));
+          std::vector<float> y(p.M * p.rows);
+          call(p, v.fn, y);
+          if (avx_upper_in_use()) ctx.fail(std::string(v.name) + " returned without vzeroupper, " + describe(p));
+          if (!same(y, run(p, &kernels::f32_qfw_gemv_scalar))) ctx.fail(std::string(v.name) + " " + describe(p));
         });
         std::printf("    %d problems equal the scalar reference\n", n);
       });
