@@ -247,6 +247,7 @@ void test_blocks(Context& ctx) {
           std::vector<uint32_t> words(nw + 1, 0xdeadbeef), rw(nw);
           std::vector<uint8_t> sc(ns + 1, 0xa5), rs(ns);
           k->block_quantize(w.data(), rows, K, mode, words.data(), sc.data());
+          if (avx_upper_in_use()) ctx.fail(std::string(k->isa) + " block_quantize returned without vzeroupper");
           minifloat::block_quantize_rows(w.data(), rows, K, mode, rw.data(), rs.data());
           if (std::memcmp(words.data(), rw.data(), nw * 4) || std::memcmp(sc.data(), rs.data(), ns) ||
               words[nw] != 0xdeadbeef || sc[ns] != 0xa5) {

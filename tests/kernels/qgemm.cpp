@@ -148,7 +148,7 @@ std::vector<int64_t> expected(const Problem& pr) {
   return y;
 }
 
-std::vector<int64_t> run(const QGemmKernel& kern, const Problem& pr) {
+std::vector<int64_t> run(Context& ctx, const QGemmKernel& kern, const Problem& pr) {
   auto packed = kernels::qgemm_pack_weights(kern, pr.w.data(), pr.n, pr.k, pr.k);
   kernels::QGemmParams p;
   p.x = pr.x.data(), p.x_signed = pr.x_signed, p.m = pr.m, p.ldx = pr.k, p.zx = pr.zx;
@@ -167,6 +167,7 @@ std::vector<int64_t> run(const QGemmKernel& kern, const Problem& pr) {
     case QOut::UInt8: p.out = ou8.data(); break;
   }
   kernels::qgemm(packed, p);
+  if (avx_upper_in_use()) ctx.fail(tag(kern) + " qgemm returned without vzeroupper");
   for (size_t i = 0; i < cnt; ++i) {
     switch (pr.out) {
       case QOut::Int32: case QOut::Requant32: y[i] = o32[i]; break;
@@ -226,7 +227,7 @@ Problem make(Context& ctx, int64_t m, int64_t n, int64_t k, bool x_signed, int z
 }
 
 bool same(Context& ctx, const QGemmKernel& kern, const Problem& pr, const std::string& what) {
-  auto got = run(kern, pr);
+  auto got = run(ctx, kern, pr);
   auto want = expected(pr);
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i]) {

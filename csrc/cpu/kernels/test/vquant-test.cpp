@@ -19,12 +19,31 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #include "cpu/kernels/qb4w-gemv.h"
 #include "cpu/kernels/vquant.h"
 
 using namespace lucid::kernels;
 
 namespace {
+
+// Whether the upper halves of ymm0-15 / zmm0-15 are in use (XINUSE bits 2 and
+// 6, XGETBV with ECX = 1): a kernel must return with them clear (vzeroupper),
+// or its caller's SSE code pays a transition penalty per instruction.
+bool avx_upper_in_use() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(LUCID_KERNELS_SIMDE_AVX512)
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & 4)) return false;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (lo & ((1u << 2) | (1u << 6))) != 0;
+#else
+  return false;
+#endif
+}
 
 std::mt19937 rng(12345);
 int failures = 0, checks = 0;
@@ -213,6 +232,7 @@ void check_gemv(const char* isa, qb4w_gemv_fn fast) {
             f32_qb4w_prepare_x(K, G, x.data(), xp.data(), sx.data());
             const float* b = with_bias ? bias.data() : nullptr;
             fast(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, ya.data());
+            report(!avx_upper_in_use(), isa, "qb4w_gemv returns with vzeroupper", rows, K, false, "qint4");
             f32_qb4w_gemv_scalar(K, G, rows, xp.data(), sx.data(), w.data(), s.data(), zq.data(), flip, b, yb.data());
             report(same_bytes(ya, yb), isa, "qb4w_gemv", rows, K, false, flip ? "qint4" : "quint4");
             if (!flip) continue;
