@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/kernels/test/upper-state.h"
+
 namespace lucid::kernel_tests {
 
 struct Context {
@@ -31,11 +33,7 @@ struct Case {
 
 std::vector<Case>& registry();
 
-// Whether the upper halves of ymm0-15 / zmm0-15 are in use (XINUSE bits 2 and
-// 6, read by XGETBV with ECX = 1; false where the CPU cannot report it). A
-// vector kernel must return with them clear (vzeroupper), or the SSE code its
-// caller runs next pays a state-transition penalty on every instruction.
-bool avx_upper_in_use();
+using kernel_checks::avx_upper_in_use;  // cpu/kernels/test/upper-state.h
 
 struct Register {
   Register(std::string family, std::string name, Kind kind, std::function<void(Context&)> run) {

@@ -3,9 +3,6 @@
 // Usage: lucid_kernel_tests [--quick] [--no-bench] [--bench-only] [--filter SUBSTRING]
 // Exit status 0 when every test passed.
 #include <time.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
-#endif
 
 #include <chrono>
 #include <cstdio>
@@ -20,18 +17,6 @@ namespace lucid::kernel_tests {
 std::vector<Case>& registry() {
   static std::vector<Case> cases;
   return cases;
-}
-
-bool avx_upper_in_use() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & 4)) return false;  // no XGETBV with ECX = 1
-  unsigned lo, hi;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
-  return (lo & ((1u << 2) | (1u << 6))) != 0;
-#else
-  return false;
-#endif
 }
 
 bool Context::fail(const std::string& what) {

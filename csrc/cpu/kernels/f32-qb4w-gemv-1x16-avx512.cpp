@@ -22,6 +22,7 @@
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx512f,fma")
+#include "cpu/kernels/tree16-avx512.h"
 namespace lucid::kernels {
 
 namespace {
@@ -46,15 +47,6 @@ inline float zero_point_term(size_t groups, const int32_t* zn, const float* sx, 
   return corr;
 }
 
-// The tree of qb4w-gemv.h over a zmm's 16 lanes.
-inline float tree(__m512 r) {
-  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
-                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
-  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
-}
-
 }  // namespace
 
 void f32_qb4w_gemv_avx512(LUCID_QB4W_GEMV_ARGS) {
@@ -75,7 +67,7 @@ void f32_qb4w_gemv_avx512(LUCID_QB4W_GEMV_ARGS) {
       }
       row = _mm512_fmadd_ps(_mm512_add_ps(a, c), _mm512_set1_ps(sn[g]), row);
     }
-    const float t = tree(row) - zero_point_term(groups, zq ? zq + n * groups : nullptr, sx, sn);
+    const float t = tree16(row) - zero_point_term(groups, zq ? zq + n * groups : nullptr, sx, sn);
     y[n] = bias ? t + bias[n] : t;
   }
 }

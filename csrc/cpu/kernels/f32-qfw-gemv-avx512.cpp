@@ -20,6 +20,7 @@
 #include "cpu/kernels/vquant-isa.h"
 
 LUCID_ISA_BEGIN("avx512f,avx512bw,avx2,fma,f16c")
+#include "cpu/kernels/tree16-avx512.h"
 namespace lucid::kernels {
 
 namespace {
@@ -77,23 +78,14 @@ struct Aff8 {
 template <class Dec>
 constexpr bool kHasNan = std::is_same_v<Dec, Fp8<true>> || std::is_same_v<Dec, Fp8<false>>;
 
-// The tree of qfw-gemv.h over a zmm's 16 lanes.
-inline float tree(__m512 r) {
-  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(r),
-                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)));
-  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
-}
-
-// The affine biases' term of row n: tree(v), v[l] = sum over j of b[16 j + l] X[16 j + l].
+// The affine biases' term of row n: tree16(v), v[l] = sum over j of b[16 j + l] X[16 j + l].
 inline float bias_term(const float* b, const float* X, size_t groups) {
   __m512 v = _mm512_setzero_ps();
   for (size_t g = 0; g < groups; g += 16) {
     const __mmask16 live = groups - g >= 16 ? __mmask16(0xffff) : __mmask16((1u << (groups - g)) - 1);
     v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(live, b + g), _mm512_loadu_ps(X + g), v);
   }
-  return tree(v);
+  return tree16(v);
 }
 
 enum class Scale { Row, Group32, Group16, Affine };
@@ -164,7 +156,7 @@ void rows_loop(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, con
         continue;
       }
       const __m512 r = _mm512_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]), _mm512_add_ps(acc[m][2], acc[m][3]));
-      float u = tree(r);
+      float u = tree16(r);
       if (qfw_e4m3_elements(f)) u = u * 256.0f;
       if constexpr (S == Scale::Row) u = u * s[n * s_stride];
       if constexpr (S == Scale::Affine) u = u + bias_term(gb + n * s_stride, xp + m * xl + Kp, groups);

@@ -19,31 +19,14 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
-#endif
-
 #include "cpu/kernels/qb4w-gemv.h"
+#include "cpu/kernels/test/upper-state.h"
 #include "cpu/kernels/vquant.h"
 
 using namespace lucid::kernels;
+using lucid::kernel_checks::avx_upper_in_use;
 
 namespace {
-
-// Whether the upper halves of ymm0-15 / zmm0-15 are in use (XINUSE bits 2 and
-// 6, XGETBV with ECX = 1): a kernel must return with them clear (vzeroupper),
-// or its caller's SSE code pays a transition penalty per instruction.
-bool avx_upper_in_use() {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(LUCID_KERNELS_SIMDE_AVX512)
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & 4)) return false;
-  unsigned lo, hi;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
-  return (lo & ((1u << 2) | (1u << 6))) != 0;
-#else
-  return false;
-#endif
-}
 
 std::mt19937 rng(12345);
 int failures = 0, checks = 0;
