@@ -1128,7 +1128,8 @@ inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const D
   _mm512_store_si512(am, amax);
   __m512i c[2];
   // The usual batch: every scale nonzero and every element finite. Its loop
-  // has no per-group tests (1.1x the batch rate with them, one thread).
+  // has no per-group tests, two groups a step (quantize_mx nvfp4 of a 64 MB
+  // weight, one thread: 1.13x the rate of the loop below).
   const __mmask16 plain = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ) &
                           _mm512_cmplt_epu32_mask(amax, _mm512_set1_epi32(0x7f800000));
   if (plain == 0xffff) {

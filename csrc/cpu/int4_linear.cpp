@@ -113,8 +113,8 @@ void int4_weight_only_linear(const Tensor& x, const Tensor& w, const float* scal
   for (int64_t m = 0; m < M; ++m) {
     kernels::f32_qb4w_prepare_x(K, G, px + m * K, xp.data(), sx.data());
     auto run = [&](int64_t lo, int64_t hi) {
-      gemv(K, G, hi - lo, xp.data(), sx.data(), pw + lo * (K / 2), scale + lo * groups, zq ? zq + lo * groups : nullptr, flip,
-           bias ? bias + lo : nullptr, py + m * N + lo);
+      gemv(K, G, hi - lo, xp.data(), sx.data(), pw + lo * (K / 2), scale + lo * groups,
+           zq ? zq + lo * groups : nullptr, flip, bias ? bias + lo : nullptr, py + m * N + lo);
     };
     if (reference) run(0, N);
     else parallel_for(N, grain, run);

@@ -6,9 +6,9 @@
 // precision bits (E5M2 is the top byte of a half; E4M3's exponent and
 // mantissa move one bit down), vcvtph2ps gives ev(c) exactly. Four
 // accumulators in flight hide the FMA latency of the block-scale steps; up
-// to four activation rows share each decoded FP8 block. 8-bit affine codes widen
-// (vpmovzxbd) and convert (vcvtdq2ps) to exact floats; 4-bit ones index the
-// table 0..15 as FP4 codes index theirs.
+// to four activation rows share each decoded FP8 block. 8-bit affine codes
+// widen (vpmovzxbd) and convert (vcvtdq2ps) to exact floats; 4-bit ones
+// index the table 0..15 as FP4 codes index theirs.
 #include "cpu/kernels/qfw-gemv.h"
 #if defined(LUCID_QFW_X86)
 #include <immintrin.h>
@@ -184,9 +184,6 @@ void all_rows(Dec dec, QfwFormat f, size_t K, size_t rows, const float* xp, cons
   }
 }
 
-}  // namespace
-
-namespace {
 void dispatch(LUCID_QFW_GEMV_ARGS) {
   const QfwTables& T = qfw_tables();
   switch (f) {
