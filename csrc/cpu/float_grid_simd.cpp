@@ -150,7 +150,7 @@ namespace lucid::cpu::fgrid {
 namespace {
 
 struct EncV {
-  __m256i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc;
+  __m256i abs, cnorm, ccap, k1, kx, maxc, over, infb, nanc;
   __m256 maxf;
   __m128i ss, mshift;
   bool keep, sat;
@@ -162,9 +162,10 @@ EncV enc_consts(const Encoding& e) {
   const uint32_t over = e.saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
   EncV c;
   c.abs = _mm256_set1_epi32(0x7fffffff);
-  c.e_norm = _mm256_set1_epi32(e_norm);
-  // The binade above the largest finite value's (its first code is past max_code).
-  c.e_cap = _mm256_set1_epi32(e_norm + static_cast<int>(f.max_code >> f.mbits));
+  // Em's bounds (below) as exponent fields: e_norm, and e_cap, the binade above
+  // the largest finite value's (its first code is past max_code).
+  c.cnorm = _mm256_set1_epi32(e_norm << 23);
+  c.ccap = _mm256_set1_epi32((e_norm + static_cast<int>(f.max_code >> f.mbits)) << 23);
   c.k1 = _mm256_set1_epi32(shn << 23);
   c.kx = _mm256_set1_epi32((e_norm + shn) << 23);
   c.maxc = _mm256_set1_epi32(static_cast<int>(f.max_code));
@@ -188,7 +189,10 @@ EncV enc_consts(const Encoding& e) {
 // rounded significand count m', and the code is m' + ((Em - e_norm) << mbits)
 // (a carry into the next binade included). Past e_cap the count only grows, so
 // the overflow test still sees code > max_code; float32 subnormals round to 0
-// either way (so DAZ could not change a code).
+// either way (so DAZ could not change a code). C's pattern is Em << 23 plus a
+// constant, and Em << 23 is clamp(bits(|t|) & 0x7f800000, e_norm << 23,
+// e_cap << 23): the clamp done on the exponent field in place, which saves two
+// shifts (the vector shift ports are the narrowest on AMD Zen 4).
 inline __m256i enc8(__m256 t, const EncV& c) {
   const __m256i u = _mm256_castps_si256(t);
   const __m256i a = _mm256_and_si256(u, c.abs);
@@ -197,13 +201,12 @@ inline __m256i enc8(__m256 t, const EncV& c) {
     // Saturating: clamping |t| to the largest finite value first gives the same code (rounding is
     // monotonic and that value is on the grid), and no overflow test is left (NaN is handled below).
     const __m256 af = _mm256_min_ps(_mm256_castsi256_ps(a), c.maxf);
-    const __m256i Em = _mm256_max_epi32(_mm256_srli_epi32(_mm256_castps_si256(af), 23), c.e_norm);
-    const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
+    const __m256i Cb = _mm256_add_epi32(_mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(af), c.infb), c.cnorm), c.k1);
     const __m256i r = _mm256_castps_si256(_mm256_add_ps(af, _mm256_castsi256_ps(Cb)));
     code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
   } else {
-    const __m256i Em = _mm256_min_epi32(_mm256_max_epi32(_mm256_srli_epi32(a, 23), c.e_norm), c.e_cap);
-    const __m256i Cb = _mm256_add_epi32(_mm256_slli_epi32(Em, 23), c.k1);
+    const __m256i Eb = _mm256_min_epi32(_mm256_max_epi32(_mm256_and_si256(a, c.infb), c.cnorm), c.ccap);
+    const __m256i Cb = _mm256_add_epi32(Eb, c.k1);
     const __m256i r = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(Cb)));
     code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
     code = _mm256_blendv_epi8(code, c.over, _mm256_cmpgt_epi32(code, c.maxc));
@@ -784,9 +787,9 @@ namespace lucid::cpu::fgrid {
 namespace {
 
 struct EncZ {
-  __m512i abs, e_norm, e_cap, k1, kx, maxc, over, infb, nanc, sbit;
+  __m512i abs, cnorm, ccap, k1, kx, maxc, over, infb, nanc, sbit;
   __m512 maxf;
-  __m128i ss, mshift;
+  __m128i mshift;
   bool keep, sat;
 };
 
@@ -794,21 +797,20 @@ EncZ enc_consts16(const Encoding& e) {
   const Format& f = e.f;
   const int e_norm = 128 - f.bias, shn = 23 - f.mbits;
   const uint32_t over = e.saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
-  return {_mm512_set1_epi32(0x7fffffff), _mm512_set1_epi32(e_norm),
-          _mm512_set1_epi32(e_norm + static_cast<int>(f.max_code >> f.mbits)), _mm512_set1_epi32(shn << 23),
+  return {_mm512_set1_epi32(0x7fffffff), _mm512_set1_epi32(e_norm << 23),
+          _mm512_set1_epi32((e_norm + static_cast<int>(f.max_code >> f.mbits)) << 23), _mm512_set1_epi32(shn << 23),
           _mm512_set1_epi32((e_norm + shn) << 23), _mm512_set1_epi32(static_cast<int>(f.max_code)),
           _mm512_set1_epi32(static_cast<int>(over)), _mm512_set1_epi32(0x7f800000),
           _mm512_set1_epi32(static_cast<int>(e.nan_code)), _mm512_set1_epi32(1 << f.sign_shift()),
           _mm512_set1_ps(minifloat::decode(f.max_code, f)),
-          _mm_cvtsi32_si128(31 - f.sign_shift()), _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate};
+          _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate};
 }
 
 // The saturating encode's unsigned code of |t| (its bit pattern a, not NaN):
 // clamping |t| to the largest finite value first gives the same code, as in enc8.
 inline __m512i sat_code16(__m512i a, const EncZ& c) {
   const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
-  const __m512i Em = _mm512_max_epi32(_mm512_srli_epi32(_mm512_castps_si512(af), 23), c.e_norm);
-  const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+  const __m512i Cb = _mm512_add_epi32(_mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(af), c.infb), c.cnorm), c.k1);
   const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
   return _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
 }
@@ -821,19 +823,23 @@ inline __m512i enc16(__m512 t, const EncZ& c) {
   if (c.sat) {
     code = sat_code16(a, c);
   } else {
-    const __m512i Em = _mm512_min_epi32(_mm512_max_epi32(_mm512_srli_epi32(a, 23), c.e_norm), c.e_cap);
-    const __m512i Cb = _mm512_add_epi32(_mm512_slli_epi32(Em, 23), c.k1);
+    const __m512i Eb = _mm512_min_epi32(_mm512_max_epi32(_mm512_and_si512(a, c.infb), c.cnorm), c.ccap);
+    const __m512i Cb = _mm512_add_epi32(Eb, c.k1);
     const __m512i r = _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(Cb)));
     code = _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
     code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epi32_mask(code, c.maxc), c.over);
   }
   const __mmask16 nan = _mm512_cmpgt_epi32_mask(a, c.infb);
   code = _mm512_mask_mov_epi32(code, nan, c.nanc);
-  // The sign bit shifted to the format's sign position (lower bits of the shifted pattern masked off).
-  const __m512i sh = _mm512_srl_epi32(u, c.ss);
-  if (!c.keep) code = _mm512_mask_mov_epi32(code, static_cast<__mmask16>(~nan), _mm512_ternarylogic_epi32(code, sh, c.sbit, 0xf8));
-  else code = _mm512_ternarylogic_epi32(code, sh, c.sbit, 0xf8);  // code | (sh & sbit)
-  return code;
+  __mmask16 neg = _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512());  // float32's sign bit
+  if (!c.keep) neg &= static_cast<__mmask16>(~nan);
+  return _mm512_mask_or_epi32(code, neg, code, c.sbit);  // the format's sign bit
+}
+
+// code | the format's sign bit where the float32 pattern u is negative: a compare
+// into a mask and a masked or, no shift (see enc8 on the shift ports).
+inline __m512i with_sign16(__m512i code, __m512i u, const EncZ& c) {
+  return _mm512_mask_or_epi32(code, _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512()), code, c.sbit);
 }
 
 struct DecZ {
@@ -1042,8 +1048,7 @@ inline __m512i e8m0_16(__m512 s) {
 // enc16 for a saturating encoding of t that is not NaN (the codes are the same).
 inline __m512i enc16_finite(__m512 t, const EncZ& c) {
   const __m512i u = _mm512_castps_si512(t);
-  return _mm512_ternarylogic_epi32(sat_code16(_mm512_and_si512(u, c.abs), c), _mm512_srl_epi32(u, c.ss), c.sbit,
-                                   0xf8);  // code | (sign at the format's bit)
+  return with_sign16(sat_code16(_mm512_and_si512(u, c.abs), c), u, c);
 }
 
 // 32 nibble codes (int32 lanes: codes 0-15 in lo, 16-31 in hi, each < 16) -> 16 bytes,
@@ -1053,6 +1058,21 @@ inline __m128i nibbles32(__m512i lo, __m512i hi) {
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   const __m512i e = _mm512_permutex2var_epi32(lo, even, hi), o = _mm512_permutex2var_epi32(lo, odd, hi);
   return _mm512_cvtepi32_epi8(_mm512_or_si512(e, _mm512_slli_epi32(o, 4)));
+}
+
+// 64 nibble codes (int32 lanes of c[0..3], codes 16k .. 16k + 15 in c[k], each
+// < 16) -> 32 bytes, code 2i in the low nibble of byte i. The packs and the
+// multiply-add work inside 128-bit lanes, so lane L ends up holding, as 16-bit
+// words, the byte pairs 2L, 2L + 1 of each c[k]; one word permute puts them in
+// order. Six operations for 64 codes, where nibbles32 takes five for 32 (its
+// two cross-lane permutes and the truncating move are the costly ones).
+inline __m256i nibbles64(const __m512i* c) {
+  const __m512i b = _mm512_packus_epi16(_mm512_packus_epi32(c[0], c[1]), _mm512_packus_epi32(c[2], c[3]));
+  const __m512i m = _mm512_maddubs_epi16(b, _mm512_set1_epi16(0x1001));  // lo + 16 * hi per byte pair
+  const __m512i w = _mm512_packus_epi16(m, m);  // word 8L + k: bytes 2L, 2L + 1 of c[k]'s 8 (then again)
+  // output word 4k + j (bytes 2j, 2j + 1 of c[k]'s) from word 8j + k
+  alignas(64) static constexpr uint16_t kOrder[32] = {0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27};
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi16(_mm512_load_si512(kOrder), w));
 }
 
 // fl(v / d) for a finite v and an E4M3 value d > 0, with r = fl(1 / d): q0 =
@@ -1071,6 +1091,16 @@ inline __m512 nv_quotient16(__m512 v, __m512 d, __m512 r) {
   const __m512 q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, d, v), r, q0);
   return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(q), _mm512_castps_si512(v),
                                                        _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xf8));
+}
+
+// The NVFP4 codes of sixteen finite v for a nonzero scale: the quotient of |v|
+// (nv_quotient16's steps; negating v negates q0, the residual and q exactly, so
+// this is |fl(v / d)|, and +0 for v = -0), encoded, with v's sign or-ed back.
+inline __m512i nv_codes16(__m512 v, __m512 d, __m512 r, const EncZ& c) {
+  const __m512 a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), c.abs));
+  const __m512 q0 = _mm512_mul_ps(a, r);
+  const __m512 q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, d, a), r, q0);
+  return with_sign16(sat_code16(_mm512_castps_si512(q), c), _mm512_castps_si512(v), c);
 }
 
 // Sixteen MX groups (512 floats): scale codes to sc[0..15], element codes to
@@ -1092,23 +1122,36 @@ inline void mx_batch16_z(const float* x, bool fp8, const EncZ& ce, uint8_t* out,
   alignas(64) float inv[16];
   _mm512_store_si512(codes, code);
   _mm512_store_si512(inv, invb);
+  if (!fp8) {  // two groups a step: 64 codes, packed by nibbles64
+    for (int g = 0; g < 16; g += 2) {
+      kernels::prefetch_ahead(x + 32 * g, 256, kBatchAhead);
+      __m512i c[4];
+      for (int h = 0; h < 2; ++h) {
+        const float* xg = x + 32 * (g + h);
+        if (codes[g + h] == 0xff) {  // NaN or inf in the group: every element NaN (code 7)
+          c[2 * h] = c[2 * h + 1] = _mm512_set1_epi32(0x7);
+          continue;
+        }
+        const __m512 ig = _mm512_set1_ps(inv[g + h]);  // fl(w / d) as fl(w * (1 / d)): exact, see mx_group
+        c[2 * h] = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg), ig), ce);
+        c[2 * h + 1] = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg + 16), ig), ce);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * g), nibbles64(c));
+    }
+    return;
+  }
   for (int g = 0; g < 16; ++g) {
     const float* xg = x + 32 * g;
     kernels::prefetch_ahead(xg, 128, kBatchAhead);
     if (codes[g] == 0xff) {  // NaN or inf in the group
-      if (fp8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * g), _mm256_set1_epi8(0x7e));
-      else _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), _mm_set1_epi8(0x77));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * g), _mm256_set1_epi8(0x7e));
       continue;
     }
     const __m512 ig = _mm512_set1_ps(inv[g]);  // fl(w / d) as fl(w * (1 / d)): exact, see mx_group
     const __m512i c0 = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg), ig), ce);
     const __m512i c1 = enc16_finite(_mm512_mul_ps(_mm512_loadu_ps(xg + 16), ig), ce);
-    if (fp8) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g), _mm512_cvtepi32_epi8(c0));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g + 16), _mm512_cvtepi32_epi8(c1));
-    } else {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), nibbles32(c0, c1));
-    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g), _mm512_cvtepi32_epi8(c0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32 * g + 16), _mm512_cvtepi32_epi8(c1));
   }
 }
 
@@ -1133,12 +1176,12 @@ inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const D
   const __mmask16 plain = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ) &
                           _mm512_cmplt_epu32_mask(amax, _mm512_set1_epi32(0x7f800000));
   if (plain == 0xffff) {
-    for (int g = 0; g < 16; g += 2) {
-      kernels::prefetch_ahead(x + 16 * g, 128, kBatchAhead);
-      for (int h = 0; h < 2; ++h)
-        c[h] = enc16_finite(nv_quotient16(_mm512_loadu_ps(x + 16 * (g + h)), _mm512_set1_ps(dv[g + h]),
-                                          _mm512_set1_ps(rv[g + h])), ce);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * g), nibbles32(c[0], c[1]));
+    for (int g = 0; g < 16; g += 4) {
+      kernels::prefetch_ahead(x + 16 * g, 256, kBatchAhead);
+      __m512i c4[4];
+      for (int h = 0; h < 4; ++h)
+        c4[h] = nv_codes16(_mm512_loadu_ps(x + 16 * (g + h)), _mm512_set1_ps(dv[g + h]), _mm512_set1_ps(rv[g + h]), ce);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * g), nibbles64(c4));
     }
     return;
   }
@@ -1147,7 +1190,7 @@ inline void nv_batch16_z(const float* x, const EncZ& ce, const EncZ& cs, const D
     const __m512 v = _mm512_loadu_ps(x + 16 * g);
     if (dv[g] == 0.0f) c[g & 1] = enc16(_mm512_mul_ps(v, _mm512_setzero_ps()), ce);  // d == 0: w * 0
     else if (am[g] >= 0x7f800000u) c[g & 1] = enc16(_mm512_div_ps(v, _mm512_set1_ps(dv[g])), ce);  // inf / NaN
-    else c[g & 1] = enc16_finite(nv_quotient16(v, _mm512_set1_ps(dv[g]), _mm512_set1_ps(rv[g])), ce);
+    else c[g & 1] = nv_codes16(v, _mm512_set1_ps(dv[g]), _mm512_set1_ps(rv[g]), ce);
     if (g & 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * (g - 1)), nibbles32(c[0], c[1]));
   }
 }
@@ -1176,6 +1219,19 @@ inline void affine_group_codes16(const float* g, int G, int bits, __m512 vs, __m
   const __m512 vbins = _mm512_set1_ps(static_cast<float>((1 << bits) - 1)), zero = _mm512_setzero_ps();
   const __m512i mask = _mm512_set1_epi32((1 << bits) - 1);
   uint8_t* o = reinterpret_cast<uint8_t*>(out);
+  if (bits == 4 && G % 64 == 0) {  // 64 codes a step, packed by nibbles64
+    for (int k0 = 0; k0 < G; k0 += 64) {
+      __m512i c[4];
+      for (int k = 0; k < 4; ++k) {
+        __m512 q = _mm512_div_ps(_mm512_sub_ps(_mm512_loadu_ps(g + k0 + 16 * k), vb), vs);
+        q = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm512_min_ps(vbins, _mm512_max_ps(zero, q));        // as below
+        c[k] = _mm512_and_si512(_mm512_cvttps_epi32(q), mask);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + k0 / 2), nibbles64(c));
+    }
+    return;
+  }
   for (int k0 = 0; k0 < G; k0 += 32) {
     __m512i c[2];
     for (int k = 0; k < 2; ++k) {
