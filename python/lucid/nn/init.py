@@ -87,20 +87,37 @@ def _fill_from(tensor, sample_fn):
     return tensor
 
 
+_FILL_CHUNK = 1 << 18  # elements of the host draw a CPU tensor's init holds at once (1 MiB)
+
+
 def _fill_scaled(tensor, draw, scale: float, shift: float):
     """Fills ``tensor`` with ``draw(rng, shape) * scale + shift``: the generator's float32
     samples, scaled and shifted in place on the host in float32 (the same two roundings
-    as ``rand(shape) * scale + shift``), then one copy into ``tensor``. The only temporary
-    is the host draw itself: a layer's init then costs one copy of its weight, not the
-    three that a multiply and an add on new tensors would (what bounds the peak memory
-    of building a model layer by layer and quantizing each layer as it is made)."""
-    if tensor.numel() == 0:
+    as ``rand(shape) * scale + shift``), then copied into ``tensor``. A contiguous CPU
+    tensor is filled ``_FILL_CHUNK`` elements at a time through a flat view, so the only
+    temporary is 1 MiB of draw, not a weight-sized one (what bounds the peak memory of
+    building a model layer by layer and quantizing each layer as it is made). The
+    generator fills an array element by element in order, so the chunks draw the same
+    values as one draw of the whole shape; the GPU stream takes the one draw (a slice
+    write there is not in place)."""
+    n = tensor.numel()
+    if n == 0:
         return tensor
-    values = _draw(None, "init", lambda rng: draw(rng, tuple(tensor.shape)))
-    values *= np.float32(scale)
-    values += np.float32(shift)
+
+    def host(shape):
+        values = _draw(None, "init", lambda rng: draw(rng, shape))
+        values *= np.float32(scale)
+        values += np.float32(shift)
+        return from_numpy(values)
+
     with no_grad():
-        tensor.copy_(from_numpy(values))
+        if tensor.device.type != "cpu" or not tensor.is_contiguous() or n <= _FILL_CHUNK:
+            tensor.copy_(host(tuple(tensor.shape)))
+        else:
+            flat = tensor.view(-1)
+            for i in range(0, n, _FILL_CHUNK):
+                j = min(n, i + _FILL_CHUNK)
+                flat[i:j].copy_(host((j - i,)))
     return tensor
 
 
