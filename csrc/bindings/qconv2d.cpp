@@ -15,7 +15,7 @@ void init_qconv2d(py::module_& m) {
   });
   py::class_<ops::QPackedConvWeight>(m, "QPackedConvWeight")
       .def_property_readonly("weight", [](const ops::QPackedConvWeight& p) { return p.wq; });
-  m.def("qconv2d_prepack", &ops::qconv2d_prepack, py::arg("wq"));
+  m.def("qconv2d_prepack", &ops::qconv2d_prepack, py::arg("wq"), py::arg("copy") = true);
   m.def("qconv2d_packed", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp,
                              const ops::QPackedConvWeight& w, const Tensor& w_scale, const Tensor& w_zp,
                              const std::optional<Tensor>& bias, const std::vector<int64_t>& stride,

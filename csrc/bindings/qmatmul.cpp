@@ -16,7 +16,7 @@ void init_qmatmul(py::module_& m) {
   });
   py::class_<ops::QPackedWeight>(m, "QPackedWeight")
       .def_property_readonly("weight", [](const ops::QPackedWeight& p) { return p.wq; });
-  m.def("qmatmul_prepack", &ops::qmatmul_prepack, py::arg("wq"));
+  m.def("qmatmul_prepack", &ops::qmatmul_prepack, py::arg("wq"), py::arg("copy") = true);
   m.def("qmatmul_packed", [](const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, const ops::QPackedWeight& w,
                              const Tensor& w_scale, const Tensor& w_zp, const std::optional<Tensor>& bias,
                              const std::optional<Tensor>& out_scale, const std::optional<Tensor>& out_zp,

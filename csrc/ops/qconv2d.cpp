@@ -71,7 +71,7 @@ Tensor qconv2d(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   return out;
 }
 
-QPackedConvWeight qconv2d_prepack(const Tensor& wq) {
+QPackedConvWeight qconv2d_prepack(const Tensor& wq, bool copy) {
   const char* fn = "prepack_conv_weight";
   if (!(wq.dtype() == DType::Int8))
     throw TypeError(arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
@@ -81,7 +81,7 @@ QPackedConvWeight qconv2d_prepack(const Tensor& wq) {
   if (!(wq.numel() > 0)) throw ValueError(arg(fn, "wq") + " must not be empty, got shape " + shape_str(wq.shape()));
   check_k(fn, wq.size(1) * wq.size(2) * wq.size(3));
   if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
-  return {contiguous(clone(wq)), cpu::make_qconv_weight_cache()};
+  return {copy ? contiguous(clone(wq)) : contiguous(wq), cpu::make_qconv_weight_cache()};
 }
 
 }  // namespace lucid::ops

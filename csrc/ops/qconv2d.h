@@ -23,8 +23,10 @@ struct QPackedConvWeight {
   Tensor wq;
   std::shared_ptr<cpu::QConvWeightCache> cache;  // null for GPU tensors
 };
-// Checks wq (O, C / groups, kh, kw) int8 and makes its QPackedConvWeight.
-QPackedConvWeight qconv2d_prepack(const Tensor& wq);
+// Checks wq (O, C / groups, kh, kw) int8 and makes its QPackedConvWeight: of a
+// private copy of wq, or, with copy = false, of wq itself where it is contiguous
+// (see qmatmul_prepack).
+QPackedConvWeight qconv2d_prepack(const Tensor& wq, bool copy = true);
 
 // Integer 2-D convolution: xq (N, C, H, W) codes padded with x_zp, wq (O, C /
 // groups, kh, kw) int8, symmetric padding (ph, pw); float32 output when

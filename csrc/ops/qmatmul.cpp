@@ -45,7 +45,7 @@ Tensor qmatmul(const Tensor& xq, const Tensor& x_scale, const Tensor& x_zp, cons
   return out;
 }
 
-QPackedWeight qmatmul_prepack(const Tensor& wq) {
+QPackedWeight qmatmul_prepack(const Tensor& wq, bool copy) {
   const char* fn = "prepack_weight";
   if (!(wq.dtype() == DType::Int8))
     throw TypeError(arg(fn, "wq") + " must hold int8 (qint8) codes, got " + dtype_name(wq.dtype()));
@@ -53,7 +53,7 @@ QPackedWeight qmatmul_prepack(const Tensor& wq) {
     throw ValueError(arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
   check_k(fn, wq.size(1));
   if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
-  return {clone(wq), cpu::make_qweight_cache()};
+  return {copy ? clone(wq) : wq, cpu::make_qweight_cache()};
 }
 
 }  // namespace lucid::ops

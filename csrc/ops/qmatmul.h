@@ -21,8 +21,10 @@ struct QPackedWeight {
   Tensor wq;
   std::shared_ptr<cpu::QWeightCache> cache;  // null for GPU tensors
 };
-// Checks wq (N, K) int8 and makes its QPackedWeight.
-QPackedWeight qmatmul_prepack(const Tensor& wq);
+// Checks wq (N, K) int8 and makes its QPackedWeight: of a private copy of wq, or,
+// with copy = false, of wq itself (for an owner that repacks whenever wq's version
+// changes: the quantized layers' pack cache).
+QPackedWeight qmatmul_prepack(const Tensor& wq, bool copy = true);
 
 // Integer matmul xq (..., K) by wq (N, K)^T; float32 output when out_scale is
 // undefined, otherwise codes of `out_qdtype`. `packed` (optional) supplies

@@ -86,3 +86,34 @@ def test_conv2d_direct_path_equals_the_op_and_keeps_its_errors():
         plain(small)
     with np.testing.assert_raises_regex(ValueError, "expected input with 4 channels"):
         plain(Q.QTensor(lucid.tensor(np.zeros((1, 3, 5, 5), np.uint8)), 0.1, 3, Q.quint8))
+
+
+def test_layers_hold_their_codes_once_beside_the_panels():
+    # A 16 MiB int8 weight: the first call adds its GEMM panels (about the codes' size),
+    # not a private copy of the codes as well (Q.prepack_weight's public form makes one).
+    import subprocess
+    import sys
+    code = """if True:
+        import resource, lucid
+        from lucid.nn.quantized import dynamic as nnqd
+        lucid.set_num_threads(1)
+        m = nnqd.Linear.from_float(lucid.nn.Linear(4096, 4096))
+        x = lucid.randn(16, 4096)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with lucid.no_grad():
+            m(x)
+        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    grown_mb = float(out.stdout.split()[-1])
+    assert grown_mb < 24, grown_mb  # 16 MiB of panels (and the heap's rounding), not 32
+
+
+def test_public_prepack_still_copies():
+    w = lucid.tensor(np.array([[1, 2, 3], [4, 5, 6]], np.int8))
+    packed = Q.prepack_weight(w)
+    x = lucid.tensor(np.array([[1, 1, 1]], np.uint8))
+    before = Q.qmatmul(x, 1.0, 0, packed, 1.0, 0).numpy()
+    w.copy_(lucid.zeros(2, 3, dtype=lucid.int8))
+    np.testing.assert_array_equal(Q.qmatmul(x, 1.0, 0, packed, 1.0, 0).numpy(), before)
+    np.testing.assert_array_equal(before, [[6.0, 15.0]])

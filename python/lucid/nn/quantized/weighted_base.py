@@ -11,7 +11,7 @@ from ..._creation import zeros
 from ..intrinsic.fused_containers import _FusedModule
 from ..module import Module
 from .. import functional as F
-from ...quantization.primitives import dequantize, fake_quantize, prepack_conv_weight, prepack_weight
+from ...quantization.primitives import _prepack_shared, dequantize, fake_quantize
 from ...quantization.qdtype import as_qdtype, qint8
 from ...quantization.qtensor import QTensor
 from .checks import QuantizedStateMixin
@@ -22,7 +22,10 @@ class _PackCache:
     """The prepacked weight (``Q.prepack_weight``; ``Q.prepack_conv_weight`` for a 2-D
     conv's) of the current ``weight_int8``, keyed by the tensor object, its version
     counter (bumped by every in-place write: ``load_state_dict``, ``copy_``, item
-    assignment, through any view) and its device. Not state: copies start empty."""
+    assignment, through any view) and its device. Not state: copies start empty. The
+    pack is of ``weight_int8`` itself, not of a private copy as the public functions
+    make: the key check before every use is what keeps it current, and the layer then
+    holds its codes once beside their GEMM panels, not twice."""
 
     def __init__(self):
         self.key, self.packed = None, None
@@ -32,7 +35,7 @@ class _PackCache:
             return weight
         key = (id(weight), weight._version, weight.device.type)
         if key != self.key:  # a 2-D conv's (O, C / groups, kh, kw) codes, else a Linear's (N, K)
-            self.key, self.packed = key, (prepack_conv_weight if weight.ndim == 4 else prepack_weight)(weight)
+            self.key, self.packed = key, _prepack_shared(weight)
         return self.packed
 
     def clear(self):
