@@ -59,29 +59,6 @@ void block_dequantize(const uint32_t* words, const uint8_t* scales, int64_t rows
   });
 }
 
-namespace {
-
-void dequantize_rows(const uint32_t* words, const float* scales, const float* biases, int64_t r0, int64_t r1,
-                     int64_t K, int group_size, int bits, float* w) {
-  const uint32_t mask = (1u << bits) - 1u;
-  const int64_t groups = K / group_size, words_per_row = K * bits / 32;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint32_t* src = words + r * words_per_row;
-    float* dst = w + (r - r0) * K;
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t g = r * groups + k / group_size;
-      const int64_t bit = k * bits;
-      const int o = static_cast<int>(bit % 32);
-      uint32_t q = src[bit / 32] >> o;
-      if (o + bits > 32) q |= src[bit / 32 + 1] << (32 - o);
-      q &= mask;
-      dst[k] = static_cast<float>(q) * scales[g] + biases[g];  // -ffp-contract=off: two roundings
-    }
-  }
-}
-
-}  // namespace
-
 void group_dequantize(const uint32_t* words, const float* scales, const float* biases, int64_t rows, int64_t K,
                       int group_size, int bits, float* w) {
   const int64_t groups = K / group_size, words_per_group = group_size * bits / 32;
@@ -171,9 +148,13 @@ void group_quantized_linear(const float* x, int64_t M, int64_t K, const uint32_t
   // never held whole, so the layer keeps its 4-8x smaller footprint.
   constexpr int64_t kBlock = 64;
   std::vector<float> wblock(static_cast<size_t>(std::min(N, kBlock) * K));
+  const fgrid::Kernels& dq = fgrid::best();
   for (int64_t n0 = 0; n0 < N; n0 += kBlock) {
     const int64_t n1 = std::min(N, n0 + kBlock);
-    dequantize_rows(words, scales, biases, n0, n1, K, group_size, bits, wblock.data());
+    // the rows' groups are contiguous: the dequantize_mx kernels (vector tables, chosen at run time)
+    const int64_t groups = K / group_size, words_per_row = K * bits / 32;
+    dq.affine_dequantize(words + n0 * words_per_row, scales + n0 * groups, biases + n0 * groups, (n1 - n0) * groups,
+                         group_size, bits, wblock.data(), false);
     blas::sgemm(false, true, M, n1 - n0, K, 1.0f, x, K, wblock.data(), K, 0.0f, out + n0, N);
   }
   if (bias)

@@ -70,7 +70,7 @@ def test_dequantize_is_q_times_scale_plus_bias(bits, device):
     assert np.all((np.abs(got - w) <= np.abs(scale) * 0.5 * (1 + 1e-5) + 1e-7)[inside])
 
 
-@pytest.mark.parametrize("bits", [2, 4, 8])
+@pytest.mark.parametrize("bits", [2, 3, 4, 5, 6, 8])
 @pytest.mark.parametrize("rows", [1, 3, 8, 9, 70])  # up to 8 rows: the CPU stream reads the words directly
 @pytest.mark.parametrize("group", [32, 64, 128])
 def test_linear_matches_numpy_on_the_dequantized_weights(bits, rows, group, device):
