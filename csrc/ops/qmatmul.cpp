@@ -53,7 +53,7 @@ QPackedWeight qmatmul_prepack(const Tensor& wq, bool copy) {
     throw ValueError(arg(fn, "wq") + " must have shape (N, K) like a Linear weight, got " + shape_str(wq.shape()));
   check_k(fn, wq.size(1));
   if (wq.device() == Device::GPU) return {wq, nullptr};  // MLX arrays are values: nothing can change them
-  return {copy ? clone(wq) : wq, cpu::make_qweight_cache()};
+  return {copy ? clone(wq) : contiguous(wq), cpu::make_qweight_cache()};
 }
 
 }  // namespace lucid::ops

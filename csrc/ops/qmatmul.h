@@ -22,8 +22,8 @@ struct QPackedWeight {
   std::shared_ptr<cpu::QWeightCache> cache;  // null for GPU tensors
 };
 // Checks wq (N, K) int8 and makes its QPackedWeight: of a private copy of wq, or,
-// with copy = false, of wq itself (for an owner that repacks whenever wq's version
-// changes: the quantized layers' pack cache).
+// with copy = false, of wq itself where it is contiguous (for an owner that
+// repacks whenever wq's version changes: the quantized layers' pack cache).
 QPackedWeight qmatmul_prepack(const Tensor& wq, bool copy = true);
 
 // Integer matmul xq (..., K) by wq (N, K)^T; float32 output when out_scale is
