@@ -201,7 +201,8 @@ inline __m256i enc8(__m256 t, const EncV& c) {
     // Saturating: clamping |t| to the largest finite value first gives the same code (rounding is
     // monotonic and that value is on the grid), and no overflow test is left (NaN is handled below).
     const __m256 af = _mm256_min_ps(_mm256_castsi256_ps(a), c.maxf);
-    const __m256i Cb = _mm256_add_epi32(_mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(af), c.infb), c.cnorm), c.k1);
+    const __m256i Eb = _mm256_max_epi32(_mm256_and_si256(_mm256_castps_si256(af), c.infb), c.cnorm);
+    const __m256i Cb = _mm256_add_epi32(Eb, c.k1);
     const __m256i r = _mm256_castps_si256(_mm256_add_ps(af, _mm256_castsi256_ps(Cb)));
     code = _mm256_add_epi32(_mm256_sub_epi32(r, Cb), _mm256_srl_epi32(_mm256_sub_epi32(Cb, c.kx), c.mshift));
   } else {
@@ -810,7 +811,8 @@ EncZ enc_consts16(const Encoding& e) {
 // clamping |t| to the largest finite value first gives the same code, as in enc8.
 inline __m512i sat_code16(__m512i a, const EncZ& c) {
   const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
-  const __m512i Cb = _mm512_add_epi32(_mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(af), c.infb), c.cnorm), c.k1);
+  const __m512i Eb = _mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(af), c.infb), c.cnorm);
+  const __m512i Cb = _mm512_add_epi32(Eb, c.k1);
   const __m512i r = _mm512_castps_si512(_mm512_add_ps(af, _mm512_castsi512_ps(Cb)));
   return _mm512_add_epi32(_mm512_sub_epi32(r, Cb), _mm512_srl_epi32(_mm512_sub_epi32(Cb, c.kx), c.mshift));
 }
