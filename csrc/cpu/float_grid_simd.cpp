@@ -17,6 +17,7 @@
 #include "cpu/float_grid_simd.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -792,24 +793,57 @@ struct EncZ {
   __m512 maxf;
   __m128i mshift;
   bool keep, sat;
+  bool fp4;                  // saturating E2M1: sat_code16 by the table below
+  __m512i fp4_lo, fp4_hi;    // fp4_table's 32 entries
 };
+
+// Saturating E2M1 by table. Every rounding boundary of the FP4 grid (0.25, 0.75,
+// 1.25, 1.75, 2.5, 3.5, 5) has at most two fraction bits, so for 0 <= t <= 6 the
+// float32 exponent and top two mantissa bits (bits >> 21) and whether any lower
+// bit is set decide the code. Entry i is for bits >> 21 = 0x1F0 + i (t from
+// 0.125; smaller t saturate to entry 0, code 0): the code of that pattern itself
+// (low nibble) and of the values just above it (high nibble), both from the
+// scalar encoder. Five operations where the float-adder rounding takes nine.
+std::array<int32_t, 32> fp4_table() {
+  std::array<int32_t, 32> t{};
+  for (uint32_t i = 0; i < 32; ++i) {
+    const uint32_t at = std::min<uint32_t>((0x1F0u + i) << 21, 0x40C00000u);  // past 6: 6's entry (unused)
+    const uint32_t exact = minifloat::encode(at, minifloat::kE2M1FN, true);
+    const uint32_t above = minifloat::encode(std::min<uint32_t>(at | 1u, 0x40C00000u), minifloat::kE2M1FN, true);
+    t[i] = static_cast<int32_t>(exact | (above << 4));
+  }
+  return t;
+}
 
 EncZ enc_consts16(const Encoding& e) {
   const Format& f = e.f;
   const int e_norm = 128 - f.bias, shn = 23 - f.mbits;
   const uint32_t over = e.saturate ? f.max_code : (f.inf_code ? f.inf_code : (f.nan_code ? f.nan_code : f.max_code));
+  static const std::array<int32_t, 32> kFp4 = fp4_table();
   return {_mm512_set1_epi32(0x7fffffff), _mm512_set1_epi32(e_norm << 23),
           _mm512_set1_epi32((e_norm + static_cast<int>(f.max_code >> f.mbits)) << 23), _mm512_set1_epi32(shn << 23),
           _mm512_set1_epi32((e_norm + shn) << 23), _mm512_set1_epi32(static_cast<int>(f.max_code)),
           _mm512_set1_epi32(static_cast<int>(over)), _mm512_set1_epi32(0x7f800000),
           _mm512_set1_epi32(static_cast<int>(e.nan_code)), _mm512_set1_epi32(1 << f.sign_shift()),
           _mm512_set1_ps(minifloat::decode(f.max_code, f)),
-          _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate};
+          _mm_cvtsi32_si128(shn), e.nan_keeps_sign, e.saturate,
+          e.saturate && f.ebits == 2 && f.mbits == 1,
+          _mm512_loadu_si512(kFp4.data()), _mm512_loadu_si512(kFp4.data() + 16)};
+}
+
+// fp4_table's lookup for the bit pattern a of 0 <= t (not NaN).
+inline __m512i fp4_code16(__m512i a, const EncZ& c) {
+  const __m512i t = _mm512_castps_si512(_mm512_min_ps(_mm512_castsi512_ps(a), _mm512_set1_ps(6.0f)));
+  const __m512i i = _mm512_subs_epu16(_mm512_srli_epi32(t, 21), _mm512_set1_epi32(0x1F0));  // < 2^16: one word
+  const __m512i e = _mm512_permutex2var_epi32(c.fp4_lo, i, c.fp4_hi);
+  const __mmask16 above = _mm512_test_epi32_mask(t, _mm512_set1_epi32(0x1FFFFF));
+  return _mm512_and_si512(_mm512_mask_srli_epi32(e, above, e, 4), _mm512_set1_epi32(0xF));
 }
 
 // The saturating encode's unsigned code of |t| (its bit pattern a, not NaN):
 // clamping |t| to the largest finite value first gives the same code, as in enc8.
 inline __m512i sat_code16(__m512i a, const EncZ& c) {
+  if (c.fp4) return fp4_code16(a, c);
   const __m512 af = _mm512_min_ps(_mm512_castsi512_ps(a), c.maxf);
   const __m512i Eb = _mm512_max_epi32(_mm512_and_si512(_mm512_castps_si512(af), c.infb), c.cnorm);
   const __m512i Cb = _mm512_add_epi32(Eb, c.k1);
