@@ -803,7 +803,7 @@ struct EncZ {
 // bit is set decide the code. Entry i is for bits >> 21 = 0x1F0 + i (t from
 // 0.125; smaller t saturate to entry 0, code 0): the code of that pattern itself
 // (low nibble) and of the values just above it (high nibble), both from the
-// scalar encoder. Five operations where the float-adder rounding takes nine.
+// scalar encoder. Seven operations where the float-adder rounding takes nine.
 std::array<int32_t, 32> fp4_table() {
   std::array<int32_t, 32> t{};
   for (uint32_t i = 0; i < 32; ++i) {
