@@ -41,5 +41,3 @@ def test_linear_of_one_row_adds_the_bias_once(bias, device, rng):
                    lucid.tensor(b, device=device) if bias else None).numpy()
     want = x.astype(np.float64) @ w.T.astype(np.float64) + (b if bias else 0)
     _close(got, want, np.abs(x.astype(np.float64)) @ np.abs(w.T.astype(np.float64)) + (np.abs(b) if bias else 0))
-    # a NaN already in the output buffer must not leak in (beta = 0 ignores C)
-    assert np.isfinite(got).all()

@@ -633,10 +633,9 @@ def _prepack_shared(wq):
     """``prepack_weight(wq)`` (2-D) or ``prepack_conv_weight(wq)`` (4-D) of ``wq`` itself,
     not of a private copy: for an owner that repacks whenever ``wq``'s version counter
     moves (the quantized layers' pack cache), so a layer does not hold its codes twice."""
-    impl = _input(wq, "prepack_conv_weight" if getattr(wq, "ndim", 0) == 4 else "prepack_weight", "wq")._impl
     if wq.ndim == 4:
-        return PackedConvWeight(_C.qconv2d_prepack(impl, copy=False))
-    return PackedWeight(_C.qmatmul_prepack(impl, copy=False))
+        return PackedConvWeight(_C.qconv2d_prepack(_input(wq, "prepack_conv_weight", "wq")._impl, copy=False))
+    return PackedWeight(_C.qmatmul_prepack(_input(wq, "prepack_weight", "wq")._impl, copy=False))
 
 
 def int4_weight_only_linear(x, w_packed, scale, zero_point=None, *, group_size, qdtype="qint4", bias=None,
