@@ -124,8 +124,10 @@ def _conv_patches(x, zx, kh, kw, stride, pad):
 # Cases 4-7: ResNet-like layers (C = 64, 128: whole 64-byte window segments),
 # output rows of 14-28 pixels, so row tiles end mid-row and cross output rows
 # and images; several column tiles, a last partial one; stride 2 for 3x3 and
-# 1x1 windows; asymmetric weights (row sums) and signed activations.
-@pytest.mark.parametrize("case", range(8))
+# 1x1 windows; asymmetric weights (row sums) and signed activations. Case 8:
+# window segments of 72 bytes (C = 24), a whole 64-byte step and a tail of the
+# gather's vector copy.
+@pytest.mark.parametrize("case", range(9))
 def test_every_engine_equals_numpy_for_ungrouped_qconv2d(case):
     n, c, h, o, k, stride, pad, per_ch, signed = [
         (2, 8, 11, 40, 3, 1, 1, True, False),
@@ -136,6 +138,7 @@ def test_every_engine_equals_numpy_for_ungrouped_qconv2d(case):
         (2, 64, 28, 70, 3, 1, 1, False, False),
         (1, 64, 29, 33, 3, 2, 1, False, True),   # 15 x 15 outputs
         (2, 128, 30, 65, 1, 2, 0, True, True),   # 1x1 stride 2: 15 x 15 outputs
+        (2, 24, 10, 36, 3, 1, 1, True, False),
     ][case]
     rng = np.random.default_rng(100 + case)
     x = (rng.integers(-128, 128, (n, c, h, h)).astype(np.int8) if signed
