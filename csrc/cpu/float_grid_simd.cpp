@@ -981,18 +981,32 @@ void fake_avx512(size_t n, const float* x, float* y, uint8_t* m, const float* s,
   else fake_rows16<false>(n, x, y, m, s, e);
 }
 
-template <bool PerElem>
+template <bool Stream>
+inline void store16(float* y, __m512 v) {
+  if (Stream) _mm512_stream_ps(y, v);
+  else _mm512_storeu_ps(y, v);
+}
+
+// Streamed (non-temporal) stores for outputs past the cache, as the AVX2 rows
+// do: with AVX2's eight lanes, the FP8 decode's arithmetic (not the memory)
+// bounded a streamed dequantize on an Intel Xeon (mxfp8 at 0.53x numpy's
+// astype), so the streamed path is AVX-512 too.
+template <bool PerElem, bool Stream>
 void decode_rows16(size_t n, const uint8_t* q, float* y, const float* s, const Format& f) {
   const DecZ c = dec_consts16(f);
   __m512 vs = _mm512_set1_ps(s[0]);
   size_t i = 0;
+  if (Stream)  // streamed stores need 64-byte alignment; y is float-aligned
+    for (size_t head = std::min(n, ((64 - (reinterpret_cast<uintptr_t>(y) & 63)) & 63) / 4); i < head; ++i)
+      y[i] = minifloat::decode(q[i], f) * s[PerElem ? i : 0];
   for (; i + 16 <= n; i += 16) {
     kernels::prefetch_ahead(q + i, 16, 1024);  // 1 KiB of codes: 4 KiB of output ahead
     if (PerElem) vs = _mm512_loadu_ps(s + i);
     const __m512i cd = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i)));
-    _mm512_storeu_ps(y + i, _mm512_mul_ps(dec16(cd, c), vs));
+    store16<Stream>(y + i, _mm512_mul_ps(dec16(cd, c), vs));
   }
   for (; i < n; ++i) y[i] = minifloat::decode(q[i], f) * s[PerElem ? i : 0];
+  if (Stream) _mm_sfence();
 }
 
 // The MX / NVFP4 blocks: group scales as in block_quantize_avx2 (eight
@@ -1351,6 +1365,7 @@ void block_quantize_avx512(const float* w, int64_t rows, int64_t K, BlockMode mo
   }
 }
 
+template <bool Stream>
 void block_dequantize_rows16(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K, BlockMode mode,
                              float* w) {
   const int G = minifloat::block_group(mode), bits = minifloat::block_bits(mode);
@@ -1371,10 +1386,11 @@ void block_dequantize_rows16(const uint32_t* words, const uint8_t* scales, int64
       } else {
         d0 = d1 = _mm512_set1_ps(minifloat::e8m0_value(sc[j / 32]));
       }
-      _mm512_storeu_ps(y + j, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(b)), c), d0));
-      _mm512_storeu_ps(y + j + 16, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(b, 1)), c), d1));
+      store16<Stream>(y + j, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(b)), c), d0));
+      store16<Stream>(y + j + 16, _mm512_mul_ps(dec16(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(b, 1)), c), d1));
     }
   }
+  if (Stream) _mm_sfence();
 }
 
 }  // namespace
@@ -1396,18 +1412,20 @@ namespace lucid::cpu::fgrid {
 namespace {
 
 #if !defined(LUCID_KERNELS_SIMDE_AVX512)
-// Streamed decode stays AVX2 (its aligned-head logic); the rest is AVX-512.
 void decode_avx512(size_t n, const uint8_t* q, float* y, const float* s, bool per_elem, const Format& f,
                    bool stream) {
-  if (stream) return decode_avx2(n, q, y, s, per_elem, f, true);
-  if (per_elem) decode_rows16<true>(n, q, y, s, f);
-  else decode_rows16<false>(n, q, y, s, f);
+  if (per_elem) stream ? decode_rows16<true, true>(n, q, y, s, f) : decode_rows16<true, false>(n, q, y, s, f);
+  else stream ? decode_rows16<false, true>(n, q, y, s, f) : decode_rows16<false, false>(n, q, y, s, f);
 }
 
 void block_dequantize_avx512(const uint32_t* words, const uint8_t* scales, int64_t rows, int64_t K, BlockMode mode,
                              float* w, bool stream) {
-  if (stream) return block_dequantize_avx2(words, scales, rows, K, mode, w, true);
-  block_dequantize_rows16(words, scales, rows, K, mode, w);
+  // Streamed stores need every 16-float vector 64-byte aligned: K is a multiple
+  // of 32 (128 bytes a row), so w must be.
+  if (stream && (reinterpret_cast<uintptr_t>(w) & 63) == 0)
+    block_dequantize_rows16<true>(words, scales, rows, K, mode, w);
+  else
+    block_dequantize_rows16<false>(words, scales, rows, K, mode, w);
 }
 #endif  // !LUCID_KERNELS_SIMDE_AVX512
 #endif  // x86-64

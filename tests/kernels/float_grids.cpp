@@ -88,7 +88,7 @@ void test_encode(Context& ctx) {
     for (const Enc& en : encodings()) {
       int bad = 0;
       for (size_t len = 0; len <= 200 && !bad; ++len)
-        for (size_t off = 0; off < 4 && !bad; ++off)
+        for (size_t off = 0; off < 16 && !bad; ++off)  // every 4-byte residue of 64 (AVX-512's streamed head)
           for (int pe = 0; pe < 2 && !bad; ++pe) {
             std::vector<uint8_t> q(len + 1, 0xa5);
             const float* px = x.data() + off + len * 13 % 3000;
@@ -167,10 +167,10 @@ void test_decode(Context& ctx) {
     for (const auto& [name, f] : fmts) {
       bool bad = false;
       for (size_t len = 0; len <= 300 && !bad; len += (len < 80 ? 1 : 37))
-        for (size_t off = 0; off < 4 && !bad; ++off)
+        for (size_t off = 0; off < 16 && !bad; ++off)  // every 4-byte residue of 64 (AVX-512's streamed head)
           for (int pe = 0; pe < 2 && !bad; ++pe)
             for (int st = 0; st < 2 && !bad; ++st) {
-              std::vector<float> y(len + 8, 1234.5f);
+              std::vector<float> y(len + 17, 1234.5f);
               float* py = y.data() + off;  // misaligned starts for the streamed path
               k->decode(len, c.data() + off, py, s.data() + off, pe == 1, f, st == 1);
               for (size_t i = 0; i < len; ++i) {
@@ -258,16 +258,21 @@ void test_blocks(Context& ctx) {
             ctx.fail(std::string(k->isa) + " block_quantize " + name + " K " + std::to_string(K));
             continue;
           }
-          for (int st = 0; st < 2; ++st) {
-            std::vector<float> y(static_cast<size_t>(rows * K) + 8, 77.0f), ry(static_cast<size_t>(rows * K));
-            k->block_dequantize(words.data(), sc.data(), rows, K, mode, y.data(), st == 1);
-            ref.block_dequantize(words.data(), sc.data(), rows, K, mode, ry.data(), false);
-            for (size_t i = 0; i < ry.size(); ++i)
-              if (!same_float(y[i], ry[i]) || y[ry.size()] != 77.0f) {
-                ctx.fail(std::string(k->isa) + " block_dequantize " + name + " at " + std::to_string(i));
-                break;
-              }
-          }
+          // Streamed and not; the output 64-byte aligned (AVX-512 streams only
+          // then), 32-byte aligned (AVX2 streams) and float-aligned.
+          for (int st = 0; st < 2; ++st)
+            for (size_t skew : {0, 8, 1}) {
+              std::vector<float> buf(static_cast<size_t>(rows * K) + 32, 77.0f), ry(static_cast<size_t>(rows * K));
+              const uintptr_t at = reinterpret_cast<uintptr_t>(buf.data());
+              float* y = buf.data() + ((64 - (at & 63)) & 63) / 4 + skew;
+              k->block_dequantize(words.data(), sc.data(), rows, K, mode, y, st == 1);
+              ref.block_dequantize(words.data(), sc.data(), rows, K, mode, ry.data(), false);
+              for (size_t i = 0; i < ry.size(); ++i)
+                if (!same_float(y[i], ry[i]) || y[ry.size()] != 77.0f) {
+                  ctx.fail(std::string(k->isa) + " block_dequantize " + name + " at " + std::to_string(i));
+                  break;
+                }
+            }
         }
 }
 
