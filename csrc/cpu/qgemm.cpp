@@ -451,12 +451,28 @@ struct Plan {
   int64_t n_tasks, grain;
 };
 
+// The thresholds above count multiply-adds at the vector kernels' speed. A
+// 32 x 32 AMX tile does them several times faster (bench/qgemm.py, Intel Xeon
+// with AMX, one thread: 1.3-1.8 TOP/s from 256 rows up), so a product that
+// earns a second thread by its count was over before the thread woke: with the
+// raw count, 64 x 256 x 256 took 31-56 us on two threads against 16 on one,
+// 256^3 45-54 against 34. Counting AMX products at 1/8 runs those on one
+// thread, and converted ResNet-18 on two threads went from 2.61-2.67 to
+// 2.39-2.40 ms at batch 1 (15.6-16.9 to 15.1-15.7 at batch 16). Not
+// understood: in the same sequence of shapes 1024 x 256 x 256, whose
+// partition the factor does not change, went from 82-94 to 119-122 us.
+int64_t thread_work(const QGemmKernel& kern, int64_t madds) {
+  return kern.mr * kern.nr >= 1024 ? madds / 8 : madds;
+}
+
 // kc: the K extent of a cache block (kp, or a K block's length when K is cut).
-Plan plan(int64_t M, int64_t N, int64_t K, int64_t kc, int64_t mr, int64_t nr, int64_t a_bytes) {
+Plan plan(const QGemmKernel& kern, int64_t M, int64_t N, int64_t K, int64_t kc, int64_t a_bytes) {
+  const int64_t mr = kern.mr, nr = kern.nr;
   const int64_t m_tiles = (M + mr - 1) / mr, n_tiles = (N + nr - 1) / nr;
   const int64_t mc_tiles = std::max<int64_t>(1, 64 * 1024 / std::max<int64_t>(kc * a_bytes * mr, 1));
   const int64_t nc_tiles = std::max<int64_t>(1, 128 * 1024 / std::max<int64_t>(kc * nr, 1));
-  const Partition pt = partition(m_tiles, n_tiles, mc_tiles, nc_tiles, M * N * std::max<int64_t>(K, 1));
+  const Partition pt =
+      partition(m_tiles, n_tiles, mc_tiles, nc_tiles, thread_work(kern, M * N * std::max<int64_t>(K, 1)));
   const int64_t n_tasks = pt.m_parts * pt.n_parts;
   const int64_t grain = pt.threads >= get_num_threads() ? 1 : (n_tasks + pt.threads - 1) / pt.threads;
   return {m_tiles, n_tiles, pt, n_tasks, grain};
@@ -532,7 +548,7 @@ void qgemm(const QPackedWeights& w, const QGemmParams& p) {
   const bool any_zw = column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data(), any_zw};
   const int64_t kc = k_block(kp, kern.kpad);
-  const Plan pl = plan(M, N, K, kc, mr, nr, static_cast<int64_t>(elem));
+  const Plan pl = plan(kern, M, N, K, kc, static_cast<int64_t>(elem));
   const int64_t m_tiles = pl.m_tiles, n_tiles = pl.n_tiles;
   const Partition& pt = pl.pt;
 
@@ -666,7 +682,7 @@ void qigemm(const QPackedWeights& w, const QIGemmGeometry& g, const QGemmParams&
   // Row sums enter only through zw[n] * rowsum: symmetric weights skip them.
   const bool need_rs = column_terms(w, p, col_term, zw);
   Epilogue epi{p, col_term.data(), zw.data(), need_rs};
-  const Plan pl = plan(M, N, K, kp, mr, nr, 1);
+  const Plan pl = plan(kern, M, N, K, kp, 1);
   const int64_t m_tiles = pl.m_tiles, n_tiles = pl.n_tiles;
   const Partition& pt = pl.pt;
   const int64_t n_tasks = pl.n_tasks, grain = pl.grain;
