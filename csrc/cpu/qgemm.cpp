@@ -460,7 +460,7 @@ struct Plan {
 // thread, and converted ResNet-18 on two threads went from 2.61-2.67 to
 // 2.39-2.40 ms at batch 1 (15.6-16.9 to 15.1-15.7 at batch 16). Not
 // understood: in the same sequence of shapes 1024 x 256 x 256, whose
-// partition the factor does not change, went from 82-94 to 119-122 us.
+// partition the factor does not change, went from 82-94 to 109-122 us.
 int64_t thread_work(const QGemmKernel& kern, int64_t madds) {
   return kern.mr * kern.nr >= 1024 ? madds / 8 : madds;
 }
